@@ -1,0 +1,105 @@
+"""Everything signoff raises.
+
+Errors (something is wrong) and signals (the system is working as meant: a call was
+denied, a run paused) are kept apart, so `except SignoffError` never swallows a pause::
+
+    SignoffError                      an error; always names what is wrong and where
+    ├── InvalidInput (ValueError)     bad call, arguments, decision or document
+    │   ├── SettingsError             a settings file: names the file, line and rule
+    │   └── SchemaVersionError        a stored document newer than this signoff
+    ├── NotFound (KeyError)           no such request, run or grant
+    ├── ConflictError                 a compare-and-set lost a race
+    │   ├── AlreadyDecided            names who decided and how
+    │   └── AlreadyClaimed            another worker holds or finished the call
+    ├── RequestExpired                past its expiry: cannot be decided or claimed
+    ├── NotAuthorized                 this actor may not decide this request
+    ├── IntegrityError                a stored payload or binding does not verify
+    └── ConfigurationError            missing model, unreachable store, bad URL
+
+    SignoffSignal                     not an error
+    ├── CallDenied                    the policy or a person refused the call
+    ├── ApprovalPending               a run paused; carries the request ids
+    └── RunStopped                    denial limits reached: a person must look
+"""
+
+from __future__ import annotations
+
+
+class SignoffError(Exception):
+    """Base of every signoff error."""
+
+
+class InvalidInput(SignoffError, ValueError):
+    """Input that signoff refuses; the message names what and where."""
+
+
+class SettingsError(InvalidInput):
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        where = path or "<settings>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.line = line
+
+
+class SchemaVersionError(InvalidInput):
+    """A stored document written by a newer signoff."""
+
+
+class NotFound(SignoffError, KeyError):
+    def __str__(self) -> str:  # KeyError quotes its message; we don't want that
+        return str(self.args[0]) if self.args else "not found"
+
+
+class ConflictError(SignoffError):
+    """A state transition lost a race."""
+
+
+class AlreadyDecided(ConflictError):
+    pass
+
+
+class AlreadyClaimed(ConflictError):
+    pass
+
+
+class RequestExpired(SignoffError):
+    pass
+
+
+class NotAuthorized(SignoffError):
+    pass
+
+
+class IntegrityError(SignoffError):
+    """A stored payload, digest or binding does not verify."""
+
+
+class ConfigurationError(SignoffError):
+    pass
+
+
+class SignoffSignal(Exception):
+    """Base of the signals: outcomes that are not errors."""
+
+
+class CallDenied(SignoffSignal):
+    def __init__(self, tool: str, reason: str, *, rule: str | None = None):
+        super().__init__(f"{tool}: denied: {reason}")
+        self.tool = tool
+        self.reason = reason
+        self.rule = rule
+
+
+class ApprovalPending(SignoffSignal):
+    def __init__(self, request_ids: list[str], run_id: str | None = None):
+        super().__init__(f"waiting for a decision on {', '.join(request_ids)}")
+        self.request_ids = request_ids
+        self.run_id = run_id
+
+
+class RunStopped(SignoffSignal):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
