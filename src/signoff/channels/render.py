@@ -1,0 +1,371 @@
+"""Pure rendering of a request as a rich box, and the escaping of untrusted text.
+
+Everything the model wrote (tool name, arguments, preview, reasons) goes through
+`escape_untrusted` and is placed in `rich.text.Text` objects, never in markup strings: a
+`[red]` in a value prints literally and an ESC byte prints as the four characters `\\x1b`.
+Widths come from rich's cell measurement (CJK and emoji are two columns), so the borders
+line up whatever the values contain.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ..i18n import Lang, resolve_lang, t
+from ..models import Request
+
+VALUE_LIMIT = 120  # characters of one argument value shown before it is cut
+PREVIEW_LINES = 40  # lines of preview shown before the rest is hidden
+PREVIEW_LINE_LIMIT = 400  # characters of one preview line shown before it is cut
+ARGUMENT_LINES = 60  # lines of unfolded arguments shown before the rest is hidden
+DEFAULT_WIDTH = 100
+
+RISK_STYLE: dict[str, str] = {
+    "none": "bold green",
+    "low": "bold green",
+    "medium": "bold yellow",
+    "high": "bold dark_orange",
+    "critical": "bold white on red",
+}
+
+# Invisible or layout-changing characters that unicodedata does not class as Cc/Cf.
+_INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2028, 0x2029})
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _escape_char(code: int) -> str:
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _is_variation_selector(code: int) -> bool:
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+
+
+def escape_untrusted(text: str, *, newline: bool = True, tab: bool = True) -> str:
+    """Make model-written text safe to print: nothing in it is interpreted by a terminal.
+
+    Escaped as `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN`: C0 and C1 controls (so ESC, BEL, CR
+    and 8-bit CSI; an ANSI/OSC sequence becomes visible text such as `\\x1b[2K`), DEL,
+    bidi overrides and isolates, zero-width and other format characters, line/paragraph
+    separators, surrogates, private-use and unassigned code points. `newline` and `tab`
+    keep a plain LF / TAB where the layout can show them (else they become `\\n` / `\\t`).
+    A variation selector is kept only right after a visible symbol (as in ⚠️); alone it
+    could hide a difference between two strings that look the same.
+    """
+    out: list[str] = []
+    previous_kept = False
+    for char in text:
+        code = ord(char)
+        if char == "\n" and newline:
+            out.append(char)
+            previous_kept = False
+            continue
+        if char == "\t" and tab:
+            out.append(char)
+            previous_kept = False
+            continue
+        if char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif char == "\r":
+            out.append("\\r")
+        elif _is_variation_selector(code):
+            # Keep VS15/VS16 after a symbol (emoji presentation); escape it anywhere else.
+            if previous_kept and code in (0xFE0E, 0xFE0F):
+                out.append(char)
+            else:
+                out.append(_escape_char(code))
+            previous_kept = False
+            continue
+        elif code in _INVISIBLE or unicodedata.category(char) in _ESCAPED_CATEGORIES:
+            out.append(_escape_char(code))
+        else:
+            out.append(char)
+            previous_kept = unicodedata.category(char) == "So"
+            continue
+        previous_kept = False
+    return "".join(out)
+
+
+def cut(text: str, limit: int, lang: Lang) -> tuple[str, str]:
+    """`text` cut to `limit` characters, and the note to add ("… (4,210 chars)") or ""."""
+    if len(text) <= limit:
+        return text, ""
+    return text[:limit], t("chars", lang, n=f"{len(text):,}")
+
+
+def _scalar(value: Any, lang: Lang) -> Text:
+    """One JSON scalar as it appears after "key: ", escaped and cut."""
+    if isinstance(value, str):
+        shown, note = cut(value, VALUE_LIMIT, lang)
+        text = Text('"' + escape_untrusted(shown, newline=False, tab=False) + '"')
+    else:
+        raw = json.dumps(value, ensure_ascii=False)
+        shown, note = cut(raw, VALUE_LIMIT, lang)
+        text = Text(escape_untrusted(shown, newline=False, tab=False), style="cyan")
+    if note:
+        text.append(" " + note, style="dim italic")
+    return text
+
+
+def argument_rows(arguments: Mapping[str, Any], lang: Lang) -> list[tuple[Text, Text]]:
+    """Arguments one per row as (key, value); nested objects and lists unfolded with
+    indentation in the key column, so a long value wraps under itself, not under the key."""
+    rows: list[tuple[Text, Text]] = []
+
+    def walk(value: Any, label: Text, depth: int) -> None:
+        label = Text("  " * depth) + label
+        if isinstance(value, Mapping) and value:
+            rows.append((label, Text()))
+            for key, item in value.items():
+                walk(item, _key(str(key)), depth + 1)
+        elif isinstance(value, list | tuple) and value:
+            rows.append((label, Text()))
+            for item in value:
+                walk(item, Text("-", style="dim"), depth + 1)
+        elif isinstance(value, Mapping):
+            rows.append((label, Text("{}", style="cyan")))
+        elif isinstance(value, list | tuple):
+            rows.append((label, Text("[]", style="cyan")))
+        else:
+            rows.append((label, _scalar(value, lang)))
+
+    for key, value in arguments.items():
+        walk(value, _key(str(key)), 0)
+    if not rows:
+        rows.append((Text(t("no_arguments", lang), style="dim"), Text()))
+    if len(rows) > ARGUMENT_LINES:
+        hidden = len(rows) - ARGUMENT_LINES
+        rows = [
+            *rows[:ARGUMENT_LINES],
+            (Text(t("lines_hidden", lang, n=hidden), style="dim"), Text()),
+        ]
+    return rows
+
+
+def _arguments_grid(arguments: Mapping[str, Any], lang: Lang, width: int) -> Table:
+    grid = Table.grid(padding=(0, 1))
+    # Keys are model-written too: cap their column so a huge key cannot squeeze the values.
+    grid.add_column(overflow="fold", max_width=max(12, width // 3))
+    grid.add_column(overflow="fold")
+    for key, value in argument_rows(arguments, lang):
+        grid.add_row(key, value)
+    return grid
+
+
+def _key(name: str) -> Text:
+    return Text(escape_untrusted(name, newline=False, tab=False) + ":", style="bold")
+
+
+def _looks_like_diff(lines: list[str]) -> bool:
+    return any(line.startswith(("@@", "--- ", "+++ ", "diff --git")) for line in lines[:20])
+
+
+def preview_lines(preview: str, lang: Lang, limit: int = PREVIEW_LINES) -> list[Text]:
+    """The preview with a line cap; a unified diff gets +/- colours."""
+    raw = preview.split("\n")
+    if raw and raw[-1] == "":
+        raw.pop()  # a trailing newline is not an extra line
+    is_diff = _looks_like_diff(raw)
+    lines: list[Text] = []
+    for line in raw[:limit]:
+        shown, note = cut(line, PREVIEW_LINE_LIMIT, lang)
+        # Tabs become spaces: a tab inside a table cell has no stable width.
+        text = Text(escape_untrusted(shown, newline=False).expandtabs(4))
+        if is_diff:
+            if line.startswith(("+++", "---")):
+                text.stylize("bold")
+            elif line.startswith("+"):
+                text.stylize("green")
+            elif line.startswith("-"):
+                text.stylize("red")
+            elif line.startswith("@@"):
+                text.stylize("cyan")
+        if note:
+            text.append(" " + note, style="dim italic")
+        lines.append(text)
+    if len(raw) > limit:
+        lines.append(Text(t("lines_hidden", lang, n=len(raw) - limit), style="dim"))
+    return lines
+
+
+def _lines(items: list[Text]) -> Text:
+    return Text("\n").join(items)
+
+
+def _facts(rows: list[tuple[str, Text]]) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, value in rows:
+        grid.add_row(Text(label, style="bold"), value)
+    return grid
+
+
+def _section(title: str, body: RenderableType) -> Group:
+    return Group(Text(title, style="bold underline"), body)
+
+
+def is_question(request: Request) -> bool:
+    return request.call.name == "ask_human"
+
+
+def question_parts(request: Request) -> tuple[str, list[str]]:
+    """The question and its options from an `ask_human` call (tolerant of odd shapes)."""
+    args = request.call.arguments
+    question = args.get("question", "")
+    options = args.get("options") or []
+    if not isinstance(options, list | tuple):
+        options = [options]
+    return str(question), [o if isinstance(o, str) else json.dumps(o) for o in options]
+
+
+def build_box(
+    request: Request, lang: Lang, *, width: int = DEFAULT_WIDTH, preview_limit: int = PREVIEW_LINES
+) -> Table:
+    """The approval box as a rich renderable."""
+    verdict = request.verdict
+    call = request.call
+    risk_key = f"risk_{verdict.risk}"
+    header = Text(t(risk_key, lang), style=RISK_STYLE.get(verdict.risk, "bold"))
+    header.append("  ")
+    header.append(t("title_ask" if is_question(request) else "title", lang), style="bold")
+
+    table = Table(box=box.ROUNDED, show_header=False, expand=True, padding=(0, 1), show_edge=True)
+    table.add_column(overflow="fold")
+    table.add_row(header, end_section=True)
+
+    risk_line = t(
+        "risk_line",
+        lang,
+        risk=t(risk_key, lang)[2:],  # the word without the coloured dot
+        tier=_name("tier", verdict.tier, lang),
+        effect=_name("effect", verdict.effect, lang),
+    )
+    rule = Text(escape_untrusted(verdict.rule, newline=False) if verdict.rule else "")
+    if not verdict.rule:
+        rule = Text(t("no_rule", lang), style="dim")
+    facts: list[tuple[str, Text]] = [
+        (t("tool", lang), Text(escape_untrusted(call.name, newline=False), style="bold")),
+        (t("risk", lang), Text(risk_line, style=RISK_STYLE.get(verdict.risk, ""))),
+        (t("rule", lang), rule),
+    ]
+    if verdict.reasons:
+        reasons = [Text("• " + escape_untrusted(r, newline=False)) for r in verdict.reasons]
+        facts.append((t("reasons", lang), _lines(reasons)))
+    if request.id:
+        facts.append((t("request", lang), Text(escape_untrusted(request.id), style="dim")))
+    if request.expires_at:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(request.expires_at))
+        facts.append((t("expires", lang), Text(when, style="dim")))
+    table.add_row(_facts(facts), end_section=True)
+
+    if is_question(request):
+        question, options = question_parts(request)
+        table.add_row(
+            _section(t("question", lang), Text(escape_untrusted(question).expandtabs(4))),
+            end_section=True,
+        )
+        if options:
+            numbered = [
+                Text(f"{i}. ") + Text(escape_untrusted(option, newline=False))
+                for i, option in enumerate(options, 1)
+            ]
+            table.add_row(_section(t("options", lang), _lines(numbered)), end_section=True)
+        return table
+
+    table.add_row(
+        _section(t("arguments", lang), _arguments_grid(call.arguments, lang, width)),
+        end_section=True,
+    )
+    if request.preview:
+        body = _lines(preview_lines(request.preview, lang, preview_limit))
+        table.add_row(_section(t("preview", lang), body), end_section=True)
+    if verdict.parts:
+        parts = Table(box=None, padding=(0, 2, 0, 0), show_edge=False)
+        parts.add_column(t("part_head_command", lang), overflow="fold", ratio=3)
+        parts.add_column(t("part_head_class", lang), overflow="fold", ratio=1)
+        parts.add_column(t("part_head_effect", lang), overflow="fold", ratio=1)
+        for part in verdict.parts:
+            parts.add_row(
+                Text(escape_untrusted(part.command, newline=False)),
+                Text(escape_untrusted(part.cls, newline=False)),
+                Text(_name("effect", part.effect, lang), style=_effect_style(part.effect)),
+            )
+        table.add_row(_section(t("parts", lang), parts), end_section=True)
+    return table
+
+
+def _name(group: str, value: str, lang: Lang) -> str:
+    key = f"{group}_{value}"
+    try:
+        return t(key, lang)
+    except KeyError:
+        return escape_untrusted(value, newline=False)
+
+
+def _effect_style(effect: str) -> str:
+    return {"allow": "green", "notify": "cyan", "ask": "yellow", "deny": "bold red"}.get(effect, "")
+
+
+def plain_console(width: int) -> Console:
+    """A console that writes plain text (no ANSI at all) into a string buffer."""
+    return Console(
+        file=io.StringIO(),
+        width=width,
+        color_system=None,
+        force_terminal=False,
+        force_interactive=False,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        legacy_windows=False,
+        soft_wrap=False,
+    )
+
+
+def render_request(
+    request: Request,
+    *,
+    width: int = DEFAULT_WIDTH,
+    lang: str | None = None,
+    preview_limit: int = PREVIEW_LINES,
+) -> str:
+    """The approval box as plain text (no ANSI), for `signoff show` and tests."""
+    console = plain_console(width)
+    box_ = build_box(request, resolve_lang(lang), width=width, preview_limit=preview_limit)
+    console.print(box_)
+    out = console.file
+    assert isinstance(out, io.StringIO)
+    return out.getvalue()
+
+
+__all__ = [
+    "DEFAULT_WIDTH",
+    "PREVIEW_LINES",
+    "VALUE_LIMIT",
+    "argument_rows",
+    "build_box",
+    "cut",
+    "escape_untrusted",
+    "is_question",
+    "plain_console",
+    "preview_lines",
+    "question_parts",
+    "render_request",
+]

@@ -1,0 +1,372 @@
+"""The terminal channel: an aligned approval box and a small keyboard dialog.
+
+Fail closed at every turn: end of input, no terminal, Ctrl-C, five unreadable answers in
+a row, or an endless stream of answers that never decide, all end in a rejection. Nothing
+but an explicit `y`, Enter (not for critical calls), a confirmed `a`, a validated edit or
+an answer to a question lets a call through.
+
+Decision reasons written here go to the model and the audit log, so they stay English
+("no reviewer available"); what the reviewer reads on screen follows `lang`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+import threading
+import time
+import unicodedata
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from ..exceptions import InvalidInput
+from ..i18n import Lang, resolve_lang, t
+from ..models import Decision, DecisionKind, GrantScope
+from . import Prompt
+from .render import (
+    DEFAULT_WIDTH,
+    build_box,
+    cut,
+    escape_untrusted,
+    is_question,
+    question_parts,
+    render_request,
+)
+
+NO_REVIEWER = "no reviewer available"
+UNREADABLE_REASON = "five unreadable answers in a row"
+TOO_MANY_REASON = "too many answers without a decision"
+INTERRUPTED_REASON = "interrupted by the reviewer (Ctrl-C)"
+
+MAX_STRIKES = 5  # unreadable answers in a row before we reject
+MAX_READS = 200  # lines read in one decision: bounds any input stream, however odd
+MAX_EDIT_CHARS = 1_000_000
+
+_YES = frozenset({"y", "yes", "是", "批准"})
+_ALWAYS = frozenset({"a", "always", "总是"})
+_REJECT = frozenset({"n", "no", "否", "拒绝"})
+_SKIP = frozenset({"s", "skip", "跳过"})
+_EDIT = frozenset({"e", "edit", "修改"})
+_HELP = frozenset({"?", "h", "help", "帮助"})
+
+# One terminal per process: prompts from several threads are shown one at a time.
+_TERMINAL_LOCK = threading.RLock()
+
+
+class _NoReviewer(Exception):
+    """End of input, a closed stream, or no terminal."""
+
+
+class _GiveUp(Exception):
+    """Too many unreadable answers, or too many lines without a decision."""
+
+    def __init__(self, reason: str, message_key: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.message_key = message_key
+
+
+def _current_user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in containers and some CI runners
+        return "local"
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _normalise(answer: str) -> str:
+    # NFKC folds full-width letters from a Chinese IME ("ｙ", "？") into ASCII.
+    return unicodedata.normalize("NFKC", answer).strip().lower()
+
+
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not allowed in JSON")
+
+
+class TerminalChannel:
+    """Ask a person at a terminal; implements the `Channel` protocol.
+
+    `input`/`output` default to stdin/stdout. With the default stdin, a stdin that is not
+    a terminal means "no reviewer" (a pipe must never approve); injected streams are used
+    as given. `width` fixes the box width when output is not a terminal.
+    """
+
+    def __init__(
+        self,
+        input: TextIO | None = None,
+        output: TextIO | None = None,
+        lang: str | None = None,
+        actor: str | None = None,
+        *,
+        width: int | None = None,
+        require_tty: bool | None = None,
+    ) -> None:
+        self._input = input
+        self._output = output
+        self.lang: Lang = resolve_lang(lang)
+        self.actor = actor or _current_user()
+        self.width = width
+        self.require_tty = (input is None) if require_tty is None else require_tty
+
+    def _console(self) -> Console:
+        out = self._output if self._output is not None else sys.stdout
+        tty = _isatty(out)
+        return Console(
+            file=out,
+            # A fixed width off a terminal keeps captured output stable; on one, rich measures.
+            width=self.width or (None if tty else DEFAULT_WIDTH),
+            force_terminal=tty,
+            color_system="auto" if tty else None,
+            highlight=False,
+            markup=False,
+            emoji=False,
+            soft_wrap=False,
+        )
+
+    def decide(self, prompt: Prompt) -> Decision:
+        with _TERMINAL_LOCK:
+            stream = self._input if self._input is not None else sys.stdin
+            return _Dialog(self, prompt, self._console(), stream).run()
+
+
+class _Dialog:
+    """One decision: the box, then the menu until something is decided."""
+
+    def __init__(
+        self, channel: TerminalChannel, prompt: Prompt, console: Console, stream: TextIO | None
+    ) -> None:
+        self.channel = channel
+        self.prompt = prompt
+        self.console = console
+        self.stream = stream
+        self.lang = channel.lang
+        self.strikes = 0
+        self.reads = 0
+
+    # ------------------------------------------------------------------ plumbing
+
+    def say(self, key: str, style: str = "", **values: object) -> None:
+        self.console.print(Text(t(key, self.lang, **values), style=style))
+
+    def read(self, label: str = "> ") -> str:
+        """One line without its line ending; end of input raises `_NoReviewer`."""
+        if self.stream is None:
+            raise _NoReviewer
+        self.console.print(Text(label, style="bold"), end="")
+        self.console.file.flush()
+        try:
+            line = self.stream.readline()
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise _NoReviewer from exc
+        if line == "":
+            raise _NoReviewer
+        self.reads += 1
+        if self.reads > MAX_READS:
+            raise _GiveUp(TOO_MANY_REASON, "too_many_lines")
+        return line.rstrip("\r\n")
+
+    def strike(self, key: str, **values: object) -> None:
+        """An answer we cannot use; five in a row reject the call."""
+        self.strikes += 1
+        if self.strikes >= MAX_STRIKES:
+            raise _GiveUp(UNREADABLE_REASON, "too_many_unreadable")
+        message = t(key, self.lang, **values)
+        left = t("tries_left", self.lang, left=MAX_STRIKES - self.strikes)
+        self.console.print(Text(f"{message} {left}", style="yellow"))
+
+    def decision(self, kind: DecisionKind, **fields: Any) -> Decision:
+        decided = Decision(kind=kind, actor=self.channel.actor, decided_at=time.time(), **fields)
+        self.say(f"decided_{kind}", style="bold")
+        return decided
+
+    def auto_reject(self, reason: str, message_key: str) -> Decision:
+        self.say(message_key, style="bold red")
+        return Decision(kind="reject", actor="signoff", reason=reason, decided_at=time.time())
+
+    # ------------------------------------------------------------------ flow
+
+    def run(self) -> Decision:
+        request = self.prompt.request
+        self.console.print()
+        self.console.print(build_box(request, self.lang, width=self.console.width))
+        if self.channel.require_tty and not _isatty(self.stream):
+            return self.auto_reject(NO_REVIEWER, "no_reviewer")
+        try:
+            return self.question() if is_question(request) else self.menu()
+        except _NoReviewer:
+            return self.auto_reject(NO_REVIEWER, "no_reviewer")
+        except _GiveUp as give_up:
+            return self.auto_reject(give_up.reason, give_up.message_key)
+        except KeyboardInterrupt:
+            self.console.print()
+            self.say("interrupted", style="bold red")
+            return Decision(
+                kind="reject",
+                actor=self.channel.actor,
+                reason=INTERRUPTED_REASON,
+                decided_at=time.time(),
+            )
+
+    def menu(self) -> Decision:
+        critical = self.prompt.request.verdict.risk == "critical"
+        while True:
+            self.say("menu_critical" if critical else "menu", style="bold")
+            raw = self.read()
+            answer = _normalise(raw)
+            if answer == "" and critical:
+                self.strike("critical_needs_y")
+                continue
+            if answer == "" or answer in _YES:
+                return self.decision("approve")
+            if answer in _HELP:
+                self.strikes = 0
+                self.say("help")
+                continue
+            if answer in _ALWAYS:
+                self.strikes = 0
+                decided = self.always()
+            elif answer in _REJECT:
+                self.strikes = 0
+                return self.reject()
+            elif answer in _SKIP:
+                return self.decision("skip")
+            elif answer in _EDIT:
+                self.strikes = 0
+                decided = self.edit()
+            else:
+                shown, _ = cut(escape_untrusted(raw, newline=False, tab=False), 40, self.lang)
+                self.strike("unreadable", answer=repr(shown))
+                continue
+            if decided is not None:
+                return decided
+
+    def always(self) -> Decision | None:
+        rule = self.prompt.always_rule or self.prompt.request.verdict.suggested_rule
+        if not rule:
+            self.say("always_none", style="yellow")
+            return None
+        scope: GrantScope = self.prompt.always_scope
+        self.say(
+            "always_show",
+            style="bold",
+            rule=escape_untrusted(rule, newline=False, tab=False),
+            scope=t(f"scope_{scope}", self.lang),
+        )
+        if _normalise(self.read(t("always_confirm", self.lang))) in _YES:
+            return self.decision("approve_always", scope=scope, rule=rule)
+        self.say("cancelled")
+        return None
+
+    def reject(self) -> Decision:
+        while True:
+            reason = self.read(t("reason_prompt", self.lang)).strip()
+            if reason:
+                return self.decision("reject", reason=reason)
+            self.strike("reason_required")
+
+    def edit(self) -> Decision | None:
+        current = json.dumps(dict(self.prompt.request.call.arguments), indent=2, ensure_ascii=False)
+        self.say("edit_intro")
+        self.console.print(Text(escape_untrusted(current).expandtabs(4), style="cyan"))
+        schema = self.prompt.schema or {}
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and properties:
+            required = set(schema.get("required") or ())
+            fields = ", ".join(f"{name}{'*' if name in required else ''}" for name in properties)
+            self.say("edit_schema", style="dim", fields=escape_untrusted(fields, newline=False))
+        while True:
+            self.say("edit_prompt")
+            text = self.read_json_block()
+            if text is None:
+                self.say("cancelled")
+                return None
+            problem = self.check_edit(text)
+            if isinstance(problem, Decision):
+                return problem
+            self.console.print(Text(problem, style="red"))
+            self.say("edit_retry", style="dim")
+
+    def check_edit(self, text: str) -> Decision | str:
+        """The edit decision, or the message that says why these arguments are refused."""
+        try:
+            arguments = json.loads(text, parse_constant=_refuse_constant)
+        except ValueError as exc:
+            return t("edit_bad_json", self.lang, error=escape_untrusted(str(exc), newline=False))
+        if not isinstance(arguments, dict):
+            return t("edit_not_object", self.lang)
+        try:
+            error = self.prompt.validate_edit(arguments)
+        except Exception as exc:  # a validator that crashes must not approve anything
+            error = str(exc) or type(exc).__name__
+        if error:
+            return t("edit_invalid", self.lang, error=escape_untrusted(error, newline=False))
+        try:
+            return self.decision("edit", arguments=arguments)
+        except InvalidInput as exc:
+            return t("edit_invalid", self.lang, error=escape_untrusted(str(exc), newline=False))
+
+    def read_json_block(self) -> str | None:
+        """Lines until a blank line or a complete JSON value; None if the first is blank."""
+        lines: list[str] = []
+        while True:
+            line = self.read("json> " if not lines else "    > ")
+            if not line.strip():
+                return "\n".join(lines) if lines else None
+            lines.append(line)
+            text = "\n".join(lines)
+            if len(text) > MAX_EDIT_CHARS:
+                self.say("edit_too_long", style="red")
+                lines = []
+                continue
+            try:
+                json.loads(text)
+            except ValueError:
+                continue  # not complete yet: keep reading
+            return text
+
+    def question(self) -> Decision:
+        _, options = question_parts(self.prompt.request)
+        pick = t("menu_ask_pick", self.lang) if options else ""
+        while True:
+            self.say("menu_ask", style="bold", pick=pick)
+            raw = self.read()
+            answer = raw.strip()
+            command = _normalise(raw)
+            if command in ("/s", "/skip"):
+                return self.decision("skip")
+            if command in ("/n", "/reject"):
+                self.strikes = 0
+                return self.reject()
+            if command in ("/?", "?", "/h", "/help"):
+                self.strikes = 0
+                self.say("help_ask")
+                continue
+            if not answer:
+                self.strike("empty_answer")
+                continue
+            if options and command.isdigit():
+                number = int(command)
+                if not 1 <= number <= len(options):
+                    self.strike("bad_option", n=number, max=len(options))
+                    continue
+                return self.decision("respond", result=options[number - 1])
+            return self.decision("respond", result=answer)
+
+
+__all__ = [
+    "INTERRUPTED_REASON",
+    "NO_REVIEWER",
+    "UNREADABLE_REASON",
+    "TerminalChannel",
+    "escape_untrusted",
+    "render_request",
+]
