@@ -201,9 +201,7 @@ class Verdict:
         return "; ".join(self.reasons)
 
     def with_effect(self, effect: Effect, reason: str, rule: str | None = None) -> Verdict:
-        return replace(
-            self, effect=effect, reasons=(*self.reasons, reason), rule=rule or self.rule
-        )
+        return replace(self, effect=effect, reasons=(*self.reasons, reason), rule=rule or self.rule)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -252,7 +250,8 @@ class Decision:
     def __post_init__(self) -> None:
         if self.kind not in DECISION_KINDS:
             raise InvalidInput(
-                f"decision: unknown kind {self.kind!r} (expected one of {', '.join(DECISION_KINDS)})"
+                f"decision: unknown kind {self.kind!r} "
+                f"(expected one of {', '.join(DECISION_KINDS)})"
             )
         if self.kind == "reject" and not (self.reason and self.reason.strip()):
             raise InvalidInput("decision: a rejection needs a reason")

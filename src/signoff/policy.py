@@ -1,0 +1,422 @@
+"""The policy: one tool call in, one `Verdict` out. Deterministic; no clock, no network.
+
+Order of evaluation (the first that decides wins):
+
+1. a `deny` rule, a catastrophic shell command, or plan mode refusing a write -> deny
+2. an `ask` rule, or a boundary (outside the workspace, a sensitive path, an amount over
+   its cap, a domain not allowed, a tool not declared) -> ask
+3. an `allow` rule or a grant -> allow
+4. the default of the tool's tier (read -> allow; write inside the workspace -> notify;
+   everything else -> ask), adjusted by the mode
+
+`auto` mode then turns ask into allow; deny never changes. The only I/O is resolving
+paths (symlinks), done by an injectable resolver.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .models import EFFECT_RANK, Effect, Risk, ShellPartSummary, ToolCall, Verdict
+from .registry import Registry, ToolSpec
+from .rules import PathContext, Rule, host_matches, parse_rule
+from .settings import MODES, Mode, Settings
+
+if TYPE_CHECKING:
+    from . import shell
+
+Resolver = Callable[[str], str]
+
+# Writes here ask even in accept-edits; `/x` patterns are relative to the project root.
+SENSITIVE_WRITE = (
+    ".git",
+    ".signoff",
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.kube",
+    "~/.docker",
+    "~/.netrc",
+    "~/.config",
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.zshrc",
+    "~/.profile",
+    "~/.gitconfig",
+    "//etc",
+    "//usr",
+    "//bin",
+    "//sbin",
+    "//boot",
+    "//var",
+    "//System",
+)
+# Reading these sends secrets to the model (and its provider): ask first.
+SECRET_READ = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.kube/config",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "//etc/shadow",
+    "//etc/sudoers",
+)
+_SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
+
+_TIER_RISK: dict[str, Risk] = {
+    "read": "none",
+    "write": "low",
+    "destructive": "high",
+    "external": "high",
+    "privileged": "critical",
+    "unknown": "medium",
+}
+_SHELL_RISK: dict[str, Risk] = {
+    "read_only": "none",
+    "reversible_write": "low",
+    "destructive": "high",
+    "network": "high",
+    "privilege": "critical",
+    "opaque": "medium",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidates:
+    deny: tuple[Rule, ...]
+    ask: tuple[Rule, ...]
+    allow: tuple[Rule, ...]
+
+
+class Policy:
+    """Settings + workspace + registry -> verdicts. Cheap to call; caches per tool name."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        workspace: str | os.PathLike[str] = ".",
+        registry: Registry | None = None,
+        mode: Mode | None = None,
+        home: str | None = None,
+        resolver: Resolver = os.path.realpath,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.registry = registry or Registry()
+        self.resolve = resolver
+        self.workspace = resolver(os.path.abspath(os.fspath(workspace)))
+        self.home = resolver(home or os.path.expanduser("~"))
+        self.mode: Mode = mode or self.settings.mode
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r} (expected one of {', '.join(MODES)})")
+        self.ctx = PathContext(self.workspace, self.home, self.workspace)
+        self.roots = (self.workspace, *(resolver(d) for d in self.settings.additional_directories))
+        self._sensitive = tuple(
+            parse_rule(f"x({p})") for p in (*SENSITIVE_WRITE, *self.settings.sensitive)
+        )
+        self._secret = tuple(parse_rule(f"x({p})") for p in SECRET_READ)
+        self._candidates: dict[str, _Candidates] = {}
+
+    def with_mode(self, mode: Mode) -> Policy:
+        clone = Policy(
+            self.settings,
+            workspace=self.workspace,
+            registry=self.registry,
+            mode=mode,
+            home=self.home,
+            resolver=self.resolve,
+        )
+        return clone
+
+    # ------------------------------------------------------------------ entry points
+
+    def evaluate(self, call: ToolCall, *, grants: Sequence[Rule] = ()) -> Verdict:
+        spec = self.registry.get(call.name)
+        verdict = self._evaluate(call, spec, grants)
+        if self.mode == "auto" and verdict.effect == "ask" and not spec.always_ask:
+            return verdict.with_effect("allow", "auto mode: asks become allows")
+        return verdict
+
+    def may_deny(self, name: str) -> bool:
+        """Whether any call of this tool could be denied; False lets a disabled gate skip
+        evaluation entirely (asks become allows anyway, and no deny is possible)."""
+        spec = self.registry.get(name)
+        if spec.kind == "shell" or (self.mode == "plan" and spec.tier != "read"):
+            return True
+        return bool(self._rules_for(spec).deny)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _rules_for(self, spec: ToolSpec) -> _Candidates:
+        cached = self._candidates.get(spec.name)
+        if cached is None:
+            s = self.settings
+            cached = _Candidates(
+                deny=tuple(r for r in s.deny if r.names_tool(spec)),
+                ask=tuple(r for r in s.ask if r.names_tool(spec)),
+                allow=tuple(r for r in s.allow if r.names_tool(spec, allowing=True)),
+            )
+            self._candidates[spec.name] = cached
+        return cached
+
+    def _evaluate(self, call: ToolCall, spec: ToolSpec, grants: Sequence[Rule]) -> Verdict:
+        if spec.kind == "shell":
+            return self._shell(call, spec, grants)
+        rules = self._rules_for(spec)
+        grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
+        matcher, boundary, suggestion = self._inspect(call, spec)
+        if matcher is None:  # the argument we need is missing or malformed
+            return Verdict("ask", "medium", None, (boundary or "cannot judge",), spec.tier)
+
+        for rule in rules.deny:
+            if matcher(rule, False):
+                return self._deny(spec, f"denied by rule {rule.text}", rule)
+        if self.mode == "plan" and spec.tier != "read":
+            return self._deny(spec, "plan mode is read-only: this call would change something")
+        for rule in rules.ask:
+            if matcher(rule, False):
+                return Verdict(
+                    "ask",
+                    _risk(spec),
+                    rule.text,
+                    (f"rule {rule.text} asks",),
+                    spec.tier,
+                    suggestion,
+                )
+        if spec.always_ask:
+            return Verdict("ask", "none", None, ("this tool asks a person by design",), spec.tier)
+        if boundary:
+            return Verdict("ask", _bump(_risk(spec)), "boundary", (boundary,), spec.tier)
+        for rule in (*rules.allow, *grant_rules):
+            if matcher(rule, True):
+                return Verdict(
+                    "allow", _risk(spec), rule.text, (f"allowed by rule {rule.text}",), spec.tier
+                )
+        return self._default(spec, suggestion)
+
+    def _default(self, spec: ToolSpec, suggestion: str | None) -> Verdict:
+        tier = spec.tier
+        if tier == "read":
+            return Verdict("allow", "none", None, ("read-only tool",), tier)
+        if tier == "write":
+            if self.mode == "accept-edits":
+                return Verdict("allow", "low", "mode", ("accept-edits: workspace edit",), tier)
+            return Verdict(
+                "notify",
+                "low",
+                None,
+                ("reversible change inside the workspace: runs, recorded for review",),
+                tier,
+                suggestion,
+            )
+        reason = {
+            "destructive": "irreversible change",
+            "external": "reaches the outside world",
+            "privileged": "needs elevated privileges",
+            "unknown": f"{spec.name} is not a declared tool",
+        }[tier]
+        return Verdict("ask", _risk(spec), None, (reason,), tier, suggestion)
+
+    def _deny(self, spec: ToolSpec, reason: str, rule: Rule | None = None) -> Verdict:
+        return Verdict(
+            "deny",
+            "critical" if rule is None else "high",
+            rule.text if rule else "policy",
+            (reason,),
+            spec.tier,
+        )
+
+    # ------------------------------------------------------------------ per kind
+
+    def _inspect(
+        self, call: ToolCall, spec: ToolSpec
+    ) -> tuple[Callable[[Rule, bool], bool] | None, str | None, str | None]:
+        """A rule matcher for this call, the boundary it crosses (if any), and the rule
+        that "always allow" would save."""
+        args = call.arguments
+        if spec.kind in ("file_read", "file_write") and spec.path_arg:
+            raw = args.get(spec.path_arg, ".")
+            if not isinstance(raw, str) or "\x00" in raw:
+                return None, f"argument {spec.path_arg!r} must be a path string", None
+            path = self.resolve_path(raw)
+            boundary = self._path_boundary(path, write=spec.kind == "file_write")
+            rel = os.path.relpath(path, self.workspace)
+            suggestion = None if boundary else f"{call.name}(./{_escape_glob(rel)})"
+            return (lambda rule, every: rule.matches_path(path, self.ctx)), boundary, suggestion
+        if spec.kind == "network" and spec.url_arg:
+            url = args.get(spec.url_arg)
+            if not isinstance(url, str):
+                return None, f"argument {spec.url_arg!r} must be a URL string", None
+            parts = urlsplit(url)
+            host = (parts.hostname or "").lower()
+            boundary = None
+            if parts.scheme not in ("http", "https") or not host:
+                boundary = f"{url!r} is not an http(s) URL"
+            elif self.settings.allowed_domains and not any(
+                host_matches(host, d) for d in self.settings.allowed_domains
+            ):
+                boundary = f"{host} is not an allowed domain"
+            suggestion = f"{call.name}(domain:{host})" if host and not boundary else None
+            return (lambda rule, every: rule.matches_url(url)), boundary, suggestion
+        boundary = self._amount_boundary(spec, args)
+        return (
+            (lambda rule, every: rule.matches_arguments(args, every=every)),
+            boundary,
+            None if boundary else _suggest_arguments(call),
+        )
+
+    def resolve_path(self, raw: str) -> str:
+        # `~` is this policy's home (which tests and servers may set), not the process's.
+        expanded = self.home + raw[1:] if raw == "~" or raw.startswith("~/") else raw
+        joined = expanded if os.path.isabs(expanded) else os.path.join(self.workspace, expanded)
+        return self.resolve(os.path.normpath(joined))
+
+    def inside_workspace(self, path: str) -> bool:
+        return any(path == root or path.startswith(root.rstrip("/") + "/") for root in self.roots)
+
+    def _path_boundary(self, path: str, *, write: bool) -> str | None:
+        if not self.inside_workspace(path):
+            return f"{path} is outside the workspace {self.workspace}"
+        for rule in self._sensitive if write else self._secret:
+            if rule.matches_path(path, self.ctx):
+                if path.endswith(_SAFE_ENV_SUFFIXES):
+                    continue
+                return f"{path} is a sensitive path ({rule.specifier})"
+        return None
+
+    def _amount_boundary(self, spec: ToolSpec, args: Any) -> str | None:
+        if not spec.amount_arg:
+            return None
+        cap = self.settings.amount_caps.get(spec.name, self.settings.max_amount)
+        amount = args.get(spec.amount_arg)
+        if isinstance(amount, bool) or not isinstance(amount, int | float):
+            return f"argument {spec.amount_arg!r} is not a number"
+        if cap is not None and amount > cap:
+            return f"amount {amount:g} is over the cap of {cap:g}"
+        if amount < 0:
+            return f"amount {amount:g} is negative"
+        return None
+
+    def _shell(self, call: ToolCall, spec: ToolSpec, grants: Sequence[Rule]) -> Verdict:
+        command = call.arguments.get(spec.command_arg or "command")
+        if not isinstance(command, str):
+            return Verdict(
+                "ask",
+                "medium",
+                None,
+                (f"argument {spec.command_arg!r} must be a command string",),
+                spec.tier,
+            )
+        from . import shell  # loaded on first use: the grammar is not free to load
+
+        rules = self._rules_for(spec)
+        grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
+        analysis = shell.analyze(command, workspace=self.workspace, home=self.home)
+        whole = " ".join(command.split())
+        for rule in rules.deny:  # a deny on the whole text also holds
+            if rule.specifier is not None and rule.matches_shell(whole):
+                return self._deny(spec, f"denied by rule {rule.text}", rule)
+        summaries: list[ShellPartSummary] = []
+        for part in analysis.parts:
+            part_effect, part_rule, reason = self._shell_part(part, rules, grant_rules)
+            summaries.append(
+                ShellPartSummary(
+                    part.text,
+                    part.cls,
+                    part_effect,
+                    (*part.reasons, reason) if reason else part.reasons,
+                    part_rule,
+                )
+            )
+        effects = [s.effect for s in summaries]
+        effect: Effect = shell.combine(effects) if effects else "allow"
+        deciding = [s for s in summaries if s.effect == effect]
+        risk = _shell_risk(analysis.parts, effect)
+        reasons = tuple(dict.fromkeys(r for s in deciding for r in s.reasons)) or ("empty command",)
+        rule_text = next((s.rule for s in deciding if s.rule), None)
+        suggestion = None
+        asking = [p for p, s in zip(analysis.parts, summaries, strict=True) if s.effect == "ask"]
+        if effect == "ask" and len(asking) == 1 and not asking[0].catastrophic:
+            suggestion = shell.suggest_rule(asking[0], call.name)
+        return Verdict(effect, risk, rule_text, reasons, spec.tier, suggestion, tuple(summaries))
+
+    def _shell_part(
+        self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule]
+    ) -> tuple[Effect, str | None, str | None]:
+        for rule in rules.deny:
+            if rule.matches_shell(part.text):
+                return "deny", rule.text, f"denied by rule {rule.text}"
+        if part.catastrophic:
+            return "deny", "catastrophic", None
+        if self.mode == "plan" and part.cls != "read_only":
+            return "deny", "mode", "plan mode is read-only"
+        for rule in rules.ask:
+            if rule.matches_shell(part.text):
+                return "ask", rule.text, f"rule {rule.text} asks"
+        for rule in (*rules.allow, *grants):
+            # A bare `Bash` cannot vouch for what could not be parsed: it needs a specifier.
+            if part.cls == "opaque" and rule.specifier is None:
+                continue
+            if rule.matches_shell(part.text):
+                return "allow", rule.text, f"allowed by rule {rule.text}"
+        if self.mode == "accept-edits" and part.cls == "reversible_write" and part.inside_workspace:
+            return "allow", "mode", "accept-edits: workspace edit"
+        return part.effect, None, None
+
+
+def _risk(spec: ToolSpec) -> Risk:
+    return _TIER_RISK[spec.tier]
+
+
+def _bump(risk: Risk) -> Risk:
+    order: tuple[Risk, ...] = ("none", "low", "medium", "high", "critical")
+    return order[min(order.index(risk) + 1, len(order) - 1)] if risk != "none" else "medium"
+
+
+def _shell_risk(parts: Sequence[shell.CommandPart], effect: Effect) -> Risk:
+    if effect == "deny" or any(p.catastrophic for p in parts):
+        return "critical"
+    risks = [_SHELL_RISK.get(p.cls, "medium") for p in parts] or ["none"]
+    order: tuple[Risk, ...] = ("none", "low", "medium", "high", "critical")
+    return max(risks, key=order.index)
+
+
+def _escape_glob(text: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+def _suggest_arguments(call: ToolCall) -> str | None:
+    for key, value in call.arguments.items():
+        if (
+            isinstance(value, str)
+            and 0 < len(value) <= 80
+            and not any(c in value for c in "\n,()\"'")
+        ):
+            return f"{call.name}({key}={_escape_glob(value)})"
+    return None
+
+
+def strictest(effects: Iterable[Effect]) -> Effect:
+    return max(effects, key=EFFECT_RANK.__getitem__, default="allow")
+
+
+__all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy", "strictest"]

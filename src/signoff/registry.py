@@ -1,0 +1,369 @@
+"""Tool declarations: what a tool is (its tier and kind) and which argument carries what.
+
+A tool is declared with `@tool(tier=..., kind=...)` or `declare(fn, ...)`. Its JSON schema
+is derived from the signature with pydantic and used to validate edited arguments. Names
+that coding agents use (`Bash`, `Read`, `Write`, `Edit`, ...) are accepted as aliases of
+the built-in declarations, so their calls can be judged too. A tool nobody declared is
+`unknown`, and unknown tools ask.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from .exceptions import InvalidInput
+from .models import Tier, ToolKind
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TIERS: tuple[Tier, ...] = ("read", "write", "destructive", "external", "privileged")
+KINDS: tuple[ToolKind, ...] = ("shell", "file_read", "file_write", "network", "other")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What signoff knows about one tool."""
+
+    name: str
+    tier: Tier
+    kind: ToolKind = "other"
+    description: str = ""
+    command_arg: str | None = None
+    path_arg: str | None = None
+    url_arg: str | None = None
+    amount_arg: str | None = None
+    idempotent: bool = False
+    always_ask: bool = False  # ask_human: the human *is* the tool
+    schema: Mapping[str, Any] | None = None
+    validator: type[BaseModel] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.tier not in (*TIERS, "unknown"):
+            raise InvalidInput(f"tool {self.name!r}: unknown tier {self.tier!r}")
+        if self.kind not in KINDS:
+            raise InvalidInput(f"tool {self.name!r}: unknown kind {self.kind!r}")
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check arguments against the tool's schema; the error names each bad field."""
+        if self.validator is None:
+            return dict(arguments)
+        try:
+            model = self.validator.model_validate(dict(arguments))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise InvalidInput(f"arguments for {self.name!r} are not valid: {problems}") from exc
+        return model.model_dump(exclude_unset=True)
+
+    def argument(self, arguments: Mapping[str, Any], role: str) -> Any:
+        key = getattr(self, f"{role}_arg")
+        return None if key is None else arguments.get(key)
+
+
+def unknown_spec(name: str) -> ToolSpec:
+    return ToolSpec(name=name, tier="unknown", kind="other", description="undeclared tool")
+
+
+def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
+    """A pydantic model of the function's keyword parameters (extra keys refused)."""
+    hints = inspect.get_annotations(fn, eval_str=True)
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.name in (
+            "self",
+            "ctx",
+            "idempotency_key",
+        ):
+            continue
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    model: type[BaseModel] = create_model(
+        f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=False), **fields
+    )
+    return model
+
+
+def spec_from_function(fn: Callable[..., Any], **options: Any) -> ToolSpec:
+    name = options.pop("name", None) or fn.__name__
+    validator = _validator_for(fn, name)
+    description = options.pop("description", None) or inspect.getdoc(fn) or ""
+    spec = ToolSpec(
+        name=name,
+        description=description.split("\n\n")[0],
+        schema=validator.model_json_schema(),
+        validator=validator,
+        **options,
+    )
+    for role in ("command", "path", "url", "amount"):
+        key = getattr(spec, f"{role}_arg")
+        if key is not None and key not in validator.model_fields:
+            raise InvalidInput(f"tool {name!r}: {role}_arg {key!r} is not a parameter")
+    return spec
+
+
+def tool(
+    *,
+    tier: Tier,
+    kind: ToolKind = "other",
+    name: str | None = None,
+    command_arg: str | None = None,
+    path_arg: str | None = None,
+    url_arg: str | None = None,
+    amount_arg: str | None = None,
+    idempotent: bool = False,
+    description: str | None = None,
+) -> Callable[[F], F]:
+    """Declare a function as a tool. The function itself is unchanged; its spec is attached.
+
+    >>> @tool(tier="read", kind="file_read", path_arg="path")
+    ... def read_notes(path: str) -> str:
+    ...     return open(path).read()
+    >>> read_notes.__signoff_spec__.tier
+    'read'
+    """
+
+    def decorate(fn: F) -> F:
+        spec = spec_from_function(
+            fn,
+            name=name,
+            tier=tier,
+            kind=kind,
+            command_arg=command_arg,
+            path_arg=path_arg,
+            url_arg=url_arg,
+            amount_arg=amount_arg,
+            idempotent=idempotent,
+            description=description,
+        )
+        fn.__signoff_spec__ = spec  # type: ignore[attr-defined]
+        return fn
+
+    return decorate
+
+
+def spec_of(fn: Callable[..., Any]) -> ToolSpec | None:
+    return cast(ToolSpec | None, getattr(fn, "__signoff_spec__", None))
+
+
+# ----------------------------------------------------------------- built-in declarations
+
+
+def _builtin(
+    name: str, tier: Tier, kind: ToolKind, props: dict[str, str], **roles: Any
+) -> ToolSpec:
+    required = [k for k in props if not k.endswith("?")]
+    clean = {k.rstrip("?"): v for k, v in props.items()}
+    fields: dict[str, Any] = {
+        k: (_PY_TYPES[t], ... if k in required else None) for k, t in clean.items()
+    }
+    validator: type[BaseModel] = create_model(
+        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return ToolSpec(
+        name=name,
+        tier=tier,
+        kind=kind,
+        schema=validator.model_json_schema(),
+        validator=validator,
+        **roles,
+    )
+
+
+_PY_TYPES: dict[str, Any] = {
+    "str": str,
+    "int": int,
+    "bool": bool,
+    "float": float,
+    "list[str]": list[str],
+    "dict": dict[str, Any],
+    "files": dict[str, str],
+}
+
+BUILTIN_SPECS: dict[str, ToolSpec] = {
+    s.name: s
+    for s in (
+        _builtin(
+            "read_file",
+            "read",
+            "file_read",
+            {"path": "str"},
+            path_arg="path",
+            description="Read a file of the workspace.",
+        ),
+        _builtin(
+            "list_dir",
+            "read",
+            "file_read",
+            {"path?": "str"},
+            path_arg="path",
+            description="List a directory.",
+        ),
+        _builtin(
+            "search_code",
+            "read",
+            "file_read",
+            {"pattern": "str", "path?": "str"},
+            path_arg="path",
+            description="Search the workspace for a pattern.",
+        ),
+        _builtin(
+            "write_file",
+            "write",
+            "file_write",
+            {"path": "str", "content": "str"},
+            path_arg="path",
+            description="Write a whole file.",
+        ),
+        _builtin(
+            "edit_file",
+            "write",
+            "file_write",
+            {"path": "str", "old": "str", "new": "str"},
+            path_arg="path",
+            description="Replace one exact piece of text in a file.",
+        ),
+        _builtin(
+            "create_project",
+            "write",
+            "file_write",
+            {"path": "str", "files": "files"},
+            path_arg="path",
+            description="Create a directory tree of new files.",
+        ),
+        _builtin(
+            "delete_file",
+            "destructive",
+            "file_write",
+            {"path": "str"},
+            path_arg="path",
+            description="Delete a file.",
+        ),
+        _builtin(
+            "execute_command",
+            "destructive",
+            "shell",
+            {"command": "str", "timeout?": "float"},
+            command_arg="command",
+            description="Run a shell command in the workspace.",
+        ),
+        _builtin(
+            "fetch_url",
+            "external",
+            "network",
+            {"url": "str"},
+            url_arg="url",
+            description="Fetch a URL (HTTP GET).",
+        ),
+        _builtin(
+            "send_email",
+            "external",
+            "other",
+            {"to": "str", "subject": "str", "body": "str", "cc?": "list[str]"},
+            description="Send an email.",
+        ),
+        _builtin(
+            "ask_human",
+            "read",
+            "other",
+            {"question": "str", "options?": "list[str]"},
+            always_ask=True,
+            description="Ask the person a question.",
+        ),
+    )
+}
+
+# Names coding agents use, mapped to (built-in, {their argument: ours}).
+ALIASES: dict[str, tuple[str, dict[str, str]]] = {
+    "Bash": ("execute_command", {"command": "command", "timeout": "timeout"}),
+    "Read": ("read_file", {"file_path": "path"}),
+    "Write": ("write_file", {"file_path": "path", "content": "content"}),
+    "Edit": ("edit_file", {"file_path": "path", "old_string": "old", "new_string": "new"}),
+    "MultiEdit": ("edit_file", {"file_path": "path"}),
+    "NotebookEdit": ("edit_file", {"notebook_path": "path"}),
+    "LS": ("list_dir", {"path": "path"}),
+    "Glob": ("search_code", {"pattern": "pattern", "path": "path"}),
+    "Grep": ("search_code", {"pattern": "pattern", "path": "path"}),
+    "WebFetch": ("fetch_url", {"url": "url"}),
+    "shell": ("execute_command", {"command": "command"}),
+    "run_command": ("execute_command", {"command": "command"}),
+    "bash": ("execute_command", {"command": "command"}),
+}
+
+# Rule names that stand for a whole kind of tool, as coding agents write them.
+RULE_GROUPS: dict[str, ToolKind] = {
+    "Bash": "shell",
+    "Read": "file_read",
+    "Edit": "file_write",
+    "Write": "file_write",
+    "WebFetch": "network",
+}
+
+
+def alias_spec(alias: str) -> ToolSpec:
+    target, argmap = ALIASES[alias]
+    base = BUILTIN_SPECS[target]
+    inverse = {ours: theirs for theirs, ours in argmap.items()}
+
+    def theirs(key: str | None) -> str | None:
+        return None if key is None else inverse.get(key, key)
+
+    # Alias calls carry other argument names, so the built-in validator does not apply.
+    return replace(
+        base,
+        name=alias,
+        command_arg=theirs(base.command_arg),
+        path_arg=theirs(base.path_arg),
+        url_arg=theirs(base.url_arg),
+        amount_arg=theirs(base.amount_arg),
+        schema=None,
+        validator=None,
+    )
+
+
+class Registry:
+    """Specs by name: declared tools first, then built-ins, then aliases, else unknown."""
+
+    def __init__(self, specs: Mapping[str, ToolSpec] | None = None, *, builtins: bool = True):
+        self._specs: dict[str, ToolSpec] = dict(BUILTIN_SPECS) if builtins else {}
+        if builtins:
+            for alias in ALIASES:
+                self._specs.setdefault(alias, alias_spec(alias))
+        self._specs.update(specs or {})
+
+    def add(self, spec: ToolSpec) -> None:
+        self._specs[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec:
+        spec = self._specs.get(name)
+        return spec if spec is not None else unknown_spec(name)
+
+    def known(self, name: str) -> bool:
+        return name in self._specs
+
+    def names(self) -> list[str]:
+        return sorted(self._specs)
+
+
+def canonical_tool_name(name: str) -> str:
+    """The built-in a name stands for (`Bash` -> `execute_command`), else the name."""
+    alias = ALIASES.get(name)
+    return alias[0] if alias else name
+
+
+__all__ = [
+    "ALIASES",
+    "BUILTIN_SPECS",
+    "Registry",
+    "ToolSpec",
+    "canonical_tool_name",
+    "spec_of",
+    "tool",
+]

@@ -1,0 +1,298 @@
+"""Permission rules: `Tool`, `Tool(specifier)`, parsed once and matched fast.
+
+The specifier is read according to the kind of tool it names:
+
+- shell tools: a command. `Bash(npm run test:*)` is a word-boundary prefix,
+  `Bash(git log *)` a glob (a trailing ` *` also matches nothing), else exact.
+- file tools: a gitignore-style path. `//abs/path`, `~/path`, `/path` (from the project
+  root), `./path` or `path/with/slash` (from the workspace); a pattern without a slash
+  (`*.pem`, `.env`) matches at any depth; a match on a directory covers what is inside.
+- network tools: `domain:example.com` (the host or any subdomain), else a URL glob.
+- other tools: argument matchers, `send_email(to=*@example.com, subject=Weekly*)`,
+  `pay(amount<=100)`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from .exceptions import InvalidInput
+from .registry import ALIASES, RULE_GROUPS, ToolSpec, canonical_tool_name
+
+RuleList = Literal["deny", "ask", "allow"]
+
+_RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class PathContext:
+    """Where relative paths in rules start from; all already resolved (realpath)."""
+
+    workspace: str
+    home: str
+    project_root: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    text: str
+    tool: str
+    specifier: str | None = None
+    source: str = ""  # "file:line" where the rule was written
+    _compiled: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+    # -- which tools it names ------------------------------------------------------
+
+    def names_tool(self, spec: ToolSpec, *, allowing: bool = False) -> bool:
+        if self.tool == spec.name:
+            return True
+        if canonical_tool_name(self.tool) == canonical_tool_name(spec.name):
+            return True
+        risky = spec.tier in ("destructive", "external", "privileged", "unknown")
+        if allowing and risky and spec.kind != "shell":  # shell parts are judged one by one
+            # `Edit(src/**)` or `*` allows editing, never deleting or reaching out.
+            return False
+        if self.tool == "*":
+            return True
+        group = RULE_GROUPS.get(self.tool)
+        return group is not None and group == spec.kind
+
+    # -- does it match this call ---------------------------------------------------
+
+    def matches_shell(self, command: str) -> bool:
+        if self.specifier is None:
+            return True
+        matcher = self._compiled.get("shell")
+        if matcher is None:
+            matcher = self._compiled["shell"] = compile_command_pattern(self.specifier)
+        return bool(matcher(_SPACES.sub(" ", command.strip())))
+
+    def matches_path(self, resolved_path: str, ctx: PathContext) -> bool:
+        if self.specifier is None:
+            return True
+        key = ("path", ctx)
+        regex = self._compiled.get(key)  # type: ignore[call-overload]
+        if regex is None:
+            regex = compile_path_pattern(self.specifier, ctx)
+            self._compiled[key] = regex  # type: ignore[index]
+        return regex.match(resolved_path) is not None
+
+    def matches_url(self, url: str) -> bool:
+        if self.specifier is None:
+            return True
+        spec = self.specifier.strip()
+        if spec.startswith("domain:"):
+            return host_matches(urlsplit(url).hostname or "", spec[len("domain:") :].strip())
+        return fnmatch.fnmatchcase(url, spec)
+
+    def matches_arguments(self, arguments: Mapping[str, Any], *, every: bool) -> bool:
+        """Argument matchers. For list values, `every` (allow rules) needs all elements
+        to match; otherwise (deny/ask rules) one matching element is enough."""
+        if self.specifier is None:
+            return True
+        matchers = self._compiled.get("args")
+        if matchers is None:
+            matchers = self._compiled["args"] = parse_argument_matchers(self.specifier, self.text)
+        for key, op, expected in matchers:
+            if key not in arguments:
+                return False
+            value = arguments[key]
+            values = value if isinstance(value, list) else [value]
+            if not values:
+                return False
+            hits = [_compare(v, op, expected) for v in values]
+            if not (all(hits) if every else any(hits)):
+                return False
+        return True
+
+
+def _compare(value: Any, op: str, expected: str) -> bool:
+    if op == "=":
+        return fnmatch.fnmatchcase(value if isinstance(value, str) else str(value), expected)
+    try:
+        number = float(value)
+        bound = float(expected)
+    except (TypeError, ValueError):
+        return False  # a non-number never satisfies a numeric bound
+    return {
+        "<=": number <= bound,
+        ">=": number >= bound,
+        "<": number < bound,
+        ">": number > bound,
+    }[op]
+
+
+def host_matches(host: str, domain: str) -> bool:
+    host = host.lower().rstrip(".")
+    domain = domain.lower().lstrip("*.").rstrip(".")
+    return bool(domain) and (host == domain or host.endswith("." + domain))
+
+
+def parse_argument_matchers(specifier: str, rule_text: str) -> list[tuple[str, str, str]]:
+    matchers: list[tuple[str, str, str]] = []
+    for piece in _split_top_level(specifier):
+        match = _ARG_RE.match(piece)
+        if match is None:
+            raise InvalidInput(
+                f"rule {rule_text!r}: {piece.strip()!r} is not an argument matcher "
+                "(expected name=pattern, or name<=number)"
+            )
+        key, op, value = match.groups()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        matchers.append((key, op, value))
+    return matchers
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside quotes."""
+    parts, current, quote = [], [], ""
+    for char in text:
+        if quote:
+            current.append(char)
+            if char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+            current.append(char)
+        elif char == ",":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [p for p in parts if p.strip()]
+
+
+# ------------------------------------------------------------------- shell commands
+
+
+def compile_command_pattern(specifier: str) -> Callable[[str], bool]:
+    spec = _SPACES.sub(" ", specifier.strip())
+    if spec in ("*", ""):
+        return lambda command: True
+    if spec.endswith(":*") and "*" not in spec[:-2]:
+        prefix = spec[:-2].rstrip()
+        # Word boundary: `npm:*` covers `npm test` but not `npmx`.
+        return lambda command: command == prefix or command.startswith(prefix + " ")
+    if "*" in spec:
+        optional_tail = spec.endswith(" *")
+        body = spec[:-2] if optional_tail else spec
+        regex = ".*".join(re.escape(piece) for piece in body.split("*"))
+        if optional_tail:
+            regex += r"(?: .*)?"
+        compiled = re.compile(regex + r"\Z", re.DOTALL)
+        return lambda command: compiled.match(command) is not None
+    return lambda command: command == spec
+
+
+# ------------------------------------------------------------------- paths
+
+
+def compile_path_pattern(specifier: str, ctx: PathContext) -> re.Pattern[str]:
+    spec = specifier.strip()
+    if spec.startswith("//"):
+        base, rest, anchored = "/", spec[2:], True
+    elif spec == "~" or spec.startswith("~/"):
+        base, rest, anchored = ctx.home, spec[2:], True
+    elif spec.startswith("/"):
+        base, rest, anchored = ctx.project_root, spec[1:], True
+    elif spec.startswith("./"):
+        base, rest, anchored = ctx.workspace, spec[2:], True
+    else:
+        base, rest = ctx.workspace, spec
+        anchored = "/" in rest.rstrip("/")
+    rest = rest.rstrip("/")
+    if rest.endswith("/**"):
+        rest = rest[:-3]  # `dir/**` covers the directory itself too (listing it reads it)
+    body = _glob_to_regex(rest) if rest else ""
+    if anchored:
+        prefix = re.escape(base.rstrip("/"))
+        regex = prefix + ("/" + body if body else "")
+    else:
+        # gitignore: a bare name matches at any depth, anywhere.
+        regex = r"(?:.*/)?" + body
+    return re.compile(r"\A" + regex + r"(?:/.*)?\Z", re.DOTALL)
+
+
+def _glob_to_regex(glob: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        char = glob[i]
+        if glob.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif char == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif char == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif char == "[":
+            end = glob.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(char))
+                i += 1
+            else:
+                inner = glob[i + 1 : end].replace("\\", "\\\\")
+                if inner.startswith("!"):
+                    inner = "^" + inner[1:]
+                out.append(f"[{inner}]")
+                i = end + 1
+        else:
+            out.append(re.escape(char))
+            i += 1
+    return "".join(out)
+
+
+# ------------------------------------------------------------------- parsing
+
+
+def parse_rule(text: str, *, source: str = "") -> Rule:
+    """Parse `Tool` or `Tool(specifier)`; the error names the rule and where it was."""
+    where = f"{source}: " if source else ""
+    if not isinstance(text, str):
+        raise InvalidInput(f"{where}rule {text!r} is not a string")
+    match = _RULE_RE.match(text)
+    if match is None:
+        raise InvalidInput(
+            f"{where}rule {text!r} is not of the form Tool or Tool(specifier)"
+            + (" (unbalanced parentheses?)" if text.count("(") != text.count(")") else "")
+        )
+    tool, specifier = match.group(1), match.group(2)
+    if specifier is not None:
+        if not specifier.strip():
+            raise InvalidInput(f"{where}rule {text!r} has an empty specifier; write {tool}")
+        if specifier.strip() == "*":
+            specifier = None  # Tool(*) is the same as Tool
+    if specifier is not None and ":*" in specifier and not specifier.rstrip().endswith(":*"):
+        raise InvalidInput(f"{where}rule {text!r}: ':*' may only end the specifier")
+    rule = Rule(text=text.strip(), tool=tool, specifier=specifier, source=source)
+    if specifier is not None and _names_other_tool(tool):
+        parse_argument_matchers(specifier, text)  # validate now, not at the first call
+    return rule
+
+
+def _names_other_tool(tool: str) -> bool:
+    from .registry import BUILTIN_SPECS
+
+    name = canonical_tool_name(tool)
+    spec = BUILTIN_SPECS.get(name)
+    return spec is not None and spec.kind == "other" and tool not in ALIASES
+
+
+__all__ = ["PathContext", "Rule", "RuleList", "host_matches", "parse_rule"]

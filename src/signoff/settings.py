@@ -1,0 +1,300 @@
+"""Settings files: user, project and local TOML, merged so that a deny anywhere wins.
+
+    ~/.config/signoff/settings.toml      user
+    .signoff/settings.toml               project (committed)
+    .signoff/settings.local.toml         local (where "always allow" grants land)
+
+    [permissions]
+    deny  = ["write_file(secrets/**)", "Bash(git push --force:*)"]
+    ask   = ["Bash(git push:*)"]
+    allow = ["Bash(npm run test:*)", "read_file"]
+    default_mode = "default"            # default | accept-edits | plan | auto
+    additional_directories = ["../shared"]
+
+    [boundaries]
+    sensitive = ["config/prod/**"]      # added to the built-in sensitive paths
+    allowed_domains = ["docs.python.org"]
+    max_amount = 100                    # any tool's amount argument above this asks
+    amount_caps = { pay = 50 }          # per tool
+
+    [tools.send_email]
+    expires_after = "2h"                # how long its requests wait for a decision
+
+Rule lists from every file are combined; scalars from the more local file win.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import tomlkit
+
+from .exceptions import InvalidInput, SettingsError
+from .rules import Rule, parse_rule
+
+Mode = Literal["default", "accept-edits", "plan", "auto"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+
+PROJECT_FILE = Path(".signoff/settings.toml")
+LOCAL_FILE = Path(".signoff/settings.local.toml")
+
+_KNOWN = {
+    "permissions": {"allow", "ask", "deny", "default_mode", "additional_directories"},
+    "boundaries": {"sensitive", "allowed_domains", "max_amount", "amount_caps"},
+    "tools": None,  # free-form: one table per tool
+    "approvers": None,
+    "notifications": None,
+    "store": None,
+}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class Settings:
+    deny: tuple[Rule, ...] = ()
+    ask: tuple[Rule, ...] = ()
+    allow: tuple[Rule, ...] = ()
+    mode: Mode = "default"
+    additional_directories: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    allowed_domains: tuple[str, ...] = ()
+    max_amount: float | None = None
+    amount_caps: Mapping[str, float] = field(default_factory=dict)
+    tool_expiry: Mapping[str, float] = field(default_factory=dict)  # seconds
+    sources: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)  # other tables, for other parts
+
+    @classmethod
+    def from_rules(
+        cls,
+        *,
+        allow: list[str] | tuple[str, ...] = (),
+        ask: list[str] | tuple[str, ...] = (),
+        deny: list[str] | tuple[str, ...] = (),
+        **options: Any,
+    ) -> Settings:
+        """Settings from Python lists, as a test or an embedding program writes them."""
+        return cls(
+            allow=tuple(parse_rule(r, source="<code>") for r in allow),
+            ask=tuple(parse_rule(r, source="<code>") for r in ask),
+            deny=tuple(parse_rule(r, source="<code>") for r in deny),
+            **options,
+        )
+
+    def merged_with(self, more_local: Settings) -> Settings:
+        """Lists are combined (deny anywhere wins later); scalars of the local file win."""
+        base = Settings()
+        return replace(
+            self,
+            deny=self.deny + more_local.deny,
+            ask=self.ask + more_local.ask,
+            allow=self.allow + more_local.allow,
+            mode=more_local.mode if more_local.mode != base.mode else self.mode,
+            additional_directories=self.additional_directories + more_local.additional_directories,
+            sensitive=self.sensitive + more_local.sensitive,
+            allowed_domains=self.allowed_domains + more_local.allowed_domains,
+            max_amount=_min_cap(self.max_amount, more_local.max_amount),
+            amount_caps=_merge_caps(self.amount_caps, more_local.amount_caps),
+            tool_expiry={**self.tool_expiry, **more_local.tool_expiry},
+            sources=self.sources + more_local.sources,
+            extra={**self.extra, **more_local.extra},
+        )
+
+
+def _min_cap(a: float | None, b: float | None) -> float | None:
+    # A cap is a boundary: the stricter one holds, whichever file set it.
+    caps = [c for c in (a, b) if c is not None]
+    return min(caps) if caps else None
+
+
+def _merge_caps(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
+    merged = dict(a)
+    for tool, cap in b.items():
+        merged[tool] = min(cap, merged.get(tool, cap))
+    return merged
+
+
+def parse_duration(value: Any, where: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    match = _DURATION.match(str(value)) if isinstance(value, str) else None
+    if match is None or float(match.group(1)) <= 0:
+        raise InvalidInput(f"{where}: {value!r} is not a duration (like 90, '30m', '2h', '7d')")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            return number
+    return None
+
+
+def parse_settings(text: str, path: str) -> Settings:
+    """Parse one settings file; every error names the file, the line and what is wrong."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line_match = re.search(r"line (\d+)", str(exc))
+        raise SettingsError(
+            f"not valid TOML: {exc}",
+            path=path,
+            line=int(line_match.group(1)) if line_match else None,
+        ) from exc
+
+    def fail(message: str, needle: str | None = None) -> SettingsError:
+        return SettingsError(message, path=path, line=_line_of(text, needle) if needle else None)
+
+    for table, value in doc.items():
+        if table not in _KNOWN:
+            raise fail(f"unknown table [{table}] (known: {', '.join(_KNOWN)})", f"[{table}")
+        keys = _KNOWN[table]
+        if keys is not None:
+            if not isinstance(value, dict):
+                raise fail(f"{table} must be a table", table)
+            for key in value:
+                if key not in keys:
+                    raise fail(f"unknown key {key!r} in [{table}]", key)
+
+    perms = doc.get("permissions", {})
+    lists: dict[str, tuple[Rule, ...]] = {}
+    for name in ("deny", "ask", "allow"):
+        raw = perms.get(name, [])
+        if not isinstance(raw, list):
+            raise fail(f"permissions.{name} must be a list of rules", f"{name}")
+        rules = []
+        for item in raw:
+            line = (
+                _line_of(text, f'"{item}"')
+                or _line_of(text, f"'{item}'")
+                or _line_of(text, str(item))
+            )
+            source = f"{path}:{line}" if line else path
+            try:
+                rules.append(parse_rule(item, source=source))
+            except InvalidInput as exc:
+                message = str(exc).removeprefix(f"{source}: ")
+                raise SettingsError(
+                    f"in permissions.{name}: {message}", path=path, line=line
+                ) from exc
+        lists[name] = tuple(rules)
+
+    mode = perms.get("default_mode", "default")
+    if mode not in MODES:
+        raise fail(f"default_mode {mode!r} is not one of {', '.join(MODES)}", "default_mode")
+    directories = perms.get("additional_directories", [])
+    if not isinstance(directories, list) or not all(isinstance(d, str) for d in directories):
+        raise fail("additional_directories must be a list of paths", "additional_directories")
+
+    bounds = doc.get("boundaries", {})
+    sensitive = bounds.get("sensitive", [])
+    domains = bounds.get("allowed_domains", [])
+    for key, value in (("sensitive", sensitive), ("allowed_domains", domains)):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise fail(f"boundaries.{key} must be a list of strings", key)
+    max_amount = bounds.get("max_amount")
+    if max_amount is not None and (
+        isinstance(max_amount, bool) or not isinstance(max_amount, int | float)
+    ):
+        raise fail("boundaries.max_amount must be a number", "max_amount")
+    caps = bounds.get("amount_caps", {})
+    if not isinstance(caps, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in caps.values()
+    ):
+        raise fail("boundaries.amount_caps must map tool names to numbers", "amount_caps")
+
+    expiry: dict[str, float] = {}
+    tools = doc.get("tools", {})
+    if not isinstance(tools, dict):
+        raise fail("[tools] must be a table of tool tables", "[tools")
+    for tool, options in tools.items():
+        if not isinstance(options, dict):
+            raise fail(f"[tools.{tool}] must be a table", f"tools.{tool}")
+        if "expires_after" in options:
+            try:
+                expiry[tool] = parse_duration(
+                    options["expires_after"], f"tools.{tool}.expires_after"
+                )
+            except InvalidInput as exc:
+                raise fail(str(exc), "expires_after") from exc
+
+    base_dir = Path(path).resolve().parent.parent if path.endswith(".toml") else Path.cwd()
+    return Settings(
+        deny=lists["deny"],
+        ask=lists["ask"],
+        allow=lists["allow"],
+        mode=mode,
+        additional_directories=tuple(
+            str((base_dir / os.path.expanduser(d)).resolve()) for d in directories
+        ),
+        sensitive=tuple(sensitive),
+        allowed_domains=tuple(domains),
+        max_amount=float(max_amount) if max_amount is not None else None,
+        amount_caps={k: float(v) for k, v in caps.items()},
+        tool_expiry=expiry,
+        sources=(path,),
+        extra={k: v for k, v in doc.items() if k in ("approvers", "notifications", "store")},
+    )
+
+
+def user_settings_path() -> Path:
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return Path(config_home) / "signoff" / "settings.toml"
+
+
+def load_settings(workspace: str | os.PathLike[str], *, user: bool = True) -> Settings:
+    """User, then project, then local settings of a workspace, merged."""
+    root = Path(workspace)
+    files = [user_settings_path()] if user else []
+    files += [root / PROJECT_FILE, root / LOCAL_FILE]
+    settings = Settings()
+    for file in files:
+        if file.is_file():
+            settings = settings.merged_with(parse_settings(file.read_text("utf-8"), str(file)))
+    return settings
+
+
+def add_local_allow_rule(workspace: str | os.PathLike[str], rule: str) -> Path:
+    """Append an allow rule to `.signoff/settings.local.toml`, keeping comments and layout."""
+    parse_rule(rule)  # never write a rule we could not read back
+    path = Path(workspace) / LOCAL_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = path.read_text("utf-8") if path.exists() else ""
+    if text:
+        parse_settings(text, str(path))  # refuse to touch a file that is already broken
+    doc = tomlkit.parse(text)
+    perms = doc.get("permissions")
+    if perms is None:
+        perms = tomlkit.table()
+        doc["permissions"] = perms
+    allow = perms.get("allow")
+    if allow is None:
+        allow = tomlkit.array()
+        allow.multiline(True)
+        perms["allow"] = allow
+    if rule not in [str(item) for item in allow]:
+        allow.append(rule)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(tomlkit.dumps(doc), "utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+__all__ = [
+    "LOCAL_FILE",
+    "MODES",
+    "PROJECT_FILE",
+    "Mode",
+    "Settings",
+    "add_local_allow_rule",
+    "load_settings",
+    "parse_duration",
+    "parse_settings",
+]
