@@ -1,0 +1,438 @@
+"""The terminal dialog: every key, the fail-safes, edits, "always", questions, languages."""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any, TextIO, cast
+
+import pytest
+from rich.cells import cell_len
+
+from signoff.channels import Prompt
+from signoff.channels.terminal import (
+    INTERRUPTED_REASON,
+    NO_REVIEWER,
+    UNREADABLE_REASON,
+    TerminalChannel,
+)
+from signoff.models import Decision, GrantScope, Request, ToolCall, Verdict
+
+ACTOR = "alice"
+
+
+def make_request(
+    name: str = "write_file",
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    risk: Any = "high",
+    suggested_rule: str | None = None,
+) -> Request:
+    return Request(
+        id="req_1",
+        call=ToolCall(name, dict(arguments) if arguments is not None else {"path": "a.txt"}),
+        verdict=Verdict(
+            "ask",
+            risk,
+            "ask: write_file(**)",
+            ("outside the workspace",),
+            tier="write",
+            suggested_rule=suggested_rule,
+        ),
+        preview="+hello\n",
+    )
+
+
+def accept_all(arguments: Mapping[str, Any]) -> str | None:
+    return None
+
+
+def decide(
+    answers: str,
+    request: Request | None = None,
+    *,
+    validate: Any = accept_all,
+    always_rule: str | None = "write_file(a.txt)",
+    always_scope: GrantScope = "project",
+    lang: str | None = "en",
+    schema: Mapping[str, Any] | None = None,
+) -> tuple[Decision, str]:
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO(answers), out, lang=lang, actor=ACTOR, width=80)
+    prompt = Prompt(
+        request or make_request(),
+        validate,
+        always_rule=always_rule,
+        always_scope=always_scope,
+        schema=schema,
+    )
+    return channel.decide(prompt), out.getvalue()
+
+
+# ----------------------------------------------------------------------------- keys
+
+KEYS = [
+    ("y\n", "approve"),
+    ("\n", "approve"),
+    ("Y\n", "approve"),
+    ("yes\n", "approve"),
+    ("ｙ\n", "approve"),  # full-width letter from a Chinese IME
+    ("是\n", "approve"),
+    ("s\n", "skip"),
+    ("?\ny\n", "approve"),
+    ("x\ny\n", "approve"),
+    ("n\nnot this file\n", "reject"),
+    ("a\ny\n", "approve_always"),
+    ('e\n{"path": "b.txt"}\n', "edit"),
+]
+
+
+@pytest.mark.parametrize(("answers", "kind"), KEYS)
+def test_each_key_gives_its_decision(answers: str, kind: str) -> None:
+    decision, _ = decide(answers)
+    assert decision.kind == kind
+    assert decision.actor == ACTOR
+    assert decision.decided_at is not None
+
+
+def test_reject_carries_the_reason() -> None:
+    decision, out = decide("n\nwrong directory\n")
+    assert decision == Decision(
+        "reject", actor=ACTOR, reason="wrong directory", decided_at=decision.decided_at
+    )
+    assert "Reason (required" in out
+
+
+def test_reject_requires_a_reason() -> None:
+    decision, out = decide("n\n\n   \nbecause\n")
+    assert decision.kind == "reject" and decision.reason == "because"
+    assert out.count("A reason is required.") == 2
+
+
+def test_help_lists_every_key() -> None:
+    _, out = decide("?\ns\n")
+    for key in ["y or Enter", "a ", "n ", "s ", "e ", "?"]:
+        assert key in out
+
+
+# ----------------------------------------------------------------------------- always
+
+
+def test_always_shows_the_exact_rule_and_scope_before_saving() -> None:
+    decision, out = decide("a\ny\n", always_rule="write_file(src/**)", always_scope="project")
+    assert decision.kind == "approve_always"
+    assert decision.rule == "write_file(src/**)" and decision.scope == "project"
+    assert "write_file(src/**)" in out and "this project" in out
+    assert out.index("write_file(src/**)") < out.index("Save it and approve?")
+
+
+def test_always_declined_goes_back_to_the_menu() -> None:
+    decision, out = decide("a\nn\ns\n")
+    assert decision.kind == "skip"
+    assert "Cancelled" in out
+
+
+def test_always_falls_back_to_the_suggested_rule() -> None:
+    request = make_request(suggested_rule="write_file(docs/*)")
+    decision, _ = decide("a\ny\n", request, always_rule=None, always_scope="session")
+    assert decision.rule == "write_file(docs/*)" and decision.scope == "session"
+
+
+def test_always_without_a_rule_is_refused() -> None:
+    decision, out = decide("a\ny\n", always_rule=None)
+    assert decision.kind == "approve"
+    assert "No rule can be remembered" in out
+
+
+def test_always_rule_is_escaped() -> None:
+    _, out = decide("a\nn\ns\n", always_rule="x\x1b[2K(y)")
+    assert "\x1b" not in out and "x\\x1b[2K(y)" in out
+
+
+# ----------------------------------------------------------------------------- edit
+
+
+def no_etc(arguments: Mapping[str, Any]) -> str | None:
+    if str(arguments.get("path", "")).startswith("/etc"):
+        return "path /etc/passwd is outside the workspace"
+    return None
+
+
+def test_edit_with_invalid_json_then_a_valid_retry() -> None:
+    decision, out = decide('e\n{"path": \n oops\n\n{"path": "b.txt"}\n')
+    assert decision.kind == "edit" and decision.arguments == {"path": "b.txt"}
+    assert "Not valid JSON" in out
+
+
+def test_edit_with_validator_error_then_a_valid_retry() -> None:
+    decision, out = decide('e\n{"path": "/etc/passwd"}\n{"path": "ok.txt"}\n', validate=no_etc)
+    assert decision.kind == "edit" and decision.arguments == {"path": "ok.txt"}
+    assert "outside the workspace" in out and "not accepted" in out
+
+
+def test_edit_multi_line_object() -> None:
+    decision, _ = decide('e\n{\n  "path": "b.txt",\n  "content": "中文"\n}\n')
+    assert decision.arguments == {"path": "b.txt", "content": "中文"}
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [
+        ("[1, 2]\n", "must be a JSON object"),
+        ('{"a": NaN}\n', "Not valid JSON"),
+        ('"just a string"\n', "must be a JSON object"),
+    ],
+)
+def test_edit_refusals_then_cancel_back_to_the_menu(block: str, message: str) -> None:
+    decision, out = decide(f"e\n{block}\ns\n")
+    assert decision.kind == "skip"
+    # The blank line after the refusal cancels; "s" is then read by the menu.
+    assert message in out
+
+
+def test_edit_cancel_with_a_blank_line() -> None:
+    decision, out = decide("e\n\ns\n")
+    assert decision.kind == "skip" and "Cancelled" in out
+
+
+def test_edit_validator_that_crashes_never_approves() -> None:
+    def broken(arguments: Mapping[str, Any]) -> str | None:
+        raise RuntimeError("schema unavailable")
+
+    decision, out = decide('e\n{"path": "b"}\n\ns\n', validate=broken)
+    assert decision.kind == "skip" and "schema unavailable" in out
+
+
+def test_edit_shows_current_arguments_and_schema_fields() -> None:
+    schema = {"properties": {"path": {}, "content": {}}, "required": ["path"]}
+    _, out = decide("e\n\ns\n", schema=schema)
+    assert '"path": "a.txt"' in out and "path*, content" in out
+
+
+# ----------------------------------------------------------------------------- fail-safes
+
+
+def test_five_unreadable_answers_reject() -> None:
+    decision, out = decide("x\n" * 5 + "y\n")
+    assert decision.kind == "reject" and decision.reason == UNREADABLE_REASON
+    assert decision.actor == "signoff"
+    assert "Five unreadable answers" in out
+
+
+def test_four_unreadable_answers_still_allow_a_decision() -> None:
+    decision, _ = decide("x\n" * 4 + "s\n")
+    assert decision.kind == "skip"
+
+
+def test_five_empty_reasons_reject_rather_than_loop() -> None:
+    decision, _ = decide("n\n" + "\n" * 10)
+    assert decision.kind == "reject" and decision.reason == UNREADABLE_REASON
+
+
+@pytest.mark.parametrize(
+    "answers",
+    ["", "x\n", "n\n", "n\n\n", "a\n", 'e\n{"path":', "e\n", "?\n"],
+    ids=[
+        "immediate",
+        "after-bad",
+        "in-reason",
+        "in-empty-reason",
+        "in-always",
+        "in-edit",
+        "edit-start",
+        "after-help",
+    ],
+)
+def test_end_of_input_rejects(answers: str) -> None:
+    decision, out = decide(answers)
+    assert decision.kind == "reject" and decision.reason == NO_REVIEWER
+    assert "No reviewer available" in out
+
+
+def test_stdin_that_is_not_a_terminal_never_approves(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    out = io.StringIO()
+    decision = TerminalChannel(output=out, lang="en").decide(Prompt(make_request(), accept_all))
+    assert decision.kind == "reject" and decision.reason == NO_REVIEWER
+    assert "write_file" in out.getvalue()  # what would have been asked is still shown
+
+
+def test_no_stdin_at_all_rejects(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", None)
+    decision = TerminalChannel(output=io.StringIO()).decide(Prompt(make_request(), accept_all))
+    assert decision.reason == NO_REVIEWER
+
+
+def test_require_tty_with_injected_pipe_rejects() -> None:
+    channel = TerminalChannel(io.StringIO("y\n"), io.StringIO(), require_tty=True)
+    assert channel.decide(Prompt(make_request(), accept_all)).reason == NO_REVIEWER
+
+
+class Interrupting:
+    """A reviewer who presses Ctrl-C at the prompt."""
+
+    def readline(self) -> str:
+        raise KeyboardInterrupt
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_ctrl_c_rejects() -> None:
+    channel = TerminalChannel(cast(TextIO, Interrupting()), io.StringIO(), actor=ACTOR)
+    decision = channel.decide(Prompt(make_request(), accept_all))
+    assert decision.kind == "reject" and decision.reason == INTERRUPTED_REASON
+
+
+def test_endless_help_is_bounded() -> None:
+    decision, _ = decide("?\n" * 1000)
+    assert decision.kind == "reject"
+
+
+def test_enter_does_not_approve_a_critical_call() -> None:
+    decision, out = decide("\n" * 5, make_request(risk="critical"))
+    assert decision.kind == "reject" and decision.reason == UNREADABLE_REASON
+    assert "type y to approve" in out
+    decision, _ = decide("\ny\n", make_request(risk="critical"))
+    assert decision.kind == "approve"
+
+
+# ----------------------------------------------------------------------------- output safety
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_terminal_output_carries_only_our_own_styling() -> None:
+    request = make_request("evil\x1b[2K\r", {"v": "\x1b]0;title\x07 [red]x[/red] \x1b[2K\r"})
+    out = FakeTTY()
+    channel = TerminalChannel(io.StringIO("s\n"), out, lang="en", width=80)
+    channel.decide(Prompt(request, accept_all))
+    text = out.getvalue()
+    assert "\r" not in text and "\x07" not in text and "\x1b]" not in text
+    assert "\x1b[2K" not in text
+    # Every escape left is an SGR colour sequence that rich wrote.
+    assert re.sub(r"\x1b\[[0-9;]*m", "", text).count("\x1b") == 0
+    assert "[red]x[/red]" in text
+
+
+def test_box_in_the_dialog_is_aligned() -> None:
+    request = make_request(arguments={"path": "/用户/项目/🚀.md"})
+    _, out = decide("s\n", request)
+    box_lines = [line for line in out.splitlines() if line and line[0] in "╭│├╰"]
+    assert box_lines and {cell_len(line) for line in box_lines} == {80}
+
+
+# ----------------------------------------------------------------------------- ask_human
+
+
+def question(options: list[str] | None = None) -> Request:
+    arguments: dict[str, Any] = {"question": "部署到哪个环境？ Which environment?"}
+    if options is not None:
+        arguments["options"] = options
+    return Request(
+        id="q1",
+        call=ToolCall("ask_human", arguments),
+        verdict=Verdict("ask", "low", None, ("the agent asks a question",), tier="read"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("answers", "options", "kind", "result"),
+    [
+        ("2\n", ["staging", "production"], "respond", "production"),
+        ("use 中文 staging\n", ["staging", "production"], "respond", "use 中文 staging"),
+        ("9\n1\n", ["staging", "production"], "respond", "staging"),
+        ("42\n", None, "respond", "42"),
+        ("n\n", None, "respond", "n"),  # a bare letter is an answer, not a command
+        ("\n  \nok\n", None, "respond", "ok"),
+        ("/s\n", ["a"], "skip", None),
+        ("/?\n/s\n", ["a"], "skip", None),
+    ],
+)
+def test_ask_human_answers(answers: str, options: list[str] | None, kind: str, result: Any) -> None:
+    decision, out = decide(answers, question(options))
+    assert decision.kind == kind and decision.result == result
+    assert "部署到哪个环境？ Which environment?" in out
+
+
+def test_ask_human_shows_numbered_options() -> None:
+    _, out = decide("1\n", question(["staging", "production"]))
+    assert "1. staging" in out and "2. production" in out
+    assert "the agent asks you" in out
+
+
+def test_ask_human_reject_needs_a_reason() -> None:
+    decision, _ = decide("/n\n\nnot your business\n", question())
+    assert decision.kind == "reject" and decision.reason == "not your business"
+
+
+def test_ask_human_five_empty_answers_reject() -> None:
+    decision, _ = decide("\n" * 5, question())
+    assert decision.kind == "reject" and decision.reason == UNREADABLE_REASON
+
+
+def test_ask_human_question_is_escaped() -> None:
+    request = Request(
+        id="q",
+        call=ToolCall("ask_human", {"question": "ok?\x1b[2K\r", "options": ["\x1b]0;x\x07"]}),
+        verdict=Verdict("ask", "low", None, ()),
+    )
+    _, out = decide("1\n", request)
+    assert "\x1b" not in out and "\r" not in out and "\x07" not in out
+
+
+# ----------------------------------------------------------------------------- language
+
+
+def test_chinese_with_lang_argument() -> None:
+    decision, out = decide("x\nn\n不要写这个文件\n", lang="zh")
+    assert decision.reason == "不要写这个文件"
+    for text in ["需要审批", "[y/回车] 批准", "无法识别的输入", "拒绝原因", "已拒绝"]:
+        assert text in out
+
+
+def test_chinese_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIGNOFF_LANG", "zh_CN")
+    decision, out = decide("", lang=None)
+    assert decision.reason == NO_REVIEWER  # reasons for the model stay English
+    assert "需要审批" in out and "没有可用的审批人" in out
+
+
+def test_english_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SIGNOFF_LANG", raising=False)
+    _, out = decide("s\n", lang=None)
+    assert "approval needed" in out and "需要审批" not in out
+
+
+def test_chinese_always_and_edit_dialogs() -> None:
+    _, out = decide("a\nn\ne\n[1]\n\ns\n", lang="zh")
+    for text in ["将保存规则", "本项目", "已取消", "当前参数", "参数必须是 JSON 对象", "已跳过"]:
+        assert text in out
+
+
+# ----------------------------------------------------------------------------- concurrency
+
+
+def test_concurrent_prompts_are_not_interleaved() -> None:
+    out = io.StringIO()
+    decisions: list[Decision] = []
+
+    def worker(name: str) -> None:
+        channel = TerminalChannel(io.StringIO("s\n"), out, lang="en", width=60)
+        request = make_request(name)
+        decisions.append(channel.decide(Prompt(request, accept_all)))
+
+    threads = [threading.Thread(target=worker, args=(f"tool_{i}",)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [d.kind for d in decisions] == ["skip"] * 4
+    # Each dialog is one block: box top, box bottom, menu, "Skipped." before the next box.
+    pattern = r"(╭[^╭]*╰[^╭]*Skipped\.\n)"
+    assert len(re.findall(pattern, out.getvalue())) == 4
