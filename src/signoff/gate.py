@@ -308,6 +308,7 @@ class Gate:
 
     def execute(self, call: ToolCall, fn: Callable[..., Any]) -> ToolResult:
         """Judge `call`, ask if needed, and run `fn(**arguments)` only if allowed."""
+        self._register(fn)
         verdict, decision, run = self.decide(call)
         if run is None:
             return self._refusal(call, verdict, decision)
@@ -318,6 +319,7 @@ class Gate:
         return self._ran(call, run, verdict, decision, value)
 
     async def aexecute(self, call: ToolCall, fn: Callable[..., Awaitable[Any]]) -> ToolResult:
+        self._register(fn)
         verdict, decision, run = await asyncio.to_thread(self.decide, call)
         if run is None:
             return self._refusal(call, verdict, decision)
@@ -326,6 +328,11 @@ class Gate:
         except Exception as exc:
             return self._failed(call, run, verdict, decision, exc)
         return self._ran(call, run, verdict, decision, value)
+
+    def _register(self, fn: Callable[..., Any]) -> None:
+        spec = spec_of(fn)
+        if spec is not None and not self.policy.registry.known(spec.name):
+            self.policy.registry.add(spec)
 
     def wrap(self, fn: Callable[..., Any], spec: ToolSpec | None = None) -> Callable[..., Any]:
         """Guard a function (sync or async). Called with keyword arguments, it returns the
