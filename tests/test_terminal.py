@@ -436,3 +436,46 @@ def test_concurrent_prompts_are_not_interleaved() -> None:
     # Each dialog is one block: box top, box bottom, menu, "Skipped." before the next box.
     pattern = r"(╭[^╭]*╰[^╭]*Skipped\.\n)"
     assert len(re.findall(pattern, out.getvalue())) == 4
+
+
+# ----------------------------------------------------------------------------- real terminal
+
+REAL_TTY_SCRIPT = r"""
+from signoff.channels import Prompt
+from signoff.channels.terminal import TerminalChannel
+from signoff.models import Request, ToolCall, Verdict
+
+command = "echo \x1b[2K\r\x1b]0;pwned\x07 中文"
+request = Request(
+    id="r", call=ToolCall("execute_command", {"command": command}),
+    verdict=Verdict("ask", "high", None, ("runs a command",)),
+)
+decision = TerminalChannel(lang="en").decide(Prompt(request, lambda a: None))
+print("DECISION", decision.kind)
+"""
+
+
+def test_in_a_real_terminal_the_default_streams_work_and_escapes_stay_inert() -> None:
+    import os
+    import sys
+
+    pexpect = pytest.importorskip("pexpect")
+    env = {k: v for k, v in os.environ.items() if k not in ("SIGNOFF_LANG", "NO_COLOR")}
+    env["TERM"] = "xterm-256color"
+    log = io.StringIO()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", REAL_TTY_SCRIPT],
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 100),
+        env=env,
+    )
+    child.logfile_read = log
+    child.expect("approve")
+    child.sendline("y")
+    child.expect("DECISION approve")
+    child.expect(pexpect.EOF)
+    text = log.getvalue()
+    assert "\x1b[2K" not in text and "\x1b]0;" not in text and "\x07" not in text
+    assert "\\x1b[2K\\r\\x1b]0;pwned\\x07" in re.sub(r"\x1b\[[0-9;]*m", "", text)

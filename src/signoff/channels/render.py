@@ -29,6 +29,7 @@ PREVIEW_LINES = 40  # lines of preview shown before the rest is hidden
 PREVIEW_LINE_LIMIT = 400  # characters of one preview line shown before it is cut
 ARGUMENT_LINES = 60  # lines of unfolded arguments shown before the rest is hidden
 DEFAULT_WIDTH = 100
+MAX_BOX_WIDTH = 120  # on a very wide terminal a full-width box is hard to read
 
 RISK_STYLE: dict[str, str] = {
     "none": "bold green",
@@ -246,14 +247,14 @@ def build_box(
     header.append("  ")
     header.append(t("title_ask" if is_question(request) else "title", lang), style="bold")
 
-    table = Table(box=box.ROUNDED, show_header=False, expand=True, padding=(0, 1), show_edge=True)
+    table = Table(box=box.ROUNDED, show_header=False, width=width, padding=(0, 1))
     table.add_column(overflow="fold")
     table.add_row(header, end_section=True)
 
     risk_line = t(
         "risk_line",
         lang,
-        risk=t(risk_key, lang)[2:],  # the word without the coloured dot
+        risk=t(risk_key, lang).split(" ", 1)[-1],  # the word without the coloured dot
         tier=_name("tier", verdict.tier, lang),
         effect=_name("effect", verdict.effect, lang),
     )
@@ -357,6 +358,7 @@ def render_request(
 
 __all__ = [
     "DEFAULT_WIDTH",
+    "MAX_BOX_WIDTH",
     "PREVIEW_LINES",
     "VALUE_LIMIT",
     "argument_rows",

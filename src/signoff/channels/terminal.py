@@ -28,6 +28,7 @@ from ..models import Decision, DecisionKind, GrantScope
 from . import Prompt
 from .render import (
     DEFAULT_WIDTH,
+    MAX_BOX_WIDTH,
     build_box,
     cut,
     escape_untrusted,
@@ -197,7 +198,8 @@ class _Dialog:
     def run(self) -> Decision:
         request = self.prompt.request
         self.console.print()
-        self.console.print(build_box(request, self.lang, width=self.console.width))
+        width = min(self.console.width, MAX_BOX_WIDTH)
+        self.console.print(build_box(request, self.lang, width=width))
         if self.channel.require_tty and not _isatty(self.stream):
             return self.auto_reject(NO_REVIEWER, "no_reviewer")
         try:
