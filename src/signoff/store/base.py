@@ -1,0 +1,513 @@
+"""The rules every store follows, as pure functions: no I/O, no clock, no randomness
+except where a caller asks for a fresh id or token.
+
+Lifecycle (every arrow is a compare-and-set in one transaction, with its event)::
+
+    pending ──decide──> approved ──claim──> claimed ──finish(ok)──> finished
+       │                   │  ▲                │    └─finish(not ok)──> failed
+       │                   │  │ retry          └─lease lapses──> in_doubt ──resolve──> finished
+       │                   │  └──────────────────────────────────────────┘  │ failed │ approved
+       ├──decide──> rejected | skipped | answered
+       └──expiry──> expired  <──expiry── approved (an approval nobody claimed in time)
+
+An approved request may be claimed until its expiry; after that it is expired (fail
+closed: a stale approval never runs). A worker that finishes after its lease lapsed
+(state in_doubt) may still report with its token: the truth beats the guess.
+
+Integrity: the digest is SHA-256 over the canonical call; the binding is an HMAC-SHA256,
+keyed by a secret kept in the store's own table, over the request id, approvers, digest
+and expiry. Both are checked before a decision and before a claim hands out the payload.
+
+Audit chain: every event's ``hash = sha256(prev_hash + entry)`` where ``entry`` is the
+canonical JSON of the event (its sequence number is implied by its place in the chain);
+the chain head (last seq and hash) is kept in its own row, so a deleted tail shows too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from ..exceptions import (
+    AlreadyClaimed,
+    AlreadyDecided,
+    ConflictError,
+    IntegrityError,
+    InvalidInput,
+    NotAuthorized,
+    RequestExpired,
+)
+from ..models import (
+    SCHEMA_VERSION,
+    Decision,
+    Request,
+    RequestState,
+    Verdict,
+    canonical_json,
+    check_version,
+    sha256_hex,
+)
+
+DEFAULT_TTL_SECONDS = 24 * 3600.0
+DEFAULT_LEASE_SECONDS = 300.0
+GENESIS_HASH = "0" * 64
+
+DECISION_STATE: dict[str, RequestState] = {
+    "approve": "approved",
+    "approve_always": "approved",
+    "edit": "approved",
+    "reject": "rejected",
+    "skip": "skipped",
+    "respond": "answered",
+}
+
+InDoubtOutcome = Literal["done", "failed", "retry"]
+
+
+def when(ts: float | None) -> str:
+    if ts is None:
+        return "never"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def clock(now: float | None) -> float:
+    return time.time() if now is None else float(now)
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One entry of the events feed, which is also the audit log."""
+
+    seq: int
+    ts: float
+    kind: str
+    request_id: str | None
+    run_id: str | None
+    actor: str | None
+    data: Mapping[str, Any]
+    prev_hash: str = ""
+    hash: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": SCHEMA_VERSION,
+            "seq": self.seq,
+            "ts": self.ts,
+            "kind": self.kind,
+            "request_id": self.request_id,
+            "run_id": self.run_id,
+            "actor": self.actor,
+            "data": dict(self.data),
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+    @classmethod
+    def from_entry(cls, seq: int, entry: str, prev_hash: str, hash_: str) -> Event:
+        doc = json.loads(entry)
+        check_version(doc, "event")
+        return cls(
+            seq=seq,
+            ts=doc["ts"],
+            kind=doc["kind"],
+            request_id=doc.get("request_id"),
+            run_id=doc.get("run_id"),
+            actor=doc.get("actor"),
+            data=doc.get("data", {}),
+            prev_hash=prev_hash,
+            hash=hash_,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a worker gets from claim(): the secret token finish() needs, and the payload."""
+
+    token: str
+    lease_expires_at: float
+    request: Request
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """An event about to be appended."""
+
+    kind: str
+    request_id: str | None
+    run_id: str | None
+    actor: str | None
+    data: Mapping[str, Any]
+
+    def entry(self, ts: float) -> str:
+        return canonical_json(
+            {
+                "v": SCHEMA_VERSION,
+                "ts": ts,
+                "kind": self.kind,
+                "request_id": self.request_id,
+                "run_id": self.run_id,
+                "actor": self.actor,
+                "data": dict(self.data),
+            },
+            where="event",
+        )
+
+
+def chain_hash(prev_hash: str, entry: str) -> str:
+    return sha256_hex(prev_hash + entry)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A stored request plus the execution columns that are not part of its document."""
+
+    request: Request
+    idempotent: bool = False
+    token_hash: str | None = None
+    worker: str | None = None
+    lease_expires_at: float | None = None
+    outcome: Mapping[str, Any] | None = None
+
+    @property
+    def state(self) -> str:
+        return self.request.state
+
+    def columns(self) -> tuple[Any, ...]:
+        """(id, state, run_id, tenant, created_at, expires_at, idempotent, doc,
+        token_hash, worker, lease_expires_at, outcome) -- the order every backend uses."""
+        r = self.request
+        return (
+            r.id,
+            r.state,
+            r.run_id,
+            r.tenant,
+            r.created_at,
+            r.expires_at,
+            1 if self.idempotent else 0,
+            canonical_json(r.to_json(), where="request"),
+            self.token_hash,
+            self.worker,
+            self.lease_expires_at,
+            None if self.outcome is None else canonical_json(dict(self.outcome)),
+        )
+
+    @classmethod
+    def from_columns(cls, cols: Sequence[Any]) -> Row:
+        (rid, state, _run, _tenant, _c, _e, idem, doc, token_hash, worker, lease, outcome) = cols
+        try:
+            parsed = json.loads(doc)
+        except (TypeError, ValueError) as exc:
+            raise IntegrityError(f"request {rid}: stored document is not valid JSON") from exc
+        check_version(parsed, "request")
+        try:
+            request = Request.from_json(parsed)
+        except InvalidInput as exc:
+            if exc.__class__ is not InvalidInput:
+                raise
+            raise IntegrityError(f"request {rid}: stored document does not parse: {exc}") from exc
+        if request.id != rid or request.state != state:
+            raise IntegrityError(
+                f"request {rid}: stored document disagrees with its row "
+                f"(id {request.id!r}, state {request.state!r} vs {state!r})"
+            )
+        return cls(
+            request=request,
+            idempotent=bool(idem),
+            token_hash=token_hash,
+            worker=worker,
+            lease_expires_at=lease,
+            outcome=None if outcome is None else json.loads(outcome),
+        )
+
+
+@dataclass(slots=True)
+class Plan:
+    """What one transition writes: the new row (or None), its events, and maybe an error
+    to raise after the commit (a refused decision that still expired the request)."""
+
+    row: Row | None
+    events: list[Draft] = field(default_factory=list)
+    error: Exception | None = None
+    token: str | None = None
+
+
+# --------------------------------------------------------------------------- integrity
+
+
+def binding_of(key: bytes, request_id: str, approvers: Iterable[str], digest: str,
+               expires_at: float | None) -> str:
+    message = canonical_json(
+        {"id": request_id, "approvers": list(approvers), "digest": digest, "expires_at": expires_at}
+    )
+    return hmac.new(key, message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def verify_integrity(request: Request, key: bytes) -> None:
+    """Raise IntegrityError if the stored call or binding was changed behind our back."""
+    actual = request.call.digest()
+    if not hmac.compare_digest(actual, request.digest):
+        raise IntegrityError(
+            f"request {request.id}: the stored call does not match its digest "
+            f"({actual[:12]}… vs {request.digest[:12]}…); the payload was changed in the "
+            "database and will not be handed out"
+        )
+    expected = binding_of(key, request.id, request.approvers, request.digest, request.expires_at)
+    if not hmac.compare_digest(expected, request.binding):
+        raise IntegrityError(
+            f"request {request.id}: the binding does not verify (approvers, digest or expiry "
+            "were changed, or the binding was forged)"
+        )
+
+
+def token_hash(token: str) -> str:
+    return sha256_hex(token)
+
+
+def authorized(approvers: Sequence[str], actor: str, roles: Iterable[str]) -> bool:
+    if not approvers:
+        return True
+    return actor in approvers or any(f"role:{role}" in approvers for role in roles)
+
+
+# --------------------------------------------------------------------------- transitions
+
+
+def plan_create(request: Request, *, key: bytes, now: float, ttl_seconds: float | None,
+                idempotent: bool) -> Plan:
+    if request.state != "pending" or request.decision is not None:
+        raise InvalidInput("create_request: a new request must be pending and undecided")
+    rid = request.id or new_id()
+    ttl = DEFAULT_TTL_SECONDS if ttl_seconds is None else float(ttl_seconds)
+    expires_at = request.expires_at if request.expires_at is not None else now + ttl
+    if expires_at <= now:
+        raise InvalidInput(f"create_request: expiry {when(expires_at)} is not in the future")
+    digest = request.call.digest()
+    stored = replace(
+        request,
+        id=rid,
+        created_at=now,
+        expires_at=expires_at,
+        digest=digest,
+        binding=binding_of(key, rid, request.approvers, digest, expires_at),
+        approvers=tuple(request.approvers),
+    )
+    data = {
+        "call": stored.call.to_json(),
+        "verdict": stored.verdict.to_json(),
+        "approvers": list(stored.approvers),
+        "tenant": stored.tenant,
+        "digest": digest,
+        "expires_at": expires_at,
+        "idempotent": idempotent,
+    }
+    draft = Draft("request.created", rid, stored.run_id, stored.requested_by, data)
+    return Plan(Row(stored, idempotent=idempotent), [draft])
+
+
+def _expire(row: Row, now: float, error: Exception | None) -> Plan:
+    request = replace(row.request, state="expired")
+    draft = Draft("request.expired", request.id, request.run_id, None,
+                  {"from": row.state, "expires_at": row.request.expires_at, "at": now})
+    return Plan(replace(row, request=request), [draft], error)
+
+
+def _expired(row: Row, now: float) -> bool:
+    exp = row.request.expires_at
+    return exp is not None and now >= exp
+
+
+def plan_decide(row: Row, decision: Decision, *, key: bytes, actor: str, roles: Sequence[str],
+                now: float, new_verdict: Verdict | None, binding: str | None) -> Plan:
+    req = row.request
+    if row.state == "expired":
+        raise RequestExpired(f"request {req.id} expired at {when(req.expires_at)}; "
+                             "it can no longer be decided")
+    if row.state != "pending":
+        prior = req.decision
+        who = f"{prior.kind} by {prior.actor} at {when(prior.decided_at)}" if prior else "decided"
+        raise AlreadyDecided(f"request {req.id} was already decided ({who}); it is {row.state}")
+    verify_integrity(req, key)
+    if binding is not None and not hmac.compare_digest(binding, req.binding):
+        raise IntegrityError(
+            f"request {req.id}: the decision carries a binding that is not this request's; "
+            "it was made for another request or another payload"
+        )
+    if _expired(row, now):
+        return _expire(row, now, RequestExpired(
+            f"request {req.id} expired at {when(req.expires_at)}; it can no longer be decided"))
+    if not authorized(req.approvers, actor, roles):
+        raise NotAuthorized(f"{actor} may not decide request {req.id}; "
+                            f"its approvers are {', '.join(req.approvers)}")
+    recorded = replace(decision, actor=actor, decided_at=now)
+    state = DECISION_STATE[decision.kind]
+    data: dict[str, Any] = {"decision": recorded.to_json(), "state": state, "digest": req.digest}
+    new = replace(req, state=state, decision=recorded)
+    if decision.kind == "edit":
+        if new_verdict is None:
+            raise InvalidInput(f"request {req.id}: an edit needs the policy's verdict on the "
+                               "edited call (new_verdict); nothing was stored")
+        assert decision.arguments is not None
+        call = req.call.with_arguments(decision.arguments)
+        digest = call.digest()
+        if new_verdict.effect == "deny":
+            state = "rejected"  # a deny still wins: the edited call never runs
+        metadata = {**req.metadata, "original_call": req.call.to_json(),
+                    "original_digest": req.digest, "original_verdict": req.verdict.to_json()}
+        new = replace(
+            new, call=call, verdict=new_verdict, digest=digest, metadata=metadata, state=state,
+            binding=binding_of(key, req.id, req.approvers, digest, req.expires_at),
+        )
+        data.update(state=state, original_arguments=dict(req.call.arguments),
+                    arguments=dict(call.arguments), digest=digest,
+                    verdict=new_verdict.to_json())
+    draft = Draft("request.decided", req.id, req.run_id, actor, data)
+    return Plan(replace(row, request=new), [draft])
+
+
+def plan_claim(row: Row, *, key: bytes, worker: str, lease_seconds: float, now: float) -> Plan:
+    req = row.request
+    events: list[Draft] = []
+    if row.state == "claimed" and row.lease_expires_at is not None and now >= row.lease_expires_at:
+        row = _in_doubt(row, now, events)
+    if row.state == "in_doubt" and not row.idempotent:
+        raise AlreadyClaimed(
+            f"request {req.id} is in doubt: {row.worker} claimed it and its lease lapsed at "
+            f"{when(row.lease_expires_at)} without a report; a person must resolve it "
+            "(done, failed or retry)")
+    if row.state == "claimed":
+        raise AlreadyClaimed(f"request {req.id} is already claimed by {row.worker} "
+                             f"(lease until {when(row.lease_expires_at)})")
+    if row.state in ("finished", "failed"):
+        raise AlreadyClaimed(f"request {req.id} already ran: {row.state} "
+                             f"(claimed by {row.worker})")
+    if row.state == "expired":
+        raise RequestExpired(f"request {req.id} expired at {when(req.expires_at)}")
+    if row.state not in ("approved", "in_doubt"):
+        raise ConflictError(f"request {req.id} is {row.state}; only an approved call can be "
+                            "claimed")
+    if row.state == "approved" and _expired(row, now):
+        return _expire(row, now, RequestExpired(
+            f"request {req.id} was approved but not claimed before its expiry at "
+            f"{when(req.expires_at)}; it will not run"))
+    verify_integrity(req, key)
+    token = secrets.token_urlsafe(24)
+    lease = now + float(lease_seconds)
+    data = {"worker": worker, "lease_expires_at": lease, "digest": req.digest,
+            "reclaim": row.state == "in_doubt"}
+    new = replace(row, request=replace(req, state="claimed"), token_hash=token_hash(token),
+                  worker=worker, lease_expires_at=lease)
+    events.append(Draft("request.claimed", req.id, req.run_id, worker, data))
+    return Plan(new, events, token=token)
+
+
+def _in_doubt(row: Row, now: float, events: list[Draft]) -> Row:
+    events.append(Draft("request.in_doubt", row.request.id, row.request.run_id, None,
+                        {"worker": row.worker, "lease_expires_at": row.lease_expires_at,
+                         "at": now}))
+    return replace(row, request=replace(row.request, state="in_doubt"))
+
+
+def plan_finish(row: Row, token: str, *, ok: bool, result_digest: str | None, result: Any,
+                now: float) -> Plan:
+    req = row.request
+    if row.state in ("finished", "failed"):
+        raise AlreadyClaimed(f"request {req.id} was already reported: {row.state}")
+    if row.state not in ("claimed", "in_doubt"):
+        raise ConflictError(f"request {req.id} is {row.state}, not claimed; nothing to finish")
+    if row.token_hash is None or not hmac.compare_digest(token_hash(token), row.token_hash):
+        raise NotAuthorized(f"request {req.id}: the claim token does not match the current "
+                            f"claim (held by {row.worker})")
+    if result_digest is None and result is not None:
+        result_digest = sha256_hex(canonical_json(result, where="result"))
+    state: RequestState = "finished" if ok else "failed"
+    outcome = {"v": SCHEMA_VERSION, "ok": bool(ok), "result_digest": result_digest,
+               "result": result, "finished_at": now, "worker": row.worker}
+    draft = Draft("request.finished", req.id, req.run_id, row.worker,
+                  {"ok": bool(ok), "state": state, "result_digest": result_digest,
+                   "late": row.state == "in_doubt"})
+    return Plan(replace(row, request=replace(req, state=state), outcome=outcome), [draft])
+
+
+def plan_expire(row: Row, now: float) -> Plan | None:
+    if row.state in ("pending", "approved") and _expired(row, now):
+        return _expire(row, now, None)
+    return None
+
+
+def plan_sweep(row: Row, now: float) -> Plan | None:
+    if row.state == "claimed" and row.lease_expires_at is not None and now >= row.lease_expires_at:
+        events: list[Draft] = []
+        return Plan(_in_doubt(row, now, events), events)
+    return None
+
+
+def plan_resolve(row: Row, outcome: InDoubtOutcome, *, actor: str, now: float) -> Plan:
+    req = row.request
+    if row.state != "in_doubt":
+        raise ConflictError(f"request {req.id} is {row.state}, not in doubt")
+    draft = Draft("request.resolved", req.id, req.run_id, actor,
+                  {"outcome": outcome, "worker": row.worker, "at": now})
+    if outcome == "retry":
+        new = replace(row, request=replace(req, state="approved"), token_hash=None,
+                      worker=None, lease_expires_at=None)
+    elif outcome in ("done", "failed"):
+        final: RequestState = "finished" if outcome == "done" else "failed"
+        new = replace(row, request=replace(req, state=final),
+                      outcome={"v": SCHEMA_VERSION, "ok": outcome == "done",
+                               "result_digest": None, "result": None, "finished_at": now,
+                               "worker": row.worker, "resolved_by": actor})
+    else:
+        raise InvalidInput(f"resolve_in_doubt: outcome must be done, failed or retry, "
+                           f"not {outcome!r}")
+    return Plan(new, [draft])
+
+
+# --------------------------------------------------------------------------- chain
+
+
+def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
+                 head: tuple[int, str]) -> tuple[bool, int | None, str]:
+    """Check (seq, entry, prev_hash, hash, kind, request_id) rows in seq order."""
+    expected_seq = 1
+    prev = GENESIS_HASH
+    for seq, entry, prev_hash, hash_, kind, request_id in rows:
+        if seq != expected_seq:
+            if seq > expected_seq:
+                return False, expected_seq, f"entry {expected_seq} is missing (next is {seq})"
+            return False, seq, f"entry {seq} is out of order (expected {expected_seq})"
+        if prev_hash != prev:
+            return False, seq, f"entry {seq} does not link to entry {seq - 1} (deleted, " \
+                               "inserted or reordered)"
+        if chain_hash(prev_hash, entry) != hash_:
+            return False, seq, f"entry {seq} was edited: its hash does not match its content"
+        try:
+            doc = json.loads(entry)
+        except ValueError:
+            return False, seq, f"entry {seq} is not valid JSON"
+        if doc.get("kind") != kind or doc.get("request_id") != request_id:
+            return False, seq, f"entry {seq}: its columns disagree with its hashed content"
+        prev = hash_
+        expected_seq += 1
+    last = expected_seq - 1
+    head_seq, head_hash = head
+    if head_seq != last or (last and head_hash != prev):
+        if head_seq > last:
+            return False, last + 1, f"entries {last + 1}..{head_seq} were deleted from the end"
+        return False, head_seq + 1, f"entry {head_seq + 1} was appended outside the store"
+    return True, None, f"{last} entries verified"

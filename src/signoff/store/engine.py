@@ -1,0 +1,313 @@
+"""The public store API, written once over a small transaction interface (`Tx`).
+
+Each backend supplies `_write()` (one serializable write transaction: BEGIN IMMEDIATE on
+SQLite, row locks plus the chain-head lock on PostgreSQL, a mutex in memory) and
+`_read()`; the rules themselves live in `base`. A transition reads its row, asks `base` for
+a plan, writes the row and appends its events in the same transaction, and raises the
+plan's error (if any) only after the commit, so an expiry discovered by a refused decision
+is kept.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from typing import Any, Protocol
+
+from ..exceptions import InvalidInput, NotFound
+from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
+from . import base
+from .base import Claim, Draft, Event, Plan, Row
+
+Cols = Sequence[Any]
+
+
+class Tx(Protocol):
+    def get_request(self, request_id: str, lock: bool) -> Cols | None: ...
+    def insert_request(self, cols: Cols) -> None: ...
+    def update_request(self, cols: Cols, old_state: str) -> None: ...
+    def ids_in_states(self, states: Sequence[str]) -> list[str]: ...
+    def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
+                      limit: int) -> list[Cols]: ...
+    def append(self, entries: list[tuple[Draft, str]], ts: float) -> list[int]: ...
+    def meta_get(self, key: str) -> str | None: ...
+    def meta_put_if_absent(self, key: str, value: str) -> None: ...
+    def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
+                     doc: str) -> None: ...
+    def get_grant(self, grant_id: str, lock: bool) -> tuple[str, float | None] | None: ...
+    def revoke_grant(self, grant_id: str, now: float) -> None: ...
+    def list_grants(self, scope: str | None,
+                    run_id: str | None) -> list[tuple[str, str | None]]: ...
+    def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]: ...
+    def cursor_get(self, name: str) -> int: ...
+    def cursor_set(self, name: str, seq: int) -> None: ...
+    def chain_rows(self) -> Iterator[tuple[int, str, str, str, str, str | None]]: ...
+    def chain_head(self) -> tuple[int, str]: ...
+
+
+class Engine:
+    """Shared implementation of the Store protocol."""
+
+    _audit: bool = True  # private switch, only for measuring the audit's cost
+    _key: bytes = b""
+
+    # backends provide these
+    def _write(self) -> AbstractContextManager[Tx]:
+        raise NotImplementedError
+
+    def _read(self) -> AbstractContextManager[Tx]:
+        raise NotImplementedError
+
+    def migrate(self) -> list[int]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def wait_for_event(self, timeout: float, after_seq: int | None = None) -> bool:
+        """Poll until an event after `after_seq` (default: now) exists, or timeout."""
+        start = self.last_seq() if after_seq is None else after_seq
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            if self.last_seq() > start:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 0.1)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _load_key(self) -> None:
+        with self._write() as tx:
+            tx.meta_put_if_absent("binding_key", secrets.token_hex(32))
+            value = tx.meta_get("binding_key")
+        assert value is not None
+        self._key = bytes.fromhex(value)
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _entries(self, drafts: list[Draft], now: float) -> list[tuple[Draft, str]]:
+        # encoded before anything is written, so a bad payload never half-applies
+        if not self._audit:
+            return []
+        return [(d, d.entry(now)) for d in drafts]
+
+    @staticmethod
+    def _append(tx: Tx, entries: list[tuple[Draft, str]], now: float) -> None:
+        if entries:
+            tx.append(entries, now)
+
+    def _transition(self, request_id: str, now: float, fn: Callable[[Row], Plan]) -> Plan:
+        with self._write() as tx:
+            cols = tx.get_request(request_id, True)
+            if cols is None:
+                raise NotFound(f"no request {request_id!r}")
+            row = Row.from_columns(cols)
+            plan = fn(row)
+            entries = self._entries(plan.events, now)
+            if plan.row is not None:
+                tx.update_request(plan.row.columns(), row.state)
+            self._append(tx, entries, now)
+        if plan.error is not None:
+            raise plan.error
+        return plan
+
+    # ------------------------------------------------------------------ requests
+
+    def create_request(self, request: Request, *, idempotent: bool = False,
+                       ttl_seconds: float | None = None, now: float | None = None) -> Request:
+        ts = base.clock(now)
+        plan = base.plan_create(request, key=self._key, now=ts, ttl_seconds=ttl_seconds,
+                                idempotent=idempotent)
+        assert plan.row is not None
+        entries, cols = self._entries(plan.events, ts), plan.row.columns()
+        with self._write() as tx:
+            if tx.get_request(plan.row.request.id, False) is not None:
+                raise InvalidInput(f"request {plan.row.request.id!r} already exists")
+            tx.insert_request(cols)
+            self._append(tx, entries, ts)
+        return plan.row.request
+
+    def get_request(self, request_id: str) -> Request:
+        return self._row(request_id).request
+
+    def _row(self, request_id: str) -> Row:
+        with self._read() as tx:
+            cols = tx.get_request(request_id, False)
+        if cols is None:
+            raise NotFound(f"no request {request_id!r}")
+        return Row.from_columns(cols)
+
+    def get_outcome(self, request_id: str) -> Mapping[str, Any] | None:
+        """The reported outcome of a finished or failed call (ok, result, result_digest)."""
+        outcome = self._row(request_id).outcome
+        if outcome is not None:
+            check_version(outcome, "outcome")
+        return outcome
+
+    def list_requests(self, state: str | None = None, run_id: str | None = None,
+                      tenant: str | None = None, limit: int = 100) -> list[Request]:
+        with self._read() as tx:
+            rows = tx.list_requests(state, run_id, tenant, int(limit))
+        return [Row.from_columns(cols).request for cols in rows]
+
+    def decide(self, request_id: str, decision: Decision, *, actor: str,
+               actor_roles: Sequence[str] = (), now: float | None = None,
+               new_verdict: Verdict | None = None, binding: str | None = None) -> Request:
+        ts = base.clock(now)
+        plan = self._transition(request_id, ts, lambda row: base.plan_decide(
+            row, decision, key=self._key, actor=actor, roles=tuple(actor_roles), now=ts,
+            new_verdict=new_verdict, binding=binding))
+        assert plan.row is not None
+        return plan.row.request
+
+    def claim(self, request_id: str, *, worker: str,
+              lease_seconds: float = base.DEFAULT_LEASE_SECONDS,
+              now: float | None = None) -> Claim:
+        ts = base.clock(now)
+        plan = self._transition(request_id, ts, lambda row: base.plan_claim(
+            row, key=self._key, worker=worker, lease_seconds=lease_seconds, now=ts))
+        assert plan.row is not None and plan.token is not None
+        assert plan.row.lease_expires_at is not None
+        return Claim(plan.token, plan.row.lease_expires_at, plan.row.request, worker)
+
+    def finish(self, request_id: str, token: str, *, ok: bool,
+               result_digest: str | None = None, result: Any = None,
+               now: float | None = None) -> Request:
+        ts = base.clock(now)
+        plan = self._transition(request_id, ts, lambda row: base.plan_finish(
+            row, token, ok=ok, result_digest=result_digest, result=result, now=ts))
+        assert plan.row is not None
+        return plan.row.request
+
+    def resolve_in_doubt(self, request_id: str, outcome: base.InDoubtOutcome, *, actor: str,
+                         now: float | None = None) -> Request:
+        ts = base.clock(now)
+        plan = self._transition(request_id, ts, lambda row: base.plan_resolve(
+            row, outcome, actor=actor, now=ts))
+        assert plan.row is not None
+        return plan.row.request
+
+    def _sweep(self, states: Sequence[str], now: float,
+               fn: Callable[[Row, float], Plan | None]) -> list[str]:
+        done: list[str] = []
+        with self._write() as tx:
+            for rid in tx.ids_in_states(states):
+                cols = tx.get_request(rid, True)
+                if cols is None:
+                    continue
+                row = Row.from_columns(cols)
+                plan = fn(row, now)
+                if plan is None or plan.row is None:
+                    continue
+                entries = self._entries(plan.events, now)
+                tx.update_request(plan.row.columns(), row.state)
+                self._append(tx, entries, now)
+                done.append(rid)
+        return done
+
+    def expire_stale(self, now: float | None = None) -> list[str]:
+        """pending (and unclaimed approved) requests past their expiry -> expired."""
+        return self._sweep(("pending", "approved"), base.clock(now), base.plan_expire)
+
+    def sweep_leases(self, now: float | None = None) -> list[str]:
+        """claimed requests whose lease lapsed -> in_doubt."""
+        return self._sweep(("claimed",), base.clock(now), base.plan_sweep)
+
+    # ------------------------------------------------------------------ grants
+
+    def add_grant(self, grant: Grant, *, run_id: str | None = None,
+                  now: float | None = None) -> Grant:
+        ts = base.clock(now)
+        stored = replace(grant, id=grant.id or base.new_id(), created_at=grant.created_at or ts)
+        doc = canonical_json(stored.to_json(), where="grant")
+        entries = self._entries([Draft("grant.added", None, run_id, stored.created_by,
+                                       {"grant": stored.to_json()})], ts)
+        with self._write() as tx:
+            if tx.get_grant(stored.id, False) is not None:
+                raise InvalidInput(f"grant {stored.id!r} already exists")
+            tx.insert_grant(stored.id, stored.scope, run_id, stored.created_at, doc)
+            self._append(tx, entries, ts)
+        return stored
+
+    def list_grants(self, scope: str | None = None, run_id: str | None = None) -> list[Grant]:
+        """Grants not revoked, newest first (expired ones included: see Grant.active)."""
+        with self._read() as tx:
+            rows = tx.list_grants(scope, run_id)
+        return [_grant(doc) for doc, _ in rows]
+
+    def revoke_grant(self, grant_id: str, *, actor: str = "local",
+                     now: float | None = None) -> Grant:
+        ts = base.clock(now)
+        with self._write() as tx:
+            found = tx.get_grant(grant_id, True)
+            if found is None or found[1] is not None:
+                raise NotFound(f"no active grant {grant_id!r}")
+            grant = _grant(found[0])
+            entries = self._entries([Draft("grant.revoked", None, None, actor,
+                                           {"grant_id": grant_id, "rule": grant.rule})], ts)
+            tx.revoke_grant(grant_id, ts)
+            self._append(tx, entries, ts)
+        return grant
+
+    # ------------------------------------------------------------------ events
+
+    def record(self, kind: str, data: Mapping[str, Any], *, run_id: str | None = None,
+               request_id: str | None = None, actor: str | None = None,
+               now: float | None = None) -> int:
+        """Append an event of your own (a verdict, a run event) to the feed and audit log."""
+        if not kind or not isinstance(kind, str):
+            raise InvalidInput("record: kind must be a non-empty string")
+        ts = base.clock(now)
+        draft = Draft(kind, request_id, run_id, actor, dict(data))
+        entries = [(draft, draft.entry(ts))]
+        with self._write() as tx:
+            return tx.append(entries, ts)[0]
+
+    def events_after(self, seq: int, limit: int = 100) -> list[Event]:
+        with self._read() as tx:
+            rows = tx.events_after(int(seq), int(limit))
+        return [Event.from_entry(*row) for row in rows]
+
+    def last_seq(self) -> int:
+        with self._read() as tx:
+            return tx.chain_head()[0]
+
+    def read_events(self, consumer: str, limit: int = 100) -> list[Event]:
+        """Events after the consumer's acknowledged cursor (at-least-once delivery)."""
+        with self._read() as tx:
+            cursor = tx.cursor_get(consumer)
+            rows = tx.events_after(cursor, int(limit))
+        return [Event.from_entry(*row) for row in rows]
+
+    def ack(self, consumer: str, seq: int) -> None:
+        """Move the consumer's cursor forward to `seq` (never backwards)."""
+        with self._write() as tx:
+            head = tx.chain_head()[0]
+            if seq > head:
+                raise InvalidInput(f"ack: event {seq} does not exist (last is {head})")
+            if seq > tx.cursor_get(consumer):
+                tx.cursor_set(consumer, int(seq))
+
+    def verify_chain(self) -> tuple[bool, int | None, str]:
+        """(ok, first bad seq or None, message): detects edited, deleted, inserted or
+        reordered entries."""
+        with self._read() as tx:
+            head = tx.chain_head()
+            return base.verify_chain(tx.chain_rows(), head)
+
+
+def _grant(doc: str) -> Grant:
+    import json
+
+    return Grant.from_json(json.loads(doc))

@@ -1,0 +1,147 @@
+"""Memory backend: for tests and docs. Same rules, same rows, one process, gone on exit.
+
+Rows are kept exactly as the SQL backends keep them (tuples of columns, the JSON text of
+each document), so integrity checks and tamper tests behave the same.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import GENESIS_HASH, Draft, chain_hash
+from .engine import Engine
+
+
+@dataclass
+class MemoryDB:
+    requests: dict[str, list[Any]] = field(default_factory=dict)  # id -> [ord, *cols]
+    events: dict[int, list[Any]] = field(default_factory=dict)  # seq -> row
+    head: list[Any] = field(default_factory=lambda: [0, GENESIS_HASH])
+    meta: dict[str, str] = field(default_factory=dict)
+    # grant id -> [ord, scope, run_id, doc, revoked_at]
+    grants: dict[str, list[Any]] = field(default_factory=dict)
+    consumers: dict[str, int] = field(default_factory=dict)
+    counter: int = 0
+
+
+_STATE, _RUN, _TENANT = 1, 2, 3
+
+
+class MemoryTx:
+    def __init__(self, db: MemoryDB) -> None:
+        self.db = db
+
+    def get_request(self, request_id: str, lock: bool) -> Sequence[Any] | None:
+        row = self.db.requests.get(request_id)
+        return None if row is None else tuple(row[1:])
+
+    def insert_request(self, cols: Sequence[Any]) -> None:
+        self.db.counter += 1
+        self.db.requests[cols[0]] = [self.db.counter, *cols]
+
+    def update_request(self, cols: Sequence[Any], old_state: str) -> None:
+        row = self.db.requests[cols[0]]
+        if row[1 + _STATE] != old_state:
+            raise RuntimeError(f"request {cols[0]}: compare-and-set from {old_state} failed")
+        row[1:] = list(cols)
+
+    def _ordered(self) -> list[list[Any]]:
+        return sorted(self.db.requests.values(), key=lambda r: r[0])
+
+    def ids_in_states(self, states: Sequence[str]) -> list[str]:
+        return [r[1] for r in self._ordered() if r[1 + _STATE] in states]
+
+    def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
+                      limit: int) -> list[Sequence[Any]]:
+        out: list[Sequence[Any]] = []
+        for r in reversed(self._ordered()):
+            cols = r[1:]
+            if ((state is None or cols[_STATE] == state)
+                    and (run_id is None or cols[_RUN] == run_id)
+                    and (tenant is None or cols[_TENANT] == tenant)):
+                out.append(tuple(cols))
+            if len(out) >= limit:
+                break
+        return out
+
+    def append(self, entries: list[tuple[Draft, str]], ts: float) -> list[int]:
+        seq, prev = self.db.head
+        seqs = []
+        for draft, entry in entries:
+            seq += 1
+            digest = chain_hash(prev, entry)
+            self.db.events[seq] = [seq, ts, draft.kind, draft.request_id, draft.run_id, entry,
+                                   prev, digest]
+            prev = digest
+            seqs.append(seq)
+        self.db.head = [seq, prev]
+        return seqs
+
+    def meta_get(self, key: str) -> str | None:
+        return self.db.meta.get(key)
+
+    def meta_put_if_absent(self, key: str, value: str) -> None:
+        self.db.meta.setdefault(key, value)
+
+    def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
+                     doc: str) -> None:
+        self.db.counter += 1
+        self.db.grants[grant_id] = [self.db.counter, scope, run_id, doc, None]
+
+    def get_grant(self, grant_id: str, lock: bool) -> tuple[str, float | None] | None:
+        row = self.db.grants.get(grant_id)
+        return None if row is None else (row[3], row[4])
+
+    def revoke_grant(self, grant_id: str, now: float) -> None:
+        self.db.grants[grant_id][4] = now
+
+    def list_grants(self, scope: str | None, run_id: str | None) -> list[tuple[str, str | None]]:
+        rows = sorted(self.db.grants.values(), key=lambda r: -r[0])
+        return [(r[3], r[2]) for r in rows if r[4] is None
+                and (scope is None or r[1] == scope) and (run_id is None or r[2] == run_id)]
+
+    def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]:
+        rows = sorted((r for s, r in self.db.events.items() if s > seq), key=lambda r: r[0])
+        return [(r[0], r[5], r[6], r[7]) for r in rows[:limit]]
+
+    def cursor_get(self, name: str) -> int:
+        return self.db.consumers.get(name, 0)
+
+    def cursor_set(self, name: str, seq: int) -> None:
+        self.db.consumers[name] = seq
+
+    def chain_rows(self) -> Iterator[tuple[int, str, str, str, str, str | None]]:
+        for seq in sorted(self.db.events):
+            r = self.db.events[seq]
+            yield (r[0], r[5], r[6], r[7], r[2], r[3])
+
+    def chain_head(self) -> tuple[int, str]:
+        return (int(self.db.head[0]), str(self.db.head[1]))
+
+
+class MemoryStore(Engine):
+    def __init__(self, db: MemoryDB | None = None) -> None:
+        self._db = db or MemoryDB()
+        self._lock = threading.RLock()
+        self._tx = MemoryTx(self._db)
+        self._load_key()
+
+    def __repr__(self) -> str:
+        return "MemoryStore()"
+
+    @contextmanager
+    def _write(self) -> Iterator[MemoryTx]:
+        with self._lock:
+            yield self._tx
+
+    _read = _write
+
+    def migrate(self) -> list[int]:
+        return []
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,40 @@
+"""Numbered schema migrations, one directory per backend: ``NNNN_name.sql``.
+
+A migration is applied once, in a transaction, and recorded in ``schema_migrations``. A
+database that records a version this code does not know was written by a newer signoff
+and is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...exceptions import SchemaVersionError
+
+HERE = Path(__file__).parent
+
+
+def load(dialect: str) -> list[tuple[int, str]]:
+    out = []
+    for path in sorted((HERE / dialect).glob("[0-9][0-9][0-9][0-9]_*.sql")):
+        out.append((int(path.name[:4]), path.read_text(encoding="utf-8")))
+    return out
+
+
+def latest(dialect: str) -> int:
+    found = load(dialect)
+    return found[-1][0] if found else 0
+
+
+def check_not_newer(applied: list[int], dialect: str, where: str) -> None:
+    known = latest(dialect)
+    if applied and max(applied) > known:
+        raise SchemaVersionError(
+            f"{where}: the database schema is at version {max(applied)}, newer than this "
+            f"signoff knows ({known}). Upgrade signoff; the database was left untouched."
+        )
+
+
+def sqlite_statements(script: str) -> list[str]:
+    """Split a SQLite script on ';' (our migrations hold no triggers or string ';')."""
+    return [s.strip() for s in script.split(";") if s.strip()]

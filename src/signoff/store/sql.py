@@ -1,0 +1,159 @@
+"""The SQL both database backends share; `?` placeholders become `%s` on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+from .base import GENESIS_HASH, Draft, chain_hash
+
+Dialect = Literal["sqlite", "postgres"]
+
+REQUEST_COLS = ("id, state, run_id, tenant, created_at, expires_at, idempotent, doc, "
+                "token_hash, worker, lease_expires_at, outcome")
+
+_SQL: dict[str, str] = {
+    "get": f"SELECT {REQUEST_COLS} FROM signoff_requests WHERE id = ?",
+    "insert": f"INSERT INTO signoff_requests ({REQUEST_COLS}) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "update": "UPDATE signoff_requests SET state = ?, doc = ?, token_hash = ?, worker = ?, "
+              "lease_expires_at = ?, outcome = ? WHERE id = ? AND state = ?",
+    "head": "SELECT seq, hash FROM signoff_chain WHERE id = 1",
+    "event": "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
+             "hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "set_head": "UPDATE signoff_chain SET seq = ?, hash = ? WHERE id = 1",
+    "pg_append": "SELECT signoff_append(?, ?, ?, ?, ?)",
+    "meta_get": "SELECT value FROM signoff_meta WHERE key = ?",
+    "meta_put": "INSERT INTO signoff_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+    "grant_insert": "INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
+                    "VALUES (?, ?, ?, ?, ?)",
+    "grant_get": "SELECT doc, revoked_at FROM signoff_grants WHERE id = ?",
+    "grant_revoke": "UPDATE signoff_grants SET revoked_at = ? WHERE id = ?",
+    "events_after": "SELECT seq, entry, prev_hash, hash FROM signoff_events WHERE seq > ? "
+                    "ORDER BY seq LIMIT ?",
+    "cursor_get": "SELECT seq FROM signoff_consumers WHERE name = ?",
+    "cursor_set": "INSERT INTO signoff_consumers (name, seq) VALUES (?, ?) "
+                  "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
+    "chain": "SELECT seq, entry, prev_hash, hash, kind, request_id FROM signoff_events "
+             "ORDER BY seq",
+}
+
+
+class SQLTx:
+    """One transaction (or one autocommit read) on a DB-API style connection."""
+
+    def __init__(self, conn: Any, dialect: Dialect) -> None:
+        self.conn = conn
+        self.dialect = dialect
+        self.sql = _SQL if dialect == "sqlite" else PG_SQL
+
+    def _q(self, name: str, params: Sequence[Any] = ()) -> Any:
+        return self.conn.execute(self.sql[name], params)
+
+    def _raw(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        if self.dialect == "postgres":
+            sql = sql.replace("?", "%s")
+        return self.conn.execute(sql, params)
+
+    def get_request(self, request_id: str, lock: bool) -> Sequence[Any] | None:
+        name = "get_lock" if lock and self.dialect == "postgres" else "get"
+        row: Sequence[Any] | None = self._q(name, (request_id,)).fetchone()
+        return row
+
+    def insert_request(self, cols: Sequence[Any]) -> None:
+        self._q("insert", cols)
+
+    def update_request(self, cols: Sequence[Any], old_state: str) -> None:
+        (rid, state, _r, _t, _c, _e, _i, doc, token_hash, worker, lease, outcome) = cols
+        cur = self._q("update", (state, doc, token_hash, worker, lease, outcome, rid, old_state))
+        if cur.rowcount != 1:  # cannot happen under the row lock; refuse loudly if it does
+            raise RuntimeError(f"request {rid}: compare-and-set from {old_state} failed")
+
+    def ids_in_states(self, states: Sequence[str]) -> list[str]:
+        marks = ", ".join("?" for _ in states)
+        rows = self._raw(f"SELECT id FROM signoff_requests WHERE state IN ({marks}) ORDER BY ord",
+                         tuple(states)).fetchall()
+        return [r[0] for r in rows]
+
+    def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
+                      limit: int) -> list[Sequence[Any]]:
+        where, params = [], []
+        for column, value in (("state", state), ("run_id", run_id), ("tenant", tenant)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        sql = f"SELECT {REQUEST_COLS} FROM signoff_requests {clause}ORDER BY ord DESC LIMIT ?"
+        rows: list[Sequence[Any]] = self._raw(sql, (*params, limit)).fetchall()
+        return rows
+
+    def append(self, entries: list[tuple[Draft, str]], ts: float) -> list[int]:
+        seqs: list[int] = []
+        if self.dialect == "postgres":
+            for draft, entry in entries:
+                row = self._q("pg_append", (ts, draft.kind, draft.request_id, draft.run_id,
+                                            entry)).fetchone()
+                seqs.append(int(row[0]))
+            return seqs
+        seq, prev = self._q("head").fetchone()
+        for draft, entry in entries:
+            seq += 1
+            digest = chain_hash(prev, entry)
+            self._q("event", (seq, ts, draft.kind, draft.request_id, draft.run_id, entry, prev,
+                              digest))
+            prev = digest
+            seqs.append(seq)
+        self._q("set_head", (seq, prev))
+        return seqs
+
+    def meta_get(self, key: str) -> str | None:
+        row = self._q("meta_get", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def meta_put_if_absent(self, key: str, value: str) -> None:
+        self._q("meta_put", (key, value))
+
+    def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
+                     doc: str) -> None:
+        self._q("grant_insert", (grant_id, scope, run_id, created_at, doc))
+
+    def get_grant(self, grant_id: str, lock: bool) -> tuple[str, float | None] | None:
+        row = self._q("grant_get", (grant_id,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def revoke_grant(self, grant_id: str, now: float) -> None:
+        self._q("grant_revoke", (now, grant_id))
+
+    def list_grants(self, scope: str | None, run_id: str | None) -> list[tuple[str, str | None]]:
+        where, params = ["revoked_at IS NULL"], []
+        if scope is not None:
+            where.append("scope = ?")
+            params.append(scope)
+        if run_id is not None:
+            where.append("run_id = ?")
+            params.append(run_id)
+        sql = (f"SELECT doc, run_id FROM signoff_grants WHERE {' AND '.join(where)} "
+               "ORDER BY ord DESC")
+        return [(r[0], r[1]) for r in self._raw(sql, params).fetchall()]
+
+    def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]:
+        return [(r[0], r[1], r[2], r[3]) for r in self._q("events_after", (seq, limit)).fetchall()]
+
+    def cursor_get(self, name: str) -> int:
+        row = self._q("cursor_get", (name,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def cursor_set(self, name: str, seq: int) -> None:
+        self._q("cursor_set", (name, seq))
+
+    def chain_rows(self) -> Iterator[tuple[int, str, str, str, str, str | None]]:
+        for r in self._q("chain").fetchall():
+            yield (int(r[0]), r[1], r[2], r[3], r[4], r[5])
+
+    def chain_head(self) -> tuple[int, str]:
+        row = self._q("head").fetchone()
+        return (0, GENESIS_HASH) if row is None else (int(row[0]), str(row[1]))
+
+
+PG_SQL: dict[str, str] = {k: v.replace("?", "%s") for k, v in _SQL.items()}
+PG_SQL["get_lock"] = PG_SQL["get"] + " FOR UPDATE"
