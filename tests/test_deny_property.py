@@ -26,8 +26,18 @@ calls = st.one_of(
     st.builds(lambda n: ToolCall("pay", {"amount": n}), st.integers(0, 5000)),
 )
 broad_rules = st.sampled_from(
-    ["send", "send(to=*)", "*", "Edit", "write_file", "write_file(**)", "pay", "delete_file",
-     "pay(amount>=0)", "Write(secrets/**)"]
+    [
+        "send",
+        "send(to=*)",
+        "*",
+        "Edit",
+        "write_file",
+        "write_file(**)",
+        "pay",
+        "delete_file",
+        "pay(amount>=0)",
+        "Write(secrets/**)",
+    ]
 )
 decisions = st.one_of(
     st.just(Decision("approve")),

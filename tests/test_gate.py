@@ -138,7 +138,7 @@ def test_approve_always_session_grant_and_clear(tmp_path: Path) -> None:
 def test_approve_always_project_writes_local_settings(tmp_path: Path) -> None:
     local = tmp_path / LOCAL_FILE
     local.parent.mkdir()
-    local.write_text("# my grants\n[permissions]\n# keep me\nallow = [\n  \"lookup\",\n]\n")
+    local.write_text('# my grants\n[permissions]\n# keep me\nallow = [\n  "lookup",\n]\n')
     gate, _ = make_gate(tmp_path, [Decision("approve_always", scope="project")])
     gate.wrap(send)(to="bob")
     text = local.read_text()

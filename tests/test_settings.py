@@ -64,8 +64,8 @@ def test_local_scalars_win_and_caps_take_the_stricter(tmp_path: Path, user_home:
         ('[permissions]\nallow = ["read_file()"]\n', 2, "empty specifier"),
         ('[permissions]\nallow = ["Bash(a:* b)"]\n', 2, "':*' may only end"),
         ('[permissions]\ndefault_mode = "yolo"\n', 2, "yolo"),
-        ('[permisions]\nallow = []\n', 1, "unknown table [permisions]"),
-        ('[permissions]\nalow = []\n', 2, "unknown key 'alow'"),
+        ("[permisions]\nallow = []\n", 1, "unknown table [permisions]"),
+        ("[permissions]\nalow = []\n", 2, "unknown key 'alow'"),
         ("[permissions]\nallow = [\n", None, "not valid TOML"),
         ('[permissions]\nallow = "read_file"\n', 2, "must be a list"),
         ('[boundaries]\nmax_amount = "ten"\n', 2, "must be a number"),
@@ -84,7 +84,9 @@ def test_errors_name_file_line_and_rule(text: str, line: int | None, fragment: s
 
 
 def test_rules_remember_where_they_were_written(tmp_path: Path) -> None:
-    path = write(tmp_path, PROJECT_FILE, '# top\n[permissions]\nask = [\n  "Bash(git push:*)",\n]\n')
+    path = write(
+        tmp_path, PROJECT_FILE, '# top\n[permissions]\nask = [\n  "Bash(git push:*)",\n]\n'
+    )
     settings = parse_settings(path.read_text(), str(path))
     assert settings.ask[0].source == f"{path}:4"
 

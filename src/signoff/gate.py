@@ -155,7 +155,8 @@ class Gate:
         verdict = self.check(call)
         if not self.enabled and verdict.effect == "ask" and call.name != "ask_human":
             verdict = verdict.with_effect("allow", "approvals are off (/hitl off)")
-        self._emit("verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
+        if self.listener is not None:
+            self.listener("verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
         if verdict.effect in ("allow", "notify"):
             return verdict, None, call
         if verdict.effect == "deny":
@@ -278,7 +279,8 @@ class Gate:
                     f"stopped after {c.consecutive} refusals in a row ({c.total} in all): "
                     "a person needs to look at this session"
                 )
-        self._emit("outcome", {"call": result.call.to_json(), "outcome": result.outcome})
+        if self.listener is not None:
+            self.listener("outcome", {"call": result.call.to_json(), "outcome": result.outcome})
         return result
 
     def _ran(

@@ -200,7 +200,7 @@ class Policy:
                     rule.text,
                     (f"rule {rule.text} asks",),
                     spec.tier,
-                    suggestion,
+                    suggestion(),
                 )
         if spec.always_ask:
             return Verdict("ask", "none", None, ("this tool asks a person by design",), spec.tier)
@@ -213,7 +213,7 @@ class Policy:
                 )
         return self._default(spec, suggestion)
 
-    def _default(self, spec: ToolSpec, suggestion: str | None) -> Verdict:
+    def _default(self, spec: ToolSpec, suggestion: Callable[[], str | None]) -> Verdict:
         tier = spec.tier
         if tier == "read":
             return Verdict("allow", "none", None, ("read-only tool",), tier)
@@ -226,7 +226,7 @@ class Policy:
                 None,
                 ("reversible change inside the workspace: runs, recorded for review",),
                 tier,
-                suggestion,
+                suggestion(),
             )
         reason = {
             "destructive": "irreversible change",
@@ -234,7 +234,7 @@ class Policy:
             "privileged": "needs elevated privileges",
             "unknown": f"{spec.name} is not a declared tool",
         }[tier]
-        return Verdict("ask", _risk(spec), None, (reason,), tier, suggestion)
+        return Verdict("ask", _risk(spec), None, (reason,), tier, suggestion())
 
     def _deny(self, spec: ToolSpec, reason: str, rule: Rule | None = None) -> Verdict:
         return Verdict(
@@ -249,23 +249,26 @@ class Policy:
 
     def _inspect(
         self, call: ToolCall, spec: ToolSpec
-    ) -> tuple[Callable[[Rule, bool], bool] | None, str | None, str | None]:
-        """A rule matcher for this call, the boundary it crosses (if any), and the rule
-        that "always allow" would save."""
+    ) -> tuple[Callable[[Rule, bool], bool] | None, str | None, Callable[[], str | None]]:
+        """A rule matcher for this call, the boundary it crosses (if any), and how to
+        build the rule that "always allow" would save (lazily: the allow path skips it)."""
         args = call.arguments
         if spec.kind in ("file_read", "file_write") and spec.path_arg:
             raw = args.get(spec.path_arg, ".")
             if not isinstance(raw, str) or "\x00" in raw:
-                return None, f"argument {spec.path_arg!r} must be a path string", None
+                return None, f"argument {spec.path_arg!r} must be a path string", _none
             path = self.resolve_path(raw)
             boundary = self._path_boundary(path, write=spec.kind == "file_write")
-            rel = os.path.relpath(path, self.workspace)
-            suggestion = None if boundary else f"{call.name}(./{_escape_glob(rel)})"
-            return (lambda rule, every: rule.matches_path(path, self.ctx)), boundary, suggestion
+
+            def suggest_path() -> str | None:
+                rel = os.path.relpath(path, self.workspace)
+                return None if boundary else f"{call.name}(./{_escape_glob(rel)})"
+
+            return (lambda rule, every: rule.matches_path(path, self.ctx)), boundary, suggest_path
         if spec.kind == "network" and spec.url_arg:
             url = args.get(spec.url_arg)
             if not isinstance(url, str):
-                return None, f"argument {spec.url_arg!r} must be a URL string", None
+                return None, f"argument {spec.url_arg!r} must be a URL string", _none
             parts = urlsplit(url)
             host = (parts.hostname or "").lower()
             boundary = None
@@ -275,13 +278,13 @@ class Policy:
                 host_matches(host, d) for d in self.settings.allowed_domains
             ):
                 boundary = f"{host} is not an allowed domain"
-            suggestion = f"{call.name}(domain:{host})" if host and not boundary else None
-            return (lambda rule, every: rule.matches_url(url)), boundary, suggestion
+            domain_rule = f"{call.name}(domain:{host})" if host and not boundary else None
+            return (lambda rule, every: rule.matches_url(url)), boundary, lambda: domain_rule
         boundary = self._amount_boundary(spec, args)
         return (
             (lambda rule, every: rule.matches_arguments(args, every=every)),
             boundary,
-            None if boundary else _suggest_arguments(call),
+            _none if boundary else lambda: _suggest_arguments(call),
         )
 
     def resolve_path(self, raw: str) -> str:
@@ -381,6 +384,10 @@ class Policy:
         if self.mode == "accept-edits" and part.cls == "reversible_write" and part.inside_workspace:
             return "allow", "mode", "accept-edits: workspace edit"
         return part.effect, None, None
+
+
+def _none() -> None:
+    return None
 
 
 def _risk(spec: ToolSpec) -> Risk:

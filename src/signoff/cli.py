@@ -1,0 +1,192 @@
+"""The `signoff` command line. Every read command takes `--json`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import __version__
+from .channels.render import escape_untrusted
+from .exceptions import InvalidInput, SignoffError
+from .models import ToolCall, Verdict
+from .policy import Policy
+from .settings import MODES, load_settings
+
+Command = Callable[[argparse.Namespace], int]
+_COMMANDS: dict[str, Command] = {}
+
+_EFFECT_STYLE = {"allow": "green", "notify": "cyan", "ask": "yellow", "deny": "bold red"}
+
+
+def console(stream: TextIO | None = None) -> Console:
+    return Console(file=stream or sys.stdout, highlight=False, markup=False, soft_wrap=True)
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+
+# ------------------------------------------------------------------ check
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    doc = verdict.to_json()
+    doc["verdict"] = doc.pop("effect")
+    return doc
+
+
+def _policy(args: argparse.Namespace) -> Policy:
+    workspace = os.path.abspath(args.workspace)
+    settings = load_settings(workspace, user=not args.no_user_settings)
+    return Policy(settings, workspace=workspace, mode=args.mode)
+
+
+def _shell_lines(path: str) -> Iterator[tuple[int, str | None, str | None]]:
+    """JSON Lines of commands: each a JSON string or an object with `cmd`."""
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    with stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as exc:
+                yield number, None, f"line {number}: not JSON ({exc})"
+                continue
+            command = item.get("cmd") if isinstance(item, dict) else item
+            if not isinstance(command, str):
+                yield number, None, f'line {number}: expected a JSON string or {{"cmd": ...}}'
+                continue
+            yield number, command, None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    policy = _policy(args)
+    if args.shell_file:
+        out = sys.stdout
+        for number, command, error in _shell_lines(args.shell_file):
+            if error is not None:
+                out.write(json.dumps({"line": number, "error": error}) + "\n")
+                continue
+            assert command is not None
+            verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
+            doc = verdict_json(verdict)
+            doc["line"] = number
+            out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return 0
+    if args.shell is not None:
+        call = ToolCall("execute_command", {"command": args.shell})
+    elif args.tool:
+        try:
+            arguments = json.loads(args.args or "{}")
+        except ValueError as exc:
+            raise InvalidInput(f"--args is not valid JSON: {exc}") from exc
+        call = ToolCall(args.tool, arguments)
+    else:
+        raise InvalidInput(
+            "check needs --tool NAME (with --args JSON), --shell CMD or --shell-file"
+        )
+    verdict = policy.evaluate(call)
+    if args.json:
+        print_json(verdict_json(verdict))
+    else:
+        explain(call, verdict, policy)
+    return 0
+
+
+def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | None = None) -> None:
+    out = out or console()
+    style = _EFFECT_STYLE[verdict.effect]
+    head = Text()
+    head.append(f"{verdict.effect.upper()}", style=style)
+    head.append(f"  {escape_untrusted(call.name)}  risk {verdict.risk}  tier {verdict.tier}")
+    out.print(head)
+    if verdict.parts:
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for column in ("command", "class", "effect", "why"):
+            table.add_column(column)
+        for part in verdict.parts:
+            table.add_row(
+                escape_untrusted(part.command, newline=False),
+                part.cls,
+                Text(part.effect, style=_EFFECT_STYLE[part.effect]),
+                escape_untrusted("; ".join(part.reasons) or "-"),
+            )
+        out.print(table)
+    out.print(f"rule: {verdict.rule or '(defaults)'}")
+    for reason in verdict.reasons:
+        out.print(f"  - {escape_untrusted(reason)}")
+    if verdict.suggested_rule:
+        out.print(f"always-allow would save: {escape_untrusted(verdict.suggested_rule)}")
+    out.print(f"mode: {policy.mode}   workspace: {policy.workspace}")
+
+
+# ------------------------------------------------------------------ parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="signoff",
+        description="A human in the loop of AI agents' tool calls.",
+    )
+    parser.add_argument("--version", action="version", version=f"signoff {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="explain the verdict for one call or shell command")
+    check.add_argument("--tool", help="tool name, e.g. write_file or Bash")
+    check.add_argument("--args", help="the call's arguments as a JSON object")
+    check.add_argument("--shell", metavar="CMD", help="judge a shell command")
+    check.add_argument(
+        "--shell-file", metavar="FILE", help="JSON Lines of commands ('-' for stdin)"
+    )
+    check.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    check.add_argument("--mode", choices=MODES, default=None)
+    check.add_argument("--no-user-settings", action="store_true", help="ignore ~/.config")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.set_defaults(func=cmd_check)
+
+    for register in _registrars():
+        register(sub)
+    return parser
+
+
+def _registrars() -> list[Callable[[Any], None]]:
+    from . import demo
+
+    found: list[Callable[[Any], None]] = [demo.register]
+    for name in ("cli_runs", "cli_web", "cli_audit"):
+        try:
+            module = __import__(f"signoff.{name}", fromlist=["register"])
+        except ImportError as exc:
+            if exc.name != f"signoff.{name}":
+                raise
+            continue
+        found.append(module.register)
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args))
+    except SignoffError as exc:
+        sys.stderr.write(f"signoff: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("signoff: interrupted\n")
+        return 130
+
+
+__all__ = ["build_parser", "explain", "main", "verdict_json"]

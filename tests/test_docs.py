@@ -1,0 +1,77 @@
+"""The docs' examples are run: Python blocks execute, `$ signoff ...` lines are invoked and
+the JSON they print must contain the key/value pairs the docs show."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+PAIR = re.compile(r'"(\w+)": ("[^"]*"|-?\d+(?:\.\d+)?|true|false|null)')
+
+
+def blocks(path: Path, language: str) -> list[str]:
+    return [body for lang, body in BLOCK.findall(path.read_text()) if lang == language]
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if blocks(d, "python")], ids=lambda d: d.name)
+def test_python_examples_run(doc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "__doc_example__"}
+    for block in blocks(doc, "python"):
+        exec(compile(block, str(doc), "exec"), namespace)
+
+
+def console_examples() -> list[tuple[str, str, list[str]]]:
+    found = []
+    for doc in DOCS:
+        for block in blocks(doc, "console"):
+            lines = block.splitlines()
+            for index, line in enumerate(lines):
+                if line.startswith("$ signoff "):
+                    expected = []
+                    for following in lines[index + 1 :]:
+                        if following.startswith("$ "):
+                            break
+                        expected.append(following)
+                    found.append((doc.name, line[2:], expected))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("doc", "command", "expected"),
+    console_examples(),
+    ids=[f"{d}:{c[:40]}" for d, c, _ in console_examples()],
+)
+def test_console_examples(doc: str, command: str, expected: list[str], tmp_path: Path) -> None:
+    argv = shlex.split(command)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "signoff",
+            *argv[1:],
+            *(["--no-user-settings"] if argv[1] == "check" else []),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for line in expected:
+        pairs = PAIR.findall(line)
+        if not pairs:
+            continue
+        actual = json.loads(done.stdout.splitlines()[0])
+        for key, value in pairs:
+            assert actual.get(key) == json.loads(value), (key, actual)
