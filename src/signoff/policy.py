@@ -359,7 +359,10 @@ class Policy:
         suggestion = None
         asking = [p for p, s in zip(analysis.parts, summaries, strict=True) if s.effect == "ask"]
         if effect == "ask" and len(asking) == 1 and not asking[0].catastrophic:
-            suggestion = shell.suggest_rule(asking[0], call.name)
+            try:
+                suggestion = shell.suggest_rule(asking[0], call.name)
+            except ValueError:
+                suggestion = None  # nothing stable to name: approve once, never "always"
         return Verdict(effect, risk, rule_text, reasons, spec.tier, suggestion, tuple(summaries))
 
     def _shell_part(
