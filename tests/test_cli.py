@@ -1,0 +1,90 @@
+"""The `signoff` command line as a user runs it: real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def signoff(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "signoff", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_version_and_help(tmp_path: Path) -> None:
+    assert signoff("--version", cwd=tmp_path).stdout.startswith("signoff ")
+    assert "check" in signoff("--help", cwd=tmp_path).stdout
+
+
+def test_check_json_reads_the_workspace_settings(tmp_path: Path) -> None:
+    (tmp_path / ".signoff").mkdir()
+    (tmp_path / ".signoff" / "settings.toml").write_text(
+        '[permissions]\ndeny = ["write_file(secrets/**)"]\n'
+    )
+    done = signoff(
+        "check",
+        "--no-user-settings",
+        "--tool",
+        "write_file",
+        "--args",
+        '{"path": "secrets/a", "content": "x"}',
+        "--json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["verdict"] == "deny"
+    assert doc["rule"] == "write_file(secrets/**)"
+    assert doc["risk"] and doc["reasons"]
+
+
+def test_check_explains_in_words(tmp_path: Path) -> None:
+    done = signoff(
+        "check",
+        "--no-user-settings",
+        "--tool",
+        "delete_file",
+        "--args",
+        '{"path": "old.txt"}',
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0
+    assert "ASK" in done.stdout and "irreversible" in done.stdout
+    assert "delete_file(./old.txt)" in done.stdout  # what "always" would save
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tool", "read_file", "--args", "{bad json"], "--args is not valid JSON"),
+        (["--tool", "read_file", "--args", "[1]"], "must be a JSON object"),
+        (["--tool", "read_file", "--args", '{"x": NaN}'], "nan is not allowed"),
+        ([], "check needs --tool"),
+    ],
+)
+def test_check_bad_input_is_a_clear_error(tmp_path: Path, args: list[str], message: str) -> None:
+    done = signoff("check", "--no-user-settings", *args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_check_names_a_broken_settings_file(tmp_path: Path) -> None:
+    (tmp_path / ".signoff").mkdir()
+    (tmp_path / ".signoff" / "settings.toml").write_text('[permissions]\nallow = ["Bash(ls"]\n')
+    done = signoff(
+        "check", "--no-user-settings", "--tool", "read_file", "--args", "{}", cwd=tmp_path
+    )
+    assert done.returncode == 2
+    assert "settings.toml:2:" in done.stderr and "Bash(ls" in done.stderr
