@@ -1,0 +1,485 @@
+"""Walk a tree-sitter-bash parse tree into flat simple-command records.
+
+This module knows bash syntax, not programs: it decodes words the way bash would
+(quotes, backslashes, ANSI-C strings, `~`, literal variables assigned earlier, `${IFS}`,
+brace lists), tracks `cd` and literal variables in source order, and records for every
+simple command where it came from (a pipeline stage, a `$(…)` inside another command's
+argument). Anything it cannot resolve is marked dynamic; `shell.py` turns that into opaque.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import threading
+from dataclasses import dataclass, field
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+_LANGUAGE = Language(tree_sitter_bash.language())
+_LOCAL = threading.local()  # a Parser is not thread-safe: one per thread, reused
+MAX_DEPTH = 120  # deeper nesting is reported as a problem (opaque), not recursed into
+
+
+def parse(source: str) -> Node:
+    parser: Parser | None = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = Parser(_LANGUAGE)
+    return parser.parse(source.encode("utf-8", "surrogatepass")).root_node
+
+
+@dataclass(slots=True)
+class Word:
+    text: str
+    dynamic: bool = False  # holds a value only known at run time
+    glob: bool = False  # unquoted *, ? or [ (or a brace sequence): expands at run time
+    quoted: bool = False
+
+
+@dataclass(slots=True)
+class Redir:
+    op: str
+    fd: str
+    target: Word | None  # None for a descriptor duplication such as 2>&1
+
+
+@dataclass(slots=True)
+class Cmd:
+    words: list[Word]
+    assigns: list[tuple[str, Word]]
+    redirects: list[Redir]
+    cwd: str | None
+    vars: dict[str, str | None]
+    source: str
+    owner: int | None = None  # index of the command whose word holds this substitution
+    sub_kind: str = ""  # "$(", "<(", ">(" when this runs inside a substitution
+    stdin_text: str | None = None  # heredoc or here-string fed to this command
+    function: str | None = None  # name of the function whose body holds this command
+    calls_function: bool = False  # words[0] names a function defined earlier in the string
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Walk:
+    cmds: list[Cmd] = field(default_factory=list)
+    pipes: list[list[list[int]]] = field(default_factory=list)  # pipeline -> stage -> cmd ids
+    functions: set[str] = field(default_factory=set)
+    problems: list[str] = field(default_factory=list)
+
+
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_RE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
+                      r"|c.|.)", re.DOTALL)
+_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACE_SEQ_RE = re.compile(r"\{[^{}]*\.\.[^{}]*\}")
+_REDIRECT_TYPES = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
+_DYNAMIC_ASSIGNERS = {"read", "mapfile", "readarray", "getopts", "select"}
+
+
+def decode_ansi_c(body: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        head = esc[0]
+        if head in "xuU":
+            try:
+                return chr(int(esc[1:], 16))
+            except (ValueError, OverflowError):
+                return "\ufffd"
+        if head.isdigit():
+            return chr(int(esc, 8) & 0xFF)
+        if head == "c" and len(esc) == 2:
+            return chr(ord(esc[1]) & 0x1F)
+        return _ANSI_SIMPLE.get(esc, "\\" + esc)
+
+    return _ANSI_RE.sub(one, body)
+
+
+def expand_braces(text: str, limit: int = 64) -> list[str]:
+    """`{rm,-rf,/}` -> ["rm", "-rf", "/"]; bash does this before anything else."""
+    out = [text]
+    for _ in range(8):
+        nxt: list[str] = []
+        changed = False
+        for item in out:
+            m = _BRACE_RE.search(item)
+            if m is None:
+                nxt.append(item)
+                continue
+            changed = True
+            nxt.extend(item[: m.start()] + alt + item[m.end():] for alt in m.group(1).split(","))
+        out = nxt[:limit]
+        if not changed:
+            break
+    return out
+
+
+class Walker:
+    """One pass over one parse tree, in source order (bash runs it in that order)."""
+
+    def __init__(self, home: str, cwd: str | None, variables: dict[str, str | None],
+                 depth: int = 0) -> None:
+        self.home = home
+        self.cwd = cwd
+        self.vars = dict(variables)
+        self.out = Walk()
+        self.depth = depth
+        self.function: str | None = None
+        self.sub_kind = ""
+        self._split = False  # set by an unquoted expansion whose value holds spaces
+
+    # ------------------------------------------------------------------ statements
+
+    def walk(self, node: Node) -> None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                self.out.problems.append("nesting too deep to analyze")
+                return
+            handler = _HANDLERS.get(node.type)
+            if handler is not None:
+                handler(self, node)
+            else:
+                for child in node.named_children:
+                    self.walk(child)
+        finally:
+            self.depth -= 1
+
+    def _comment(self, node: Node) -> None:
+        return
+
+    def _subshell(self, node: Node) -> None:
+        saved = self.cwd, dict(self.vars)
+        for child in node.named_children:
+            self.walk(child)
+        self.cwd, self.vars = saved[0], saved[1]
+
+    def _pipeline(self, node: Node, first: list[int] | None = None) -> None:
+        stages: list[list[int]] = [first] if first is not None else []
+        for child in node.named_children:
+            if child.type == "comment":
+                continue
+            start = len(self.out.cmds)
+            saved = self.cwd
+            self.walk(child)
+            self.cwd = saved  # every stage runs in its own subshell
+            stages.append(list(range(start, len(self.out.cmds))))
+        self.out.pipes.append(stages)
+
+    def _function(self, node: Node) -> None:
+        name_node = node.child_by_field_name("name")
+        name = name_node.text.decode(errors="replace") if name_node and name_node.text else "?"
+        self.out.functions.add(name)
+        outer, self.function = self.function, name
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.walk(body)
+        self.function = outer
+
+    def _for(self, node: Node) -> None:
+        var = node.child_by_field_name("variable")
+        if var is not None and var.text:
+            self.vars[var.text.decode(errors="replace")] = None  # loop values: run time
+        for child in node.named_children:
+            if child is not var:
+                self.walk(child)
+
+    def _assignment(self, node: Node) -> None:
+        start = len(self.out.cmds)
+        name, value = self._assign_pair(node)
+        self._set_var(name, value)
+        self._add(Cmd([], [(name, value)], [], self.cwd, self.vars, _text(node)), start)
+
+    def _declaration(self, node: Node) -> None:
+        start = len(self.out.cmds)
+        words: list[Word] = []
+        assigns: list[tuple[str, Word]] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                name, value = self._assign_pair(child)
+                assigns.append((name, value))
+                self._set_var(name, value)
+            elif child.type == "variable_name":
+                self.vars[_text(child)] = None
+                words.append(Word(_text(child)))
+            elif child.is_named:
+                words.extend(self.fields(child))
+            else:
+                words.append(Word(_text(child)))
+        self._add(Cmd(words, assigns, [], self.cwd, dict(self.vars), _text(node)), start)
+
+    def _test(self, node: Node) -> None:
+        start = len(self.out.cmds)
+        for child in node.named_children:
+            self.decode(child)  # only for the substitutions inside
+        self._add(Cmd([Word("[[")], [], [], self.cwd, dict(self.vars), _text(node)), start)
+
+    def _redirected(self, node: Node) -> None:
+        body = node.child_by_field_name("body")
+        redirs: list[Redir] = []
+        stdin: str | None = None
+        later: list[Node] = []
+        start = len(self.out.cmds)
+        for child in node.children:
+            if child.type == "heredoc_redirect":
+                text, extra = self._heredoc(child)
+                stdin = text
+                later.extend(extra)
+            elif child.type == "herestring_redirect":
+                for sub in child.named_children:
+                    stdin = self.decode(sub).text
+            elif child.type == "file_redirect":
+                redirs.append(self._file_redirect(child))
+        if body is not None and body.type == "command":
+            self._command(body, redirs, stdin, start)
+        else:
+            if body is not None:
+                self.walk(body)
+            if redirs or stdin is not None:
+                self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), _text(node),
+                              stdin_text=stdin), len(self.out.cmds))
+        first = list(range(start, len(self.out.cmds)))
+        for extra_node in later:
+            if extra_node.type == "pipeline":
+                self._pipeline(extra_node, first)
+            else:
+                self.walk(extra_node)
+
+    def _heredoc(self, node: Node) -> tuple[str, list[Node]]:
+        body = ""
+        later: list[Node] = []
+        for child in node.named_children:
+            if child.type == "heredoc_body":
+                body = _text(child)
+                for sub in child.named_children:
+                    if sub.type != "heredoc_content":
+                        self.decode(sub)  # $(…) in an unquoted heredoc runs
+            elif child.type not in ("heredoc_start", "heredoc_end", "file_descriptor"):
+                later.append(child)
+        return body, later
+
+    def _file_redirect(self, node: Node) -> Redir:
+        op = ""
+        fd = ""
+        targets: list[Word] = []
+        for child in node.children:
+            if child.type == "file_descriptor":
+                fd = _text(child)
+            elif not child.is_named:
+                op = op or _text(child)
+            else:
+                targets.append(self.decode(child, tilde=True))
+        target = targets[0] if targets else None
+        if target is not None and op in (">&", "<&", ">&-", "<&-") and (
+            target.text.isdigit() or target.text == "-"
+        ):
+            target = None  # descriptor duplication, not a file
+        return Redir(op, fd, target)
+
+    def _command(self, node: Node, redirs: list[Redir] | None = None,
+                 stdin: str | None = None, start: int | None = None) -> None:
+        start = len(self.out.cmds) if start is None else start
+        words: list[Word] = []
+        assigns: list[tuple[str, Word]] = []
+        redirs = list(redirs or [])
+        for child in node.named_children:
+            kind = child.type
+            if kind == "variable_assignment":
+                assigns.append(self._assign_pair(child))
+            elif kind == "command_name":
+                for sub in child.named_children:
+                    words.extend(self.fields(sub))
+            elif kind in _REDIRECT_TYPES:
+                if kind == "file_redirect":
+                    redirs.append(self._file_redirect(child))
+                elif kind == "herestring_redirect":
+                    for sub in child.named_children:
+                        stdin = self.decode(sub).text
+                else:
+                    stdin, _ = self._heredoc(child)
+            elif kind != "comment":
+                words.extend(self.fields(child))
+        cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), _text(node),
+                  stdin_text=stdin)
+        cmd.calls_function = bool(words) and words[0].text in self.out.functions
+        self._add(cmd, start)
+        self._after_command(words)
+
+    def _add(self, cmd: Cmd, start: int) -> None:
+        idx = len(self.out.cmds)
+        cmd.function = self.function
+        cmd.sub_kind = self.sub_kind
+        for inner in self.out.cmds[start:]:
+            if inner.owner is None and inner.sub_kind and inner.function == self.function:
+                inner.owner = idx
+        self.out.cmds.append(cmd)
+
+    def _after_command(self, words: list[Word]) -> None:
+        """Track what bash itself would change: the directory and read variables."""
+        if not words:
+            return
+        head = words[0].text
+        if head in ("cd", "pushd"):
+            args = [w for w in words[1:] if not w.text.startswith("-") or w.text == "-"]
+            if not args:
+                self.cwd = self.home if head == "cd" else None
+            elif args[0].dynamic or args[0].glob or args[0].text == "-" or self.cwd is None:
+                self.cwd = None
+            else:
+                self.cwd = posixpath.normpath(posixpath.join(self.cwd, args[0].text))
+        elif head == "popd":
+            self.cwd = None
+        elif head in _DYNAMIC_ASSIGNERS or head == "printf":
+            for w in words[1:]:
+                if re.fullmatch(r"[A-Za-z_]\w*", w.text):
+                    self.vars[w.text] = None
+
+    def _assign_pair(self, node: Node) -> tuple[str, Word]:
+        name_node = node.child_by_field_name("name")
+        name = _text(name_node) if name_node is not None else "?"
+        value_node = node.child_by_field_name("value")
+        if value_node is None:
+            return name, Word("")
+        if value_node.type == "array":
+            for child in value_node.named_children:
+                self.decode(child)
+            return name, Word(_text(value_node), dynamic=True)
+        return name, self.decode(value_node, tilde=True)
+
+    def _set_var(self, name: str, value: Word) -> None:
+        new = None if value.dynamic else value.text
+        if name in self.vars and self.vars[name] != new:
+            new = None  # assigned twice (maybe conditionally): value unknown
+        self.vars[name] = new
+
+    # ------------------------------------------------------------------ words
+
+    def fields(self, node: Node) -> list[Word]:
+        """The words one argument node becomes after brace expansion and splitting."""
+        word = self.decode(node, tilde=True)
+        if node.type == "word" and "{" in word.text and "," in word.text:
+            return [Word(t, word.dynamic, word.glob, word.quoted) for t in expand_braces(
+                word.text)]
+        if self._split:
+            self._split = False
+            parts = word.text.split()
+            return [Word(p, word.dynamic, word.glob, word.quoted) for p in parts] or [word]
+        return [word]
+
+    def decode(self, node: Node, tilde: bool = False) -> Word:
+        kind = node.type
+        raw = _text(node)
+        if kind == "word":
+            return self._unquoted(raw, tilde)
+        if kind == "raw_string":
+            return Word(raw[1:-1], quoted=True)
+        if kind == "ansi_c_string":
+            return Word(decode_ansi_c(raw[2:-1]), quoted=True)
+        if kind in ("string", "translated_string"):
+            return self._double_quoted(node)
+        if kind == "number":
+            return Word(raw)
+        if kind == "concatenation":
+            parts = [self.decode(c, tilde and i == 0) for i, c in enumerate(node.named_children)]
+            return Word("".join(p.text for p in parts), any(p.dynamic for p in parts),
+                        any(p.glob for p in parts), any(p.quoted for p in parts))
+        if kind == "simple_expansion":
+            return self._lookup(raw[1:], quoted=False)
+        if kind == "expansion":
+            names = [c for c in node.named_children]
+            if len(names) == 1 and names[0].type == "variable_name" and raw == (
+                "${" + _text(names[0]) + "}"
+            ):
+                return self._lookup(_text(names[0]), quoted=False)
+        if kind in ("command_substitution", "process_substitution"):
+            self._substitution(node, raw[:2])
+            return Word(raw, dynamic=True)
+        if kind == "brace_expression" or (kind == "word" and _BRACE_SEQ_RE.search(raw)):
+            return Word(raw, glob=True)
+        for child in node.named_children:  # anything else: resolve only its substitutions
+            self.decode(child)
+        return Word(raw, dynamic=True)
+
+    def _substitution(self, node: Node, kind: str) -> None:
+        saved = self.sub_kind, self.cwd, dict(self.vars)
+        self.sub_kind = kind if kind in ("<(", ">(") else "$("
+        for child in node.named_children:
+            self.walk(child)
+        self.sub_kind, self.cwd, self.vars = saved
+
+    def _unquoted(self, raw: str, tilde: bool) -> Word:
+        out: list[str] = []
+        glob = False
+        i = 0
+        while i < len(raw):
+            ch = raw[i]
+            if ch == "\\" and i + 1 < len(raw):
+                if raw[i + 1] != "\n":
+                    out.append(raw[i + 1])
+                i += 2
+                continue
+            if ch in "*?[":
+                glob = True
+            out.append(ch)
+            i += 1
+        text = "".join(out)
+        if tilde and raw.startswith("~"):
+            head, sep, rest = text.partition("/")
+            if head == "~":
+                text = self.home + (sep + rest if sep else "")
+            else:
+                return Word(text, dynamic=True, glob=glob)  # ~user: someone else's home
+        return Word(text, glob=glob)
+
+    def _double_quoted(self, node: Node) -> Word:
+        out: list[str] = []
+        dynamic = False
+        for child in node.named_children:
+            if child.type == "string_content":
+                out.append(re.sub(r"\\([\\$`\"\n])", lambda m: "" if m.group(1) == "\n"
+                                  else m.group(1), _text(child)))
+            else:
+                w = self.decode(child)
+                self._split = False  # quoted: no word splitting
+                dynamic = dynamic or w.dynamic
+                out.append(w.text)
+        return Word("".join(out), dynamic=dynamic, quoted=True)
+
+    def _lookup(self, name: str, quoted: bool) -> Word:
+        if name in self.vars:
+            value = self.vars[name]
+            if value is None:
+                return Word("$" + name, dynamic=True)
+        elif name == "HOME":
+            value = self.home
+        elif name == "PWD" and self.cwd is not None:
+            value = self.cwd
+        elif name == "IFS":
+            value = " "
+        else:
+            return Word("$" + name, dynamic=True)
+        if not quoted and any(c.isspace() for c in value):
+            self._split = True  # unquoted: bash splits the value into several words
+        return Word(value)
+
+
+def _text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+_HANDLERS = {
+    "comment": Walker._comment,
+    "subshell": Walker._subshell,
+    "pipeline": Walker._pipeline,
+    "function_definition": Walker._function,
+    "for_statement": Walker._for,
+    "variable_assignment": Walker._assignment,
+    "declaration_command": Walker._declaration,
+    "unset_command": Walker._declaration,
+    "test_command": Walker._test,
+    "redirected_statement": Walker._redirected,
+    "command": Walker._command,
+}
