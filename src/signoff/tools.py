@@ -1,0 +1,679 @@
+"""Built-in workspace tools: read, list, search, write, edit, create, delete, run, fetch, mail.
+
+A `Workspace` binds the tools declared in `registry.BUILTIN_SPECS` to one root directory::
+
+    ws = Workspace("/path/to/project")
+    gate = Gate(policy, previewer=ws.preview)
+    gate.execute(call, ws.as_mapping()[call.name])
+
+Every path is resolved (`~`, `..`, symlinks) and must stay inside the root. The policy
+already asks before a call leaves the workspace; this is the second line: an approved call
+still cannot escape unless the workspace was built with `allow_outside=True`.
+
+File changes keep what they replaced (review after action): `snapshot(call)` before the
+call runs, `settle(snapshot)` after it, and `revert(snapshot)` to undo, refused when a file
+changed since. `run_recorded(call)` does the first two around the call.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import mailbox
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from typing import Any
+
+from .exceptions import InvalidInput, SignoffError
+from .models import ToolCall
+from .previews import (
+    RevertConflict,
+    Snapshot,
+    SnapshotEntry,
+    cut_text,
+    email_fields,
+    human_size,
+    openai_tools,
+    path_state,
+    render_preview,
+    restore_entry,
+)
+from .registry import ALIASES, BUILTIN_SPECS, ToolSpec, canonical_tool_name
+
+MAX_READ_BYTES = 256 * 1024
+MAX_LIST_ENTRIES = 500
+MAX_SEARCH_RESULTS = 200
+MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024
+MAX_OUTPUT_BYTES = 30_000  # head + tail of command output kept for the model
+MAX_FETCH_BYTES = 1024 * 1024
+DEFAULT_TIMEOUT = 60.0
+FETCH_TIMEOUT = 20.0
+OUTBOX = os.path.join(".signoff", "outbox.mbox")
+DEFAULT_SENDER = "signoff-agent@localhost"
+
+# Directories that are tooling, not the project: listing or searching them is noise.
+IGNORED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
+SEARCH_SKIP = IGNORED_DIRS | {".signoff", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"}
+FILE_WRITE_TOOLS = ("write_file", "edit_file", "create_project", "delete_file")
+
+_outbox_locks: dict[str, threading.Lock] = {}
+_outbox_guard = threading.Lock()
+
+
+class OutsideWorkspace(InvalidInput):
+    """A path that resolves outside the workspace root."""
+
+
+class ToolError(SignoffError):
+    """A tool could not do its work (network down, command could not start)."""
+
+
+def _is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+class Workspace:
+    """The built-in tools bound to one root directory."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        allow_outside: bool = False,
+        sender: str = DEFAULT_SENDER,
+        max_output: int = MAX_OUTPUT_BYTES,
+        fetch_timeout: float = FETCH_TIMEOUT,
+    ) -> None:
+        self.root = os.path.realpath(os.path.expanduser(os.fspath(root)))
+        if not os.path.isdir(self.root):
+            raise InvalidInput(f"workspace root {self.root} is not a directory")
+        self.allow_outside = allow_outside
+        self.sender = sender
+        self.max_output = max_output
+        self.fetch_timeout = fetch_timeout
+
+    # ------------------------------------------------------------------ paths
+
+    def resolve(self, raw: str | None, *, follow: bool = True) -> str:
+        """The real path of `raw` (relative to the root); outside the root is refused.
+
+        `follow=False` keeps a final symlink itself (deleting a link removes the link).
+        """
+        if raw is not None and not isinstance(raw, str):
+            raise InvalidInput(f"path must be a string, got {type(raw).__name__}")
+        text = os.path.expanduser(raw) if raw else "."
+        # realpath, not normpath first: `link/..` must mean what the OS will open.
+        joined = os.path.join(self.root, text)
+        head, name = os.path.split(joined.rstrip(os.sep))
+        if follow or name in ("", ".", ".."):
+            path = os.path.realpath(joined)
+        else:
+            path = os.path.join(os.path.realpath(head), name)
+        if not self.allow_outside and not self.contains(path):
+            raise OutsideWorkspace(
+                f"{raw!r} resolves to {path}, outside the workspace {self.root}; refused"
+            )
+        return path
+
+    def contains(self, path: str) -> bool:
+        return path == self.root or path.startswith(self.root.rstrip(os.sep) + os.sep)
+
+    def rel(self, path: str) -> str:
+        return os.path.relpath(path, self.root) if self.contains(path) else path
+
+    def _existing_file(self, raw: str) -> str:
+        path = self.resolve(raw)
+        if os.path.isdir(path):
+            raise InvalidInput(f"{raw} is a directory, not a file (use list_dir)")
+        if not os.path.exists(path):
+            raise InvalidInput(f"{raw}: no such file in the workspace")
+        return path
+
+    # ------------------------------------------------------------------ read tools
+
+    def read_file(self, path: str, *, idempotency_key: str | None = None) -> str:
+        """The file's text, cut at `MAX_READ_BYTES` with a note; binary files are described."""
+        target = self._existing_file(path)
+        size = os.path.getsize(target)
+        with open(target, "rb") as handle:
+            data = handle.read(MAX_READ_BYTES)
+        truncated = size > len(data)
+        if _is_binary(data):
+            return f"{path}: binary file, {human_size(size)}; not shown"
+        try:
+            text = codecs.getincrementaldecoder("utf-8")().decode(data, final=not truncated)
+        except UnicodeDecodeError:
+            return f"{path}: binary or non-UTF-8 file, {human_size(size)}; not shown"
+        if truncated:
+            text += (
+                f"\n[... truncated: showed the first {human_size(len(data))} of "
+                f"{human_size(size)}; {size - len(data)} bytes not shown]"
+            )
+        return text
+
+    def list_dir(self, path: str | None = None, *, idempotency_key: str | None = None) -> str:
+        """Sorted entries, directories with a trailing `/`; tooling directories skipped."""
+        target = self.resolve(path)
+        if not os.path.isdir(target):
+            raise InvalidInput(
+                f"{path}: not a directory"
+                if os.path.exists(target)
+                else f"{path}: no such directory in the workspace"
+            )
+        entries, skipped = [], []
+        with os.scandir(target) as scan:
+            for entry in scan:
+                if entry.name in IGNORED_DIRS and entry.is_dir():
+                    skipped.append(entry.name + "/")
+                    continue
+                entries.append(entry.name + "/" if entry.is_dir() else entry.name)
+        entries.sort(key=lambda name: (name.lower(), name))
+        lines = entries[:MAX_LIST_ENTRIES]
+        if len(entries) > MAX_LIST_ENTRIES:
+            lines.append(f"[... {len(entries) - MAX_LIST_ENTRIES} more entries not shown]")
+        if not entries:
+            lines.append("(empty directory)")
+        if skipped:
+            lines.append(f"(not listed: {', '.join(sorted(skipped))})")
+        return "\n".join(lines)
+
+    def search_code(
+        self, pattern: str, path: str | None = None, *, idempotency_key: str | None = None
+    ) -> str:
+        """`file:line:text` for each matching line; a bad regex is searched literally."""
+        if not isinstance(pattern, str) or not pattern:
+            raise InvalidInput("search_code: pattern must be a non-empty string")
+        notes: list[str] = []
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            regex = re.compile(re.escape(pattern))
+            notes.append(f"(not a valid regular expression ({exc}); searched as literal text)")
+        target = self.resolve(path)
+        if not os.path.exists(target):
+            raise InvalidInput(f"{path}: no such file or directory in the workspace")
+        results: list[str] = []
+        for file in self._walk(target):
+            for number, line in _matching_lines(file, regex):
+                shown = line if len(line) <= 300 else line[:300] + f"[... {len(line) - 300} chars]"
+                results.append(f"{self.rel(file)}:{number}:{shown}")
+                if len(results) >= MAX_SEARCH_RESULTS:
+                    notes.append(
+                        f"(stopped after {MAX_SEARCH_RESULTS} matches; there may be "
+                        "more: narrow the pattern or the path)"
+                    )
+                    return "\n".join(results + notes)
+        if not results:
+            results.append(f"no matches for {pattern!r}")
+        return "\n".join(results + notes)
+
+    def _walk(self, target: str) -> Iterator[str]:
+        if os.path.isfile(target):
+            yield target
+            return
+        for folder, dirs, files in os.walk(target):  # symlinked directories are not entered
+            dirs[:] = sorted(d for d in dirs if d not in SEARCH_SKIP)
+            for name in sorted(files):
+                file = os.path.join(folder, name)
+                # A symlinked file may point outside the root: check where it really goes.
+                if self.allow_outside or self.contains(os.path.realpath(file)):
+                    yield file
+
+    # ------------------------------------------------------------------ file changes
+
+    def write_file(self, path: str, content: str, *, idempotency_key: str | None = None) -> str:
+        """Write the whole file (created with its directories if needed)."""
+        if not isinstance(content, str):
+            raise InvalidInput("write_file: content must be a string")
+        target = self.resolve(path)
+        if os.path.isdir(target):
+            raise InvalidInput(f"{path} is a directory; write_file writes files")
+        existed = os.path.exists(target)
+        data = content.encode("utf-8")
+        _write_bytes(target, data)
+        verb = "overwrote" if existed else "created"
+        return f"{verb} {self.rel(target)} ({human_size(len(data))})"
+
+    def edit_file(
+        self, path: str, old: str, new: str, *, idempotency_key: str | None = None
+    ) -> str:
+        """Replace the one occurrence of `old` with `new`; zero or several is an error."""
+        target = self._existing_file(path)
+        text = self._text_of(target, path)
+        count = edit_count(text, old)
+        if count != 1:
+            raise InvalidInput(edit_problem(path, old, count))
+        _write_bytes(target, text.replace(old, new, 1).encode("utf-8"))
+        return f"edited {self.rel(target)}: replaced 1 occurrence"
+
+    def _text_of(self, target: str, raw: str) -> str:
+        with open(target, "rb") as handle:
+            data = handle.read()
+        if _is_binary(data):
+            raise InvalidInput(f"{raw} is a binary file; edit_file edits text")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{raw} is not UTF-8 text ({exc})") from exc
+
+    def project_files(self, path: Any, files: Any) -> list[tuple[str, str, str]]:
+        """(relative name, resolved path, content) of each file `create_project` would write."""
+        if not isinstance(files, dict) or not files:
+            raise InvalidInput("create_project: files must be a non-empty object {path: content}")
+        base = self.resolve(path)
+        out = []
+        for name, content in files.items():
+            if not isinstance(name, str) or not name or os.path.isabs(name):
+                raise InvalidInput(f"create_project: {name!r} must be a relative file path")
+            if not isinstance(content, str):
+                raise InvalidInput(f"create_project: content of {name!r} must be a string")
+            target = self.resolve(os.path.join(base, name))
+            if not (target == base or target.startswith(base.rstrip(os.sep) + os.sep)):
+                raise OutsideWorkspace(f"create_project: {name!r} leaves the project {path}")
+            out.append((name, target, content))
+        return out
+
+    def create_project(
+        self, path: str, files: dict[str, str], *, idempotency_key: str | None = None
+    ) -> str:
+        """Create new files under `path`; refused, before writing anything, if any exists."""
+        planned = self.project_files(path, files)
+        existing = [name for name, target, _ in planned if os.path.lexists(target)]
+        if existing:
+            raise InvalidInput(
+                f"create_project: already exists, nothing written: {', '.join(sorted(existing))}"
+            )
+        total = 0
+        for _, target, content in planned:
+            data = content.encode("utf-8")
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "xb") as handle:  # "x": never overwrite a file created meanwhile
+                handle.write(data)
+            total += len(data)
+        return (
+            f"created {len(planned)} files under {self.rel(self.resolve(path))}/ "
+            f"({human_size(total)})"
+        )
+
+    def delete_file(self, path: str, *, idempotency_key: str | None = None) -> str:
+        """Delete one file (a symlink itself, not its target); directories are refused."""
+        target = self.resolve(path, follow=False)
+        if os.path.isdir(target) and not os.path.islink(target):
+            raise InvalidInput(f"{path} is a directory; delete_file deletes single files only")
+        if not os.path.lexists(target):
+            raise InvalidInput(f"{path}: no such file in the workspace")
+        size = os.lstat(target).st_size
+        os.unlink(target)
+        return f"deleted {self.rel(target)} ({human_size(size)})"
+
+    # ------------------------------------------------------------------ shell
+
+    def execute_command(
+        self,
+        command: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        *,
+        idempotency_key: str | None = None,
+    ) -> str:
+        """Run `bash -c command` in the root; exit code and output (head and tail kept)."""
+        if not isinstance(command, str) or not command.strip():
+            raise InvalidInput("execute_command: command must be a non-empty string")
+        limit = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        if not limit > 0:
+            raise InvalidInput(f"execute_command: timeout must be positive, got {timeout!r}")
+        bash = shutil.which("bash")
+        if bash is None:
+            raise ToolError("execute_command: bash is not installed")
+        env = dict(os.environ)
+        # Never interactive: no pager, no credential prompt waits for a person who isn't there.
+        env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
+        if idempotency_key:
+            env["SIGNOFF_IDEMPOTENCY_KEY"] = idempotency_key
+        proc = subprocess.Popen(
+            [bash, "-c", command],
+            cwd=self.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        capture = _Capture(self.max_output)
+        timed_out, lingering = _pump(proc, capture, limit)
+        code = proc.wait()
+        if timed_out:
+            head = f"timed out after {limit:g} s: the command and its children were killed"
+        elif code < 0:
+            head = f"killed by signal {-code}"
+        else:
+            head = f"exit code: {code}"
+        if lingering:
+            head += (
+                "\n(background processes still hold the output open; stopped reading "
+                "after the command exited)"
+            )
+        return f"{head}\n{capture.text()}" if capture.total else f"{head}\n(no output)"
+
+    # ------------------------------------------------------------------ outside world
+
+    def fetch_url(self, url: str, *, idempotency_key: str | None = None) -> str:
+        """HTTP(S) GET: status, content type and text (cut at `MAX_FETCH_BYTES`, noted)."""
+        parts = urllib.parse.urlsplit(url if isinstance(url, str) else "")
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidInput(f"fetch_url: {url!r} is not an http(s) URL")
+        request = urllib.request.Request(url, headers={"User-Agent": "signoff/0.1"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.fetch_timeout) as response:
+                status, reason, headers = response.status, response.reason, response.headers
+                final, data = response.geturl(), response.read(MAX_FETCH_BYTES + 1)
+        except urllib.error.HTTPError as exc:  # an error page is still an answer to read
+            status, reason, headers, final = exc.code, exc.reason, exc.headers, url
+            data = exc.read(MAX_FETCH_BYTES + 1)
+        except (urllib.error.URLError, OSError) as exc:
+            why = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            raise ToolError(f"fetch_url: could not fetch {url}: {why}") from exc
+        kind = headers.get("Content-Type", "unknown")
+        lines = [f"HTTP {status} {reason}", f"Content-Type: {kind}"]
+        if final != url:
+            lines.append(f"URL: {final} (redirected)")
+        cut = len(data) > MAX_FETCH_BYTES
+        data = data[:MAX_FETCH_BYTES]
+        if _is_binary(data):
+            return "\n".join([*lines, "", f"(binary content, {human_size(len(data))}; not shown)"])
+        body = data.decode(headers.get_content_charset() or "utf-8", errors="replace")
+        if cut:
+            total = headers.get("Content-Length")
+            body += (
+                f"\n[... body cut at {human_size(MAX_FETCH_BYTES)}"
+                + (f" of {total} bytes" if total else "; the rest was not read")
+                + "]"
+            )
+        return "\n".join([*lines, "", body])
+
+    def send_email(
+        self,
+        to: str,
+        subject: str,
+        body: str,
+        cc: list[str] | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> str:
+        """Append the message to the local outbox (`.signoff/outbox.mbox`); no mail server.
+
+        With an idempotency key, a second call with the same key sends nothing again.
+        """
+        fields = email_fields(self.sender, to, subject, body, cc)
+        box_path = os.path.join(self.root, OUTBOX)
+        os.makedirs(os.path.dirname(box_path), exist_ok=True)
+        with _outbox_lock(box_path):
+            box = mailbox.mbox(box_path)
+            box.lock()  # other processes
+            try:
+                if idempotency_key:
+                    for sent in box:
+                        if sent.get("X-Signoff-Idempotency-Key") == idempotency_key:
+                            return (
+                                f"already sent as {sent.get('Message-ID')} "
+                                f"(idempotency key {idempotency_key}); not sent again"
+                            )
+                message = EmailMessage()
+                for name in ("From", "To", "Cc", "Subject"):
+                    if fields[name]:
+                        message[name] = fields[name]
+                message["Date"] = formatdate(localtime=True)
+                message["Message-ID"] = make_msgid(domain="signoff.localhost")
+                if idempotency_key:
+                    message["X-Signoff-Idempotency-Key"] = idempotency_key
+                message.set_content(fields["Body"])
+                box.add(message)
+                box.flush()
+            finally:
+                box.unlock()
+                box.close()
+        cc_note = f" (cc {fields['Cc']})" if fields["Cc"] else ""
+        return (
+            f"sent to {fields['To']}{cc_note}: {message['Message-ID']}, "
+            f"appended to the outbox {OUTBOX}"
+        )
+
+    def ask_human(
+        self,
+        question: str,
+        options: list[str] | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> str:
+        """Never runs: the person's answer (a `respond` decision) is the tool's result."""
+        raise InvalidInput(
+            "ask_human is answered by a person through the gate (a `respond` decision); "
+            "it cannot be executed directly"
+        )
+
+    # ------------------------------------------------------------------ wiring
+
+    def as_mapping(self) -> dict[str, Callable[..., str]]:
+        """Tool name -> callable, for a gate or an agent loop."""
+        return {name: getattr(self, name) for name in BUILTIN_SPECS}
+
+    def openai_tools(self, names: list[str] | None = None) -> list[dict[str, Any]]:
+        return openai_tools(names)
+
+    def preview(self, call: ToolCall, spec: ToolSpec) -> str:
+        """What a reviewer sees for `call`: a diff, a tree, the full message. A gate previewer."""
+        return render_preview(self, canonical_call(call), spec)
+
+    # ------------------------------------------------------------------ review after action
+
+    def snapshot(self, call: ToolCall) -> Snapshot | None:
+        """The state a file-changing call is about to replace; None for other tools."""
+        call = canonical_call(call)
+        if call.name not in FILE_WRITE_TOOLS:
+            return None
+        args = call.arguments
+        try:
+            if call.name == "create_project":
+                targets = [t for _, t, _ in self.project_files(args.get("path"), args.get("files"))]
+            else:
+                targets = [self.resolve(args.get("path"), follow=call.name != "delete_file")]
+        except InvalidInput:
+            return None  # the call itself will fail the same way, changing nothing
+        entries, dirs = [], set()
+        for target in targets:
+            entries.append(SnapshotEntry.capture(self.rel(target), target))
+            parent = os.path.dirname(target)
+            while parent != self.root and self.contains(parent) and not os.path.exists(parent):
+                dirs.add(self.rel(parent))
+                parent = os.path.dirname(parent)
+        return Snapshot(call.name, self.root, tuple(entries), tuple(sorted(dirs)), time.time())
+
+    def settle(self, snapshot: Snapshot) -> Snapshot:
+        """The snapshot with the digest of what each file holds now, after the call ran."""
+        after = tuple(e.settle_as(path_state(self._entry_path(e.path))) for e in snapshot.entries)
+        return snapshot.with_entries(after)
+
+    def run_recorded(self, call: ToolCall) -> tuple[str, Snapshot | None]:
+        """Run the call and return its result with the settled snapshot (None if no files)."""
+        before = self.snapshot(call)
+        fn = self.as_mapping().get(canonical_tool_name(call.name))
+        if fn is None:
+            raise InvalidInput(f"{call.name!r} is not a built-in workspace tool")
+        try:
+            result = fn(**canonical_call(call).arguments)
+        finally:
+            settled = self.settle(before) if before is not None else None
+        return result, settled
+
+    def revert(self, snapshot: Snapshot) -> str:
+        """Put back what the call replaced; refused if any file changed since it ran."""
+        snapshot.check_revertible(lambda rel: path_state(self._entry_path(rel)))
+        for entry in snapshot.entries:
+            restore_entry(entry, self._entry_path(entry.path))
+        for rel in sorted(snapshot.dirs, key=len, reverse=True):
+            with contextlib.suppress(OSError):  # only if empty: new files there stay
+                os.rmdir(self._entry_path(rel))
+        return f"reverted {snapshot.tool}: " + ", ".join(e.path for e in snapshot.entries)
+
+    def _entry_path(self, rel: str) -> str:
+        # Re-check on the way back in: a stored snapshot is input like any other.
+        return self.resolve(rel, follow=False)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def canonical_call(call: ToolCall) -> ToolCall:
+    """An alias call (`Write`, `Bash`, ...) as the built-in call it stands for."""
+    alias = ALIASES.get(call.name)
+    if alias is None:
+        return call
+    target, argmap = alias
+    return ToolCall(target, {argmap.get(k, k): v for k, v in call.arguments.items()}, call.id)
+
+
+def edit_count(text: str, old: Any) -> int:
+    if not isinstance(old, str) or not old:
+        raise InvalidInput("edit_file: old must be a non-empty string")
+    return text.count(old)
+
+
+def edit_problem(path: str, old: str, count: int) -> str:
+    found = "was not found" if count == 0 else f"was found {count} times"
+    return (
+        f"edit_file: the text to replace {found} in {path}; it must occur exactly once "
+        "(include more surrounding lines to make it unique)"
+    )
+
+
+def _matching_lines(file: str, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+    try:
+        if os.path.getsize(file) > MAX_SEARCH_FILE_BYTES:
+            return
+        with open(file, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return
+    if _is_binary(data):
+        return
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if regex.search(line):
+            yield number, line
+
+
+def _write_bytes(target: str, data: bytes) -> None:
+    """Write via a temporary file and rename, so a crash never leaves half a file."""
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if not os.path.exists(target):
+        with open(target, "wb") as handle:
+            handle.write(data)
+        return
+    tmp = f"{target}.signoff-{os.getpid()}-{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        shutil.copymode(target, tmp)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class _Capture:
+    """Keeps the first and last `limit/2` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(limit // 2, 1)
+        self.head, self.tail = bytearray(), bytearray()
+        self.total = self.lines = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.lines += chunk.count(b"\n")
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > self.half:
+            del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        omitted = self.total - len(self.head) - len(self.tail)
+        head = self.head.decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        if omitted <= 0:
+            return head + tail
+        lines = self.lines - self.head.count(b"\n") - self.tail.count(b"\n")
+        return f"{head}\n[... {omitted} bytes ({lines} lines) omitted ...]\n{tail}"
+
+
+def _pump(proc: subprocess.Popen[bytes], capture: _Capture, limit: float) -> tuple[bool, bool]:
+    """Read output until EOF or the deadline; kill the whole process group on timeout.
+
+    Returns (timed out, stopped reading while background processes held the pipe).
+    """
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + limit
+    exited_at: float | None = None
+    timed_out = lingering = False
+    try:
+        while True:
+            now = time.monotonic()
+            if not timed_out and now >= deadline and proc.poll() is None:
+                timed_out = True
+                _kill_group(proc.pid)
+                deadline = now + 2.0  # drain what the killed group wrote, briefly
+            elif timed_out and now >= deadline:
+                break
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and not timed_out and now - exited_at > 0.5:
+                lingering = True  # e.g. `server &`: don't wait for it
+                break
+            ready, _, _ = select.select([fd], [], [], 0.05)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                capture.add(chunk)
+    finally:
+        proc.stdout.close()
+    return timed_out, lingering
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _outbox_lock(path: str) -> threading.Lock:
+    # mailbox locks across processes only; threads of one process need their own lock.
+    with _outbox_guard:
+        return _outbox_locks.setdefault(path, threading.Lock())
+
+
+__all__ = [
+    "FILE_WRITE_TOOLS",
+    "OutsideWorkspace",
+    "RevertConflict",
+    "Snapshot",
+    "SnapshotEntry",
+    "ToolError",
+    "Workspace",
+    "canonical_call",
+    "cut_text",
+    "openai_tools",
+]
