@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_helpers import Backend, make_request
 
 from signoff.models import Decision
+from store_helpers import Backend, make_request
 
 DECIDERS = 16
 CLAIMERS = 8

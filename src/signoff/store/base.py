@@ -155,7 +155,7 @@ class Draft:
     data: Mapping[str, Any]
 
     def entry(self, ts: float) -> str:
-        return canonical_json(
+        return dumps(
             {
                 "v": SCHEMA_VERSION,
                 "ts": ts,
@@ -165,8 +165,17 @@ class Draft:
                 "actor": self.actor,
                 "data": dict(self.data),
             },
-            where="event",
+            "event",
         )
+
+
+def dumps(value: Any, where: str = "document") -> str:
+    """canonical_json for values the models already validated (same bytes, no re-walk)."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{where}: not JSON ({exc})") from exc
 
 
 def chain_hash(prev_hash: str, entry: str) -> str:
@@ -183,6 +192,7 @@ class Row:
     worker: str | None = None
     lease_expires_at: float | None = None
     outcome: Mapping[str, Any] | None = None
+    version: int = 0
 
     @property
     def state(self) -> str:
@@ -190,7 +200,7 @@ class Row:
 
     def columns(self) -> tuple[Any, ...]:
         """(id, state, run_id, tenant, created_at, expires_at, idempotent, doc,
-        token_hash, worker, lease_expires_at, outcome) -- the order every backend uses."""
+        token_hash, worker, lease_expires_at, outcome, version) -- every backend's order."""
         r = self.request
         return (
             r.id,
@@ -200,16 +210,17 @@ class Row:
             r.created_at,
             r.expires_at,
             1 if self.idempotent else 0,
-            canonical_json(r.to_json(), where="request"),
+            dumps(r.to_json(), "request"),
             self.token_hash,
             self.worker,
             self.lease_expires_at,
-            None if self.outcome is None else canonical_json(dict(self.outcome)),
+            None if self.outcome is None else dumps(dict(self.outcome), "outcome"),
+            self.version,
         )
 
     @classmethod
     def from_columns(cls, cols: Sequence[Any]) -> Row:
-        (rid, state, _run, _tenant, _c, _e, idem, doc, token_hash, worker, lease, outcome) = cols
+        (rid, state, _r, _t, _c, _e, idem, doc, token_hash, worker, lease, outcome, ver) = cols
         try:
             parsed = json.loads(doc)
         except (TypeError, ValueError) as exc:
@@ -233,6 +244,7 @@ class Row:
             worker=worker,
             lease_expires_at=lease,
             outcome=None if outcome is None else json.loads(outcome),
+            version=int(ver),
         )
 
 
@@ -292,6 +304,7 @@ def plan_create(request: Request, *, key: bytes, now: float, ttl_seconds: float 
                 idempotent: bool) -> Plan:
     if request.state != "pending" or request.decision is not None:
         raise InvalidInput("create_request: a new request must be pending and undecided")
+    canonical_json(dict(request.metadata), where="request.metadata")
     rid = request.id or new_id()
     ttl = DEFAULT_TTL_SECONDS if ttl_seconds is None else float(ttl_seconds)
     expires_at = request.expires_at if request.expires_at is not None else now + ttl

@@ -28,7 +28,7 @@ Cols = Sequence[Any]
 class Tx(Protocol):
     def get_request(self, request_id: str, lock: bool) -> Cols | None: ...
     def insert_request(self, cols: Cols) -> None: ...
-    def update_request(self, cols: Cols, old_state: str) -> None: ...
+    def update_request(self, cols: Cols, old_version: int) -> None: ...
     def ids_in_states(self, states: Sequence[str]) -> list[str]: ...
     def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
                       limit: int) -> list[Cols]: ...
@@ -52,6 +52,7 @@ class Engine:
     """Shared implementation of the Store protocol."""
 
     _audit: bool = True  # private switch, only for measuring the audit's cost
+    _duplicate: tuple[type[BaseException], ...] = ()  # what insert raises on a taken id
     _key: bytes = b""
 
     # backends provide these
@@ -116,7 +117,7 @@ class Engine:
             plan = fn(row)
             entries = self._entries(plan.events, now)
             if plan.row is not None:
-                tx.update_request(plan.row.columns(), row.state)
+                tx.update_request(plan.row.columns(), row.version)
             self._append(tx, entries, now)
         if plan.error is not None:
             raise plan.error
@@ -131,11 +132,12 @@ class Engine:
                                 idempotent=idempotent)
         assert plan.row is not None
         entries, cols = self._entries(plan.events, ts), plan.row.columns()
-        with self._write() as tx:
-            if tx.get_request(plan.row.request.id, False) is not None:
-                raise InvalidInput(f"request {plan.row.request.id!r} already exists")
-            tx.insert_request(cols)
-            self._append(tx, entries, ts)
+        try:
+            with self._write() as tx:
+                tx.insert_request(cols)
+                self._append(tx, entries, ts)
+        except self._duplicate as exc:
+            raise InvalidInput(f"request {plan.row.request.id!r} already exists") from exc
         return plan.row.request
 
     def get_request(self, request_id: str) -> Request:
@@ -211,7 +213,7 @@ class Engine:
                 if plan is None or plan.row is None:
                     continue
                 entries = self._entries(plan.events, now)
-                tx.update_request(plan.row.columns(), row.state)
+                tx.update_request(plan.row.columns(), row.version)
                 self._append(tx, entries, now)
                 done.append(rid)
         return done
@@ -269,6 +271,7 @@ class Engine:
         if not kind or not isinstance(kind, str):
             raise InvalidInput("record: kind must be a non-empty string")
         ts = base.clock(now)
+        canonical_json(dict(data), where=f"record {kind}")
         draft = Draft(kind, request_id, run_id, actor, dict(data))
         entries = [(draft, draft.entry(ts))]
         with self._write() as tx:

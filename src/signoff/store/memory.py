@@ -31,6 +31,10 @@ class MemoryDB:
 _STATE, _RUN, _TENANT = 1, 2, 3
 
 
+class DuplicateId(Exception):
+    pass
+
+
 class MemoryTx:
     def __init__(self, db: MemoryDB) -> None:
         self.db = db
@@ -40,14 +44,16 @@ class MemoryTx:
         return None if row is None else tuple(row[1:])
 
     def insert_request(self, cols: Sequence[Any]) -> None:
+        if cols[0] in self.db.requests:
+            raise DuplicateId(cols[0])
         self.db.counter += 1
         self.db.requests[cols[0]] = [self.db.counter, *cols]
 
-    def update_request(self, cols: Sequence[Any], old_state: str) -> None:
+    def update_request(self, cols: Sequence[Any], old_version: int) -> None:
         row = self.db.requests[cols[0]]
-        if row[1 + _STATE] != old_state:
-            raise RuntimeError(f"request {cols[0]}: compare-and-set from {old_state} failed")
-        row[1:] = list(cols)
+        if row[-1] != old_version:
+            raise RuntimeError(f"request {cols[0]}: compare-and-set on {old_version} failed")
+        row[1:] = [*cols[:-1], old_version + 1]
 
     def _ordered(self) -> list[list[Any]]:
         return sorted(self.db.requests.values(), key=lambda r: r[0])
@@ -124,6 +130,7 @@ class MemoryTx:
 
 
 class MemoryStore(Engine):
+    _duplicate = (DuplicateId,)
     def __init__(self, db: MemoryDB | None = None) -> None:
         self._db = db or MemoryDB()
         self._lock = threading.RLock()

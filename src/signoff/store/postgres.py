@@ -2,9 +2,11 @@
 
 psycopg 3 with a `psycopg_pool.ConnectionPool`. A transition locks its request row
 (``SELECT … FOR UPDATE``), so concurrent deciders and claimers queue on the row and the
-loser re-reads the winner's state; events go through ``signoff_append()`` (one round
-trip: the chain-head row update serializes appends, the hash is computed in the server,
-``NOTIFY signoff_events, '<seq>'`` is sent in the same transaction). `wait_for_event`
+loser re-reads the winner's state. Request transitions are optimistic instead: read the
+row, apply the rules, then one compare-and-set statement on the row's version that also
+appends the events (see migrations/postgres/0002). Events go through ``signoff_append()``:
+the chain-head row update serializes appends, the hash is computed in the server,
+``NOTIFY signoff_events, '<seq>'`` is sent in the same transaction. `wait_for_event`
 LISTENs on a dedicated connection.
 
 Set the schema with the URL, e.g. ``postgresql://host/db?options=-csearch_path%3Dmine``.
@@ -14,16 +16,22 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..exceptions import ConfigurationError
-from . import migrations
+from ..exceptions import ConfigurationError, ConflictError, InvalidInput, NotFound
+from ..models import Request
+from . import base, migrations
+from .base import Plan, Row
 from .engine import Engine
-from .sql import SQLTx
+from .sql import PG_SQL, SQLTx
 
 MIGRATION_LOCK = 0x5190FF  # pg_advisory_xact_lock key held while migrating
+MAX_CAS_ATTEMPTS = 100
+APPLY = ("SELECT signoff_apply(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[], "
+         "%s::text[])")
+CREATE = "SELECT signoff_create(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[], %s::text[])"
 
 
 class PostgresStore(Engine):
@@ -38,6 +46,7 @@ class PostgresStore(Engine):
                 "pip install 'signoff[postgres]'") from exc
         self.url = url
         self._psycopg = psycopg
+        self._duplicate = (psycopg.errors.UniqueViolation,)
         self._listener: Any = None
         self._listen_lock = threading.Lock()
         try:
@@ -62,6 +71,46 @@ class PostgresStore(Engine):
     def _write(self) -> Iterator[SQLTx]:
         with self._pool.connection() as conn, conn.transaction():
             yield SQLTx(conn, "postgres")
+
+    # The hot path: a transition is one read and one compare-and-set statement
+    # (`signoff_apply`: the row update on its version, plus its events, in a single
+    # autocommit transaction). A loser re-reads and is refused by the rules.
+    def _transition(self, request_id: str, now: float, fn: Callable[[Row], Plan]) -> Plan:
+        for _ in range(MAX_CAS_ATTEMPTS):
+            with self._pool.connection() as conn:
+                cols = conn.execute(PG_SQL["get"], (request_id,)).fetchone()
+                if cols is None:
+                    raise NotFound(f"no request {request_id!r}")
+                row = Row.from_columns(cols)
+                plan = fn(row)
+                assert plan.row is not None
+                entries = self._entries(plan.events, now)
+                c = plan.row.columns()
+                result = conn.execute(APPLY, (
+                    c[0], row.version, c[1], c[7], c[8], c[9], c[10], c[11], now,
+                    c[2], [d.kind for d, _ in entries], [e for _, e in entries],
+                )).fetchone()
+            if result is not None and result[0]:
+                if plan.error is not None:
+                    raise plan.error
+                return plan
+        raise ConflictError(f"request {request_id}: gave up after {MAX_CAS_ATTEMPTS} "
+                            "concurrent changes")
+
+    def create_request(self, request: Request, *, idempotent: bool = False,
+                       ttl_seconds: float | None = None, now: float | None = None) -> Request:
+        ts = base.clock(now)
+        plan = base.plan_create(request, key=self._key, now=ts, ttl_seconds=ttl_seconds,
+                                idempotent=idempotent)
+        assert plan.row is not None
+        entries, c = self._entries(plan.events, ts), plan.row.columns()
+        try:
+            with self._pool.connection() as conn:
+                conn.execute(CREATE, (*c[:8], ts, [d.kind for d, _ in entries],
+                                      [e for _, e in entries]))
+        except self._duplicate as exc:
+            raise InvalidInput(f"request {c[0]!r} already exists") from exc
+        return plan.row.request
 
     @contextmanager
     def _read(self) -> Iterator[SQLTx]:

@@ -10,14 +10,15 @@ from .base import GENESIS_HASH, Draft, chain_hash
 Dialect = Literal["sqlite", "postgres"]
 
 REQUEST_COLS = ("id, state, run_id, tenant, created_at, expires_at, idempotent, doc, "
-                "token_hash, worker, lease_expires_at, outcome")
+                "token_hash, worker, lease_expires_at, outcome, version")
 
 _SQL: dict[str, str] = {
     "get": f"SELECT {REQUEST_COLS} FROM signoff_requests WHERE id = ?",
     "insert": f"INSERT INTO signoff_requests ({REQUEST_COLS}) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "update": "UPDATE signoff_requests SET state = ?, doc = ?, token_hash = ?, worker = ?, "
-              "lease_expires_at = ?, outcome = ? WHERE id = ? AND state = ?",
+              "lease_expires_at = ?, outcome = ?, version = version + 1 "
+              "WHERE id = ? AND version = ?",
     "head": "SELECT seq, hash FROM signoff_chain WHERE id = 1",
     "event": "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
              "hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -63,11 +64,14 @@ class SQLTx:
     def insert_request(self, cols: Sequence[Any]) -> None:
         self._q("insert", cols)
 
-    def update_request(self, cols: Sequence[Any], old_state: str) -> None:
-        (rid, state, _r, _t, _c, _e, _i, doc, token_hash, worker, lease, outcome) = cols
-        cur = self._q("update", (state, doc, token_hash, worker, lease, outcome, rid, old_state))
-        if cur.rowcount != 1:  # cannot happen under the row lock; refuse loudly if it does
-            raise RuntimeError(f"request {rid}: compare-and-set from {old_state} failed")
+    def update_request(self, cols: Sequence[Any], old_version: int) -> None:
+        (rid, state, _r, _t, _c, _e, _i, doc, token_hash, worker, lease, outcome, _v) = cols
+        cur = self._q("update", (state, doc, token_hash, worker, lease, outcome, rid,
+                                 old_version))
+        # under the row lock this cannot fail; on PostgreSQL (pipeline mode) the count is
+        # only known at commit, so the lock is the guarantee there
+        if self.dialect == "sqlite" and cur.rowcount != 1:
+            raise RuntimeError(f"request {rid}: compare-and-set on version {old_version} failed")
 
     def ids_in_states(self, states: Sequence[str]) -> list[str]:
         marks = ", ".join("?" for _ in states)

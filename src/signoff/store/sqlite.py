@@ -25,6 +25,7 @@ BUSY_TIMEOUT_S = 30.0
 
 
 class SQLiteStore(Engine):
+    _duplicate = (sqlite3.IntegrityError,)
     def __init__(self, path: str | Path, *, migrate: bool = True) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
