@@ -115,8 +115,8 @@ class Backend:
                      "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(r))
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+@pytest.fixture(name="backend", params=["memory", "sqlite", "postgres"])
+def backend_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     b = Backend(request.param, tmp_path)
     try:
         yield b
@@ -124,8 +124,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         b.close()
 
 
-@pytest.fixture
-def store(backend: Backend) -> Store:
+@pytest.fixture(name="store")
+def store_fixture(backend: Backend) -> Store:
     return backend.open()
 
 

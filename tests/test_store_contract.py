@@ -22,9 +22,12 @@ from signoff.exceptions import (
 )
 from signoff.models import Decision, Grant, Verdict
 from signoff.store import Store, open_store
-from store_helpers import Backend, make_request
-from store_helpers import backend as _backend_fixture  # noqa: F401  (pytest fixture)
-from store_helpers import store as _store_fixture  # noqa: F401  (pytest fixture)
+from store_helpers import (  # the fixtures register themselves by name
+    Backend,
+    backend_fixture,  # noqa: F401
+    make_request,
+    store_fixture,  # noqa: F401
+)
 
 NOW = 1_800_000_000.0
 ALLOW = Verdict("allow", "low", "allow:Bash(ls *)", ("read-only",), "read")
