@@ -296,8 +296,10 @@ class ScriptedModel:
         return cls(fn)
 
     def __repr__(self) -> str:
-        return f"ScriptedModel({len(self._queue)} replies left)" if self._fn is None else (
-            "ScriptedModel(history-driven)"
+        return (
+            f"ScriptedModel({len(self._queue)} replies left)"
+            if self._fn is None
+            else ("ScriptedModel(history-driven)")
         )
 
     def complete(

@@ -214,8 +214,11 @@ class FakeOpenAIServer:
             # First the id and name, then the arguments in pieces (only the index repeats).
             head = {"name": call["function"]["name"], "arguments": ""}
             yield chunk(
-                {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                 "function": head}]}
+                {
+                    "tool_calls": [
+                        {"index": index, "id": call["id"], "type": "function", "function": head}
+                    ]
+                }
             )
             for piece in _pieces(call["function"]["arguments"], self.chunk_size):
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
