@@ -191,6 +191,8 @@ def judge_command(cmd: Cmd, ctx: Context) -> list[Facts]:
             f.note("nothing runs")
         return [f]
     out, target = judge_words(list(cmd.words), f, cmd, ctx)
+    if f not in out and (f.cls != "read_only" or f.catastrophic or f.force_ask):
+        out.insert(0, f)  # e.g. BASH_ENV=… bash -c 'ls': the prefix itself is the risk
     for r in cmd.redirects:
         _redirect(target, r, cmd, ctx)
     if cmd.function is not None and cmd.words[0].text == cmd.function:
@@ -203,6 +205,8 @@ def _redirect(f: Facts, r: Redir, cmd: Cmd, ctx: Context) -> None:
         return
     if r.op in ("<", "<&"):
         note_read(f, r.target, cmd.cwd, ctx)
+        return
+    if r.target.text in K.PSEUDO_FILES:
         return
     if r.target.text.startswith(("/dev/tcp/", "/dev/udp/")) and (
         f.runs_stdin or f.runs_code or (f.argv and posixpath.basename(f.argv[0]) in K.SHELLS)

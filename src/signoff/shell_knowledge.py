@@ -15,7 +15,8 @@ import re
 # the flags listed in WRITE_FLAGS / EXEC_FLAGS below.
 READ_ONLY: frozenset[str] = frozenset(
     [
-        "ls", "ll", "dir", "vdir", "cat", "tac", "head", "tail", "wc", "grep", "egrep", "fgrep",
+        "ls", "ll", "command", "dir",
+        "vdir", "cat", "tac", "head", "tail", "wc", "grep", "egrep", "fgrep",
         "zgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "pwd", "echo", "printf", "true",
         "false", "test", "[", "[[", "which", "whereis", "type", "file", "stat", "du", "df", "tree",
         "less", "more", "most", "diff", "diff3", "cmp", "comm", "cut", "sort", "uniq", "tr", "nl",
@@ -217,7 +218,7 @@ WRITERS: dict[str, str] = {
     "ssh-keygen": "cwd", "openssl": "flag", "git": "git", "curl": "flag", "wget": "flag",
     "convert": "last", "ffmpeg": "last", "pandoc": "flag", "mktemp": "none",
     "code": "none", "open": "none", "xdg-open": "none", "kill": "none", "pkill": "none",
-    "killall": "none", "crontab": "none", "systemctl": "none",
+    "killall": "none",
 }
 DELETERS: frozenset[str] = frozenset({"rm", "rmdir", "unlink", "shred", "srm"})
 

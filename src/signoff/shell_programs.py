@@ -630,7 +630,7 @@ def _dd(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         if key == "if":
             note_read(f, Word(value, w.dynamic, w.glob, w.quoted), cmd.cwd, ctx)
         elif key == "of":
-            f.raise_to("destructive", "dd overwrites its output in place")
+            f.raise_to("reversible_write", "dd writes its output in place")
             note_write(f, Word(value, w.dynamic, w.glob, w.quoted), cmd.cwd, ctx)
 
 
@@ -673,6 +673,10 @@ def _read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
             f.opaque("the sed script writes files or runs commands (w / e)")
     if base in ("awk", "gawk", "mawk", "nawk") and any(K.AWK_UNSAFE.search(t) for t in texts):
         f.opaque("the awk program runs commands or writes files")
+    if base in ("less", "more", "most", "man") and any(
+        t.startswith("+") and ("!" in t or "|" in t) for t in texts
+    ):
+        f.opaque(f"{base} +command runs shell commands")
     if base == "hostname" and positionals(args):
         f.raise_to("privilege", "hostname NAME renames the machine")
     if base in ("uniq", "xxd"):
@@ -774,12 +778,17 @@ def _git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             f.writes.append(written.text)
 
     pos = [t for t in rest if not t.startswith("-")]
-    flags = set(rest)
+    flags = {t for t in rest if t.startswith("-")} | ({"."} if "." in rest else set())
     if sub in K.GIT_READ:
         f.note(f"git {sub} only reads")
     elif sub in ("branch", "tag"):
+        listing = {"-l", "--list", "-n", "--contains", "--no-contains", "--merged",
+                   "--no-merged", "--points-at", "-r", "--remotes", "-v", "-vv", "--verbose"}
         if flags & {"-d", "-D", "--delete"}:
             write("destructive", f"git {sub} -d deletes a {sub}")
+        elif flags & listing or any(t.startswith(("--sort", "--format", "--contains",
+                                                   "--points-at", "--merged")) for t in rest):
+            f.note(f"git {sub} lists")
         elif pos or (flags & {"-m", "-M", "-c", "-C", "-f", "--force", "-a", "-s", "-u"} and (
             sub == "tag" or flags & {"-m", "-M", "-c", "-C", "-f", "--force", "-u"}
         )):
@@ -815,7 +824,8 @@ def _git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             (sub == "restore" and not (flags <= {"--staged", "-S"} and "--staged" in flags))
             or flags & {"-f", "--force", "--hard", "--merge", "--keep", "--discard-changes",
                         "-p", "--patch", "--", "."}
-            or (sub == "checkout" and any("." in p or "/" in p for p in pos))
+            or (sub == "checkout" and not flags & {"-b", "-B", "--orphan"}
+                and any("." in p or "/" in p for p in pos))
         )
         if discards:
             write("destructive", f"git {sub} can discard uncommitted work irreversibly")
@@ -908,8 +918,11 @@ def _network(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> N
         pos = positionals(args, frozenset({"-i", "-P", "-p", "-e", "-F", "-o", "-c", "-l", "-S"}))
         for w in pos[:-1]:
             uploads.append(w)
-        if pos and ":" not in pos[-1].text:
+        if pos and not re.match(r"^[\w.@-]+:", pos[-1].text):
             note_write(f, pos[-1], cwd, ctx)
+        if base == "rsync" and any(re.match(r"^[\w.@-]+:", w.text) for w in pos):
+            f.network = True
+            f.raise_to("network", "rsync copies to or from a remote host")
         if base == "rsync" and _has(args, "--delete", "--delete-after", "--delete-before"):
             f.raise_to("destructive", "rsync --delete deletes files at the destination")
     for w in uploads:
@@ -931,6 +944,11 @@ def _writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> No
                                                                   "unzip", "cp", "mv", "ln")
                                       else frozenset()))
     f.raise_to("reversible_write", f"{base} changes files")
+    if base == "rsync" and any(re.match(r"^[\w.@-]+:", w.text) for w in pos):
+        _network(base, args, f, cmd, ctx)
+        return
+    if base == "rsync" and _has(args, "--delete", "--delete-after", "--delete-before"):
+        f.raise_to("destructive", "rsync --delete deletes files at the destination")
     recursive = _has(args, "-R", "-r", "--recursive")
     if base in ("chmod", "chown", "chgrp"):
         mode_word = pos[0].text if pos else ""
