@@ -367,6 +367,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             "/hello": (200, "text/plain; charset=utf-8", "héllo web\n".encode()),
             "/missing": (404, "text/plain", b"no such page"),
             "/binary": (200, "application/octet-stream", b"\x00\x01\x02"),
+            "/away": (302, "text/plain", b"moved"),
             "/huge": (200, "text/plain", b"y" * (1024 * 1024 + 10)),
         }
         if self.path == "/redirect":
@@ -376,6 +377,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         status, kind, body = routes.get(self.path, (500, "text/plain", b"?"))
         self.send_response(status)
+        if self.path == "/away":
+            self.send_header("Location", "http://other.invalid/steal")
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -404,6 +407,9 @@ def test_fetch_url(ws: Workspace, server: str) -> None:
     assert "no such page" in ws.fetch_url(server + "/missing")
     assert "(redirected)" in ws.fetch_url(server + "/redirect")
     assert "binary content, 3 B; not shown" in ws.fetch_url(server + "/binary")
+    away = ws.fetch_url(server + "/away")  # another host: not followed, shown
+    assert away.startswith("HTTP 302")
+    assert "Location: http://other.invalid/steal (a redirect to another host is not" in away
     huge = ws.fetch_url(server + "/huge")
     assert huge.endswith("[... body cut at 1.0 MiB of 1048586 bytes]")
 
@@ -681,3 +687,37 @@ def test_revert_refuses_paths_outside_the_root(tmp_path: Path, ws: Workspace) ->
     doc["entries"][0]["path"] = "../victim.txt"
     with pytest.raises(OutsideWorkspace):
         ws.revert(Snapshot.from_json(doc))
+
+
+def test_revert_deleted_symlink(ws: Workspace) -> None:
+    target = write(ws, "real.txt", "data\n")
+    os.symlink("real.txt", Path(ws.root) / "link.txt")
+    snapshot = _run(ws, "delete_file", path="link.txt")
+    ws.revert(snapshot)
+    assert os.readlink(Path(ws.root) / "link.txt") == "real.txt"
+    assert target.read_text() == "data\n"
+
+
+def test_gate_notify_write_is_recorded_and_revertible(ws: Workspace) -> None:
+    path = write(ws, "notes.md", "draft\n")
+    kept: list[tuple[ToolCall, Snapshot]] = []
+    tools = ws.as_mapping(on_snapshot=lambda call, snap: kept.append((call, snap)))
+    gate = Gate(Policy(workspace=ws.root), previewer=ws.preview)
+    call = ToolCall("write_file", {"path": "notes.md", "content": "final\n"})
+    result = gate.execute(call, tools["write_file"])
+    assert result.ran and result.verdict.effect == "notify"
+    assert path.read_text() == "final\n"
+    [(recorded, snapshot)] = kept
+    assert recorded == ToolCall("write_file", call.arguments)
+    ws.revert(Snapshot.from_json(snapshot.to_json()))
+    assert path.read_text() == "draft\n"
+
+
+def test_recording_reports_even_when_the_tool_fails(ws: Workspace) -> None:
+    kept: list[Snapshot] = []
+    tools = ws.as_mapping(on_snapshot=lambda call, snap: kept.append(snap))
+    write(ws, "a.txt", "x\n")
+    with pytest.raises(InvalidInput):
+        tools["edit_file"](path="a.txt", old="nope", new="y")
+    assert len(kept) == 1 and kept[0].entries[0].settled
+    assert tools["read_file"] == ws.read_file

@@ -65,7 +65,9 @@ def render_preview(ws: Workspace, call: ToolCall, spec: ToolSpec) -> str:
     if build is not None:
         try:
             return cut_text(build(ws, call.arguments))
-        except InvalidInput as exc:  # e.g. a path outside the root: say so, show the call
+        # A preview must never break the gate: say what went wrong and show the call as is
+        # (a path outside the root, an unreadable file, arguments of the wrong type).
+        except Exception as exc:
             return f"{exc}\n\n{_json(call.arguments)}"
     if spec.command_arg and isinstance(call.arguments.get(spec.command_arg), str):
         return cut_text(str(call.arguments[spec.command_arg]))
@@ -121,8 +123,6 @@ def _write_preview(ws: Workspace, args: Mapping[str, Any]) -> str:
 
 
 def _edit_preview(ws: Workspace, args: Mapping[str, Any]) -> str:
-    from .tools import edit_count, edit_problem
-
     target = ws.resolve(args.get("path"))
     rel, old, new = ws.rel(target), args.get("old"), args.get("new")
     before = _text_or_none(target)
@@ -134,6 +134,20 @@ def _edit_preview(ws: Workspace, args: Mapping[str, Any]) -> str:
     if not isinstance(new, str):
         raise InvalidInput("edit_file: new must be a string")
     return f"edit {rel}\n\n" + _diff(rel, before, before.replace(str(old), new, 1))
+
+
+def edit_count(text: str, old: Any) -> int:
+    if not isinstance(old, str) or not old:
+        raise InvalidInput("edit_file: old must be a non-empty string")
+    return text.count(old)
+
+
+def edit_problem(path: str, old: str, count: int) -> str:
+    found = "was not found" if count == 0 else f"was found {count} times"
+    return (
+        f"edit_file: the text to replace {found} in {path}; it must occur exactly once "
+        "(include more surrounding lines to make it unique)"
+    )
 
 
 def _project_preview(ws: Workspace, args: Mapping[str, Any]) -> str:

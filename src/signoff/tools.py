@@ -43,6 +43,8 @@ from .previews import (
     Snapshot,
     SnapshotEntry,
     cut_text,
+    edit_count,
+    edit_problem,
     email_fields,
     human_size,
     openai_tools,
@@ -50,7 +52,7 @@ from .previews import (
     render_preview,
     restore_entry,
 )
-from .registry import ALIASES, BUILTIN_SPECS, ToolSpec, canonical_tool_name
+from .registry import ALIASES, BUILTIN_SPECS, ToolSpec
 
 MAX_READ_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 500
@@ -374,8 +376,9 @@ class Workspace:
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise InvalidInput(f"fetch_url: {url!r} is not an http(s) URL")
         request = urllib.request.Request(url, headers={"User-Agent": "signoff/0.1"})
+        opener = urllib.request.build_opener(_SameHostRedirects)
         try:
-            with urllib.request.urlopen(request, timeout=self.fetch_timeout) as response:
+            with opener.open(request, timeout=self.fetch_timeout) as response:
                 status, reason, headers = response.status, response.reason, response.headers
                 final, data = response.geturl(), response.read(MAX_FETCH_BYTES + 1)
         except urllib.error.HTTPError as exc:  # an error page is still an answer to read
@@ -388,6 +391,11 @@ class Workspace:
         lines = [f"HTTP {status} {reason}", f"Content-Type: {kind}"]
         if final != url:
             lines.append(f"URL: {final} (redirected)")
+        if 300 <= status < 400 and headers.get("Location"):
+            lines.append(
+                f"Location: {headers['Location']} (a redirect to another host is not followed: "
+                "fetch that URL to follow it, so it is checked like any other)"
+            )
         cut = len(data) > MAX_FETCH_BYTES
         data = data[:MAX_FETCH_BYTES]
         if _is_binary(data):
@@ -464,9 +472,29 @@ class Workspace:
 
     # ------------------------------------------------------------------ wiring
 
-    def as_mapping(self) -> dict[str, Callable[..., str]]:
-        """Tool name -> callable, for a gate or an agent loop."""
-        return {name: getattr(self, name) for name in BUILTIN_SPECS}
+    def as_mapping(
+        self, *, on_snapshot: Callable[[ToolCall, Snapshot], None] | None = None
+    ) -> dict[str, Callable[..., str]]:
+        """Tool name -> callable, for a gate or an agent loop.
+
+        With `on_snapshot`, each file change reports what it replaced (to keep for review
+        and `revert`), even when the tool fails halfway.
+        """
+        tools: dict[str, Callable[..., str]] = {n: getattr(self, n) for n in BUILTIN_SPECS}
+        if on_snapshot is not None:
+            for name in FILE_WRITE_TOOLS:
+                tools[name] = self._recording(name, on_snapshot)
+        return tools
+
+    def _recording(
+        self, name: str, sink: Callable[[ToolCall, Snapshot], None]
+    ) -> Callable[..., str]:
+        def run(*, idempotency_key: str | None = None, **arguments: Any) -> str:
+            call = ToolCall(name, arguments)
+            return self._run_recorded(call, idempotency_key, sink)[0]
+
+        run.__name__ = name
+        return run
 
     def openai_tools(self, names: list[str] | None = None) -> list[dict[str, Any]]:
         return openai_tools(names)
@@ -504,16 +532,31 @@ class Workspace:
         after = tuple(e.settle_as(path_state(self._entry_path(e.path))) for e in snapshot.entries)
         return snapshot.with_entries(after)
 
-    def run_recorded(self, call: ToolCall) -> tuple[str, Snapshot | None]:
+    def run_recorded(
+        self, call: ToolCall, idempotency_key: str | None = None
+    ) -> tuple[str, Snapshot | None]:
         """Run the call and return its result with the settled snapshot (None if no files)."""
-        before = self.snapshot(call)
-        fn = self.as_mapping().get(canonical_tool_name(call.name))
+        return self._run_recorded(call, idempotency_key, None)
+
+    def _run_recorded(
+        self,
+        call: ToolCall,
+        idempotency_key: str | None,
+        sink: Callable[[ToolCall, Snapshot], None] | None,
+    ) -> tuple[str, Snapshot | None]:
+        call = canonical_call(call)
+        fn = getattr(self, call.name) if call.name in BUILTIN_SPECS else None
         if fn is None:
             raise InvalidInput(f"{call.name!r} is not a built-in workspace tool")
+        before = self.snapshot(call)
+        settled = None
         try:
-            result = fn(**canonical_call(call).arguments)
+            result: str = fn(**call.arguments, idempotency_key=idempotency_key)
         finally:
-            settled = self.settle(before) if before is not None else None
+            if before is not None:
+                settled = self.settle(before)
+                if sink is not None:
+                    sink(call, settled)
         return result, settled
 
     def revert(self, snapshot: Snapshot) -> str:
@@ -541,20 +584,6 @@ def canonical_call(call: ToolCall) -> ToolCall:
         return call
     target, argmap = alias
     return ToolCall(target, {argmap.get(k, k): v for k, v in call.arguments.items()}, call.id)
-
-
-def edit_count(text: str, old: Any) -> int:
-    if not isinstance(old, str) or not old:
-        raise InvalidInput("edit_file: old must be a non-empty string")
-    return text.count(old)
-
-
-def edit_problem(path: str, old: str, count: int) -> str:
-    found = "was not found" if count == 0 else f"was found {count} times"
-    return (
-        f"edit_file: the text to replace {found} in {path}; it must occur exactly once "
-        "(include more surrounding lines to make it unique)"
-    )
 
 
 def _matching_lines(file: str, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
@@ -652,6 +681,24 @@ def _pump(proc: subprocess.Popen[bytes], capture: _Capture, limit: float) -> tup
     finally:
         proc.stdout.close()
     return timed_out, lingering
+
+
+class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow redirects on the approved host only; another host needs its own call."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        old, new = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
+        if (old.scheme, old.netloc) != (new.scheme, new.netloc):
+            return None  # urllib then returns the 3xx itself as an HTTPError
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 def _kill_group(pid: int) -> None:
