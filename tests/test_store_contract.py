@@ -355,7 +355,8 @@ def _edit(rows: list[list[Any]]) -> list[list[Any]]:
 def _insert(rows: list[list[Any]]) -> list[list[Any]]:
     # a well-formed forged entry, hashed the way the store hashes, linked to entry 2:
     # it verifies on its own, so the first broken link is the entry after it
-    from signoff.store.base import Draft, chain_hash
+    from signoff.store.base import Draft
+    from signoff.store.chain import chain_hash
 
     entry = Draft("request.decided", None, None, "mallory", {"forged": True}).entry(NOW)
     fake = [3, NOW, "request.decided", None, None, entry, rows[1][7],
@@ -394,7 +395,7 @@ def test_chain_detects_tampering(backend: Backend, tamper: str) -> None:
 
 
 def test_audit_hashes_match_across_backends(store: Store) -> None:
-    from signoff.store.base import GENESIS_HASH, chain_hash
+    from signoff.store.chain import GENESIS_HASH, chain_hash
 
     _history(store)
     prev = GENESIS_HASH

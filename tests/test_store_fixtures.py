@@ -16,7 +16,8 @@ import pytest
 
 from signoff.exceptions import SchemaVersionError
 from signoff.models import Decision, Grant, Request
-from signoff.store.base import GENESIS_HASH, Draft, Event, binding_of, chain_hash
+from signoff.store.base import Draft, Event, binding_of
+from signoff.store.chain import GENESIS_HASH, chain_hash
 from signoff.store.sqlite import SQLiteStore
 
 V1 = Path(__file__).parent / "fixtures" / "v1"

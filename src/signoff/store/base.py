@@ -58,7 +58,6 @@ from ..models import (
 
 DEFAULT_TTL_SECONDS = 24 * 3600.0
 DEFAULT_LEASE_SECONDS = 300.0
-GENESIS_HASH = "0" * 64
 
 DECISION_STATE: dict[str, RequestState] = {
     "approve": "approved",
@@ -176,10 +175,6 @@ def dumps(value: Any, where: str = "document") -> str:
                           allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{where}: not JSON ({exc})") from exc
-
-
-def chain_hash(prev_hash: str, entry: str) -> str:
-    return sha256_hex(prev_hash + entry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,38 +484,3 @@ def plan_resolve(row: Row, outcome: InDoubtOutcome, *, actor: str, now: float) -
         raise InvalidInput(f"resolve_in_doubt: outcome must be done, failed or retry, "
                            f"not {outcome!r}")
     return Plan(new, [draft])
-
-
-# --------------------------------------------------------------------------- chain
-
-
-def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
-                 head: tuple[int, str]) -> tuple[bool, int | None, str]:
-    """Check (seq, entry, prev_hash, hash, kind, request_id) rows in seq order."""
-    expected_seq = 1
-    prev = GENESIS_HASH
-    for seq, entry, prev_hash, hash_, kind, request_id in rows:
-        if seq != expected_seq:
-            if seq > expected_seq:
-                return False, expected_seq, f"entry {expected_seq} is missing (next is {seq})"
-            return False, seq, f"entry {seq} is out of order (expected {expected_seq})"
-        if prev_hash != prev:
-            return False, seq, f"entry {seq} does not link to entry {seq - 1} (deleted, " \
-                               "inserted or reordered)"
-        if chain_hash(prev_hash, entry) != hash_:
-            return False, seq, f"entry {seq} was edited: its hash does not match its content"
-        try:
-            doc = json.loads(entry)
-        except ValueError:
-            return False, seq, f"entry {seq} is not valid JSON"
-        if doc.get("kind") != kind or doc.get("request_id") != request_id:
-            return False, seq, f"entry {seq}: its columns disagree with its hashed content"
-        prev = hash_
-        expected_seq += 1
-    last = expected_seq - 1
-    head_seq, head_hash = head
-    if head_seq != last or (last and head_hash != prev):
-        if head_seq > last:
-            return False, last + 1, f"entries {last + 1}..{head_seq} were deleted from the end"
-        return False, head_seq + 1, f"entry {head_seq + 1} was appended outside the store"
-    return True, None, f"{last} entries verified"

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ..exceptions import InvalidInput, NotFound
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
-from . import base
+from . import base, chain
 from .base import Claim, Draft, Event, Plan, Row
 
 Cols = Sequence[Any]
@@ -307,7 +307,7 @@ class Engine:
         reordered entries."""
         with self._read() as tx:
             head = tx.chain_head()
-            return base.verify_chain(tx.chain_rows(), head)
+            return chain.verify_chain(tx.chain_rows(), head)
 
 
 def _grant(doc: str) -> Grant:

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import GENESIS_HASH, Draft, chain_hash
+from .base import Draft
+from .chain import GENESIS_HASH, chain_hash
 from .engine import Engine
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from .base import GENESIS_HASH, Draft, chain_hash
+from .base import Draft
+from .chain import GENESIS_HASH, chain_hash
 
 Dialect = Literal["sqlite", "postgres"]
 

@@ -1,0 +1,52 @@
+"""The audit hash chain: ``hash = sha256(prev_hash + entry)``, pure functions only.
+
+``entry`` is the canonical JSON text of an event (its sequence number is implied by its
+place in the chain). Verification walks the entries in sequence order and compares the
+last one with the chain head kept in its own row, so it detects an edited, deleted
+(anywhere, the tail included), inserted or reordered entry and names the first bad one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from ..models import sha256_hex
+
+GENESIS_HASH = "0" * 64
+
+
+def chain_hash(prev_hash: str, entry: str) -> str:
+    return sha256_hex(prev_hash + entry)
+
+
+def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
+                 head: tuple[int, str]) -> tuple[bool, int | None, str]:
+    """Check (seq, entry, prev_hash, hash, kind, request_id) rows in seq order."""
+    expected_seq = 1
+    prev = GENESIS_HASH
+    for seq, entry, prev_hash, hash_, kind, request_id in rows:
+        if seq != expected_seq:
+            if seq > expected_seq:
+                return False, expected_seq, f"entry {expected_seq} is missing (next is {seq})"
+            return False, seq, f"entry {seq} is out of order (expected {expected_seq})"
+        if prev_hash != prev:
+            return False, seq, f"entry {seq} does not link to entry {seq - 1} (deleted, " \
+                               "inserted or reordered)"
+        if chain_hash(prev_hash, entry) != hash_:
+            return False, seq, f"entry {seq} was edited: its hash does not match its content"
+        try:
+            doc = json.loads(entry)
+        except ValueError:
+            return False, seq, f"entry {seq} is not valid JSON"
+        if doc.get("kind") != kind or doc.get("request_id") != request_id:
+            return False, seq, f"entry {seq}: its columns disagree with its hashed content"
+        prev = hash_
+        expected_seq += 1
+    last = expected_seq - 1
+    head_seq, head_hash = head
+    if head_seq != last or (last and head_hash != prev):
+        if head_seq > last:
+            return False, last + 1, f"entries {last + 1}..{head_seq} were deleted from the end"
+        return False, head_seq + 1, f"entry {head_seq + 1} was appended outside the store"
+    return True, None, f"{last} entries verified"
