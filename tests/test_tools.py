@@ -272,6 +272,8 @@ def test_create_project_refuses_existing_files_before_writing(ws: Workspace) -> 
     assert (Path(ws.root) / "demo/b.txt").read_text() == "keep\n"
     with pytest.raises(InvalidInput, match="non-empty"):
         ws.create_project("x", {})
+    with pytest.raises(InvalidInput, match="leaves the project"):
+        ws.create_project("x", {".": "dir itself"})
 
 
 def test_delete_file(ws: Workspace) -> None:
@@ -354,8 +356,9 @@ def test_execute_command_does_not_wait_for_background_jobs(ws: Workspace) -> Non
 def test_execute_command_rejects_bad_input(ws: Workspace) -> None:
     with pytest.raises(InvalidInput, match="non-empty"):
         ws.execute_command("  ")
-    with pytest.raises(InvalidInput, match="positive"):
-        ws.execute_command("true", timeout=0)
+    for bad in (0, -1, "soon"):
+        with pytest.raises(InvalidInput, match="positive"):
+            ws.execute_command("true", timeout=bad)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------- fetch_url

@@ -252,6 +252,8 @@ class Workspace:
         self, path: str, old: str, new: str, *, idempotency_key: str | None = None
     ) -> str:
         """Replace the one occurrence of `old` with `new`; zero or several is an error."""
+        if not isinstance(new, str):
+            raise InvalidInput("edit_file: new must be a string")
         target = self._existing_file(path)
         text = self._text_of(target, path)
         count = edit_count(text, old)
@@ -282,7 +284,7 @@ class Workspace:
             if not isinstance(content, str):
                 raise InvalidInput(f"create_project: content of {name!r} must be a string")
             target = self.resolve(os.path.join(base, name))
-            if not (target == base or target.startswith(base.rstrip(os.sep) + os.sep)):
+            if not target.startswith(base.rstrip(os.sep) + os.sep):
                 raise OutsideWorkspace(f"create_project: {name!r} leaves the project {path}")
             out.append((name, target, content))
         return out
@@ -332,7 +334,10 @@ class Workspace:
         """Run `bash -c command` in the root; exit code and output (head and tail kept)."""
         if not isinstance(command, str) or not command.strip():
             raise InvalidInput("execute_command: command must be a non-empty string")
-        limit = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        try:
+            limit = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        except (TypeError, ValueError):
+            limit = -1.0
         if not limit > 0:
             raise InvalidInput(f"execute_command: timeout must be positive, got {timeout!r}")
         bash = shutil.which("bash")
@@ -400,7 +405,10 @@ class Workspace:
         data = data[:MAX_FETCH_BYTES]
         if _is_binary(data):
             return "\n".join([*lines, "", f"(binary content, {human_size(len(data))}; not shown)"])
-        body = data.decode(headers.get_content_charset() or "utf-8", errors="replace")
+        try:
+            body = data.decode(headers.get_content_charset() or "utf-8", errors="replace")
+        except LookupError:  # a charset Python does not know
+            body = data.decode("utf-8", errors="replace")
         if cut:
             total = headers.get("Content-Length")
             body += (
