@@ -409,6 +409,8 @@ class Walker:
         self.sub_kind, self.cwd, self.vars = saved
 
     def _unquoted(self, raw: str, tilde: bool) -> Word:
+        if "\\" not in raw:  # the common case, without the character loop
+            return self._tilde(raw, any(c in raw for c in "*?["), tilde)
         out: list[str] = []
         glob = False
         i = 0
@@ -423,8 +425,10 @@ class Walker:
                 glob = True
             out.append(ch)
             i += 1
-        text = "".join(out)
-        if tilde and raw.startswith("~"):
+        return self._tilde("".join(out), glob, tilde and raw.startswith("~"))
+
+    def _tilde(self, text: str, glob: bool, tilde: bool) -> Word:
+        if tilde and text.startswith("~"):
             head, sep, rest = text.partition("/")
             if head == "~":
                 text = self.home + (sep + rest if sep else "")

@@ -8,6 +8,7 @@ what flows between commands.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import unicodedata
@@ -78,8 +79,8 @@ class Context:
         self.resolver = resolver
         self.script = script
         self._cache: dict[str, str] = {}
-        self.workspace = self.resolve(workspace)
-        self.home = self.resolve(home)
+        self.workspace = _resolve_root(workspace, resolver)
+        self.home = _resolve_root(home, resolver)
         self.functions: set[str] = set()
         self.depth = 0
 
@@ -116,6 +117,24 @@ class Context:
             return ""
         prefix = self.home.rstrip("/") + "/"
         return path[len(prefix):] if path.startswith(prefix) else None
+
+
+_ROOTS: dict[str, str] = {}  # workspace and home rarely move: resolve them once
+
+
+def _resolve_root(path: str, resolver: Callable[[str], str]) -> str:
+    cacheable = resolver is os.path.realpath
+    hit = _ROOTS.get(path) if cacheable else None
+    if hit is None:
+        try:
+            hit = posixpath.normpath(resolver(posixpath.normpath(path)))
+        except (OSError, ValueError):
+            hit = posixpath.normpath(path)
+        if cacheable:
+            if len(_ROOTS) > 256:
+                _ROOTS.clear()
+            _ROOTS[path] = hit
+    return hit
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
