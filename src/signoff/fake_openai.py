@@ -95,7 +95,7 @@ class FakeOpenAIServer:
         self.chunk_delay = chunk_delay
         self.banner = banner
         self.requests: list[dict[str, Any]] = []  # every chat-completions body received
-        self.headers: list[dict[str, str]] = []
+        self.headers: list[dict[str, str]] = []  # their headers, names lower-cased
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -117,8 +117,8 @@ class FakeOpenAIServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="fake-openai", daemon=True
-        )
+            target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True
+        )  # a short poll interval keeps stop() (and every test using the server) quick
         self._thread.start()
         if self.banner:
             print(f"{BANNER} at {self.base_url}", flush=True)
@@ -167,7 +167,7 @@ class FakeOpenAIServer:
     def _record(self, body: dict[str, Any], headers: Mapping[str, str]) -> None:
         with self._lock:
             self.requests.append(body)
-            self.headers.append(dict(headers))
+            self.headers.append({k.lower(): v for k, v in headers.items()})
 
     # ------------------------------------------------------------------ wire format
 
