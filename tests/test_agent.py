@@ -146,7 +146,7 @@ def test_unreachable_endpoint_is_a_friendly_error() -> None:
 def test_auth_failure_and_server_error_are_friendly() -> None:
     with FakeOpenAIServer([FakeError(400, "context too long")], api_key="sk-right") as server:
         wrong = OpenAIModel("m", server.base_url, "sk-wrong", max_retries=0)
-        with pytest.raises(ConfigurationError, match="refused the API key.*OPENAI_API_KEY"):
+        with pytest.raises(ConfigurationError, match=r"refused the API key.*OPENAI_API_KEY"):
             wrong.complete(USER, [])
         with pytest.raises(ConfigurationError, match="refused the API key"):
             wrong.check()
@@ -157,9 +157,9 @@ def test_auth_failure_and_server_error_are_friendly() -> None:
 
 
 def test_configuration_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ConfigurationError, match="no model configured.*SIGNOFF_MODEL"):
+    with pytest.raises(ConfigurationError, match=r"no model configured.*SIGNOFF_MODEL"):
         OpenAIModel()
-    with pytest.raises(ConfigurationError, match="no API key.*OPENAI_API_KEY"):
+    with pytest.raises(ConfigurationError, match=r"no API key.*OPENAI_API_KEY"):
         OpenAIModel("gpt-x")  # no key and no local endpoint
     with FakeOpenAIServer([scripted_reply("from env")]) as server:
         monkeypatch.setenv("SIGNOFF_MODEL", "env-model")
