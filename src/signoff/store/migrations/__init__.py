@@ -36,5 +36,5 @@ def check_not_newer(applied: list[int], dialect: str, where: str) -> None:
 
 
 def sqlite_statements(script: str) -> list[str]:
-    """Split a SQLite script on ';' (our migrations hold no triggers or string ';')."""
+    """Split a SQLite script on ';' (our migrations hold no triggers and no ';' in strings or comments)."""
     return [s.strip() for s in script.split(";") if s.strip()]
