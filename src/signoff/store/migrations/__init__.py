@@ -36,5 +36,8 @@ def check_not_newer(applied: list[int], dialect: str, where: str) -> None:
 
 
 def sqlite_statements(script: str) -> list[str]:
-    """Split a SQLite script on ';' (our migrations hold no triggers and no ';' in strings or comments)."""
+    """Split a SQLite script on ';'.
+
+    Our migrations hold no triggers and no ';' inside strings or comments.
+    """
     return [s.strip() for s in script.split(";") if s.strip()]
