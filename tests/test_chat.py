@@ -1,0 +1,324 @@
+"""`signoff chat`: slash commands in process, and the real thing through a pseudo-terminal
+against the FAKE OpenAI-compatible server (scripted replies, no LLM)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from signoff.agent import ScriptedModel
+from signoff.channels import Prompt
+from signoff.chat import ChatSession, FlushingChannel, StreamPrinter, build_session, main
+from signoff.fake_openai import FakeOpenAIServer, fake_call, scripted_reply
+from signoff.models import Decision, Request, ToolCall, Verdict
+from signoff.testing import ScriptedChannel
+
+# A home directory that does not exist and is not under a temp dir: `rm -rf ~` is then
+# judged as deleting the home directory, and even a failure of the policy deletes nothing.
+SAFE_HOME = "/nonexistent-signoff-test-home/user"
+MENU = "[y/Enter] approve"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SIGNOFF_MODEL", "SIGNOFF_DB"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", SAFE_HOME)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "app.o").write_text("object\n")
+    (tmp_path / "README.md").write_text("# demo project\n")
+    return tmp_path
+
+
+def session(
+    workspace: Path, replies: list[dict[str, Any]], *answers: Decision
+) -> tuple[ChatSession, io.StringIO, ScriptedModel, ScriptedChannel]:
+    out = io.StringIO()
+    model = ScriptedModel(replies)
+    channel = ScriptedChannel(answers)
+    chat = build_session(
+        model,
+        workspace=str(workspace),
+        out=out,
+        channel=channel,
+        model_label=model.label,
+        user_settings=False,
+    )
+    return chat, out, model, channel
+
+
+def rm(command: str, id: str) -> dict[str, Any]:
+    return scripted_reply(None, fake_call("execute_command", {"command": command}, id))
+
+
+# ------------------------------------------------------------------ in process
+
+
+def test_help_and_unknown_commands(workspace: Path) -> None:
+    chat, out, _, _ = session(workspace, [])
+    assert chat.handle("/help")
+    assert chat.handle("/frobnicate")
+    text = out.getvalue()
+    for command in ("/hitl on|off|status", "/mode", "/grants revoke ID", "/inbox", "/clear"):
+        assert command in text
+    assert "Unknown command /frobnicate" in text
+    assert chat.handle("/exit") is False
+
+
+def test_hitl_off_runs_asks_without_a_prompt_but_deny_stays(workspace: Path) -> None:
+    replies = [
+        rm("rm -rf build", "c1"),
+        scripted_reply("cleaned"),
+        rm("rm -rf ~", "c2"),
+        scripted_reply("I will not do that."),
+    ]
+    chat, out, model, channel = session(workspace, replies)
+    chat.handle("/hitl off")
+    chat.handle("clean the build")
+    assert not (workspace / "build").exists()
+    chat.handle("now wipe my home")
+    assert channel.prompts == []  # nothing was asked
+    tool_results = [m for m in model.calls[-1] if m["role"] == "tool"]
+    assert "denied by policy" in tool_results[-1]["content"]
+    assert "home directory" in tool_results[-1]["content"]
+    assert "approvals: off" in out.getvalue()
+
+
+def test_mode_plan_refuses_writes(workspace: Path) -> None:
+    write = fake_call("write_file", {"path": "NOTES.md", "content": "x"}, "w1")
+    chat, out, model, _ = session(workspace, [scripted_reply(None, write), scripted_reply("ok")])
+    chat.handle("/mode plan")
+    assert "mode: plan" in out.getvalue()
+    chat.handle("write notes")
+    assert not (workspace / "NOTES.md").exists()
+    assert "plan mode" in model.calls[-1][-1]["content"]
+    chat.handle("/mode nonsense")
+    assert "Unknown mode nonsense" in out.getvalue()
+    assert chat.gate.policy.mode == "plan"
+
+
+def test_grants_list_revoke_and_clear(workspace: Path) -> None:
+    always = Decision("approve_always", scope="session", rule="execute_command(rm -rf build)")
+    replies = [rm("rm -rf build", "c1"), scripted_reply("done")]
+    chat, out, _, _ = session(workspace, replies, always)
+    chat.handle("clean")
+    chat.handle("/grants")
+    grant = chat.gate.grants[0]
+    assert f"{grant.id}  session  execute_command(rm -rf build)" in out.getvalue()
+    chat.handle("/grants revoke nope")
+    assert "No grant nope" in out.getvalue()
+    chat.handle(f"/grants revoke {grant.id}")
+    assert chat.gate.grants == []
+    chat.gate.grants.append(grant)  # as if granted again
+    chat.handle("/clear")
+    assert chat.gate.grants == [] and [m["role"] for m in chat.messages] == ["system"]
+    assert "Cleared the conversation and 1 grant(s)." in out.getvalue()
+
+
+def test_inbox_without_and_with_a_store(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chat, out, _, _ = session(workspace, [])
+    chat.handle("/inbox")
+    assert "No store configured" in out.getvalue()
+    from signoff.store import open_store
+
+    url = str(workspace / "inbox.db")
+    store = open_store(url)
+    call = ToolCall("send_email", {"to": "client@example.com", "subject": "hi", "body": "x"}, "c")
+    verdict = Verdict("ask", "high", None, ("reaches the outside world",), "external")
+    store.create_request(Request(id="", call=call, verdict=verdict, preview="mail"))
+    store.close()
+    chat.store_url = url
+    chat.handle("/inbox")
+    assert "send_email" in out.getvalue() and "client@example.com" in out.getvalue()
+
+
+def test_stream_is_ended_before_the_approval_box() -> None:
+    out = io.StringIO()
+    printer = StreamPrinter(out)
+    seen: list[str] = []
+
+    class Inner:
+        def decide(self, prompt: Prompt) -> Decision:
+            seen.append(out.getvalue())
+            return Decision("approve")
+
+    printer.write("Let me clean up")
+    FlushingChannel(Inner(), printer).decide(prompt=None)  # type: ignore[arg-type]
+    assert seen == ["Let me clean up\n"]
+
+
+def test_model_text_cannot_drive_the_terminal(workspace: Path) -> None:
+    chat, out, _, _ = session(workspace, [scripted_reply("hi\x1b[2J\x1b]0;pwned\x07 there")])
+    chat.handle("hello")
+    assert "\x1b" not in out.getvalue() and "\\x1b[2J" in out.getvalue()
+
+
+def test_stopped_session_says_so(workspace: Path) -> None:
+    calls = [fake_call("execute_command", {"command": "rm -rf /"}, f"c{i}") for i in range(3)]
+    chat, out, model, _ = session(workspace, [scripted_reply(None, *calls)])
+    chat.handle("do it")
+    chat.handle("again")
+    assert out.getvalue().count("Session stopped") == 2 and len(model.calls) == 1
+    chat.handle("/clear")
+    assert chat.gate.stopped is None
+
+
+def test_friendly_error_without_a_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--workspace", "."]) == 2
+    err = capsys.readouterr().err
+    assert "no model configured" in err and "SIGNOFF_MODEL" in err
+
+
+def test_friendly_error_when_the_endpoint_is_down(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+    env = dict(os.environ, SIGNOFF_MODEL="m", OPENAI_BASE_URL=url)
+    done = subprocess.run(
+        [sys.executable, "-c", "from signoff.chat import main; raise SystemExit(main())"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "cannot reach the model endpoint" in done.stderr and "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------------------ a real terminal
+
+
+class Terminal:
+    """`signoff chat` in a pseudo-terminal, talking to a FAKE server."""
+
+    def __init__(self, server: FakeOpenAIServer, workspace: Path) -> None:
+        pexpect = pytest.importorskip("pexpect")
+        self.pexpect = pexpect
+        env = {k: v for k, v in os.environ.items() if k not in ("SIGNOFF_LANG", "NO_COLOR")}
+        env.update(
+            TERM="dumb",
+            HOME=SAFE_HOME,
+            SIGNOFF_MODEL="fake-model",
+            OPENAI_BASE_URL=server.base_url,
+            OPENAI_API_KEY="sk-fake",
+        )
+        self.log = io.StringIO()
+        self.child = pexpect.spawn(
+            sys.executable,
+            [
+                "-c",
+                "from signoff.chat import main; raise SystemExit(main())",
+                "--workspace",
+                str(workspace),
+            ],
+            env=env,
+            cwd=str(workspace),
+            encoding="utf-8",
+            timeout=30,
+            dimensions=(60, 120),
+        )
+        self.child.logfile_read = self.log
+        self.expect("you> ")
+
+    def expect(self, pattern: str) -> None:
+        self.child.expect_exact(pattern)
+
+    def say(self, line: str, then: str = "you> ") -> str:
+        """Send a line; return what was printed until `then`."""
+        start = len(self.log.getvalue())
+        self.child.sendline(line)
+        self.expect(then)
+        return self.log.getvalue()[start:]
+
+    def close(self) -> int:
+        self.child.sendline("/exit")
+        self.child.expect(self.pexpect.EOF)
+        self.child.close()
+        return int(self.child.exitstatus)
+
+
+def test_terminal_approve_with_y(workspace: Path) -> None:
+    replies = [
+        scripted_reply(
+            "Reading, then cleaning.",
+            fake_call("read_file", {"path": "README.md"}, "r1"),
+            fake_call("execute_command", {"command": "rm -rf build"}, "c1"),
+        ),
+        scripted_reply("The build directory is gone."),
+    ]
+    with FakeOpenAIServer(replies) as server:
+        term = Terminal(server, workspace)
+        shown = term.say("please clean the build", then=MENU)
+        # streamed text was ended before the box, and the box shows the command
+        assert "Reading, then cleaning.\n" in shown.replace("\r\n", "\n")
+        assert "rm -rf build" in shown
+        assert (workspace / "build").exists()  # nothing ran before the answer
+        after = term.say("y")
+        assert "The build directory is gone." in after
+        assert term.close() == 0
+        results = [m for m in server.messages() if m["role"] == "tool"]
+    assert not (workspace / "build").exists()
+    assert [m["tool_call_id"] for m in results] == ["r1", "c1"]
+    assert results[0]["content"] == "# demo project\n"
+
+
+def test_terminal_hitl_off_and_deny(workspace: Path) -> None:
+    replies = [
+        rm("rm -rf build", "c1"),
+        scripted_reply("Cleaned."),
+        rm("rm -rf ~", "c2"),
+        scripted_reply("Refused, as it should be."),
+    ]
+    with FakeOpenAIServer(replies) as server:
+        term = Terminal(server, workspace)
+        assert "approvals: off" in term.say("/hitl off")
+        out = term.say("clean the build")
+        assert "Cleaned." in out and MENU not in out
+        assert not (workspace / "build").exists()
+        out = term.say("and wipe my home directory")
+        assert MENU not in out and "denied" in out
+        assert term.say("/hitl status").count("approvals: off") == 1
+        assert term.close() == 0
+        denied = server.messages()[-1]
+    assert denied["tool_call_id"] == "c2" and "denied by policy" in denied["content"]
+
+
+def test_terminal_mode_grants_clear_help(workspace: Path) -> None:
+    write = fake_call("write_file", {"path": "NOTES.md", "content": "notes\n"}, "w1")
+    replies = [
+        scripted_reply(None, write),
+        scripted_reply("Plan mode: I cannot write."),
+        rm("rm -rf build", "c1"),
+        scripted_reply("Cleaned."),
+        scripted_reply("Hello again."),
+    ]
+    with FakeOpenAIServer(replies) as server:
+        term = Terminal(server, workspace)
+        assert "mode: plan" in term.say("/mode plan")
+        out = term.say("write some notes")
+        assert "Plan mode: I cannot write." in out and MENU not in out
+        assert "mode: default" in term.say("/mode default")
+        term.say("clean the build", then=MENU)
+        term.say("a", then="[y/N]")
+        assert "Cleaned." in term.say("y")
+        assert "execute_command(rm -rf build)" in term.say("/grants")
+        assert "1 grant(s)" in term.say("/clear")
+        assert "No grants in this session." in term.say("/grants")
+        assert "/hitl on|off|status" in term.say("/help")
+        assert "Hello again." in term.say("hi")
+        assert term.close() == 0
+        fresh = server.messages()
+    assert not (workspace / "NOTES.md").exists()
+    assert not (workspace / "build").exists()
+    assert [m["role"] for m in fresh] == ["system", "user"]  # /clear emptied the transcript
