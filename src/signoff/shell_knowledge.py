@@ -96,7 +96,7 @@ SED_WRITE_CMD = re.compile(r"(^|[;{}\n]|[0-9$/]|!)\s*[wWe](\s|$)|\s[wWe]\s+\S")
 # Wrappers that run their argument command with no privilege change: stripped entirely.
 # Value: options that take a separate value (so the value is not the command).
 WRAPPERS: dict[str, frozenset[str]] = {
-    "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
     "command": frozenset(),
     "builtin": frozenset(),
     "exec": frozenset({"-a"}),
@@ -434,3 +434,6 @@ VALUE_OPTS: frozenset[str] = frozenset(
 PATTERN_OPTS: frozenset[str] = frozenset({"-e", "-f", "--regexp", "--file"})
 INLINE_CODE_FLAGS: frozenset[str] = frozenset({"-c", "-e", "-E", "-r", "--eval", "-p", "--print",
                                                "--command"})
+# Variable names whose value is a credential: echoing them into a remote is exfiltration.
+SECRET_VAR = re.compile(r"\$\{?\w*(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY"
+                        r"|CREDENTIAL)\w*", re.IGNORECASE)

@@ -233,6 +233,8 @@ def catastrophic_target(path: str, ctx: Context, recursive: bool) -> str:
     if recursive:
         if path == "/":
             return "the root directory"
+        if path == ctx.home:
+            return "the home directory"
         if path == ws or ws.startswith(path.rstrip("/") + "/"):
             return f"the project or one of its parents ({path})"
         if path == ws.rstrip("/") + "/.git":
@@ -613,6 +615,9 @@ def _program(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> l
     if base in K.PRIVILEGE:
         f.raise_to("privilege", f"{base} changes system or account settings")
         return []
+    if base in ("gpg", "gpg2") and any("export-secret" in t for t in texts):
+        f.secret = True
+        f.ask("gpg exports secret keys")
     if base in ("source", "."):
         path = ctx.path(args[0], cwd) if args else None
         if path:
@@ -703,6 +708,8 @@ def _read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
         if len(pos) >= 2 and not (base == "xxd" and not _has(args, "-r") and False):
             f.raise_to("reversible_write", f"{base} writes its second file argument")
             note_write(f, pos[1], cwd, ctx)
+    if base in ("echo", "printf") and any(K.SECRET_VAR.search(w.text) for w in args if w.dynamic):
+        f.secret = True  # harmless on screen, exfiltration when piped to a remote
     if base in ("env", "printenv", "set", "export", "declare", "typeset") and (
         (base in ("env", "printenv") and not positionals(args)) or not args or "-p" in texts
     ):
@@ -1019,7 +1026,11 @@ def _writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> No
             archive = [args[1]]
         if _has(args, "-c", "--create") or "c" in cluster or _has(args, "-r", "-u"):
             for w in archive:
-                note_write(f, w, cwd, ctx)
+                if w.text != "-":
+                    note_write(f, w, cwd, ctx)
+            for w in pos:
+                if w not in archive and w is not args[0]:
+                    note_read(f, w, cwd, ctx)
             return
         for w in archive:
             note_read(f, w, cwd, ctx)
@@ -1033,6 +1044,8 @@ def _writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> No
             f.raise_to("destructive", "truncate discards file contents")
     elif mode == "first" and pos:
         note_write(f, pos[0], cwd, ctx)
+        for w in pos[1:]:
+            note_read(f, w, cwd, ctx)
     elif mode == "cwd":
         for w in _opt_value(args, "-d", "-o", "--output", "-f") or [Word(".")]:
             note_write(f, w, cwd, ctx)
