@@ -1,7 +1,8 @@
 """Time the shell analyzer over the labelled corpus.
 
 Run: .venv/bin/python bench/shell_analysis.py [--repeat N]
-Prints a table of the slowest commands and per-category medians, then one JSON line with
+Prints verdict counts per labelled category, per-category timings and the slowest
+commands, then one JSON line with
 median_us, p99_us and commands_per_s (and cli_commands_per_s when `signoff check` has
 --shell-file).
 """
@@ -70,8 +71,16 @@ def main() -> None:
     corpus = load_corpus()
     rows = corpus.corpus()
     kw = {"workspace": corpus.WORKSPACE, "home": corpus.HOME}
-    for _, _, command in rows:  # warm up: tree-sitter, caches, imports
-        analyze(command, **kw)
+    verdicts: dict[str, dict[str, int]] = {}
+    for category, _, command in rows:  # warm up, and count verdicts per labelled class
+        effect = analyze(command, **kw).effect
+        counts = verdicts.setdefault(category, dict.fromkeys(("allow", "notify", "ask", "deny"), 0))
+        counts[effect] += 1
+    print(f"{'category':16} {'n':>5} {'allow':>6} {'notify':>6} {'ask':>5} {'deny':>5}")
+    for category, c in verdicts.items():
+        print(f"{category:16} {sum(c.values()):5} {c['allow']:6} {c['notify']:6} {c['ask']:5} "
+              f"{c['deny']:5}")
+    print()
     per_command: dict[str, list[float]] = {}
     all_times: list[float] = []
     start = time.perf_counter()
