@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -155,3 +158,24 @@ def test_not_running_has_no_url() -> None:
     server = FakeOpenAIServer()
     with pytest.raises(RuntimeError):
         _ = server.base_url
+
+
+def test_command_line_serves_a_script_file(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([scripted_reply("from the file")]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "signoff.fake_openai", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline()
+        assert banner.startswith(BANNER)
+        url = banner.split(" at ")[-1].strip()
+        client = openai.OpenAI(base_url=url, api_key="fake", max_retries=0)
+        done = client.chat.completions.create(model="m", messages=[])
+        assert done.choices[0].message.content == "from the file"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

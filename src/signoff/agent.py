@@ -144,7 +144,7 @@ class OpenAIModel:
         import openai
 
         try:
-            self.client.models.list()
+            self.client.with_options(max_retries=0).models.list()  # a quick first answer
         except (openai.NotFoundError, openai.PermissionDeniedError):
             return
         except openai.OpenAIError as exc:

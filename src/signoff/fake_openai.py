@@ -86,6 +86,7 @@ class FakeOpenAIServer:
         chunk_size: int = 4,
         chunk_delay: float = 0.0,
         banner: bool = False,
+        port: int = 0,
     ) -> None:
         self._script = replies
         self._queue: list[Reply] = [] if callable(replies) else list(replies)
@@ -94,6 +95,7 @@ class FakeOpenAIServer:
         self.chunk_size = max(1, chunk_size)
         self.chunk_delay = chunk_delay
         self.banner = banner
+        self._port = port
         self.requests: list[dict[str, Any]] = []  # every chat-completions body received
         self.headers: list[dict[str, str]] = []  # their headers, names lower-cased
         self._lock = threading.Lock()
@@ -114,7 +116,7 @@ class FakeOpenAIServer:
 
     def start(self) -> FakeOpenAIServer:
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True
@@ -311,11 +313,40 @@ def fake_call(name: str, arguments: Mapping[str, Any] | str, id: str = "") -> di
     return {"id": id, "type": "function", "function": {"name": name, "arguments": text}}
 
 
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m signoff.fake_openai SCRIPT.json`: serve a JSON list of assistant messages
+    until Ctrl-C, to try a client (such as `signoff chat`) without any model."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m signoff.fake_openai", description=BANNER)
+    parser.add_argument("script", help="JSON file: a list of assistant messages, served in order")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any)")
+    args = parser.parse_args(argv)
+    with open(args.script, encoding="utf-8") as f:
+        replies = json.load(f)
+    if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
+        parser.error("the script must be a JSON list of assistant messages (objects)")
+    server = FakeOpenAIServer(replies, port=args.port, banner=True).start()
+    print("Ctrl-C to stop.", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()
+
+
 __all__ = [
     "BANNER",
     "FAKE_MODEL",
     "FakeError",
     "FakeOpenAIServer",
     "fake_call",
+    "main",
     "scripted_reply",
 ]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
