@@ -314,3 +314,16 @@ def test_max_turns_bounds_the_loop(tmp_path: Path) -> None:
         model, list(USER), gate=gate, tools=Recorder().mapping(), tool_specs=[], max_turns=3
     )
     assert len(model.calls) == 3 and out[-1]["role"] == "tool"
+
+
+def test_calls_without_ids_get_one(tmp_path: Path) -> None:
+    class Bare:
+        def complete(self, messages: Any, tools: Any, *, on_text: Any = None) -> dict[str, Any]:
+            if messages[-1]["role"] == "tool":
+                return {"role": "assistant", "content": "ok"}
+            call = {"type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+            return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    gate, _ = make_gate(tmp_path)
+    out = run_session(Bare(), list(USER), gate=gate, tools=Recorder().mapping(), tool_specs=[])
+    assert out[2]["tool_call_id"] == out[1]["tool_calls"][0]["id"] != ""

@@ -357,6 +357,9 @@ def run_session(
         calls = reply.get("tool_calls") or []
         if not calls:
             return messages
+        for call in calls:  # a hand-written Model may omit ids; each result needs one
+            call.setdefault("id", None)
+            call["id"] = call["id"] or f"call_{uuid.uuid4().hex[:12]}"
         answered = 0
         try:
             for raw in calls:
