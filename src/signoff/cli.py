@@ -159,18 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _registrars() -> list[Callable[[Any], None]]:
-    from . import demo
+    from . import chat, cli_runs, demo
 
-    found: list[Callable[[Any], None]] = [demo.register]
-    for name in ("cli_runs", "cli_web", "cli_audit"):
-        try:
-            module = __import__(f"signoff.{name}", fromlist=["register"])
-        except ImportError as exc:
-            if exc.name != f"signoff.{name}":
-                raise
-            continue
-        found.append(module.register)
-    return found
+    return [demo.register, cli_runs.register, chat.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

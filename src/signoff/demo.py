@@ -1,174 +1,288 @@
-"""`signoff demo`: a scripted sequence of tool calls through the gate (no model, no network).
+"""`signoff demo`: the whole mechanism, end to end, on a fresh machine.
 
-Every call is real: files are read and written in a new temporary workspace, commands run
-there, and the email lands in a local outbox file. The sequence is fixed (a script, not an
-LLM) so that one run shows each verdict: allow, notify, ask and deny.
+A SCRIPTED model (no LLM, no network, no API key) works on a small sample project in a new
+workspace. Its tool calls are real and go through the policy and the durable store:
+silent reads; a notify write with its diff; an ask before `rm -rf build/`; a deny for
+`rm -rf ~`, fed back to the model, which re-plans; an email that asks with the full
+message shown; an `ask_human` question. In a terminal, each question is answered there.
+Without one, the run pauses in the store and the demo prints the exact commands that
+decide and resume it from other processes.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from .agent import ScriptedModel
+from .approvals import decide
+from .channels import Prompt
 from .channels.render import escape_untrusted
 from .channels.terminal import TerminalChannel
-from .gate import Gate, ToolResult
+from .exceptions import InvalidInput
 from .models import ToolCall
 from .policy import Policy
+from .runner import Runner
+from .runs import Agent, Run
 from .settings import load_settings
+from .store import Store, open_store
+from .tools import Workspace
+
+AGENT_REF = "signoff.demo:build_agent"
+TASK = (
+    "Prepare release 0.2 of invoice-tool: look around, write the changelog, clean the "
+    "build artifacts, email the client, and ask me which version to tag."
+)
 
 SAMPLE = {
     "README.md": "# invoice-tool\n\nTurns CSV timesheets into invoices.\n",
-    "src/invoice.py": "def total(rows):\n    return sum(r['hours'] * r['rate'] for r in rows)\n",
-    "build/invoice.o": "\x7fELF (pretend object file)\n",
+    "CHANGELOG.md": "# Changelog\n\n## 0.1\n- first release\n",
+    "src/invoice.py": (
+        "def total(rows):\n"
+        "    # TODO: round to cents\n"
+        "    return sum(r['hours'] * r['rate'] for r in rows)\n"
+    ),
+    "build/invoice.o": "pretend object file\n",
     "build/cache.bin": "cache\n",
 }
 
-
-@dataclass(frozen=True)
-class Step:
-    say: str
-    call: ToolCall
-
-
-def script() -> list[Step]:
-    return [
-        Step(
-            "Read the project (read-only: runs silently)",
-            ToolCall("read_file", {"path": "README.md"}, "call_1"),
-        ),
-        Step(
-            "Write release notes (reversible, inside the workspace: runs, kept for review)",
-            ToolCall("write_file", {"path": "NOTES.md", "content": "## 0.2\n- totals\n"}, "call_2"),
-        ),
-        Step(
-            "Clean build artifacts (deletes files: asks first)",
-            ToolCall("execute_command", {"command": "rm -rf build/"}, "call_3"),
-        ),
-        Step(
-            "Try a catastrophic command (denied, whatever anyone says)",
-            ToolCall("execute_command", {"command": "rm -rf ~"}, "call_4"),
-        ),
-        Step(
-            "Email the client (reaches the outside world: asks first)",
-            ToolCall(
+# (call id, tool, arguments, what the model says first). One model turn per group.
+STEPS: list[tuple[str, list[tuple[str, str, dict[str, Any]]]]] = [
+    (
+        "I'll look at the project first.",
+        [
+            ("call_read", "read_file", {"path": "README.md"}),
+            ("call_list", "list_dir", {"path": "."}),
+            ("call_todo", "search_code", {"pattern": "TODO"}),
+        ],
+    ),
+    (
+        "Adding the 0.2 entry to the changelog.",
+        [
+            (
+                "call_changelog",
+                "edit_file",
+                {
+                    "path": "CHANGELOG.md",
+                    "old": "# Changelog\n",
+                    "new": "# Changelog\n\n## 0.2\n- totals per client\n",
+                },
+            ),
+        ],
+    ),
+    (
+        "Cleaning the build artifacts.",
+        [
+            ("call_clean", "execute_command", {"command": "rm -rf build/"}),
+        ],
+    ),
+    (
+        "Also clearing out old caches in the home directory.",
+        [
+            ("call_home", "execute_command", {"command": "rm -rf ~"}),
+        ],
+    ),
+    ("", [("call_status", "execute_command", {"command": "ls -la"})]),
+    (
+        "Emailing the client the release notes.",
+        [
+            (
+                "call_email",
                 "send_email",
                 {
                     "to": "client@example.com",
-                    "subject": "Invoice 0.2",
-                    "body": "Hello,\n\nThe new totals are ready.\n",
+                    "subject": "invoice-tool 0.2 is ready",
+                    "body": (
+                        "Hello,\n\nRelease 0.2 adds totals per client.\n\n"
+                        "Best regards,\nThe agent\n"
+                    ),
                 },
-                "call_5",
             ),
-        ),
-    ]
+        ],
+    ),
+    (
+        "One question before I tag the release.",
+        [
+            (
+                "call_ask",
+                "ask_human",
+                {"question": "Which version should I tag?", "options": ["0.2.0", "1.0.0"]},
+            ),
+        ],
+    ),
+]
+
+
+def _results(messages: list[dict[str, Any]]) -> dict[str, str]:
+    return {
+        m["tool_call_id"]: str(m.get("content", "")) for m in messages if m.get("role") == "tool"
+    }
+
+
+def script(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The scripted model: the next step whose calls have no results yet (history-driven,
+    so a model rebuilt in another process continues exactly where the run stopped)."""
+    done = _results(messages)
+    for text, calls in STEPS:
+        if any(call_id not in done for call_id, _, _ in calls):
+            if calls[0][0] == "call_status":
+                refusal = done.get("call_home", "")
+                text = (
+                    "That was refused (" + refusal[:120] + "). I'll leave the home "
+                    "directory alone and just check the project instead."
+                )
+            return {
+                "content": text or None,
+                "tool_calls": [
+                    {"id": cid, "function": {"name": name, "arguments": args}}
+                    for cid, name, args in calls
+                ],
+            }
+    tag = done.get("call_ask", "?")
+    return {
+        "content": f"Done. Release notes written, build cleaned, client emailed; "
+        f"you chose to tag {tag}."
+    }
+
+
+def build_agent(metadata: Mapping[str, Any]) -> Agent:
+    """The demo's agent factory: any process rebuilds the agent from the run's metadata."""
+    root = Path(metadata["workspace"])
+    workspace = Workspace(root)
+    policy = Policy(load_settings(root, user=False), workspace=root)
+    return Agent(
+        model=ScriptedModel.history_driven(script),
+        tools=workspace.as_mapping(),
+        policy=policy,
+        tool_specs=workspace.openai_tools(),
+        previewer=workspace.preview,
+        run_recorded=workspace.run_recorded,
+    )
 
 
 def make_workspace(path: str | None) -> Path:
     root = Path(path) if path else Path(tempfile.mkdtemp(prefix="signoff-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
     for rel, text in SAMPLE.items():
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():
             target.write_text(text)
-    return root
+    return root.resolve()
 
 
-def implementations(root: Path) -> dict[str, Callable[..., Any]]:
-    def read_file(path: str) -> str:
-        return (root / path).read_text()
+def _edit_problem(policy: Policy, call: ToolCall, arguments: Mapping[str, Any]) -> str | None:
+    try:
+        edited = call.with_arguments(policy.registry.get(call.name).validate(arguments))
+    except InvalidInput as exc:
+        return str(exc)
+    verdict = policy.evaluate(edited)
+    return f"the edited call is denied: {verdict.reason}" if verdict.effect == "deny" else None
 
-    def write_file(path: str, content: str) -> str:
-        (root / path).write_text(content)
-        return f"wrote {len(content)} characters to {path}"
 
-    def execute_command(command: str, timeout: float = 30) -> str:
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
+def answer_here(
+    store: Store, run: Run, agent: Agent, channel: TerminalChannel, out: Console
+) -> None:
+    """Show each waiting request in the terminal and store the person's decision."""
+    for request_id in run.waiting_on:
+        request = store.get_request(request_id)
+        while True:
+            call = request.call
+
+            def validate(args: Mapping[str, Any], call: ToolCall = call) -> str | None:
+                return _edit_problem(agent.policy, call, args)
+
+            prompt = Prompt(
+                request=request,
+                validate_edit=validate,
+                always_rule=request.verdict.suggested_rule,
+                always_scope="run",
+            )
+            decision = channel.decide(prompt)
+            try:
+                decide(
+                    store,
+                    request_id,
+                    decision,
+                    actor=channel.actor,
+                    workspace=agent.policy.workspace,
+                )
+                break
+            except InvalidInput as exc:
+                out.print(f"Not stored: {exc}")
+
+
+def print_commands(run: Run, store: Store, root: Path, out: Console) -> None:
+    ws = f"--workspace {root}"
+    out.print()
+    out.print(
+        Text(f"Run {run.id} is paused and saved in {root}/.signoff/signoff.db.", style="bold")
+    )
+    for request_id in run.waiting_on:
+        request = store.get_request(request_id)
+        out.print(
+            f"  waiting: {request_id}  {request.call.name}  "
+            f"{escape_untrusted(str(dict(request.call.arguments)), newline=False)[:80]}"
         )
-        return f"exit {done.returncode}\n{done.stdout}{done.stderr}"
-
-    def send_email(to: str, subject: str, body: str, cc: list[str] | None = None) -> str:
-        outbox = root / ".signoff" / "outbox.txt"
-        outbox.parent.mkdir(exist_ok=True)
-        with outbox.open("a") as f:
-            f.write(f"To: {to}\nSubject: {subject}\n\n{body}\n.\n")
-        return f"queued for {to} in {outbox}"
-
-    return {
-        "read_file": read_file,
-        "write_file": write_file,
-        "execute_command": execute_command,
-        "send_email": send_email,
-    }
+    first = run.waiting_on[0] if run.waiting_on else "ID"
+    out.print("Decide and resume from any process:")
+    out.print(f"  signoff inbox {ws}")
+    out.print(f"  signoff show {first} {ws}")
+    out.print(f"  signoff approve {first} {ws}        (or reject --reason, edit --args, answer)")
+    out.print(f"  signoff resume {run.id} {ws}")
 
 
-def run_demo(workspace: str | None, *, stdin_is_tty: bool | None = None) -> int:
+def run_demo(
+    workspace: str | None, db: str | None = None, *, interactive: bool | None = None
+) -> int:
     out = Console(highlight=False, markup=False)
     root = make_workspace(workspace)
-    interactive = sys.stdin.isatty() if stdin_is_tty is None else stdin_is_tty
-    out.print(Text("signoff demo  (scripted tool calls: no model, no network)", style="bold"))
+    interactive = sys.stdin.isatty() if interactive is None else interactive
+    out.print(Text("signoff demo: a SCRIPTED model (no LLM, no network) at work", style="bold"))
     out.print(f"workspace: {root}")
-    if not interactive:
-        out.print("No terminal on stdin: every question is refused (no reviewer available).")
-    policy = Policy(load_settings(root, user=False), workspace=root)
-    gate = Gate(policy, TerminalChannel())
-    tools = implementations(root)
-    results: list[tuple[Step, ToolResult]] = []
-    for number, step in enumerate(script(), start=1):
-        out.print()
-        out.print(Text(f"[{number}] {step.say}", style="bold cyan"))
-        result = gate.execute(step.call, tools[step.call.name])
-        results.append((step, result))
-        first_line = escape_untrusted(
-            result.content.strip().splitlines()[0] if result.content.strip() else "", newline=False
+    out.print(f"task: {TASK}")
+    metadata = {"workspace": str(root)}
+    agent = build_agent(metadata)
+    agent.on_text = lambda text: out.print(Text(f"model: {text}", style="italic"))
+    with closing(open_store(db, workspace=root)) as store:
+        runner = Runner(store, agent, agent_ref=AGENT_REF)
+        run = runner.start(
+            [
+                {"role": "system", "content": "You are a careful release agent."},
+                {"role": "user", "content": TASK},
+            ],
+            metadata=metadata,
         )
-        out.print(f"    -> {result.verdict.effect} / {result.outcome}: {first_line[:100]}")
-    out.print()
-    summary = Table(title="What happened", show_lines=False)
-    for column in ("#", "tool", "verdict", "outcome", "why"):
-        summary.add_column(column)
-    for number, (step, result) in enumerate(results, start=1):
-        summary.add_row(
-            str(number),
-            step.call.name,
-            result.verdict.effect,
-            result.outcome,
-            escape_untrusted(result.verdict.reason, newline=False)[:70],
-        )
-    out.print(summary)
-    if gate.review:
-        out.print(
-            "Ran without asking, kept for review: "
-            + ", ".join(str(item.call.arguments.get("path")) for item in gate.review)
-        )
+        if not interactive:
+            print_commands(run, store, root, out)
+            return 0
+        channel = TerminalChannel()
+        while run.status == "paused":
+            answer_here(store, run, agent, channel, out)
+            run = runner.resume(run.id)
+        out.print(Text(f"run {run.id}: {run.status}", style="bold"))
+        if run.note:
+            out.print(escape_untrusted(run.note))
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    return run_demo(args.workspace)
+    return run_demo(args.workspace, args.db)
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("demo", help="run the scripted demo in a new workspace")
+    parser = sub.add_parser("demo", help="run the scripted end-to-end demo in a new workspace")
     parser.add_argument("--workspace", help="use this directory instead of a new one")
+    parser.add_argument("--db", default=None, help="store URL (default: in the workspace)")
     parser.set_defaults(func=cmd_demo)
 
 
-__all__ = ["register", "run_demo", "script"]
+__all__ = ["build_agent", "register", "run_demo", "script"]

@@ -82,6 +82,23 @@ def result_text(value: Any) -> str:
         return str(value)
 
 
+def refusal_content(
+    name: str, verdict: Verdict, decision: Decision | None, *, problem: str | None = None
+) -> tuple[Outcome, str]:
+    """What the model reads when a call did not run (or a person answered for it)."""
+    if decision is None:
+        return "denied", f"Tool call {name} was denied by policy: {verdict.reason}"
+    if decision.kind == "skip":
+        return "skipped", f"Tool call {name} was skipped by the reviewer" + (
+            f": {decision.reason}" if decision.reason else "; continue without it."
+        )
+    if decision.kind == "respond":
+        return "answered", result_text(decision.result)
+    if decision.kind == "edit":
+        return "denied", f"Tool call {name} was not run: the reviewer's edit was refused: {problem}"
+    return "rejected", f"Tool call {name} was rejected by the reviewer: {decision.reason}"
+
+
 @dataclass
 class _Counters:
     consecutive: int = 0
@@ -236,35 +253,12 @@ class Gate:
     # ------------------------------------------------------------------ outcomes
 
     def _refusal(self, call: ToolCall, verdict: Verdict, decision: Decision | None) -> ToolResult:
-        if decision is None:
-            outcome: Outcome = "denied"
-            content = f"Tool call {call.name} was denied by policy: {verdict.reason}"
-        elif decision.kind == "skip":
-            outcome = "skipped"
-            content = f"Tool call {call.name} was skipped by the reviewer" + (
-                f": {decision.reason}" if decision.reason else "; continue without it."
-            )
-        elif decision.kind == "respond":
-            return self._count(
-                ToolResult(
-                    call,
-                    "answered",
-                    result_text(decision.result),
-                    verdict,
-                    decision.result,
-                    decision,
-                )
-            )
-        elif decision.kind == "edit":
-            outcome = "denied"
+        problem = None
+        if decision is not None and decision.kind == "edit":
             problem = self._edit_problem(call, decision.arguments or {})
-            content = (
-                f"Tool call {call.name} was not run: the reviewer's edit was refused: {problem}"
-            )
-        else:
-            outcome = "rejected"
-            content = f"Tool call {call.name} was rejected by the reviewer: {decision.reason}"
-        return self._count(ToolResult(call, outcome, content, verdict, None, decision))
+        outcome, content = refusal_content(call.name, verdict, decision, problem=problem)
+        value = decision.result if decision is not None and decision.kind == "respond" else None
+        return self._count(ToolResult(call, outcome, content, verdict, value, decision))
 
     def _count(self, result: ToolResult) -> ToolResult:
         with self._state_lock:
@@ -373,4 +367,4 @@ class Gate:
             self.listener(kind, payload)
 
 
-__all__ = ["Gate", "ReviewItem", "ToolResult", "default_preview"]
+__all__ = ["Gate", "ReviewItem", "ToolResult", "default_preview", "refusal_content", "result_text"]

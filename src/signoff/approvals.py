@@ -1,0 +1,113 @@
+"""Deciding a stored request: the one path every surface (CLI, web, API) goes through.
+
+An edit is validated against the tool's schema and judged again by the policy before it
+is stored (a deny still wins: the request is then rejected, never run). "Approve always"
+also saves its grant: for the run (in the store) or for the project (an allow rule in
+`.signoff/settings.local.toml`, and in the store so that every process sees it).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from .exceptions import ConfigurationError, InvalidInput
+from .models import Decision, Grant, Request
+from .policy import Policy
+from .runs import load_agent
+from .settings import add_local_allow_rule, load_settings
+from .store import Store
+
+
+def policy_for(store: Store, request: Request, workspace: str | os.PathLike[str] | None) -> Policy:
+    """The policy that judged the request: its run's agent's, else the workspace's."""
+    if request.run_id:
+        try:
+            run = store.get_run(request.run_id)
+        except Exception:  # a request without a stored run: fall back to the workspace
+            run = None
+        if run is not None and run.agent:
+            try:
+                return load_agent(run.agent, run).policy
+            except ConfigurationError:
+                pass
+    root = Path(workspace or os.getcwd())
+    return Policy(load_settings(root), workspace=root)
+
+
+def decide(
+    store: Store,
+    request_id: str,
+    decision: Decision,
+    *,
+    actor: str,
+    roles: Sequence[str] = (),
+    workspace: str | os.PathLike[str] | None = None,
+    policy: Policy | None = None,
+) -> Request:
+    """Validate, re-judge (for edits), store the decision, and save any grant it makes."""
+    request = store.get_request(request_id)
+    decision = replace(decision, actor=actor, decided_at=decision.decided_at or time.time())
+    new_verdict = None
+    if decision.kind == "edit":
+        policy = policy or policy_for(store, request, workspace)
+        spec = policy.registry.get(request.call.name)
+        arguments = spec.validate(decision.arguments or {})  # InvalidInput: nothing stored
+        new_verdict = policy.evaluate(request.call.with_arguments(arguments))
+        decision = replace(decision, arguments=arguments)
+    if decision.kind == "approve_always":
+        rule = decision.rule or request.verdict.suggested_rule
+        if not rule:
+            raise InvalidInput(
+                f"request {request_id}: there is no narrow rule to remember for this call "
+                "(it crossed a boundary or could not be named); approve it once instead"
+            )
+        decision = replace(decision, rule=rule)
+    decided = store.decide(
+        request_id, decision, actor=actor, actor_roles=tuple(roles), new_verdict=new_verdict
+    )
+    if decision.kind == "approve_always" and decision.rule:
+        _save_grant(store, decided, decision, workspace)
+    return decided
+
+
+def _save_grant(
+    store: Store, request: Request, decision: Decision, workspace: str | os.PathLike[str] | None
+) -> Grant:
+    scope = decision.scope or "run"
+    assert decision.rule is not None
+    if scope == "project":
+        add_local_allow_rule(Path(workspace or os.getcwd()), decision.rule)
+    grant = Grant(
+        rule=decision.rule,
+        scope=scope,
+        id=f"grant_{uuid.uuid4().hex[:10]}",
+        created_by=decision.actor,
+    )
+    return store.add_grant(grant, run_id=request.run_id if scope in ("run", "session") else None)
+
+
+def what_next(request: Request) -> str:
+    """One sentence a person reads after deciding."""
+    run = request.run_id
+    if request.state == "approved":
+        action = "it will run"
+    elif request.state == "rejected" and request.decision and request.decision.kind == "edit":
+        action = "the edited call is denied by policy, so it will not run; the model is told why"
+    elif request.state == "answered":
+        action = "your answer becomes the tool's result"
+    else:
+        action = "the model is told, with your reason"
+    if run:
+        return (
+            f"When run {run} resumes, {action}: `signoff resume {run}`, "
+            "or a running `signoff worker` picks it up."
+        )
+    return f"{action[0].upper()}{action[1:]}."
+
+
+__all__ = ["decide", "policy_for", "what_next"]

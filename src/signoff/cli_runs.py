@@ -1,0 +1,309 @@
+"""CLI commands over the durable store: the inbox, decisions, runs, resume, worker."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import time
+from contextlib import closing
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from .approvals import decide, what_next
+from .channels.render import escape_untrusted, render_request
+from .exceptions import InvalidInput
+from .models import Decision, Request
+from .runner import resume_run, work
+from .settings import load_settings
+from .store import Store, open_store
+
+_RISK_STYLE = {
+    "none": "green",
+    "low": "green",
+    "medium": "yellow",
+    "high": "red",
+    "critical": "bold red",
+}
+
+
+def _store(args: argparse.Namespace) -> Store:
+    return open_store(args.db, workspace=args.workspace)
+
+
+def _actor(args: argparse.Namespace) -> str:
+    return args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
+
+
+def _roles(args: argparse.Namespace, actor: str) -> list[str]:
+    """Roles of a local actor, from `[approvers]` in the settings (`alice = ["admin"]`)."""
+    table = load_settings(args.workspace).extra.get("approvers", {})
+    roles = table.get(actor, []) if isinstance(table, dict) else []
+    return [r for r in roles if isinstance(r, str)]
+
+
+def summary(request: Request) -> str:
+    spec_args = request.call.arguments
+    for key in ("command", "path", "url", "to", "question"):
+        if isinstance(spec_args.get(key), str):
+            return f"{key}={spec_args[key]}"
+    return json.dumps(dict(spec_args), ensure_ascii=False)
+
+
+def request_json(request: Request, store: Store) -> dict[str, Any]:
+    doc = request.to_json()
+    doc["summary"] = summary(request)
+    doc["outcome"] = store.get_outcome(request.id)
+    return doc
+
+
+def _age(ts: float) -> str:
+    seconds = max(0, int(time.time() - ts))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+# ------------------------------------------------------------------ read commands
+
+
+def cmd_inbox(args: argparse.Namespace) -> int:
+    from .cli import console, print_json
+
+    with closing(_store(args)) as store:
+        store.expire_stale()
+        requests = store.list_requests(state=None if args.all else "pending", limit=args.limit)
+        if args.json:
+            print_json([request_json(r, store) for r in requests])
+            return 0
+    out = console()
+    if not requests:
+        out.print("Inbox empty: nothing waits for a decision.")
+        return 0
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("id", "risk", "tool", "what", "run", "age", "state"):
+        table.add_column(column, overflow="fold")
+    for r in requests:
+        table.add_row(
+            r.id,
+            Text(r.verdict.risk, style=_RISK_STYLE[r.verdict.risk]),
+            escape_untrusted(r.call.name),
+            escape_untrusted(summary(r), newline=False)[:70],
+            r.run_id or "-",
+            _age(r.created_at),
+            r.state,
+        )
+    out.print(table)
+    out.print(
+        "Decide with: signoff approve ID | reject ID --reason TEXT | edit ID --args JSON "
+        "| skip ID | answer ID TEXT"
+    )
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .cli import console, print_json
+
+    with closing(_store(args)) as store:
+        request = store.get_request(args.id)
+        if args.json:
+            print_json(request_json(request, store))
+            return 0
+        outcome = store.get_outcome(request.id)
+    out = console()
+    out.print(render_request(request))
+    out.print(f"state: {request.state}")
+    if request.decision:
+        d = request.decision
+        out.print(
+            f"decided: {d.kind} by {escape_untrusted(d.actor)}"
+            + (f": {escape_untrusted(d.reason)}" if d.reason else "")
+        )
+    if outcome:
+        out.print(f"outcome: {'ok' if outcome.get('ok') else 'failed'}")
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from .cli import console, print_json
+
+    with closing(_store(args)) as store:
+        runs = store.list_runs(status=args.status, limit=args.limit)
+    if args.json:
+        print_json([r.to_json() for r in runs])
+        return 0
+    out = console()
+    if not runs:
+        out.print("No runs.")
+        return 0
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("run", "status", "messages", "waiting on", "updated", "note"):
+        table.add_column(column, overflow="fold")
+    for run in runs:
+        table.add_row(
+            run.id,
+            run.status,
+            str(run.message_count),
+            ", ".join(run.waiting_on) or "-",
+            _age(run.updated_at),
+            escape_untrusted(run.note or "", newline=False)[:60],
+        )
+    out.print(table)
+    return 0
+
+
+# ------------------------------------------------------------------ decisions
+
+
+def _decide(args: argparse.Namespace, decision: Decision) -> int:
+    actor = _actor(args)
+    with closing(_store(args)) as store:
+        decided = decide(
+            store,
+            args.id,
+            decision,
+            actor=actor,
+            roles=_roles(args, actor),
+            workspace=args.workspace,
+        )
+    what = escape_untrusted(summary(decided), newline=False)[:100]
+    verb = {
+        "approve": "Approved",
+        "approve_always": "Approved (always)",
+        "reject": "Rejected",
+        "edit": "Edited",
+        "skip": "Skipped",
+        "respond": "Answered",
+    }[decision.kind]
+    print(f"{verb} {decided.id} ({decided.call.name}: {what}) as {actor}; state {decided.state}.")
+    if decision.kind == "approve_always" and decided.decision and decided.decision.rule:
+        print(f"Saved grant {decided.decision.rule} for the {decision.scope}.")
+    print(what_next(decided))
+    return 0
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    if args.always:
+        return _decide(args, Decision("approve_always", scope=args.always, reason=args.reason))
+    return _decide(args, Decision("approve", reason=args.reason))
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    return _decide(args, Decision("reject", reason=args.reason))
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    try:
+        arguments = json.loads(args.args)
+    except ValueError as exc:
+        raise InvalidInput(f"--args is not valid JSON: {exc}") from exc
+    if not isinstance(arguments, dict):
+        raise InvalidInput("--args must be a JSON object")
+    return _decide(args, Decision("edit", arguments=arguments, reason=args.reason))
+
+
+def cmd_skip(args: argparse.Namespace) -> int:
+    return _decide(args, Decision("skip", reason=args.reason))
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    return _decide(args, Decision("respond", result=args.text))
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    with closing(_store(args)) as store:
+        request = store.resolve_in_doubt(args.id, args.outcome, actor=_actor(args))
+    print(f"Resolved {request.id} as {args.outcome}; state {request.state}.")
+    return 0
+
+
+# ------------------------------------------------------------------ runs
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    with closing(_store(args)) as store:
+        run = resume_run(store, args.run_id)
+    print(f"Run {run.id}: {run.status}.")
+    if run.waiting_on:
+        print(f"Waiting on: {', '.join(run.waiting_on)} (see `signoff inbox`).")
+    if run.note and run.status in ("finished", "needs_attention"):
+        print(escape_untrusted(run.note))
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    with closing(_store(args)) as store:
+        count = work(store, once=args.once, poll=args.poll)
+    print(f"worker: resumed {count} run(s)")
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    with closing(_store(args)) as store:
+        applied = store.migrate()
+    print(f"migrations applied: {applied or 'none (up to date)'}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    def add(name: str, func: Any, help: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = sub.add_parser(name, help=help)
+        parser.add_argument(
+            "--db",
+            default=None,
+            help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)",
+        )
+        parser.add_argument("--workspace", default=".", help="workspace root (default: .)")
+        parser.set_defaults(func=func)
+        return parser
+
+    p = add("inbox", cmd_inbox, "requests waiting for a decision, newest first")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--all", action="store_true", help="every request, not just pending ones")
+    p.add_argument("--limit", type=int, default=100)
+    p = add("show", cmd_show, "one request in full")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    for name, func, help in (
+        ("approve", cmd_approve, "approve a request"),
+        ("reject", cmd_reject, "reject a request (a reason is required)"),
+        ("edit", cmd_edit, "approve with new arguments (validated and judged again)"),
+        ("skip", cmd_skip, "skip a request"),
+        ("answer", cmd_answer, "answer an ask_human question"),
+    ):
+        p = add(name, func, help)
+        p.add_argument("id")
+        p.add_argument("--as", dest="actor", help="who decides (default: $SIGNOFF_ACTOR or you)")
+        if name == "answer":
+            p.add_argument("text")
+        else:
+            p.add_argument("--reason", required=name == "reject", default=None)
+        if name == "approve":
+            p.add_argument(
+                "--always",
+                choices=("run", "project"),
+                help="also remember a grant for the run or the project",
+            )
+        if name == "edit":
+            p.add_argument("--args", required=True, help="the new arguments as a JSON object")
+    p = add("resolve", cmd_resolve, "settle a call in doubt: done, failed or retry")
+    p.add_argument("id")
+    p.add_argument("outcome", choices=("done", "failed", "retry"))
+    p.add_argument("--as", dest="actor")
+    p = add("runs", cmd_runs, "list runs")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--status", default=None)
+    p.add_argument("--limit", type=int, default=50)
+    p = add("resume", cmd_resume, "continue a paused run in this process")
+    p.add_argument("run_id")
+    p = add("worker", cmd_worker, "resume every run that is ready, as decisions arrive")
+    p.add_argument("--once", action="store_true", help="stop when no run is ready")
+    p.add_argument("--poll", type=float, default=1.0)
+    add("migrate", cmd_migrate, "apply the store's schema migrations")
+
+
+__all__ = ["register", "request_json", "summary"]

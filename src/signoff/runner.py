@@ -1,0 +1,444 @@
+"""The durable run driver: start a run, pause it in the store, resume it anywhere.
+
+See `runs` for the data. Every step that matters is a store transaction: the new messages
+and the run document are saved together (compare-and-set on the run's version), requests
+go through pending -> approved -> claimed -> finished, and a tool's result is stored with
+its `finish` so that a crash before the next save never runs the call again.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .exceptions import (
+    AlreadyClaimed,
+    ConflictError,
+    IntegrityError,
+    NotFound,
+    RequestExpired,
+)
+from .gate import refusal_content, result_text
+from .models import Request, ToolCall, sha256_hex
+from .rules import Rule, parse_rule
+from .runs import (
+    MAX_CONSECUTIVE_REFUSALS,
+    MAX_TOTAL_REFUSALS,
+    REFUSALS,
+    Agent,
+    PendingCall,
+    Run,
+    load_agent,
+    parse_tool_calls,
+    tool_message,
+    worker_name,
+)
+from .store import Store
+
+DEFAULT_MAX_TURNS = 100
+
+
+class Runner:
+    """Drives runs of one agent against one store. Cheap to build; holds no run state."""
+
+    def __init__(
+        self,
+        store: Store,
+        agent: Agent,
+        *,
+        agent_ref: str | None = None,
+        worker: str | None = None,
+        lease_seconds: float = 300.0,
+        max_turns: int = DEFAULT_MAX_TURNS,
+    ) -> None:
+        self.store = store
+        self.agent = agent
+        self.agent_ref = agent_ref
+        self.worker = worker or worker_name()
+        self.lease_seconds = lease_seconds
+        self.max_turns = max_turns
+
+    # ------------------------------------------------------------------ entry points
+
+    def start(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tenant: str = "default",
+        thread: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> Run:
+        now = time.time()
+        run = Run(
+            id=run_id or f"run_{uuid.uuid4().hex[:12]}",
+            tenant=tenant,
+            thread=thread,
+            agent=self.agent_ref,
+            created_at=now,
+            updated_at=now,
+            metadata=dict(metadata or {}),
+        )
+        run = self.store.create_run(
+            run, [dict(m) for m in messages], worker=self.worker, lease_seconds=self.lease_seconds
+        )
+        try:
+            return self._drive(run, [dict(m) for m in messages])
+        finally:
+            self.store.release_run(run.id, self.worker)
+
+    def resume(self, run_id: str) -> Run:
+        """Continue a paused run (in any process). Returns it paused again, or done."""
+        current = self.store.get_run(run_id)
+        if current.status in ("finished", "failed"):
+            raise ConflictError(f"run {run_id} is {current.status}; there is nothing to resume")
+        run = self.store.claim_run(self.worker, run_id=run_id, lease_seconds=self.lease_seconds)
+        if run is None:
+            return self.store.get_run(run_id)
+        return self.continue_claimed(run)
+
+    def continue_claimed(self, run: Run) -> Run:
+        """Drive a run this worker has leased, then let the lease go."""
+        try:
+            return self._drive(run, self.store.load_messages(run.id))
+        finally:
+            self.store.release_run(run.id, self.worker)
+
+    # ------------------------------------------------------------------ the loop
+
+    def _drive(self, run: Run, messages: list[dict[str, Any]]) -> Run:
+        new: list[dict[str, Any]] = []
+        for _ in range(self.max_turns):
+            if run.pending:
+                run = self._settle(run)
+                if run.status == "needs_attention" or run.waiting_on:
+                    status = run.status if run.status == "needs_attention" else "paused"
+                    return self._save(replace(run, status=status), new)
+                results = [tool_message(p.call_id, p.content or "") for p in run.pending]
+                messages += results
+                new += results
+                run = replace(run, pending=())
+                if self._over_limit(run):
+                    return self._save(self._needs_attention(run), new)
+            reply = self.agent.model.complete(
+                messages, self.agent.tool_specs, on_text=self.agent.on_text
+            )
+            reply = {k: v for k, v in reply.items() if v is not None}
+            messages.append(reply)
+            new.append(reply)
+            pending = parse_tool_calls(reply)
+            if not pending:
+                return self._save(replace(run, status="finished", note=reply.get("content")), new)
+            run, verdicts = self._judge(replace(run, pending=tuple(pending)))
+            # The turn is durable before anything runs or is asked; request ids are derived
+            # from the run and call ids, so a crash between here and the requests is harmless.
+            run = self._save(replace(run, status="running"), new, events=verdicts)
+            new = []
+            run = self._dispatch(run)
+        return self._save(
+            replace(
+                run, status="needs_attention", note=f"stopped after {self.max_turns} model turns"
+            ),
+            new,
+        )
+
+    def _save(
+        self,
+        run: Run,
+        new: list[dict[str, Any]],
+        events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    ) -> Run:
+        return self.store.save_run(
+            replace(run, updated_at=time.time()),
+            new,
+            expected_version=run.version,
+            events=events,
+            worker=self.worker,
+        )
+
+    # ------------------------------------------------------------------ judging a turn
+
+    def _grants(self, run: Run) -> tuple[Rule, ...]:
+        rules = []
+        for grant in self.store.list_grants(run_id=run.id):
+            if grant.scope in ("run", "session"):
+                rules.append(parse_rule(grant.rule, source=f"grant:{grant.id}"))
+        for grant in self.store.list_grants(scope="project"):
+            rules.append(parse_rule(grant.rule, source=f"grant:{grant.id}"))
+        return tuple(rules)
+
+    def _judge(self, run: Run) -> tuple[Run, list[tuple[str, Mapping[str, Any]]]]:
+        """Verdicts for the turn's calls; denials are settled at once. Pure but for grants."""
+        grants = self._grants(run)
+        judged: list[PendingCall] = []
+        events: list[tuple[str, Mapping[str, Any]]] = []
+        for item in run.pending:
+            if item.call is None or item.content is not None:
+                judged.append(item)
+                continue
+            if item.name not in self.agent.tools:
+                judged.append(
+                    replace(
+                        item,
+                        effect="deny",
+                        outcome="invalid",
+                        content=f"Tool call {item.name} was not run: no such tool",
+                    )
+                )
+                continue
+            verdict = self.agent.policy.evaluate(item.call, grants=grants)
+            events.append(("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json()}))
+            if verdict.effect == "deny":
+                _, content = refusal_content(item.name, verdict, None)
+                judged.append(replace(item, effect="deny", outcome="denied", content=content))
+            elif verdict.effect == "ask":
+                request_id = "req_" + sha256_hex(f"{run.id}/{item.call_id}")[:16]
+                judged.append(replace(item, effect="ask", request_id=request_id, verdict=verdict))
+            else:
+                judged.append(replace(item, effect=verdict.effect))
+        return self._tally(run, tuple(judged), run.pending), events
+
+    def _dispatch(self, run: Run) -> Run:
+        """Store the turn's requests and run its allowed calls, in call order."""
+        done: list[PendingCall] = []
+        for item in run.pending:
+            if item.effect == "ask" and item.verdict is not None and item.call is not None:
+                self._request(run, item)
+                item = replace(item, verdict=None)
+            elif item.effect in ("allow", "notify") and item.content is None:
+                item = self._run_allowed(run, item)
+            done.append(item)
+        return self._tally(run, tuple(done), run.pending)
+
+    def _request(self, run: Run, item: PendingCall) -> Request:
+        call, verdict = item.call, item.verdict
+        assert call is not None and verdict is not None and item.request_id is not None
+        try:
+            return self.store.get_request(item.request_id)  # stored before a crash
+        except NotFound:
+            pass
+        spec = self.agent.policy.registry.get(call.name)
+        ttl = self.agent.policy.settings.tool_expiry.get(call.name)
+        request = Request(
+            id=item.request_id,
+            call=call,
+            verdict=verdict,
+            preview=self.agent.previewer(call, spec),
+            run_id=run.id,
+            tenant=run.tenant,
+            approvers=self.agent.approvers,
+            metadata={"intent": item.intent} if item.intent else {},
+        )
+        return self.store.create_request(request, idempotent=spec.idempotent, ttl_seconds=ttl)
+
+    def _run_allowed(self, run: Run, item: PendingCall) -> PendingCall:
+        assert item.call is not None
+        key = f"{run.id}:{item.call_id}"
+        if item.effect == "notify" and self.agent.run_recorded is not None:
+            try:
+                value, snapshot = self.agent.run_recorded(item.call, key)
+            except Exception as exc:
+                return replace(item, outcome="failed", content=f"Tool {item.name} failed: {exc}")
+            if snapshot is not None:
+                self.store.record(
+                    "review",
+                    {"call": item.call.to_json(), "snapshot": snapshot.to_json()},
+                    run_id=run.id,
+                )
+            return replace(item, outcome="ran", content=result_text(value))
+        return self._execute(item, item.call, idempotency_key=key)
+
+    def _execute(self, item: PendingCall, call: ToolCall, *, idempotency_key: str) -> PendingCall:
+        fn = self.agent.tools[call.name]
+        kwargs = dict(call.arguments)
+        if _accepts(fn, "idempotency_key"):
+            kwargs["idempotency_key"] = idempotency_key
+        try:
+            value = fn(**kwargs)
+        except Exception as exc:
+            return replace(item, outcome="failed", content=f"Tool {call.name} failed: {exc}")
+        return replace(item, outcome="ran", content=result_text(value))
+
+    # ------------------------------------------------------------------ settling asks
+
+    def _settle(self, run: Run) -> Run:
+        run = self._dispatch(run)  # finish what a crash interrupted before the requests
+        self.store.expire_stale()
+        settled = []
+        for item in run.pending:
+            if item.content is not None or item.request_id is None:
+                settled.append(item)
+                continue
+            settled.append(self._settle_one(item))
+        run = self._tally(run, tuple(settled), run.pending)
+        doubts = [
+            p
+            for p in run.pending
+            if p.outcome is None
+            and p.request_id
+            and self.store.get_request(p.request_id).state == "in_doubt"
+        ]
+        if doubts:
+            ids = ", ".join(str(p.request_id) for p in doubts)
+            return replace(
+                run,
+                status="needs_attention",
+                note=f"in doubt: {ids} may or may not have run; a person must "
+                "resolve it (signoff resolve ID done|failed|retry)",
+            )
+        return run
+
+    def _settle_one(self, item: PendingCall) -> PendingCall:
+        assert item.request_id is not None
+        request = self.store.get_request(item.request_id)
+        state = request.state
+        if state in ("finished", "failed"):
+            # It ran before a crash: reuse what it reported, never run it again.
+            reported = self.store.get_outcome(request.id) or {}
+            content = reported.get("result")
+            if content is None:
+                content = (
+                    f"Tool call {item.name} was marked {state} by a person; its output "
+                    "was not recorded"
+                )
+            return replace(
+                item, outcome="ran" if state == "finished" else "failed", content=str(content)
+            )
+        if state == "pending":
+            return item
+        if state == "expired":
+            return replace(
+                item,
+                outcome="expired",
+                content=f"Tool call {item.name} was not run: the request expired "
+                "without a decision",
+            )
+        if state in ("rejected", "skipped", "answered"):
+            decision, verdict = request.decision, request.verdict
+            if decision is not None and decision.kind == "edit":
+                return replace(
+                    item,
+                    outcome="denied",
+                    content=(
+                        f"Tool call {item.name} was not run: the reviewer's edit is denied by "
+                        f"policy: {verdict.reason}"
+                    ),
+                )
+            settled, text = refusal_content(item.name, verdict, decision)
+            return replace(item, outcome=settled, content=text)
+        if state in ("approved", "in_doubt", "claimed"):
+            return self._claim_and_run(item, request)
+        return item
+
+    def _claim_and_run(self, item: PendingCall, request: Request) -> PendingCall:
+        try:
+            claim = self.store.claim(
+                request.id, worker=self.worker, lease_seconds=self.lease_seconds
+            )
+        except RequestExpired:
+            return replace(
+                item,
+                outcome="expired",
+                content=f"Tool call {item.name} was not run: the approval expired "
+                "before it could run",
+            )
+        except (AlreadyClaimed, ConflictError):
+            return item  # in doubt or held elsewhere: reported by _settle
+        except IntegrityError as exc:
+            return replace(
+                item, outcome="denied", content=f"Tool call {item.name} was not run: {exc}"
+            )
+        # The stored (verified) payload runs, not what the model said: edits included.
+        done = self._execute(item, claim.request.call, idempotency_key=request.id)
+        self.store.finish(
+            request.id,
+            claim.token,
+            ok=done.outcome == "ran",
+            result_digest=sha256_hex(done.content or ""),
+            result=done.content,
+        )
+        return done
+
+    # ------------------------------------------------------------------ limits
+
+    def _tally(
+        self, run: Run, after: tuple[PendingCall, ...], before: tuple[PendingCall, ...]
+    ) -> Run:
+        """The run with `after` as its calls, counting refusals settled in this step."""
+        consecutive, total = run.consecutive_refusals, run.total_refusals
+        for old, new in zip(before, after, strict=True):
+            if old.content is not None or new.content is None:
+                continue  # already counted, or not settled yet
+            if new.outcome in REFUSALS:
+                consecutive, total = consecutive + 1, total + 1
+            elif new.outcome in ("ran", "answered"):
+                consecutive = 0
+        return replace(run, pending=after, consecutive_refusals=consecutive, total_refusals=total)
+
+    def _over_limit(self, run: Run) -> bool:
+        return (
+            run.consecutive_refusals >= MAX_CONSECUTIVE_REFUSALS
+            or run.total_refusals >= MAX_TOTAL_REFUSALS
+        )
+
+    def _needs_attention(self, run: Run) -> Run:
+        return replace(
+            run,
+            status="needs_attention",
+            note=f"stopped after {run.consecutive_refusals} refusals in a row "
+            f"({run.total_refusals} in all): a person needs to look at this run",
+        )
+
+
+def _accepts(fn: Any, name: str) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def runner_for(store: Store, run: Run, **options: Any) -> Runner:
+    """A runner rebuilt from the run's own agent reference (any process)."""
+    if not run.agent:
+        raise ConflictError(f"run {run.id} records no agent to rebuild (start it with agent_ref)")
+    return Runner(store, load_agent(run.agent, run), agent_ref=run.agent, **options)
+
+
+def resume_run(store: Store, run_id: str, **options: Any) -> Run:
+    """Rebuild the run's agent from its import string and resume it."""
+    return runner_for(store, store.get_run(run_id), **options).resume(run_id)
+
+
+def work(
+    store: Store,
+    *,
+    worker: str | None = None,
+    once: bool = False,
+    poll: float = 1.0,
+    stop: Any = None,
+    **options: Any,
+) -> int:
+    """Resume every run that is ready, until stopped (or, with `once`, until none is)."""
+    name = worker or worker_name()
+    resumed = 0
+    while stop is None or not stop():
+        store.expire_stale()
+        store.sweep_leases()
+        run = store.claim_run(name, lease_seconds=options.get("lease_seconds", 300.0))
+        if run is None:
+            if once:
+                return resumed
+            store.wait_for_event(poll)
+            continue
+        runner_for(store, run, worker=name, **options).continue_claimed(run)
+        resumed += 1
+    return resumed
+
+
+__all__ = ["Runner", "resume_run", "runner_for", "work"]
