@@ -6,7 +6,9 @@
     open_store()                                 # $SIGNOFF_DB, else .signoff/signoff.db
 
 Opening a store applies its pending schema migrations; a database written by a newer
-signoff is refused. The lifecycle and its guarantees are described in `store.base`.
+signoff is refused. The lifecycle and its guarantees are described in `store.base`; durable
+runs (a versioned document plus an append-only transcript, leased to one worker at a time)
+in `store.runstore`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..exceptions import ConfigurationError
 from ..models import Decision, Grant, Request, Verdict
+from ..runs import Run
 from .base import DEFAULT_LEASE_SECONDS, Claim, Event, InDoubtOutcome
+from .runstore import DEFAULT_RUN_LEASE_SECONDS
 
 __all__ = ["Claim", "Event", "InDoubtOutcome", "Store", "default_url", "open_store"]
 
@@ -68,6 +72,22 @@ class Store(Protocol):
     def ack(self, consumer: str, seq: int) -> None: ...
     def verify_chain(self) -> tuple[bool, int | None, str]: ...
     def wait_for_event(self, timeout: float, after_seq: int | None = None) -> bool: ...
+
+    # durable runs (see store.runstore): a versioned document + append-only messages
+    def create_run(self, run: Run, messages: Sequence[Mapping[str, Any]], *,
+                   worker: str | None = None, lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
+                   now: float | None = None) -> Run: ...
+    def get_run(self, run_id: str) -> Run: ...
+    def list_runs(self, status: str | None = None, tenant: str | None = None,
+                  limit: int = 100) -> list[Run]: ...
+    def load_messages(self, run_id: str) -> list[dict[str, Any]]: ...
+    def save_run(self, run: Run, new_messages: Sequence[Mapping[str, Any]], *,
+                 expected_version: int, events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+                 worker: str | None = None, now: float | None = None) -> Run: ...
+    def claim_run(self, worker: str, *, run_id: str | None = None,
+                  lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
+                  now: float | None = None) -> Run | None: ...
+    def release_run(self, run_id: str, worker: str) -> None: ...
 
 
 def default_url(workspace: str | Path | None = None) -> str:

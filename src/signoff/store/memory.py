@@ -27,9 +27,14 @@ class MemoryDB:
     grants: dict[str, list[Any]] = field(default_factory=dict)
     consumers: dict[str, int] = field(default_factory=dict)
     counter: int = 0
+    # run id -> [ord, *RunRow.columns()]; run id -> message rows (compact JSON), in order
+    runs: dict[str, list[Any]] = field(default_factory=dict)
+    messages: dict[str, list[str]] = field(default_factory=dict)
 
 
-_STATE, _RUN, _TENANT = 1, 2, 3
+_STATE, _RUN, _TENANT, _EXPIRES = 1, 2, 3, 5
+# positions in [ord, *RunRow.columns()]
+R_STATUS, R_TENANT, R_UPDATED, R_VERSION, R_OWNER, R_EXPIRES, R_SECONDS = 2, 3, 6, 8, 9, 10, 11
 
 
 class DuplicateId(Exception):
@@ -128,6 +133,69 @@ class MemoryTx:
 
     def chain_head(self) -> tuple[int, str]:
         return (int(self.db.head[0]), str(self.db.head[1]))
+
+    # -- runs
+
+    def run_get(self, run_id: str, lock: bool) -> Sequence[Any] | None:
+        row = self.db.runs.get(run_id)
+        return None if row is None else tuple(row[1:])
+
+    def run_insert(self, cols: Sequence[Any]) -> None:
+        if cols[0] in self.db.runs:
+            raise DuplicateId(cols[0])
+        self.db.counter += 1
+        self.db.runs[cols[0]] = [self.db.counter, *cols]
+        self.db.messages[cols[0]] = []
+
+    def run_update(self, cols: Sequence[Any], old_version: int) -> None:
+        row = self.db.runs[cols[0]]
+        if row[R_VERSION] != old_version:
+            raise RuntimeError(f"run {cols[0]}: compare-and-set on {old_version} failed")
+        row[1:] = list(cols)
+
+    def run_lease(self, run_id: str, owner: str | None, expires_at: float | None,
+                  seconds: float | None) -> None:
+        self.db.runs[run_id][R_OWNER:R_SECONDS + 1] = [owner, expires_at, seconds]
+
+    def run_release(self, run_id: str, worker: str) -> None:
+        row = self.db.runs.get(run_id)
+        if row is not None and row[R_OWNER] == worker:
+            row[R_OWNER:R_EXPIRES + 1] = [None, None]
+
+    def run_list(self, status: str | None, tenant: str | None,
+                 limit: int) -> list[Sequence[Any]]:
+        rows = sorted(self.db.runs.values(), key=lambda r: -r[0])
+        out: list[Sequence[Any]] = [tuple(r[1:]) for r in rows
+                if (status is None or r[R_STATUS] == status)
+                and (tenant is None or r[R_TENANT] == tenant)]
+        return out[:limit]
+
+    def _waiting(self, run_id: str, now: float) -> bool:
+        return any(r[1 + _RUN] == run_id and r[1 + _STATE] == "pending"
+                   and (r[1 + _EXPIRES] is None or r[1 + _EXPIRES] > now)
+                   for r in self.db.requests.values())
+
+    def run_ready(self, now: float) -> Sequence[Any] | None:
+        def ready(r: list[Any]) -> bool:
+            lapsed = r[R_EXPIRES] is not None and r[R_EXPIRES] <= now
+            if r[R_OWNER] is not None and not lapsed:
+                return False
+            if r[R_STATUS] == "paused":
+                return not self._waiting(r[1], now)
+            return r[R_STATUS] == "running" and lapsed
+
+        found = sorted((r for r in self.db.runs.values() if ready(r)),
+                       key=lambda r: (r[R_UPDATED], r[0]))
+        return tuple(found[0][1:]) if found else None
+
+    def messages_insert(self, run_id: str, first_seq: int, messages: Sequence[str]) -> None:
+        rows = self.db.messages[run_id]
+        if len(rows) != first_seq:
+            raise RuntimeError(f"run {run_id}: message {first_seq} is not the next one")
+        rows.extend(messages)
+
+    def messages_load(self, run_id: str) -> list[str]:
+        return list(self.db.messages.get(run_id, ()))
 
 
 class MemoryStore(Engine):

@@ -13,6 +13,20 @@ Dialect = Literal["sqlite", "postgres"]
 REQUEST_COLS = ("id, state, run_id, tenant, created_at, expires_at, idempotent, doc, "
                 "token_hash, worker, lease_expires_at, outcome, version")
 
+RUN_COLS = ("id, status, tenant, thread, created_at, updated_at, message_count, version, "
+            "lease_owner, lease_expires_at, lease_seconds, doc")
+
+# A run is ready when its lease is free or lapsed and it is paused with no request still
+# waiting for a decision (one past its expiry no longer counts), or it is running and its
+# lease lapsed (the driver crashed). Oldest update first.
+READY = (f"SELECT {RUN_COLS} FROM signoff_runs r "
+         "WHERE (r.lease_owner IS NULL OR r.lease_expires_at <= :now) "
+         "AND ((r.status = 'paused' AND NOT EXISTS (SELECT 1 FROM signoff_requests q "
+         "WHERE q.run_id = r.id AND q.state = 'pending' "
+         "AND (q.expires_at IS NULL OR q.expires_at > :now))) "
+         "OR (r.status = 'running' AND r.lease_expires_at <= :now)) "
+         "ORDER BY r.updated_at, r.ord LIMIT 1")
+
 _SQL: dict[str, str] = {
     "get": f"SELECT {REQUEST_COLS} FROM signoff_requests WHERE id = ?",
     "insert": f"INSERT INTO signoff_requests ({REQUEST_COLS}) "
@@ -38,6 +52,18 @@ _SQL: dict[str, str] = {
                   "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
     "chain": "SELECT seq, entry, prev_hash, hash, kind, request_id FROM signoff_events "
              "ORDER BY seq",
+    "run_get": f"SELECT {RUN_COLS} FROM signoff_runs WHERE id = ?",
+    "run_insert": f"INSERT INTO signoff_runs ({RUN_COLS}) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "run_update": "UPDATE signoff_runs SET status = ?, thread = ?, updated_at = ?, "
+                  "message_count = ?, version = ?, lease_owner = ?, lease_expires_at = ?, "
+                  "lease_seconds = ?, doc = ? WHERE id = ? AND version = ?",
+    "run_lease": "UPDATE signoff_runs SET lease_owner = ?, lease_expires_at = ?, "
+                 "lease_seconds = ? WHERE id = ?",
+    "run_release": "UPDATE signoff_runs SET lease_owner = NULL, lease_expires_at = NULL "
+                   "WHERE id = ? AND lease_owner = ?",
+    "messages_insert": "INSERT INTO signoff_messages (run_id, seq, msg) VALUES (?, ?, ?)",
+    "messages_load": "SELECT msg FROM signoff_messages WHERE run_id = ? ORDER BY seq",
 }
 
 
@@ -159,6 +185,68 @@ class SQLTx:
         row = self._q("head").fetchone()
         return (0, GENESIS_HASH) if row is None else (int(row[0]), str(row[1]))
 
+    # -- runs (see runstore)
+
+    def run_get(self, run_id: str, lock: bool) -> Sequence[Any] | None:
+        name = "run_get_lock" if lock and self.dialect == "postgres" else "run_get"
+        row: Sequence[Any] | None = self._q(name, (run_id,)).fetchone()
+        return row
+
+    def run_insert(self, cols: Sequence[Any]) -> None:
+        self._q("run_insert", cols)
+
+    def run_update(self, cols: Sequence[Any], old_version: int) -> None:
+        rid, status, _tenant, thread, _c, updated, count, version, owner, expires, secs, doc = cols
+        cur = self._q("run_update", (status, thread, updated, count, version, owner, expires,
+                                     secs, doc, rid, old_version))
+        if cur.rowcount != 1:  # the row is locked: this cannot happen
+            raise RuntimeError(f"run {rid}: compare-and-set on version {old_version} failed")
+
+    def run_lease(self, run_id: str, owner: str | None, expires_at: float | None,
+                  seconds: float | None) -> None:
+        self._q("run_lease", (owner, expires_at, seconds, run_id))
+
+    def run_release(self, run_id: str, worker: str) -> None:
+        self._q("run_release", (run_id, worker))
+
+    def run_list(self, status: str | None, tenant: str | None,
+                 limit: int) -> list[Sequence[Any]]:
+        where, params = [], []
+        for column, value in (("status", status), ("tenant", tenant)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        sql = f"SELECT {RUN_COLS} FROM signoff_runs {clause}ORDER BY ord DESC LIMIT ?"
+        rows: list[Sequence[Any]] = self._raw(sql, (*params, limit)).fetchall()
+        return rows
+
+    def run_ready(self, now: float) -> Sequence[Any] | None:
+        row: Sequence[Any] | None = self.conn.execute(self.sql["run_ready"],
+                                                      {"now": now}).fetchone()
+        return row
+
+    def messages_insert(self, run_id: str, first_seq: int, messages: Sequence[str]) -> None:
+        if not messages:
+            return
+        if self.dialect == "postgres":
+            self.conn.execute(self.sql["messages_insert"],
+                              {"run": run_id, "first": first_seq, "msgs": list(messages)})
+            return
+        self.conn.executemany(self.sql["messages_insert"],
+                              [(run_id, first_seq + i, m) for i, m in enumerate(messages)])
+
+    def messages_load(self, run_id: str) -> list[str]:
+        return [r[0] for r in self._q("messages_load", (run_id,)).fetchall()]
+
 
 PG_SQL: dict[str, str] = {k: v.replace("?", "%s") for k, v in _SQL.items()}
 PG_SQL["get_lock"] = PG_SQL["get"] + " FOR UPDATE"
+PG_SQL["run_get_lock"] = PG_SQL["run_get"] + " FOR UPDATE"
+# one round trip for any number of new messages
+PG_SQL["messages_insert"] = ("INSERT INTO signoff_messages (run_id, seq, msg) "
+                             "SELECT %(run)s, %(first)s + t.i - 1, t.m "
+                             "FROM unnest(%(msgs)s::text[]) WITH ORDINALITY AS t(m, i)")
+# several workers: each skips the runs another is claiming right now
+PG_SQL["run_ready"] = READY.replace(":now", "%(now)s") + " FOR UPDATE OF r SKIP LOCKED"
+_SQL["run_ready"] = READY
