@@ -156,8 +156,9 @@ def _nested_script(text: str, cwd: str | None, variables: dict[str, str | None],
 def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
                ctx: Context) -> tuple[list[Facts], list[str], bool]:
     """Parse and judge a script (the top-level command or a `bash -c` literal)."""
-    root = parse(source)
-    walker = Walker(ctx.home, cwd, variables, depth=ctx.depth * 10)
+    tree, raw = parse(source)
+    root = tree.root_node
+    walker = Walker(ctx.home, cwd, variables, raw, depth=ctx.depth * 10)
     walker.walk(root)
     walk = walker.out
     ctx.functions |= walk.functions

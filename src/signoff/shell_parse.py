@@ -15,18 +15,30 @@ import threading
 from dataclasses import dataclass, field
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()  # a Parser is not thread-safe: one per thread, reused
 MAX_DEPTH = 120  # deeper nesting is reported as a problem (opaque), not recursed into
 
 
-def parse(source: str) -> Node:
+def parse(source: str) -> tuple[Tree, bytes]:
+    """Parse `source`; returns the tree and the UTF-8 bytes its node offsets point into.
+
+    tree-sitter-bash 0.25 can crash the process on some non-ASCII input (found by the
+    property tests), so the parser sees an ASCII copy with every non-ASCII byte replaced
+    by "x". Bash treats those bytes as ordinary word characters too, and the offsets are
+    unchanged, so node text is read back from the original bytes.
+    """
     parser: Parser | None = getattr(_LOCAL, "parser", None)
     if parser is None:
         parser = _LOCAL.parser = Parser(_LANGUAGE)
-    return parser.parse(source.encode("utf-8", "surrogatepass")).root_node
+    raw = source.encode("utf-8", "surrogatepass")
+    safe = raw if raw.isascii() else raw.translate(_ASCII_ONLY)
+    return parser.parse(safe), raw
+
+
+_ASCII_ONLY = bytes(b if b < 0x80 else 0x78 for b in range(256))
 
 
 @dataclass(slots=True)
@@ -119,7 +131,8 @@ class Walker:
     """One pass over one parse tree, in source order (bash runs it in that order)."""
 
     def __init__(self, home: str, cwd: str | None, variables: dict[str, str | None],
-                 depth: int = 0) -> None:
+                 source: bytes, depth: int = 0) -> None:
+        self.src = source
         self.home = home
         self.cwd = cwd
         self.vars = dict(variables)
@@ -128,6 +141,11 @@ class Walker:
         self.function: str | None = None
         self.sub_kind = ""
         self._split = False  # set by an unquoted expansion whose value holds spaces
+
+    def _t(self, node: Node | None) -> str:
+        if node is None:
+            return ""
+        return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     # ------------------------------------------------------------------ statements
 
@@ -169,7 +187,7 @@ class Walker:
 
     def _function(self, node: Node) -> None:
         name_node = node.child_by_field_name("name")
-        name = name_node.text.decode(errors="replace") if name_node and name_node.text else "?"
+        name = self._t(name_node) or "?"
         self.out.functions.add(name)
         outer, self.function = self.function, name
         body = node.child_by_field_name("body")
@@ -179,8 +197,8 @@ class Walker:
 
     def _for(self, node: Node) -> None:
         var = node.child_by_field_name("variable")
-        if var is not None and var.text:
-            self.vars[var.text.decode(errors="replace")] = None  # loop values: run time
+        if var is not None:
+            self.vars[self._t(var)] = None  # loop values: run time
         for child in node.named_children:
             if child is not var:
                 self.walk(child)
@@ -189,7 +207,7 @@ class Walker:
         start = len(self.out.cmds)
         name, value = self._assign_pair(node)
         self._set_var(name, value)
-        self._add(Cmd([], [(name, value)], [], self.cwd, self.vars, _text(node)), start)
+        self._add(Cmd([], [(name, value)], [], self.cwd, self.vars, self._t(node)), start)
 
     def _declaration(self, node: Node) -> None:
         start = len(self.out.cmds)
@@ -201,19 +219,19 @@ class Walker:
                 assigns.append((name, value))
                 self._set_var(name, value)
             elif child.type == "variable_name":
-                self.vars[_text(child)] = None
-                words.append(Word(_text(child)))
+                self.vars[self._t(child)] = None
+                words.append(Word(self._t(child)))
             elif child.is_named:
                 words.extend(self.fields(child))
             else:
-                words.append(Word(_text(child)))
-        self._add(Cmd(words, assigns, [], self.cwd, dict(self.vars), _text(node)), start)
+                words.append(Word(self._t(child)))
+        self._add(Cmd(words, assigns, [], self.cwd, dict(self.vars), self._t(node)), start)
 
     def _test(self, node: Node) -> None:
         start = len(self.out.cmds)
         for child in node.named_children:
             self.decode(child)  # only for the substitutions inside
-        self._add(Cmd([Word("[[")], [], [], self.cwd, dict(self.vars), _text(node)), start)
+        self._add(Cmd([Word("[[")], [], [], self.cwd, dict(self.vars), self._t(node)), start)
 
     def _redirected(self, node: Node) -> None:
         body = node.child_by_field_name("body")
@@ -237,7 +255,7 @@ class Walker:
             if body is not None:
                 self.walk(body)
             if redirs or stdin is not None:
-                self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), _text(node),
+                self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node),
                               stdin_text=stdin), len(self.out.cmds))
         first = list(range(start, len(self.out.cmds)))
         for extra_node in later:
@@ -251,7 +269,7 @@ class Walker:
         later: list[Node] = []
         for child in node.named_children:
             if child.type == "heredoc_body":
-                body = _text(child)
+                body = self._t(child)
                 for sub in child.named_children:
                     if sub.type != "heredoc_content":
                         self.decode(sub)  # $(…) in an unquoted heredoc runs
@@ -265,9 +283,9 @@ class Walker:
         targets: list[Word] = []
         for child in node.children:
             if child.type == "file_descriptor":
-                fd = _text(child)
+                fd = self._t(child)
             elif not child.is_named:
-                op = op or _text(child)
+                op = op or self._t(child)
             else:
                 targets.append(self.decode(child, tilde=True))
         target = targets[0] if targets else None
@@ -300,7 +318,7 @@ class Walker:
                     stdin, _ = self._heredoc(child)
             elif kind != "comment":
                 words.extend(self.fields(child))
-        cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), _text(node),
+        cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), self._t(node),
                   stdin_text=stdin)
         cmd.calls_function = bool(words) and words[0].text in self.out.functions
         self._add(cmd, start)
@@ -337,14 +355,14 @@ class Walker:
 
     def _assign_pair(self, node: Node) -> tuple[str, Word]:
         name_node = node.child_by_field_name("name")
-        name = _text(name_node) if name_node is not None else "?"
+        name = self._t(name_node) if name_node is not None else "?"
         value_node = node.child_by_field_name("value")
         if value_node is None:
             return name, Word("")
         if value_node.type == "array":
             for child in value_node.named_children:
                 self.decode(child)
-            return name, Word(_text(value_node), dynamic=True)
+            return name, Word(self._t(value_node), dynamic=True)
         return name, self.decode(value_node, tilde=True)
 
     def _set_var(self, name: str, value: Word) -> None:
@@ -369,7 +387,7 @@ class Walker:
 
     def decode(self, node: Node, tilde: bool = False) -> Word:
         kind = node.type
-        raw = _text(node)
+        raw = self._t(node)
         if kind == "word":
             return self._unquoted(raw, tilde)
         if kind == "raw_string":
@@ -389,9 +407,9 @@ class Walker:
         if kind == "expansion":
             names = [c for c in node.named_children]
             if len(names) == 1 and names[0].type == "variable_name" and raw == (
-                "${" + _text(names[0]) + "}"
+                "${" + self._t(names[0]) + "}"
             ):
-                return self._lookup(_text(names[0]), quoted=False)
+                return self._lookup(self._t(names[0]), quoted=False)
         if kind in ("command_substitution", "process_substitution"):
             self._substitution(node, raw[:2])
             return Word(raw, dynamic=True)
@@ -442,7 +460,7 @@ class Walker:
         for child in node.named_children:
             if child.type == "string_content":
                 out.append(re.sub(r"\\([\\$`\"\n])", lambda m: "" if m.group(1) == "\n"
-                                  else m.group(1), _text(child)))
+                                  else m.group(1), self._t(child)))
             else:
                 w = self.decode(child)
                 self._split = False  # quoted: no word splitting
@@ -468,10 +486,6 @@ class Walker:
         return Word(value)
 
 
-def _text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
 
 
 _HANDLERS = {
