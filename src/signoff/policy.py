@@ -378,6 +378,13 @@ class Policy:
         for rule in rules.ask:
             if rule.matches_shell(part.text):
                 return "ask", rule.text, f"rule {rule.text} asks"
+        if part.writes and not part.inside_workspace:
+            # A boundary: `Bash(echo:*)` must not allow `echo x > ~/.profile`.
+            return (
+                ("ask" if part.effect == "allow" else part.effect),
+                "boundary",
+                ("writes outside the workspace"),
+            )
         for rule in (*rules.allow, *grants):
             # A bare `Bash` cannot vouch for what could not be parsed: it needs a specifier.
             if part.cls == "opaque" and rule.specifier is None:
