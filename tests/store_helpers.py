@@ -97,6 +97,33 @@ class Backend:
         fn(doc)
         self.sql("UPDATE signoff_requests SET doc = ? WHERE id = ?", (json.dumps(doc), request_id))
 
+    def edit_run_doc(self, run_id: str, fn: Callable[[dict[str, Any]], None]) -> None:
+        if self.kind == "memory":
+            row = self.memory.runs[run_id]
+            doc = json.loads(row[-1])
+            fn(doc)
+            row[-1] = json.dumps(doc)
+            return
+        (text,) = self.sql("SELECT doc FROM signoff_runs WHERE id = ?", (run_id,))[0]
+        doc = json.loads(text)
+        fn(doc)
+        self.sql("UPDATE signoff_runs SET doc = ? WHERE id = ?", (json.dumps(doc), run_id))
+
+    def message_rows(self, run_id: str) -> list[tuple[int, str]]:
+        """(seq, stored text) of a run's messages, in order."""
+        if self.kind == "memory":
+            return list(enumerate(self.memory.messages.get(run_id, [])))
+        return [(int(r[0]), str(r[1])) for r in self.sql(
+            "SELECT seq, msg FROM signoff_messages WHERE run_id = ? ORDER BY seq", (run_id,))]
+
+    def lease(self, run_id: str) -> tuple[str | None, float | None]:
+        if self.kind == "memory":
+            row = self.memory.runs[run_id]
+            return row[9], row[10]
+        owner, expires = self.sql(
+            "SELECT lease_owner, lease_expires_at FROM signoff_runs WHERE id = ?", (run_id,))[0]
+        return owner, expires
+
     def events(self) -> list[list[Any]]:
         """[seq, ts, kind, request_id, run_id, entry, prev_hash, hash] in seq order."""
         if self.kind == "memory":

@@ -2,7 +2,9 @@
 
 16 processes decide the same request: exactly one decision stands, the other 15 get
 AlreadyDecided naming the winner. Then 8 of them claim the same approved request: exactly
-one claim, the other 7 get AlreadyClaimed naming the holder.
+one claim, the other 7 get AlreadyClaimed naming the holder. And 8 workers ask for a ready
+run (`claim_run` without an id, the `signoff worker` loop) when one run is ready: exactly
+one gets it, the other 7 get None.
 """
 
 from __future__ import annotations
@@ -83,6 +85,55 @@ def test_racing_processes(kind: str, tmp_path: Path) -> None:
         claimed = [e for e in store.events_after(0, 1000)
                    if e.request_id == to_claim.id and e.kind == "request.claimed"]
         assert len(claimed) == 1
+        assert store.verify_chain()[0]
+    finally:
+        backend.close()
+
+
+RUN_WORKERS = 8
+
+
+def _run_claimer(url: str, index: int, barrier: Any, out: Any) -> None:
+    from signoff.store import open_store
+
+    store = open_store(url)
+    try:
+        barrier.wait(timeout=60)
+        run = store.claim_run(f"w{index}", lease_seconds=60)
+        out.put(("claim", index, None if run is None else run.id))
+    except Exception as exc:  # reported, never swallowed
+        out.put(("error", index, f"{type(exc).__name__}: {exc}"))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_workers_racing_for_one_ready_run(kind: str, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from signoff.runs import Run
+
+    backend = Backend(kind, tmp_path)
+    try:
+        store = backend.open()
+        run = store.create_run(Run(id="run-ready"), [{"role": "user", "content": "go"}],
+                               worker="starter")
+        store.save_run(replace(run, status="paused"), [], expected_version=1, worker="starter")
+        ctx = mp.get_context("spawn")
+        barrier, out = ctx.Barrier(RUN_WORKERS), ctx.Queue()
+        procs = [ctx.Process(target=_run_claimer, args=(backend.url, i, barrier, out))
+                 for i in range(RUN_WORKERS)]
+        for p in procs:
+            p.start()
+        results = [out.get(timeout=120) for _ in range(RUN_WORKERS)]
+        for p in procs:
+            p.join(timeout=60)
+        assert [r for r in results if r[0] == "error"] == []
+        winners = [r for r in results if r[2] == "run-ready"]
+        assert len(winners) == 1
+        assert sum(1 for r in results if r[2] is None) == RUN_WORKERS - 1
+        claimed = [e for e in store.events_after(0, 1000) if e.kind == "run.claimed"]
+        assert [e.actor for e in claimed] == [f"w{winners[0][1]}"]
         assert store.verify_chain()[0]
     finally:
         backend.close()
