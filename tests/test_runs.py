@@ -83,8 +83,22 @@ def tool_messages(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 def test_allowed_calls_run_and_the_run_finishes(store: Store, tmp_path: Path) -> None:
     tools = Tools()
-    run = start(store, agent(tools, [{"content": "", "tool_calls": [
-        call("c1", "lookup", {"key": "a"}), call("c2", "lookup", {"key": "b"})]}], tmp_path))
+    run = start(
+        store,
+        agent(
+            tools,
+            [
+                {
+                    "content": "",
+                    "tool_calls": [
+                        call("c1", "lookup", {"key": "a"}),
+                        call("c2", "lookup", {"key": "b"}),
+                    ],
+                }
+            ],
+            tmp_path,
+        ),
+    )
     assert run.status == "finished" and run.note == "done"
     assert [m["tool_call_id"] for m in tool_messages(store, run.id)] == ["c1", "c2"]
     assert len(tools.calls) == 2
@@ -92,9 +106,16 @@ def test_allowed_calls_run_and_the_run_finishes(store: Store, tmp_path: Path) ->
 
 def test_ask_pauses_and_resume_in_a_fresh_runner_runs_once(store: Store, tmp_path: Path) -> None:
     tools = Tools()
-    turns = [{"content": "Sending now.", "tool_calls": [
-        call("c1", "lookup", {"key": "a"}), call("c2", "send", {"to": "bob"}),
-        call("c3", "lookup", {"key": "b"})]}]
+    turns = [
+        {
+            "content": "Sending now.",
+            "tool_calls": [
+                call("c1", "lookup", {"key": "a"}),
+                call("c2", "send", {"to": "bob"}),
+                call("c3", "lookup", {"key": "b"}),
+            ],
+        }
+    ]
     run = start(store, agent(tools, turns, tmp_path))
     assert run.status == "paused" and len(run.waiting_on) == 1
     assert [c[0] for c in tools.calls] == ["lookup", "lookup"]  # the ask did not run
@@ -119,8 +140,9 @@ def test_rejection_reason_reaches_the_transcript(store: Store, tmp_path: Path) -
     tools = Tools()
     turns = [{"content": "", "tool_calls": [call("c1", "send", {"to": "bob"})]}]
     run = start(store, agent(tools, turns, tmp_path))
-    decide(store, run.waiting_on[0], Decision("reject", reason="bob left the company"),
-           actor="alice")
+    decide(
+        store, run.waiting_on[0], Decision("reject", reason="bob left the company"), actor="alice"
+    )
     run = Runner(store, agent(tools, turns, tmp_path)).resume(run.id)
     assert run.status == "finished" and tools.calls == []
     assert "bob left the company" in tool_messages(store, run.id)[0]["content"]
@@ -131,8 +153,13 @@ def test_edit_runs_the_stored_edited_payload(store: Store, tmp_path: Path) -> No
     turns = [{"content": "", "tool_calls": [call("c1", "send", {"to": "bob", "body": "hi"})]}]
     a = agent(tools, turns, tmp_path)
     run = start(store, a)
-    decide(store, run.waiting_on[0], Decision("edit", arguments={"to": "carol", "body": "hi"}),
-           actor="alice", policy=a.policy)
+    decide(
+        store,
+        run.waiting_on[0],
+        Decision("edit", arguments={"to": "carol", "body": "hi"}),
+        actor="alice",
+        policy=a.policy,
+    )
     Runner(store, a).resume(run.id)
     assert [c[1]["to"] for c in tools.calls] == ["carol"]
 
@@ -142,8 +169,13 @@ def test_edit_that_policy_denies_never_runs(store: Store, tmp_path: Path) -> Non
     turns = [{"content": "", "tool_calls": [call("c1", "send", {"to": "bob"})]}]
     a = agent(tools, turns, tmp_path, deny=["send(to=*@evil.com)"])
     run = start(store, a)
-    decided = decide(store, run.waiting_on[0], Decision("edit", arguments={"to": "x@evil.com"}),
-                     actor="alice", policy=a.policy)
+    decided = decide(
+        store,
+        run.waiting_on[0],
+        Decision("edit", arguments={"to": "x@evil.com"}),
+        actor="alice",
+        policy=a.policy,
+    )
     assert decided.state == "rejected"
     run = Runner(store, a).resume(run.id)
     assert tools.calls == [] and "denied" in tool_messages(store, run.id)[0]["content"]
@@ -162,16 +194,29 @@ def test_edit_with_invalid_arguments_changes_nothing(store: Store, tmp_path: Pat
     a.policy.registry.add(send.__signoff_spec__)  # type: ignore[attr-defined]
     run = start(store, a)
     with pytest.raises(InvalidInput, match="to"):
-        decide(store, run.waiting_on[0], Decision("edit", arguments={"to": 5, "x": 1}),
-               actor="alice", policy=a.policy)
+        decide(
+            store,
+            run.waiting_on[0],
+            Decision("edit", arguments={"to": 5, "x": 1}),
+            actor="alice",
+            policy=a.policy,
+        )
     assert store.get_request(run.waiting_on[0]).state == "pending"
 
 
 def test_deny_and_malformed_arguments_never_run(store: Store, tmp_path: Path) -> None:
     tools = Tools()
-    turns = [{"content": "", "tool_calls": [
-        call("c1", "send", {"to": "x@evil.com"}), call("c2", "send", ARGS_BAD),
-        call("c3", "nope", {})]}, {"content": "giving up"}]
+    turns = [
+        {
+            "content": "",
+            "tool_calls": [
+                call("c1", "send", {"to": "x@evil.com"}),
+                call("c2", "send", ARGS_BAD),
+                call("c3", "nope", {}),
+            ],
+        },
+        {"content": "giving up"},
+    ]
     run = start(store, agent(tools, turns, tmp_path, deny=["send(to=*@evil.com)"]))
     assert tools.calls == []
     contents = [m["content"] for m in tool_messages(store, run.id)]
@@ -185,8 +230,9 @@ def test_answer_becomes_the_result(store: Store, tmp_path: Path) -> None:
     tools = Tools()
     turns = [{"content": "", "tool_calls": [call("c1", "send", {"to": "bob"})]}]
     run = start(store, agent(tools, turns, tmp_path))
-    decide(store, run.waiting_on[0], Decision("respond", result="I mailed bob myself"),
-           actor="alice")
+    decide(
+        store, run.waiting_on[0], Decision("respond", result="I mailed bob myself"), actor="alice"
+    )
     run = Runner(store, agent(tools, turns, tmp_path)).resume(run.id)
     assert tool_messages(store, run.id)[0]["content"] == "I mailed bob myself"
     assert tools.calls == []
@@ -194,8 +240,12 @@ def test_answer_becomes_the_result(store: Store, tmp_path: Path) -> None:
 
 def test_decisions_arrive_one_by_one(store: Store, tmp_path: Path) -> None:
     tools = Tools()
-    turns = [{"content": "", "tool_calls": [call("c1", "send", {"to": "a"}),
-                                            call("c2", "send", {"to": "b"})]}]
+    turns = [
+        {
+            "content": "",
+            "tool_calls": [call("c1", "send", {"to": "a"}), call("c2", "send", {"to": "b"})],
+        }
+    ]
     run = start(store, agent(tools, turns, tmp_path))
     first, second = run.waiting_on
     decide(store, first, Decision("approve"), actor="alice")
@@ -225,8 +275,9 @@ def test_a_call_finished_before_a_crash_is_not_run_again(store: Store, tmp_path:
 
 def test_pause_writes_only_new_messages(store: Store, tmp_path: Path) -> None:
     tools = Tools()
-    turns = [{"content": "", "tool_calls": [call(f"c{i}", "send", {"to": str(i)})]}
-             for i in range(3)]
+    turns = [
+        {"content": "", "tool_calls": [call(f"c{i}", "send", {"to": str(i)})]} for i in range(3)
+    ]
     run = start(store, agent(tools, turns, tmp_path))
     counts = [run.message_count]
     for _ in range(3):

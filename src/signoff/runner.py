@@ -199,7 +199,8 @@ class Runner:
                 judged.append(replace(item, effect="ask", request_id=request_id, verdict=verdict))
             else:
                 judged.append(replace(item, effect=verdict.effect))
-        return self._tally(run, tuple(judged), run.pending), events
+        fresh = tuple(replace(p, content=None) for p in run.pending)  # all new this turn
+        return self._tally(run, tuple(judged), fresh), events
 
     def _dispatch(self, run: Run) -> Run:
         """Store the turn's requests and run its allowed calls, in call order."""
