@@ -27,7 +27,10 @@ _EFFECT_STYLE = {"allow": "green", "notify": "cyan", "ask": "yellow", "deny": "b
 
 
 def console(stream: TextIO | None = None) -> Console:
-    return Console(file=stream or sys.stdout, highlight=False, markup=False, soft_wrap=True)
+    out = stream or sys.stdout
+    # Off a terminal (pipes, logs, CI) rich assumes 80 columns; tables read better wider.
+    width = None if out.isatty() else 120
+    return Console(file=out, highlight=False, markup=False, soft_wrap=True, width=width)
 
 
 def print_json(value: Any) -> None:
