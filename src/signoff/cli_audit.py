@@ -1,0 +1,309 @@
+"""CLI: `signoff audit` (list, export, verify), `signoff stats`, `signoff grant`."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+import uuid
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from .audit import AuditFilter, describe, event_json, export_jsonl, parse_since, read_log
+from .audit import verify_file as verify_exported
+from .audit import verify_store as verify_stored
+from .channels.render import escape_untrusted
+from .exceptions import InvalidInput, SignoffError
+from .models import GRANT_SCOPES, Grant
+from .rules import parse_rule
+from .settings import add_local_allow_rule
+from .stats import DEFAULT_MIN_COUNT, Stats, load_stats
+from .store import Store, open_store
+from .store.base import when
+
+
+def _store(args: argparse.Namespace) -> Store:
+    return open_store(getattr(args, "db", None), workspace=getattr(args, "workspace", "."))
+
+
+def _since(args: argparse.Namespace) -> float | None:
+    return parse_since(args.since) if args.since else None
+
+
+# ------------------------------------------------------------------ audit
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .cli import console, print_json
+
+    where = AuditFilter(run_id=args.run, since=_since(args), kinds=tuple(args.kind or ()),
+                        request_id=args.request)
+    with closing(_store(args)) as store:
+        events = read_log(store, where)
+    if args.limit:
+        events = events[-args.limit:]
+    if args.json:
+        print_json([event_json(e) for e in events])
+        return 0
+    out = console()
+    if not events:
+        out.print("No audit entries match.")
+        return 0
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("seq", "time", "kind", "run", "request", "actor", "what"):
+        table.add_column(column, overflow="fold")
+    for e in events:
+        table.add_row(str(e.seq), when(e.ts).removesuffix(" UTC"), e.kind, e.run_id or "-",
+                      e.request_id or "-", escape_untrusted(e.actor or "-"),
+                      escape_untrusted(describe(e), newline=False))
+    out.print(table)
+    out.print(f"{len(events)} entries. Verify the chain with: signoff audit verify")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with closing(_store(args)) as store:
+        if args.output and args.output != "-":
+            target = Path(args.output)
+            tmp = target.with_name(target.name + ".tmp")
+            with open(tmp, "w", encoding="utf-8") as handle:
+                count, head = export_jsonl(store, handle)
+            os.replace(tmp, target)
+        else:
+            count, head = export_jsonl(store, sys.stdout)
+    sys.stderr.write(f"exported {count} entries; chain head {head}\n"
+                     f"verify offline: signoff audit verify --file FILE --head {head}\n")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .cli import console, print_json
+
+    if args.file:
+        report = verify_exported(args.file, head=args.head)
+    else:
+        with closing(_store(args)) as store:
+            report = verify_stored(store)
+        if report.ok and args.head and args.head != report.head_hash:
+            raise InvalidInput(f"the chain verifies, but its head {report.head_hash} is not "
+                               f"the expected {args.head}")
+    if args.json:
+        print_json(report.to_json())
+    else:
+        out = console()
+        for line in report.lines():
+            out.print(escape_untrusted(line, newline=False))
+    return 0 if report.ok else 1
+
+
+# ------------------------------------------------------------------ stats
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from .cli import print_json
+
+    with closing(_store(args)) as store:
+        stats = load_stats(store, since=_since(args), min_count=args.min_count)
+    if args.json:
+        print_json(stats.to_json())
+        return 0
+    print_stats(stats, args.since)
+    return 0
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _secs(value: float | int | None) -> str:
+    if value is None:
+        return "-"
+    seconds = float(value)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def print_stats(stats: Stats, since_text: str | None = None) -> None:
+    from .cli import console
+
+    out = console()
+    span = f"since {since_text}" if since_text else "all time"
+    effects = stats.effects
+    out.print(f"Statistics ({span})")
+    out.print(f"  calls judged      {stats.calls}  (allow {effects.get('allow', 0)}, notify "
+              f"{effects.get('notify', 0)}, ask {effects.get('ask', 0)}, deny "
+              f"{effects.get('deny', 0)})")
+    out.print(f"  asked             {stats.asked} of {stats.calls} calls ({_pct(stats.ask_share)})")
+    qpr = stats.questions_per_run
+    out.print(f"  questions per run mean {qpr.get('mean') if qpr.get('mean') is not None else '-'}"
+              f", median {qpr.get('median') if qpr.get('median') is not None else '-'}, "
+              f"max {qpr.get('max') if qpr.get('max') is not None else '-'} over {stats.runs} runs")
+    ttd = stats.time_to_decision
+    out.print(f"  time to decision  median {_secs(ttd.get('median'))}, p90 "
+              f"{_secs(ttd.get('p90'))} ({ttd.get('count')} decisions)")
+    out.print("  decisions         " + ", ".join(
+        f"{name} {stats.decisions.get(name, 0)} ({_pct(stats.rate(name))})"
+        for name in ("approve", "edit", "reject", "skip", "answer")))
+    out.print(f"  expired {stats.expired}, in doubt {stats.in_doubt} "
+              f"({stats.in_doubt_unresolved} unresolved), still pending {stats.pending}")
+    for title, rows in (("tool", stats.per_tool), ("rule", stats.per_rule)):
+        if not rows:
+            continue
+        table = Table(box=None, header_style="bold", pad_edge=False)
+        for column in (title, "asked", "approve", "edit", "reject", "skip", "answer",
+                       "expired"):
+            table.add_column(column, overflow="fold")
+        for r in rows:
+            table.add_row(escape_untrusted(r.key, newline=False), str(r.asked),
+                          *(_pct(r.rate(n)) for n in ("approve", "edit", "reject", "skip",
+                                                      "answer")), str(r.expired))
+        out.print()
+        out.print(table)
+    out.print()
+    if not stats.suggestions:
+        out.print(f"No suggestions (a pattern needs {stats.min_count} identical answers).")
+        return
+    out.print("Suggestions:")
+    for s in stats.suggestions:
+        out.print(f"- {escape_untrusted(s.rule, newline=False)}: "
+                  f"{escape_untrusted(s.reason, newline=False)}")
+        if s.command:
+            out.print(f"    {escape_untrusted(s.command, newline=False)}")
+        if s.toml:
+            out.print("    add under [permissions] deny in .signoff/settings.toml:")
+            out.print(f"    {escape_untrusted(s.toml, newline=False)}")
+
+
+# ------------------------------------------------------------------ grants
+
+
+def cmd_grant_add(args: argparse.Namespace) -> int:
+    from .cli import console, print_json
+
+    rule = parse_rule(args.rule).text  # InvalidInput names what is wrong
+    if args.scope in ("run", "session") and not args.run:
+        raise InvalidInput(f"a {args.scope} grant needs --run ID")
+    actor = args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
+    workspace = Path(args.workspace)
+    written = None
+    if args.scope == "project":
+        written = add_local_allow_rule(workspace, rule)
+    grant = Grant(rule=rule, scope=args.scope, id=f"grant_{uuid.uuid4().hex[:10]}",
+                  created_by=actor)
+    with closing(_store(args)) as store:
+        stored = store.add_grant(grant, run_id=args.run if args.scope != "project" else None)
+    if args.json:
+        doc = stored.to_json()
+        doc["settings_file"] = str(written) if written else None
+        print_json(doc)
+        return 0
+    out = console()
+    where = f" (written to {written})" if written else f" (run {args.run})" if args.run else ""
+    out.print(escape_untrusted(f"Granted {rule} for the {args.scope}{where}: {stored.id}",
+                               newline=False))
+    return 0
+
+
+def cmd_grant_list(args: argparse.Namespace) -> int:
+    from .cli import console, print_json
+
+    with closing(_store(args)) as store:
+        grants = store.list_grants(scope=args.scope)
+    if args.json:
+        print_json([g.to_json() for g in grants])
+        return 0
+    out = console()
+    if not grants:
+        out.print("No grants.")
+        return 0
+    for g in grants:
+        out.print(escape_untrusted(f"{g.id}  {g.scope:8} {g.rule}  by {g.created_by}, "
+                                   f"{when(g.created_at)}", newline=False))
+    return 0
+
+
+# ------------------------------------------------------------------ parser
+
+
+def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
+    default = argparse.SUPPRESS if sub else None
+    parser.add_argument(
+        "--db", default=default,
+        help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)")
+    parser.add_argument("--workspace", default=argparse.SUPPRESS if sub else ".",
+                        help="workspace root (default: .)")
+
+
+def register(sub: Any) -> None:
+    audit: argparse.ArgumentParser = sub.add_parser(
+        "audit", help="the audit log: list it, export it, verify its hash chain")
+    _common(audit)
+    audit.add_argument("--run", help="only this run's entries")
+    audit.add_argument("--request", help="only this request's entries")
+    audit.add_argument("--since", help="only entries since: 7d, 12h, 30m, or an ISO date")
+    audit.add_argument("--kind", action="append",
+                       help="only this kind (repeatable; 'request' or 'run.' take a prefix)")
+    audit.add_argument("--limit", type=int, default=0, help="only the last N entries")
+    audit.add_argument("--json", action="store_true", help="print a JSON array")
+    audit.set_defaults(func=cmd_audit)
+    actions = audit.add_subparsers(dest="audit_command", metavar="ACTION")
+    export = actions.add_parser("export", help="write the whole log as JSON Lines")
+    _common(export, sub=True)
+    export.add_argument("--output", "-o", help="file to write (default: standard output)")
+    export.set_defaults(func=cmd_export)
+    verify = actions.add_parser("verify", help="check the hash chain; name the first bad entry")
+    _common(verify, sub=True)
+    verify.add_argument("--file", help="verify an exported JSON Lines file instead, offline")
+    verify.add_argument("--head", help="the chain-head hash you expect (from an earlier verify)")
+    verify.add_argument("--json", action="store_true")
+    verify.set_defaults(func=cmd_verify)
+
+    stats = sub.add_parser("stats", help="decision statistics and suggested rules")
+    _common(stats)
+    stats.add_argument("--since", help="only calls since: 7d, 12h, 30m, or an ISO date")
+    stats.add_argument("--min-count", type=int, default=DEFAULT_MIN_COUNT,
+                       help=f"identical answers before a rule is suggested "
+                            f"(default {DEFAULT_MIN_COUNT})")
+    stats.add_argument("--json", action="store_true")
+    stats.set_defaults(func=cmd_stats)
+
+    grant = sub.add_parser("grant", help="remember approvals: add or list grants")
+    grant_actions = grant.add_subparsers(dest="grant_command", metavar="ACTION", required=True)
+    add = grant_actions.add_parser("add", help="add an allow rule as a grant")
+    _common(add)
+    add.add_argument("rule", help="an allow rule, e.g. 'Bash(npm run test:*)'")
+    add.add_argument("--scope", choices=[s for s in GRANT_SCOPES if s != "pattern"],
+                     default="project",
+                     help="project (default: also written to .signoff/settings.local.toml) "
+                          "or run/session (needs --run)")
+    add.add_argument("--run", help="the run a run or session grant belongs to")
+    add.add_argument("--as", dest="actor", help="who grants (default: $SIGNOFF_ACTOR or you)")
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(func=cmd_grant_add)
+    lst = grant_actions.add_parser("list", help="grants not revoked, newest first")
+    _common(lst)
+    lst.add_argument("--scope", choices=GRANT_SCOPES)
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=cmd_grant_list)
+
+
+def main(argv: list[str]) -> int:
+    """Run one of these commands without the rest of the CLI (tests, docs)."""
+    parser = argparse.ArgumentParser(prog="signoff")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SignoffError as exc:
+        sys.stderr.write(f"signoff: {exc}\n")
+        return 2
+
+
+__all__ = ["cmd_audit", "cmd_export", "cmd_stats", "cmd_verify", "main", "print_stats",
+           "register"]
