@@ -22,19 +22,13 @@ from dataclasses import dataclass
 
 from . import shell_knowledge as K
 from .models import Effect
+from .shell_args import lookalike
+from .shell_facts import Context, Facts, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
-from .shell_programs import (
-    Context,
-    Facts,
-    ShellClass,
-    judge_words,
-    lookalike,
-    note_read,
-    note_write,
-)
+from .shell_paths import note_read, note_write
+from .shell_programs import judge_words
 
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
-
 
 
 @dataclass(frozen=True, slots=True)

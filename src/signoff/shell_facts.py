@@ -1,0 +1,134 @@
+"""What the shell analyzer works out about one command, and what it knows of the machine.
+
+`Facts` collects a command's class, reasons and the paths it reads and writes while it is
+being judged; `Context` holds the resolved workspace and home and resolves paths.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .shell_parse import Word
+
+ShellClass = Literal["read_only", "reversible_write", "destructive", "network", "privilege",
+                     "opaque"]
+_CLASS_RANK = {"read_only": 0, "reversible_write": 1, "destructive": 2, "network": 3,
+               "privilege": 4, "opaque": 5}
+# Runs a nested script (`bash -c '…'`): set by shell.py, which owns parsing and data flow.
+ScriptRunner = Callable[[str, "str | None", "dict[str, str | None]"], "list[Facts]"]
+
+
+@dataclass(slots=True)
+class Facts:
+    """What one effective command does; mutable while it is being worked out."""
+
+    argv: list[str]
+    cls: ShellClass = "read_only"
+    reasons: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    catastrophic: bool = False
+    force_ask: bool = False  # e.g. a secret read or a write outside the workspace
+    unknown_paths: bool = False
+    network: bool = False
+    fetch: bool = False  # network data comes out on stdout
+    runs_stdin: bool = False  # executes what arrives on stdin as code
+    runs_code: bool = False  # executes code given in its arguments
+    secret: bool = False  # reads a secret (file, or the environment)
+    downloads: list[str] = field(default_factory=list)
+    executes: list[str] = field(default_factory=list)
+    cmd: int = -1
+
+    def raise_to(self, cls: ShellClass, reason: str) -> None:
+        if _CLASS_RANK[cls] > _CLASS_RANK[self.cls]:
+            self.cls = cls
+        self.note(reason)
+
+    def note(self, reason: str) -> None:
+        if reason and reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def ask(self, reason: str) -> None:
+        self.force_ask = True
+        self.note(reason)
+
+    def deny(self, reason: str) -> None:
+        self.catastrophic = True
+        self.note(reason)
+
+    def opaque(self, reason: str) -> None:
+        self.raise_to("opaque", reason)
+
+
+class Context:
+    """Everything `analyze` knows about the machine: resolved roots and a resolver."""
+
+    def __init__(self, workspace: str, home: str, resolver: Callable[[str], str],
+                 script: ScriptRunner) -> None:
+        self.resolver = resolver
+        self.script = script
+        self._cache: dict[str, str] = {}
+        self.workspace = _resolve_root(workspace, resolver)
+        self.home = _resolve_root(home, resolver)
+        self.functions: set[str] = set()
+        self.depth = 0
+
+    def resolve(self, path: str) -> str:
+        norm = posixpath.normpath(path)
+        if norm.startswith("//"):
+            norm = "/" + norm.lstrip("/")
+        hit = self._cache.get(norm)
+        if hit is None:
+            try:
+                hit = posixpath.normpath(self.resolver(norm))
+            except (OSError, ValueError):
+                hit = norm
+            self._cache[norm] = hit
+        return hit
+
+    def path(self, word: Word, cwd: str | None) -> str | None:
+        """The absolute resolved path a word names, or None when it is only known later."""
+        if word.dynamic or "\x00" in word.text:
+            return None
+        text = word.text
+        if not text.startswith("/"):
+            if cwd is None:
+                return None
+            text = posixpath.join(cwd, text)
+        return self.resolve(text)
+
+    def inside(self, path: str) -> bool:
+        return path == self.workspace or path.startswith(self.workspace.rstrip("/") + "/")
+
+    def under_home(self, path: str) -> str | None:
+        """The path relative to home, or None when it is not under home."""
+        if path == self.home:
+            return ""
+        prefix = self.home.rstrip("/") + "/"
+        return path[len(prefix):] if path.startswith(prefix) else None
+
+
+_ROOTS: dict[str, str] = {}  # workspace and home rarely move: resolve them once
+
+
+def _resolve_root(path: str, resolver: Callable[[str], str]) -> str:
+    cacheable = resolver is os.path.realpath
+    hit = _ROOTS.get(path) if cacheable else None
+    if hit is None:
+        try:
+            hit = posixpath.normpath(resolver(posixpath.normpath(path)))
+        except (OSError, ValueError):
+            hit = posixpath.normpath(path)
+        if cacheable:
+            if len(_ROOTS) > 256:
+                _ROOTS.clear()
+            _ROOTS[path] = hit
+    return hit
+
+
+def under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)

@@ -1,0 +1,209 @@
+"""Judging programs that read, write, copy, move and delete local files."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from . import shell_knowledge as K
+from .shell_args import has_flag, option_values, positionals, texts_of
+from .shell_facts import Context, Facts
+from .shell_network import is_remote, judge_network
+from .shell_parse import Cmd, Word
+from .shell_paths import catastrophic_target, note_delete, note_read, note_write
+
+
+def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
+    cwd = cmd.cwd
+    texts = texts_of(args)
+    extras: list[Facts] = []
+    f.note(f"{base} only reads")
+    if base in K.WRITE_FLAGS or base in K.EXEC_FLAGS:
+        if any(w.glob and not w.quoted for w in args):
+            f.ask("an unquoted glob could expand to an option that writes or runs programs")
+        for flag in K.EXEC_FLAGS.get(base, frozenset()):
+            if flag in texts or any(t.startswith(flag + "=") for t in texts) or (
+                len(flag) == 2 and has_flag(args, flag)
+            ):
+                f.runs_code = True
+                f.opaque(f"{base} {flag} runs other programs")
+        written = K.WRITE_FLAGS.get(base, frozenset())
+        if base in ("sed", "yq") and has_flag(args, *written):
+            f.raise_to("reversible_write", f"{base} -i edits files in place")
+            for w in positionals(args)[0 if has_flag(args, "-e", "--expression") else 1:]:
+                note_write(f, w, cwd, ctx)
+        elif base in ("date", "hostname") and has_flag(args, *written):
+            f.raise_to("privilege", f"{base} changes the system's settings")
+        elif written:
+            for w in option_values(args, *written):
+                f.raise_to("reversible_write", f"{base} writes its output to a file")
+                note_write(f, w, cwd, ctx)
+    if base == "sed":
+        script = " ".join(texts)
+        stripped = re.sub(r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-zA-Z0-9]*)",
+                          lambda m: "" if not set(m.group(2)) & set("ew") else " w ", script)
+        stripped = re.sub(r"y(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1", "", stripped)
+        if K.SED_WRITE_CMD.search(stripped):
+            f.opaque("the sed script writes files or runs commands (w / e)")
+    if base in ("awk", "gawk", "mawk", "nawk") and any(K.AWK_UNSAFE.search(t) for t in texts):
+        f.opaque("the awk program runs commands or writes files")
+    if base in ("less", "more", "most", "man") and any(
+        t.startswith("+") and ("!" in t or "|" in t) for t in texts
+    ):
+        f.opaque(f"{base} +command runs shell commands")
+    if base == "hostname" and positionals(args):
+        f.raise_to("privilege", "hostname NAME renames the machine")
+    if base in ("uniq", "xxd"):
+        pos = positionals(args)
+        if len(pos) >= 2:
+            f.raise_to("reversible_write", f"{base} writes its second file argument")
+            note_write(f, pos[1], cwd, ctx)
+    if base in ("echo", "printf") and any(K.SECRET_VAR.search(w.text) for w in args if w.dynamic):
+        f.secret = True  # harmless on screen, exfiltration when piped to a remote
+    if base in ("env", "printenv", "set", "export", "declare", "typeset") and (
+        (base in ("env", "printenv") and not positionals(args)) or not args or "-p" in texts
+    ):
+        f.secret = True  # prints the environment: harmless here, fatal when piped to a remote
+    if base == "alias":
+        for w in args:
+            if "=" in w.text:
+                extras.extend(ctx.script(w.text.partition("=")[2], cwd, cmd.vars))
+    if base in K.NO_PATH_ARGS:
+        return extras
+    pos = positionals(args, K.VALUE_OPTS if base in K.PATTERN_FIRST else frozenset())
+    if base in K.PATTERN_FIRST and not has_flag(args, *K.PATTERN_OPTS):
+        pos = pos[1:]
+    for w in pos:
+        note_read(f, w, cwd, ctx)
+    for w in option_values(args, "-f", "--file"):
+        note_read(f, w, cwd, ctx)
+    return extras
+
+
+def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
+    cwd = cmd.cwd
+    mode = K.WRITERS[base]
+    texts = texts_of(args)
+    pos = positionals(args, frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "-g",
+                                       "-S", "--suffix", "-s", "--size", "-C", "-d", "-f",
+                                       "--reference"} if base in ("install", "truncate", "tar",
+                                                                  "unzip", "cp", "mv", "ln")
+                                      else frozenset()))
+    f.raise_to("reversible_write", f"{base} changes files")
+    if base == "rsync" and any(is_remote(w) for w in pos):
+        judge_network(base, args, f, cmd, ctx)
+        return
+    if base == "rsync" and has_flag(args, "--delete", "--delete-after", "--delete-before"):
+        f.raise_to("destructive", "rsync --delete deletes files at the destination")
+    recursive = has_flag(args, "-R", "-r", "--recursive")
+    if base in ("chmod", "chown", "chgrp"):
+        mode_word = pos[0].text if pos else ""
+        if base == "chmod" and (re.fullmatch(r"0?[2-7][0-7]{3}", mode_word)
+                                or re.search(r"[+=][rwxXt]*s", mode_word)):
+            f.deny("sets the setuid/setgid bit (a privilege backdoor)")
+        for w in pos[1:]:
+            path = ctx.path(w, cwd)
+            why = catastrophic_target(path, ctx, True) if path and recursive else ""
+            if why:
+                f.deny(f"{base} -R on {why}")
+            note_write(f, w, cwd, ctx, content=False)
+        return
+    if base == "mv":
+        target_dir = option_values(args, "-t", "--target-directory")
+        sources = pos if target_dir else pos[:-1]
+        for w in sources:
+            note_delete(f, w, cwd, ctx, recursive=True, verb="moves away")
+        for w in target_dir or pos[-1:]:
+            if w.text in K.PSEUDO_FILES:
+                f.raise_to("destructive", "moving to /dev/null deletes")
+            note_write(f, w, cwd, ctx)
+        return
+    if base in ("cp", "install", "ln", "rsync", "convert", "ffmpeg"):
+        target_dir = option_values(args, "-t", "--target-directory")
+        for w in pos if target_dir else pos[:-1]:
+            if base != "ln":
+                note_read(f, w, cwd, ctx)
+        dest = target_dir or pos[-1:]
+        if base == "ln" and len(pos) == 1:
+            dest = [Word(posixpath.basename(pos[0].text))]
+        for w in dest:
+            note_write(f, w, cwd, ctx)
+        return
+    if base == "tar":
+        first = texts[0] if texts else ""
+        cluster = first.lstrip("-") if first and not first.startswith("--") else ""
+        if any(t in ("--to-command", "--use-compress-program", "-I", "--checkpoint-action",
+                     "--info-script", "--new-volume-script", "-F") or t.startswith(
+                         ("--to-command=", "--use-compress-program=", "--checkpoint-action=",
+                          "--info-script=", "--new-volume-script=")) for t in texts):
+            f.opaque("tar runs an external program")
+        if has_flag(args, "-t", "--list") or "t" in cluster:
+            f.cls = "read_only"
+            f.reasons = ["tar lists an archive"]
+            return
+        archive = option_values(args, "-f", "--file")
+        if not archive and "f" in cluster and len(args) > 1:
+            archive = [args[1]]
+        if has_flag(args, "-c", "--create") or "c" in cluster or has_flag(args, "-r", "-u"):
+            for w in archive:
+                if w.text != "-":
+                    note_write(f, w, cwd, ctx)
+            for w in pos:
+                if w not in archive and w is not args[0]:
+                    note_read(f, w, cwd, ctx)
+            return
+        for w in archive:
+            note_read(f, w, cwd, ctx)
+        for w in option_values(args, "-C", "--directory") or [Word(".")]:
+            note_write(f, w, cwd, ctx)
+        return
+    if mode == "all":
+        for w in pos:
+            note_write(f, w, cwd, ctx, content=base not in ("touch", "mkdir"))
+        if base == "truncate":
+            f.raise_to("destructive", "truncate discards file contents")
+    elif mode == "first" and pos:
+        note_write(f, pos[0], cwd, ctx)
+        for w in pos[1:]:
+            note_read(f, w, cwd, ctx)
+    elif mode == "cwd":
+        for w in option_values(args, "-d", "-o", "--output", "-f") or [Word(".")]:
+            note_write(f, w, cwd, ctx)
+    elif mode == "flag":
+        for w in option_values(args, "-o", "-out", "--output"):
+            note_write(f, w, cwd, ctx)
+        if base == "openssl" and any(t in ("s_client", "s_server") for t in texts):
+            f.network = True
+            f.raise_to("network", "openssl connects to a remote host")
+        elif not option_values(args, "-o", "-out", "--output") and base in ("openssl", "pandoc"):
+            f.cls = "read_only"
+    elif mode == "none" and base in ("code", "open", "xdg-open"):
+        f.opaque(f"{base} hands files to another application")
+    if base == "ssh-keygen":
+        f.ask("ssh-keygen manages SSH keys")
+
+
+def judge_delete(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
+    recursive = base == "rm" and has_flag(args, "-r", "-R", "--recursive")
+    f.raise_to("destructive", f"{base} deletes files irreversibly" if not recursive
+               else "rm -r deletes files irreversibly")
+    if has_flag(args, "--no-preserve-root"):
+        f.deny("rm --no-preserve-root")
+    targets = positionals(args, frozenset({"-n", "--iterations", "-s", "--size"}))
+    if not targets:
+        f.note("no files named")
+    for w in targets:
+        if base == "shred" and K.DISK_DEVICE.match(w.text):
+            f.deny(f"shreds a disk device ({w.text})")
+        note_delete(f, w, cmd.cwd, ctx, recursive=recursive or base == "rmdir")
+
+
+def judge_dd(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
+    f.raise_to("reversible_write", "dd copies raw data")
+    for w in args:
+        key, _, value = w.text.partition("=")
+        if key == "if":
+            note_read(f, Word(value, w.dynamic, w.glob, w.quoted), cmd.cwd, ctx)
+        elif key == "of":
+            f.raise_to("reversible_write", "dd writes its output in place")
+            note_write(f, Word(value, w.dynamic, w.glob, w.quoted), cmd.cwd, ctx)

@@ -1,0 +1,120 @@
+"""The paths a command touches: secrets, protected and catastrophic targets."""
+
+from __future__ import annotations
+
+import posixpath
+
+from . import shell_knowledge as K
+from .shell_facts import Context, Facts, under
+from .shell_parse import Word
+
+
+def is_secret(path: str, ctx: Context) -> bool:
+    rel = ctx.under_home(path)
+    if rel is not None and rel and not ctx.inside(path) and under(rel, K.SECRET_DIRS_HOME):
+        return True
+    if under(path, K.SECRET_SYSTEM) or K.SECRET_PROC.match(path):
+        return True
+    return bool(K.SECRET_NAME.search(path))
+
+
+def note_read(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
+    path = ctx.path(word, cwd)
+    if path is None:
+        if word.text.startswith("/proc/") and "environ" in word.text:
+            f.secret = True  # /proc/$pid/environ: someone's environment
+            f.ask("reads a process environment")
+        return
+    if path in K.PSEUDO_FILES:
+        return
+    f.reads.append(path)
+    if is_secret(path, ctx):
+        f.secret = True
+        f.ask(f"reads secrets ({path})")
+
+
+def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
+               content: bool = True) -> None:
+    """A file written (or created/changed) by the command; `content` false for chmod etc."""
+    if word.text.startswith(("/dev/tcp/", "/dev/udp/")):
+        f.network = True
+        f.raise_to("network", f"opens a network connection ({word.text})")
+        return
+    path = ctx.path(word, cwd)
+    if path is None:
+        f.unknown_paths = True
+        f.ask(f"writes a path only known at run time ({word.text})")
+        return
+    if path in K.PSEUDO_FILES or path.startswith(("/dev/fd/", "/proc/self/fd/")):
+        return
+    f.writes.append(path)
+    if K.DISK_DEVICE.match(path):
+        f.deny(f"writes a disk device ({path})")
+    elif path == "/" or under(path, K.SYSTEM_WRITE_DENY):
+        f.deny(f"overwrites system files ({path})")
+    elif ctx.inside(path):
+        rel = path[len(ctx.workspace):].lstrip("/")
+        if rel and under(rel, K.WORKSPACE_PROTECTED):
+            f.ask(f"writes a protected path in the workspace ({rel})")
+    else:
+        home_rel = ctx.under_home(path)
+        if content and home_rel and K.HOME_STARTUP.match(home_rel):
+            f.deny(f"overwrites a startup or credential file in the home directory ({path})")
+        else:
+            f.ask(f"writes outside the workspace ({path})")
+
+
+def bulk_target(path: str) -> str:
+    """`/x/*` or `/x/.*` wipes /x: judge the directory, not the pattern."""
+    base = posixpath.basename(path)
+    if base and not base.strip("*?.[]!^{},"):
+        return posixpath.dirname(path) or "/"
+    return path
+
+
+def note_delete(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
+                recursive: bool, verb: str = "deletes") -> None:
+    path = ctx.path(word, cwd)
+    if path is None:
+        f.unknown_paths = True
+        f.ask(f"{verb} a path only known at run time ({word.text})")
+        return
+    if path in K.PSEUDO_FILES:
+        return
+    f.writes.append(path)
+    target = bulk_target(path) if word.glob else path
+    why = catastrophic_target(target, ctx, recursive)
+    if why:
+        f.deny(f"{verb} {why}")
+    elif not ctx.inside(path):
+        f.ask(f"{verb} outside the workspace ({path})")
+    elif under(path[len(ctx.workspace):].lstrip("/"), K.WORKSPACE_PROTECTED):
+        f.ask(f"{verb} a protected path in the workspace ({path})")
+
+
+def catastrophic_target(path: str, ctx: Context, recursive: bool) -> str:
+    """Why deleting or moving `path` is catastrophic, or '' when it is not."""
+    ws = ctx.workspace
+    if recursive:
+        if path == "/":
+            return "the root directory"
+        if path == ctx.home:
+            return "the home directory"
+        if path == ws or ws.startswith(path.rstrip("/") + "/"):
+            return f"the project or one of its parents ({path})"
+        if path == ws.rstrip("/") + "/.git":
+            return "the project's git history (.git)"
+    if ctx.inside(path) or under(path, K.TEMP_DIRS) or path.startswith("/var/folders/"):
+        return ""
+    rel = ctx.under_home(path)
+    if rel is not None:
+        if rel == "":
+            return "the home directory" if recursive else ""
+        if K.HOME_STARTUP.match(rel):
+            return f"a startup or credential file ({path})"
+        if recursive and not under(rel, K.HOME_CACHES):
+            return f"files in the home directory ({path})"
+        return ""
+    if under(path, K.SYSTEM_WRITE_DENY) or (recursive and under(path, K.SYSTEM_DIRS)):
+        return f"system files ({path})"
+    return ""
