@@ -1,0 +1,226 @@
+"""Approver accounts for the web inbox and the HTTP API.
+
+Accounts live in their own tables next to the store (same database URL, own connection):
+
+    signoff_accounts(name PRIMARY KEY, role, token_hash, salt, created_at)
+    signoff_web_meta(key PRIMARY KEY, value)      the session-signing secret
+
+A token is 32 random bytes shown once (`signoff users add`); only a salted SHA-256 of it is
+kept (a random token needs no slow hash). The token starts with the account name so that a
+lookup is one row: ``so_<name>_<secret>``. Roles: ``viewer`` (read), ``approver`` (decide),
+``admin`` (decide, revoke grants, manage users).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from .exceptions import ConfigurationError, InvalidInput, NotFound
+
+Role = Literal["viewer", "approver", "admin"]
+ROLES: tuple[Role, ...] = get_args(Role)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS signoff_accounts (name TEXT PRIMARY KEY, role TEXT NOT NULL, "
+    "token_hash TEXT NOT NULL, salt TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS signoff_web_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    name: str
+    role: Role
+    created_at: float = 0.0
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """Roles as `approvals.decide` and request `approvers` (`role:NAME`) see them."""
+        return {"viewer": ("viewer",), "approver": ("approver",),
+                "admin": ("admin", "approver")}[self.role]
+
+    @property
+    def can_decide(self) -> bool:
+        return self.role in ("approver", "admin")
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "role": self.role, "created_at": self.created_at}
+
+
+def _role(value: str) -> Role:
+    for role in ROLES:
+        if value == role:
+            return role
+    return "viewer"  # an unknown stored role grants nothing
+
+
+def _hash(salt: str, secret: str) -> str:
+    return hashlib.sha256(f"{salt}:{secret}".encode()).hexdigest()
+
+
+class Accounts:
+    """Accounts over `memory:`, a SQLite path (or sqlite:/// URL) or postgresql://."""
+
+    def __init__(self, url: str | Path) -> None:
+        target = str(url)
+        self._lock = threading.RLock()
+        self._memory: dict[str, tuple[str, str, str, float]] | None = None
+        self._meta: dict[str, str] = {}
+        self._kind: Literal["memory", "sqlite", "postgres"]
+        self._conn: Any = None
+        if target in ("memory:", "memory://", ":memory:"):
+            self._kind, self._memory = "memory", {}
+        elif target.startswith(("postgresql://", "postgres://")):
+            import psycopg
+
+            self._kind = "postgres"
+            try:
+                self._conn = psycopg.connect(target, autocommit=True)
+            except Exception as exc:
+                raise ConfigurationError(f"accounts: cannot reach PostgreSQL: {exc}") from exc
+        else:
+            path = target[len("sqlite:///"):] if target.startswith("sqlite:///") else target
+            self._kind = "sqlite"
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
+                                         check_same_thread=False)
+            self._conn.execute("PRAGMA busy_timeout = 30000")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+        if self._conn is not None:
+            for statement in _SCHEMA:
+                self._sql(statement)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # ------------------------------------------------------------------ sql
+
+    def _sql(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            if self._conn is None:
+                raise ConfigurationError("accounts: the connection is closed")
+            if self._kind == "postgres":
+                cur = self._conn.execute(statement.replace("?", "%s"), params)
+                return list(cur.fetchall()) if cur.description else []
+            return list(self._conn.execute(statement, params).fetchall())
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        with self._lock:
+            if self._kind == "postgres":
+                with self._conn.transaction():
+                    yield
+            elif self._kind == "sqlite":
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            else:
+                yield
+
+    # ------------------------------------------------------------------ accounts
+
+    def add(self, name: str, role: str) -> str:
+        """Create an account; returns its token (shown once, never stored)."""
+        if not _NAME.match(name):
+            raise InvalidInput(f"account name {name!r}: use letters, digits, . _ @ - "
+                               "(at most 64, starting with a letter or digit)")
+        if role not in ROLES:
+            raise InvalidInput(f"role {role!r}: expected one of {', '.join(ROLES)}")
+        secret = secrets.token_hex(32)  # hex: no "_", so the name parses back
+        salt = secrets.token_hex(16)
+        row = (name, role, _hash(salt, secret), salt, time.time())
+        with self._tx():
+            if self.get(name) is not None:
+                raise InvalidInput(f"account {name!r} already exists (remove it first)")
+            if self._memory is not None:
+                self._memory[name] = row[1:]
+            else:
+                self._sql("INSERT INTO signoff_accounts (name, role, token_hash, salt, "
+                          "created_at) VALUES (?, ?, ?, ?, ?)", row)
+        return f"so_{name}_{secret}"
+
+    def remove(self, name: str) -> None:
+        with self._tx():
+            if self.get(name) is None:
+                raise NotFound(f"no account named {name!r}")
+            if self._memory is not None:
+                del self._memory[name]
+            else:
+                self._sql("DELETE FROM signoff_accounts WHERE name = ?", (name,))
+
+    def get(self, name: str) -> Account | None:
+        row = self._row(name)
+        return None if row is None else Account(name, _role(row[0]), row[3])
+
+    def _row(self, name: str) -> tuple[Any, ...] | None:
+        if self._memory is not None:
+            return self._memory.get(name)
+        rows = self._sql("SELECT role, token_hash, salt, created_at FROM signoff_accounts "
+                         "WHERE name = ?", (name,))
+        return rows[0] if rows else None
+
+    def list(self) -> list[Account]:
+        if self._memory is not None:
+            return [Account(n, _role(r[0]), r[3]) for n, r in sorted(self._memory.items())]
+        rows = self._sql("SELECT name, role, created_at FROM signoff_accounts ORDER BY name")
+        return [Account(n, _role(r), c) for n, r, c in rows]
+
+    def count(self) -> int:
+        if self._memory is not None:
+            return len(self._memory)
+        return int(self._sql("SELECT COUNT(*) FROM signoff_accounts")[0][0])
+
+    def authenticate(self, token: str) -> Account | None:
+        """The account a token belongs to, or None (constant-time comparison)."""
+        if not token.startswith("so_") or token.count("_") < 2:
+            return None
+        name, _, secret = token[3:].rpartition("_")
+        row = self._row(name) if _NAME.match(name) else None
+        if row is None:
+            _hash("0" * 32, secret)  # same work whether or not the name exists
+            return None
+        role, expected, salt, created = row
+        if not hmac.compare_digest(_hash(salt, secret), expected) or role not in ROLES:
+            return None
+        return Account(name, _role(role), created)
+
+    # ------------------------------------------------------------------ secrets
+
+    def secret(self, key: str = "session_secret") -> bytes:
+        """A random secret kept in the database (created on first use)."""
+        with self._tx():
+            if self._memory is not None:
+                value = self._meta.setdefault(key, secrets.token_hex(32))
+                return bytes.fromhex(value)
+            rows = self._sql("SELECT value FROM signoff_web_meta WHERE key = ?", (key,))
+            if rows:
+                return bytes.fromhex(rows[0][0])
+            value = secrets.token_hex(32)
+            self._sql("INSERT INTO signoff_web_meta (key, value) VALUES (?, ?)", (key, value))
+            return bytes.fromhex(value)
+
+
+__all__ = ["ROLES", "Account", "Accounts", "Role"]

@@ -1,0 +1,155 @@
+"""CLI: `signoff serve`, `signoff users add|list|remove`, `signoff notify`."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import socket
+import threading
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from .accounts import ROLES, Accounts
+from .exceptions import ConfigurationError
+from .settings import load_settings
+from .store import open_store
+
+
+def _url(args: argparse.Namespace) -> str:
+    from .web.app import store_url_of
+
+    return store_url_of(args.db, Path(args.workspace).resolve())
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        try:
+            return all(ipaddress.ip_address(info[4][0]).is_loopback
+                       for info in socket.getaddrinfo(host, None))
+        except (OSError, ValueError):
+            return False
+
+
+def check_bind(host: str, accounts: Accounts) -> None:
+    """Refuse a non-loopback address while there is no account (anyone could decide)."""
+    if not is_loopback(host) and accounts.count() == 0:
+        raise ConfigurationError(
+            f"refusing to listen on {host}: there are no accounts yet, so anyone who can "
+            "reach it could approve calls. Create one first: "
+            "signoff users add NAME --role admin (or bind 127.0.0.1)")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .web.app import create_app
+    from .web.notify import Notifier
+
+    url = _url(args)
+    workspace = Path(args.workspace).resolve()
+    accounts = Accounts(url)
+    check_bind(args.host, accounts)
+    base = args.base_url or f"http://{args.host}:{args.port}"
+    settings = load_settings(workspace)
+    store = open_store(url)
+    app = create_app(url, workspace=workspace, settings=settings, store=store,
+                     accounts=accounts, base_url=base,
+                     forbid_self_approval=True if args.no_self_approval else None)
+    stop = threading.Event()
+    notifier = Notifier.from_settings(store, settings, base_url=base)
+    thread = None
+    if notifier.channels:
+        thread = threading.Thread(target=notifier.run, kwargs={"stop": stop.is_set},
+                                  name="signoff-notify", daemon=True)
+        thread.start()
+    print(f"signoff: serving {url} on {base}"
+          + ("" if accounts.count() else " (local mode: no accounts, loopback only)"))
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(timeout=5)
+        store.close()
+        accounts.close()
+    return 0
+
+
+def cmd_notify(args: argparse.Namespace) -> int:
+    from .web.notify import Notifier
+
+    settings = load_settings(Path(args.workspace).resolve())
+    with closing(open_store(_url(args))) as store:
+        notifier = Notifier.from_settings(store, settings, base_url=args.base_url or "")
+        if not notifier.channels:
+            print("notify: no [notifications] channels configured")
+            return 0
+        sent = notifier.run_once() if args.once else notifier.run()
+    print(f"notify: {sent} delivery attempt(s) finished")
+    return 0
+
+
+def cmd_users(args: argparse.Namespace) -> int:
+    accounts = Accounts(_url(args))
+    try:
+        if args.users_command == "add":
+            token = accounts.add(args.name, args.role)
+            print(f"Added {args.name} ({args.role}). Their token (shown once, keep it secret):")
+            print(token)
+        elif args.users_command == "remove":
+            accounts.remove(args.name)
+            print(f"Removed {args.name}.")
+        else:
+            found = accounts.list()
+            if not found:
+                print("No accounts (the server runs in local mode, loopback only).")
+            for account in found:
+                print(f"{account.name}\t{account.role}")
+    finally:
+        accounts.close()
+    return 0
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, help="store URL (default: $SIGNOFF_DB, else "
+                        ".signoff/signoff.db in the workspace)")
+    parser.add_argument("--workspace", default=".", help="workspace root (default: .)")
+
+
+def register(sub: Any) -> None:
+    serve = sub.add_parser("serve", help="the web inbox and HTTP API")
+    _common(serve)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--base-url", default="", help="public URL used in notification links")
+    serve.add_argument("--no-self-approval", action="store_true",
+                       help="a requester may not approve their own request")
+    serve.add_argument("--log-level", default="info")
+    serve.set_defaults(func=cmd_serve)
+
+    notify = sub.add_parser("notify", help="deliver notifications from the events feed")
+    _common(notify)
+    notify.add_argument("--once", action="store_true", help="deliver what is waiting, then stop")
+    notify.add_argument("--base-url", default="")
+    notify.set_defaults(func=cmd_notify)
+
+    users = sub.add_parser("users", help="approver accounts for the web inbox and API")
+    users_sub = users.add_subparsers(dest="users_command", metavar="ACTION")
+    add = users_sub.add_parser("add", help="create an account and print its token once")
+    _common(add)
+    add.add_argument("name")
+    add.add_argument("--role", choices=ROLES, default="approver")
+    remove = users_sub.add_parser("remove", help="delete an account (its sessions end)")
+    _common(remove)
+    remove.add_argument("name")
+    lst = users_sub.add_parser("list", help="list accounts")
+    _common(lst)
+    users.set_defaults(func=cmd_users, users_command="list", db=None, workspace=".")
+
+
+__all__ = ["check_bind", "is_loopback", "register"]

@@ -1,0 +1,170 @@
+"""What every web module shares: the app context, the language, inert rendering, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import JSONResponse
+
+from ..accounts import Account, Accounts
+from ..channels.render import escape_untrusted
+from ..exceptions import (
+    ConflictError,
+    IntegrityError,
+    InvalidInput,
+    NotAuthorized,
+    NotFound,
+    RequestExpired,
+    SignoffError,
+)
+from ..i18n import Lang
+from ..settings import Settings
+from ..store import Store
+from .web_i18n import wt
+
+if TYPE_CHECKING:
+    from .events import Broadcaster
+
+HERE = Path(__file__).parent
+
+
+@dataclass
+class Context:
+    """Everything a handler needs; one per app (`request.app.state.ctx`)."""
+
+    store: Store
+    accounts: Accounts
+    workspace: Path
+    settings: Settings
+    secret: bytes
+    forbid_self_approval: bool = False
+    base_url: str = ""
+    env: Environment = field(init=False)
+    broadcaster: Broadcaster | None = None
+
+    def __post_init__(self) -> None:
+        self.env = make_env()
+
+    def local_mode(self) -> bool:
+        """No accounts yet: the local user (loopback only) acts as admin, like the CLI."""
+        return self.accounts.count() == 0
+
+
+def ctx_of(request: HTTPRequest) -> Context:
+    ctx: Context = request.app.state.ctx
+    return ctx
+
+
+# ------------------------------------------------------------------ inert rendering
+
+
+def inert(value: Any) -> Any:
+    """Jinja finalize: every string printed has its bidi/zero-width/control characters
+    shown as visible escapes (autoescape then handles < > & " '). Trusted markup passes."""
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return escape_untrusted(value)
+
+
+def when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def make_env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(HERE / "templates")),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        finalize=inert,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = when
+    env.filters["pretty"] = pretty_json
+    return env
+
+
+# ------------------------------------------------------------------ language
+
+
+def lang_of(request: HTTPRequest) -> Lang:
+    asked = request.query_params.get("lang") or request.cookies.get("signoff_lang")
+    if asked in ("en", "zh"):
+        return "zh" if asked == "zh" else "en"
+    header = request.headers.get("accept-language", "")
+    best: tuple[float, Lang] = (0.0, "en")
+    for item in header.split(","):
+        tag, _, q = item.strip().partition(";q=")
+        try:
+            weight = float(q) if q else 1.0
+        except ValueError:
+            weight = 0.0
+        code = tag.strip().lower()[:2]
+        if code in ("en", "zh") and weight > best[0]:
+            best = (weight, "zh" if code == "zh" else "en")
+    return best[1]
+
+
+def translator(lang: Lang) -> Any:
+    def _t(key: str, **values: object) -> str:
+        return wt(key, lang, **values)
+
+    return _t
+
+
+# ------------------------------------------------------------------ errors
+
+STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (NotFound, 404),
+    (NotAuthorized, 403),
+    (RequestExpired, 410),
+    (IntegrityError, 409),
+    (ConflictError, 409),
+    (InvalidInput, 422),
+    (SignoffError, 400),
+)
+
+
+def status_of(exc: Exception) -> int:
+    for cls, code in STATUS:
+        if isinstance(exc, cls):
+            return code
+    return 500
+
+
+def error(status: int, message: str, code: str = "error") -> JSONResponse:
+    return JSONResponse({"error": code, "message": message}, status_code=status)
+
+
+def error_code(exc: Exception) -> str:
+    return {404: "not_found", 403: "forbidden", 410: "expired", 409: "conflict",
+            422: "invalid", 400: "bad_request"}.get(status_of(exc), "error")
+
+
+def age(ts: float) -> str:
+    seconds = max(0, int(time.time() - ts))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")
+
+
+__all__ = ["Account", "Context", "ctx_of", "error", "inert", "lang_of", "status_of", "when"]

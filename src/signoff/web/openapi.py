@@ -1,0 +1,152 @@
+"""The OpenAPI 3.1 document of the JSON API (hand-written: the API is small and stable)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .. import __version__
+from ..models import DECISION_KINDS, RISKS
+
+_ERR = {"$ref": "#/components/schemas/Error"}
+
+
+def _resp(desc: str, schema: dict[str, Any] | None = None, *codes: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"200": {"description": desc}}
+    if schema is not None:
+        out["200"]["content"] = {"application/json": {"schema": schema}}
+    texts = {400: "bad request", 401: "no valid token", 403: "not allowed (role, approvers, "
+             "CSRF)", 404: "not found", 409: "already decided or conflict",
+             410: "expired", 422: "invalid input"}
+    for code in (401, *codes):
+        out[str(code)] = {"description": texts[code],
+                          "content": {"application/json": {"schema": _ERR}}}
+    return out
+
+
+def _q(name: str, desc: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "description": desc,
+            "schema": schema}
+
+
+_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+_LIMIT = _q("limit", "at most this many", {"type": "integer", "minimum": 1, "maximum": 500})
+_OBJ: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+DOCUMENT: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "signoff", "version": __version__,
+             "description": "Approve, edit, reject or answer AI agents' tool calls."},
+    "components": {
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        "schemas": {
+            "Error": {"type": "object", "required": ["error", "message"],
+                      "properties": {"error": {"type": "string"},
+                                     "message": {"type": "string"}}},
+            "Request": {
+                "type": "object", "additionalProperties": True,
+                "required": ["id", "call", "verdict", "state", "summary"],
+                "properties": {
+                    "id": {"type": "string"}, "state": {"type": "string"},
+                    "call": _OBJ, "verdict": _OBJ, "preview": {"type": "string"},
+                    "run_id": {"type": ["string", "null"]}, "tenant": {"type": "string"},
+                    "approvers": {"type": "array", "items": {"type": "string"}},
+                    "created_at": {"type": "number"},
+                    "expires_at": {"type": ["number", "null"]},
+                    "decision": {"type": ["object", "null"]},
+                    "outcome": {"type": ["object", "null"]},
+                    "summary": {"type": "string"}, "metadata": _OBJ,
+                    "what_next": {"type": ["string", "null"]},
+                },
+            },
+            "Decision": {
+                "type": "object", "required": ["kind"], "additionalProperties": False,
+                "properties": {
+                    "kind": {"type": "string", "enum": list(DECISION_KINDS)},
+                    "reason": {"type": "string",
+                               "description": "required for reject; sent to the model"},
+                    "arguments": {"type": "object",
+                                  "description": "edit: the new arguments (judged again)"},
+                    "result": {"description": "respond: the human's answer"},
+                    "scope": {"type": "string", "enum": ["run", "project"],
+                              "description": "approve_always: where the grant applies"},
+                },
+            },
+            "Grant": _OBJ, "Run": _OBJ,
+        },
+    },
+    "security": [{"bearer": []}],
+    "paths": {
+        "/api/health": {"get": {
+            "summary": "liveness and the last event sequence number", "security": [],
+            "responses": {"200": {"description": "ok", "content": {"application/json": {
+                "schema": {"type": "object", "properties": {
+                    "ok": {"type": "boolean"}, "last_seq": {"type": "integer"}}}}}}}}},
+        "/api/me": {"get": {"summary": "the account behind the token",
+                            "responses": _resp("the account", _OBJ)}},
+        "/api/requests": {"get": {
+            "summary": "requests, newest first (default: pending ones)",
+            "parameters": [
+                _q("state", "a state, or all", {"type": "string"}),
+                _q("risk", "risk level", {"type": "string", "enum": list(RISKS)}),
+                _q("tool", "tool name", {"type": "string"}),
+                _q("run", "run id", {"type": "string"}),
+                _q("tenant", "tenant", {"type": "string"}), _LIMIT],
+            "responses": _resp("requests", {"type": "array", "items": {
+                "$ref": "#/components/schemas/Request"}}, 422)}},
+        "/api/requests/{id}": {"get": {
+            "summary": "one request with its outcome", "parameters": [_ID],
+            "responses": _resp("the request", {"$ref": "#/components/schemas/Request"}, 404)}},
+        "/api/requests/{id}/decide": {"post": {
+            "summary": "approve, approve always, edit, reject, skip or answer",
+            "description": "Goes through signoff.approvals.decide: edits are validated and "
+                           "judged again (a deny still wins); the request's approvers are "
+                           "enforced. With a session cookie, send X-CSRF-Token.",
+            "parameters": [_ID],
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Decision"}}}},
+            "responses": _resp("the decided request",
+                               {"$ref": "#/components/schemas/Request"},
+                               400, 403, 404, 409, 410, 422)}},
+        "/api/grants": {"get": {
+            "summary": "remembered approvals",
+            "parameters": [_q("run", "only this run's grants", {"type": "string"})],
+            "responses": _resp("grants", {"type": "array", "items": {
+                "$ref": "#/components/schemas/Grant"}})}},
+        "/api/grants/{id}/revoke": {"post": {
+            "summary": "revoke a grant (admin)", "parameters": [_ID],
+            "responses": _resp("the revoked grant", {"$ref": "#/components/schemas/Grant"},
+                               403, 404, 409)}},
+        "/api/runs": {"get": {
+            "summary": "runs, most recently updated first",
+            "parameters": [_q("status", "run status", {"type": "string"}), _LIMIT],
+            "responses": _resp("runs", {"type": "array", "items": {
+                "$ref": "#/components/schemas/Run"}}, 422)}},
+        "/api/runs/{id}": {"get": {
+            "summary": "a run with its transcript (`messages`)", "parameters": [_ID],
+            "responses": _resp("the run", {"$ref": "#/components/schemas/Run"}, 404)}},
+        "/api/events": {"get": {
+            "summary": "the events feed as server-sent events",
+            "description": "Streams events after `after` (or Last-Event-ID) for up to "
+                           "`wait` seconds, then ends; reconnect to continue.",
+            "parameters": [
+                _q("after", "sequence number", {"type": "integer", "minimum": 0}),
+                _q("wait", "seconds to stream", {"type": "number", "minimum": 0,
+                                                 "maximum": 300})],
+            "responses": {**_resp("event stream", None, 422), "200": {
+                "description": "text/event-stream",
+                "content": {"text/event-stream": {"schema": {"type": "string"}}}}}}},
+    },
+}
+
+
+async def openapi(request: HTTPRequest) -> Response:
+    return JSONResponse(DOCUMENT)
+
+
+ROUTES = [Route("/openapi.json", openapi)]
+
+__all__ = ["DOCUMENT", "ROUTES"]

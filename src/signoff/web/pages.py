@@ -1,0 +1,314 @@
+"""Server-rendered pages: inbox, request, grants, review-after, login.
+
+Every form post checks the CSRF token; every decision goes through `service.decide`
+(`approvals.decide`). Model-written text is only ever printed through autoescaped `{{ }}`
+(with `core.inert` as finalize); nothing from a request is marked safe.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import anyio
+from starlette.datastructures import FormData
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from ..accounts import Account
+from ..approvals import what_next
+from ..cli_runs import summary
+from ..exceptions import NotFound, SignoffError
+from ..models import RISKS, Request
+from .auth import (
+    COOKIE,
+    csrf_ok,
+    csrf_token,
+    new_session,
+    persist_session,
+    principal,
+    session_of,
+    set_session,
+)
+from .core import Context, age, ctx_of, lang_of, status_of, translator
+from .service import Filters, decide, decision_from, deliveries, revert, review_events
+
+
+def render(request: HTTPRequest, template: str, status: int = 200,
+           **values: Any) -> HTMLResponse:
+    ctx = ctx_of(request)
+    lang = lang_of(request)
+    who, _ = principal(request)
+    html = ctx.env.get_template(template).render(
+        t=translator(lang), lang=lang, who=who, csrf=csrf_token(request), age=age,
+        local_mode=ctx.local_mode(), now=time.time(), path=request.url.path, **values)
+    response = HTMLResponse(html, status_code=status)
+    persist_session(request, response)
+    if request.query_params.get("lang") in ("en", "zh"):
+        response.set_cookie("signoff_lang", request.query_params["lang"], samesite="strict",
+                            httponly=True)
+    return response
+
+
+def _login_redirect(request: HTTPRequest) -> Response:
+    return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+
+
+async def _form(request: HTTPRequest) -> FormData | None:
+    form = await request.form()
+    raw = form.get("csrf")
+    return form if csrf_ok(request, raw if isinstance(raw, str) else None) else None
+
+
+def _csrf_refused(request: HTTPRequest) -> Response:
+    return render(request, "error.html", 403,
+                  message="This form has no valid CSRF token (reload the page and try again).")
+
+
+async def _run(fn: Any, *args: Any) -> Any:
+    return await anyio.to_thread.run_sync(fn, *args)
+
+
+# ------------------------------------------------------------------ inbox
+
+
+def _filters(request: HTTPRequest) -> Filters:
+    q = request.query_params
+    risk = q.get("risk", "")
+    state = q.get("state", "pending")
+    return Filters(risk=risk if risk in RISKS else "", tool=q.get("tool", ""),
+                   run=q.get("run", ""), tenant=q.get("tenant", ""), state=state)
+
+
+async def inbox(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return _login_redirect(request)
+    ctx = ctx_of(request)
+    filters = _filters(request)
+    found: list[Request] = await _run(filters.apply, ctx)
+    counts = {risk: sum(1 for r in found if r.verdict.risk == risk) for risk in RISKS}
+    tools = sorted({r.call.name for r in found})
+    return render(request, "inbox.html", requests=found, filters=filters, counts=counts,
+                  risks=RISKS, tools=tools, summary=summary)
+
+
+async def card(request: HTTPRequest) -> Response:
+    """One inbox row (for live updates); 204 when it does not match the filters."""
+    who, _ = principal(request)
+    if who is None:
+        return Response(status_code=401)
+    ctx = ctx_of(request)
+    try:
+        r: Request = await _run(ctx.store.get_request, request.path_params["id"])
+    except NotFound:
+        return Response(status_code=404)
+    f = _filters(request)
+    if ((f.state not in ("", "all") and r.state != f.state) or (f.risk and r.verdict.risk != f.risk)
+            or (f.tool and r.call.name != f.tool) or (f.run and r.run_id != f.run)
+            or (f.tenant and r.tenant != f.tenant)):
+        return Response(status_code=204)
+    return render(request, "card.html", r=r, summary=summary)
+
+
+# ------------------------------------------------------------------ one request
+
+
+def _details(ctx: Context, request_id: str) -> dict[str, Any]:
+    r = ctx.store.get_request(request_id)
+    messages: list[dict[str, Any]] = []
+    if r.run_id:
+        try:
+            messages = ctx.store.load_messages(r.run_id)
+        except NotFound:
+            messages = []
+    original = r.metadata.get("original_call")
+    return {
+        "r": r,
+        "outcome": ctx.store.get_outcome(r.id),
+        "messages": messages,
+        "deliveries": deliveries(ctx, r.id),
+        "original": original if isinstance(original, dict) else None,
+        "what_next": what_next(r) if r.decision else None,
+        "expired": r.state == "expired" or (
+            r.state == "pending" and r.expires_at is not None and r.expires_at <= time.time()),
+        "summary": summary(r),
+        "intent": r.metadata.get("intent"),
+        "asks_human": "ask" in r.call.name.lower() or "question" in r.call.arguments,
+    }
+
+
+async def request_page(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return _login_redirect(request)
+    ctx = ctx_of(request)
+    try:
+        details = await _run(_details, ctx, request.path_params["id"])
+    except NotFound as exc:
+        return render(request, "error.html", 404, message=str(exc))
+    return render(request, "request.html", done=request.query_params.get("done"), **details)
+
+
+async def status_fragment(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return Response(status_code=401)
+    ctx = ctx_of(request)
+    try:
+        details = await _run(_details, ctx, request.path_params["id"])
+    except NotFound:
+        return Response(status_code=404)
+    response = render(request, "status.html", **details)
+    response.headers["X-Signoff-State"] = details["r"].state
+    return response
+
+
+async def decide_form(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return _login_redirect(request)
+    form = await _form(request)
+    if form is None:
+        return _csrf_refused(request)
+    ctx = ctx_of(request)
+    rid = request.path_params["id"]
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    try:
+        decision = decision_from(fields)
+        await _run(decide, ctx, who, rid, decision)
+    except SignoffError as exc:
+        try:
+            details = await _run(_details, ctx, rid)
+        except NotFound:
+            return render(request, "error.html", 404, message=str(exc))
+        return render(request, "request.html", status_of(exc), error=str(exc),
+                      submitted=fields, **details)
+    return RedirectResponse(f"/requests/{rid}?done={decision.kind}", status_code=303)
+
+
+# ------------------------------------------------------------------ grants and reviews
+
+
+async def grants(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return _login_redirect(request)
+    ctx = ctx_of(request)
+    found = await _run(ctx.store.list_grants)
+    return render(request, "grants.html", grants=found, message=request.query_params.get("m"))
+
+
+async def revoke(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return _login_redirect(request)
+    if await _form(request) is None:
+        return _csrf_refused(request)
+    if not who.is_admin:
+        return render(request, "error.html", 403, message="Only an admin may revoke grants.")
+    ctx = ctx_of(request)
+    gid = request.path_params["id"]
+    try:
+        await _run(lambda: ctx.store.revoke_grant(gid, actor=who.name))
+    except SignoffError as exc:
+        return render(request, "error.html", status_of(exc), message=str(exc))
+    return RedirectResponse("/grants?m=revoked", status_code=303)
+
+
+def _review_items(ctx: Context) -> list[dict[str, Any]]:
+    events, reverted = review_events(ctx)
+    items = []
+    for e in events:
+        snap = e.data.get("snapshot") or {}
+        call = e.data.get("call") or {}
+        items.append({"event": e, "call": call, "reverted": e.seq in reverted,
+                      "files": [x.get("path") for x in snap.get("entries", [])
+                                if isinstance(x, dict)],
+                      "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False,
+                                              indent=2)})
+    return items
+
+
+async def reviews(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return _login_redirect(request)
+    ctx = ctx_of(request)
+    items = await _run(_review_items, ctx)
+    return render(request, "reviews.html", items=items, message=request.query_params.get("m"))
+
+
+async def revert_form(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return _login_redirect(request)
+    if await _form(request) is None:
+        return _csrf_refused(request)
+    ctx = ctx_of(request)
+    try:
+        seq = int(request.path_params["seq"])
+        await _run(revert, ctx, who, seq)
+    except (SignoffError, ValueError) as exc:
+        code = status_of(exc) if isinstance(exc, SignoffError) else 422
+        items = await _run(_review_items, ctx)
+        return render(request, "reviews.html", code, items=items, error=str(exc))
+    return RedirectResponse("/reviews?m=reverted", status_code=303)
+
+
+# ------------------------------------------------------------------ login
+
+
+async def login_page(request: HTTPRequest) -> Response:
+    return render(request, "login.html", next=_safe_next(request.query_params.get("next")))
+
+
+def _safe_next(raw: str | None) -> str:
+    return raw if raw and raw.startswith("/") and not raw.startswith("//") else "/"
+
+
+async def login(request: HTTPRequest) -> Response:
+    form = await _form(request)
+    if form is None:
+        return _csrf_refused(request)
+    ctx = ctx_of(request)
+    token = form.get("token")
+    account: Account | None = None
+    if isinstance(token, str):
+        account = await _run(ctx.accounts.authenticate, token.strip())
+    nxt = form.get("next")
+    target = _safe_next(nxt if isinstance(nxt, str) else None)
+    if account is None:
+        return render(request, "login.html", 401, next=target, failed=True)
+    response = RedirectResponse(target, status_code=303)
+    set_session(request, response, new_session(account.name))  # a new nonce: new CSRF token
+    return response
+
+
+async def logout(request: HTTPRequest) -> Response:
+    if await _form(request) is None:
+        return _csrf_refused(request)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    session_of(request)
+    return response
+
+
+ROUTES = [
+    Route("/", inbox),
+    Route("/fragments/card/{id}", card),
+    Route("/fragments/request/{id}/status", status_fragment),
+    Route("/requests/{id}", request_page),
+    Route("/requests/{id}/decide", decide_form, methods=["POST"]),
+    Route("/grants", grants),
+    Route("/grants/{id}/revoke", revoke, methods=["POST"]),
+    Route("/reviews", reviews),
+    Route("/reviews/{seq}/revert", revert_form, methods=["POST"]),
+    Route("/login", login_page),
+    Route("/login", login, methods=["POST"]),
+    Route("/logout", logout, methods=["POST"]),
+]
+
+__all__ = ["ROUTES"]

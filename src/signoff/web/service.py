@@ -1,0 +1,148 @@
+"""What pages and the API do the same way: deciding, revoking, reverting, request JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .. import approvals
+from ..accounts import Account
+from ..cli_runs import request_json
+from ..exceptions import InvalidInput, NotAuthorized, NotFound
+from ..models import Decision, Request
+from ..store import Event
+from .core import Context
+
+
+def require_decider(ctx: Context, who: Account | None, request: Request) -> Account:
+    if who is None:
+        raise NotAuthorized("sign in to decide")
+    if not who.can_decide:
+        raise NotAuthorized(f"{who.name} is a {who.role} and may not decide requests")
+    if ctx.forbid_self_approval and request.requested_by and request.requested_by == who.name:
+        raise NotAuthorized(f"{who.name} requested {request.id} and may not decide it "
+                            "(settings forbid approving one's own request)")
+    return who
+
+
+def decision_from(doc: Mapping[str, Any]) -> Decision:
+    """A Decision from an API body or a form (arguments may be a JSON string)."""
+    kind = doc.get("kind")
+    arguments = doc.get("arguments")
+    if kind == "edit" and isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError as exc:
+            raise InvalidInput(f"the arguments are not valid JSON: {exc}") from exc
+        if not isinstance(arguments, dict):
+            raise InvalidInput("the arguments must be a JSON object")
+    reason = doc.get("reason")
+    scope = doc.get("scope") or ("run" if kind == "approve_always" else None)
+    if not isinstance(kind, str):
+        raise InvalidInput("decision: `kind` is required")
+    for name, value in (("reason", reason), ("scope", scope)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidInput(f"decision: `{name}` must be a string")
+    if kind == "approve_always" and scope not in ("run", "project"):
+        raise InvalidInput("decision: approve_always scope must be run or project")
+    return Decision(
+        kind,  # type: ignore[arg-type]  # checked by Decision
+        reason=reason or None,
+        arguments=arguments if kind == "edit" else None,
+        result=doc.get("result") if kind == "respond" else None,
+        scope=scope,  # type: ignore[arg-type]
+    )
+
+
+def decide(ctx: Context, who: Account | None, request_id: str,
+           decision: Decision) -> Request:
+    request = ctx.store.get_request(request_id)
+    actor = require_decider(ctx, who, request)
+    return approvals.decide(ctx.store, request_id, decision, actor=actor.name,
+                            roles=actor.roles, workspace=ctx.workspace)
+
+
+def api_request(ctx: Context, request: Request) -> dict[str, Any]:
+    """The CLI's `--json` shape, plus the decision's next step."""
+    doc = request_json(request, ctx.store)
+    doc["what_next"] = approvals.what_next(request) if request.decision else None
+    return doc
+
+
+def deliveries(ctx: Context, request_id: str, limit: int = 2000) -> list[Event]:
+    """Notification deliveries recorded for a request (newest last)."""
+    found: list[Event] = []
+    seq = max(0, ctx.store.last_seq() - limit)
+    while True:
+        batch = ctx.store.events_after(seq, limit=500)
+        if not batch:
+            return found
+        found += [e for e in batch if e.request_id == request_id
+                  and e.kind.startswith("notify.")]
+        seq = batch[-1].seq
+
+
+def review_events(ctx: Context, limit: int = 5000) -> tuple[list[Event], set[int]]:
+    """Events of kind `review` (notify-tier writes with snapshots) and which were reverted."""
+    reviews: list[Event] = []
+    reverted: set[int] = set()
+    seq = max(0, ctx.store.last_seq() - limit)
+    while True:
+        batch = ctx.store.events_after(seq, limit=500)
+        if not batch:
+            break
+        for e in batch:
+            if e.kind == "review":
+                reviews.append(e)
+            elif e.kind == "review.reverted" and isinstance(e.data.get("seq"), int):
+                reverted.add(int(e.data["seq"]))
+        seq = batch[-1].seq
+    return list(reversed(reviews)), reverted
+
+
+def find_review(ctx: Context, seq: int) -> Event:
+    batch = ctx.store.events_after(seq - 1, limit=1) if seq > 0 else []
+    if not batch or batch[0].seq != seq or batch[0].kind != "review":
+        raise NotFound(f"no review item {seq}")
+    return batch[0]
+
+
+def revert(ctx: Context, who: Account | None, seq: int) -> str:
+    from ..snapshots import Snapshot
+    from ..tools import Workspace
+
+    if who is None or not who.can_decide:
+        raise NotAuthorized("only an approver or admin may revert")
+    event = find_review(ctx, seq)
+    _, reverted = review_events(ctx)
+    if seq in reverted:
+        raise InvalidInput(f"review item {seq} was already reverted")
+    snapshot = Snapshot.from_json(event.data.get("snapshot") or {})
+    message = Workspace(ctx.workspace).revert(snapshot)  # RevertConflict if changed since
+    ctx.store.record("review.reverted", {"seq": seq, "message": message},
+                     run_id=event.run_id, actor=who.name)
+    return message
+
+
+@dataclass(frozen=True)
+class Filters:
+    risk: str = ""
+    tool: str = ""
+    run: str = ""
+    tenant: str = ""
+    state: str = "pending"
+
+    def apply(self, ctx: Context, limit: int = 200) -> list[Request]:
+        ctx.store.expire_stale()
+        state = None if self.state in ("", "all") else self.state
+        found = ctx.store.list_requests(state=state, run_id=self.run or None,
+                                        tenant=self.tenant or None, limit=limit)
+        found = [r for r in found if (not self.risk or r.verdict.risk == self.risk)
+                 and (not self.tool or r.call.name == self.tool)]
+        return sorted(found, key=lambda r: r.created_at, reverse=True)
+
+
+__all__ = ["Filters", "api_request", "decide", "decision_from", "deliveries", "revert",
+           "review_events"]
