@@ -111,6 +111,10 @@ class Runner:
 
     def _drive(self, run: Run, messages: list[dict[str, Any]]) -> Run:
         new: list[dict[str, Any]] = []
+        # A run that needed attention is judged afresh: whatever stopped it must hold again.
+        run = replace(run, status="running", note=None)
+        if run.consecutive_refusals >= MAX_CONSECUTIVE_REFUSALS and not run.pending:
+            run = replace(run, consecutive_refusals=0)  # a person resumed it: a new streak
         for _ in range(self.max_turns):
             if run.pending:
                 run = self._settle(run)
@@ -268,6 +272,7 @@ class Runner:
     def _settle(self, run: Run) -> Run:
         run = self._dispatch(run)  # finish what a crash interrupted before the requests
         self.store.expire_stale()
+        self.store.sweep_leases()  # a claim whose worker died is now in doubt, not "claimed"
         settled = []
         for item in run.pending:
             if item.content is not None or item.request_id is None:
