@@ -283,6 +283,12 @@ def verify_lines(lines: Iterable[str], *, source: str = "file",
                                 f"line {number} (entry {seq}) does not parse: {exc}")
         docs.append(doc)
     last_seq, last_hash = (rows[-1][0], rows[-1][3]) if rows else (0, GENESIS_HASH)
+    seqs = [row[0] for row in rows]
+    first = next((i for i, seq in enumerate(seqs) if seq != i + 1), None)
+    if first is not None and first + 1 in set(seqs[first + 1:]):  # moved, not missing
+        return _file_report(False, source, rows, docs, first + 1,
+                            f"entry {first + 1} is out of order: entry {seqs[first]} comes "
+                            "before it (reordered)")
     ok, bad, message = verify_chain(iter(rows), (last_seq, last_hash))
     if not ok:
         return _file_report(False, source, rows, docs, bad, message)
