@@ -1,0 +1,119 @@
+"""Helpers for the web tests (imported, not a conftest): a real server, a real agent.
+
+`LiveServer` runs uvicorn in a thread on a free port over a real SQLite file.
+`make_agent` is the agent factory runs are rebuilt from (`web_helpers:make_agent`), so a
+worker (`signoff.runner.work`) resumes them in this process like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from signoff.accounts import Accounts
+from signoff.agent import ScriptedModel
+from signoff.policy import Policy
+from signoff.registry import Registry, spec_from_function
+from signoff.runner import Runner
+from signoff.runs import Agent, Run
+from signoff.settings import Settings
+from signoff.store import Store, open_store
+from signoff.web.app import create_app
+
+AGENT_REF = "web_helpers:make_agent"
+SENT: list[dict[str, Any]] = []
+
+
+def send(to: str, body: str = "", idempotency_key: str | None = None) -> str:
+    """Send a message (external)."""
+    SENT.append({"to": to, "body": body, "key": idempotency_key})
+    return f"sent to {to}"
+
+
+def lookup(key: str) -> str:
+    """Read a value."""
+    return f"value of {key}"
+
+
+def make_agent(metadata: Mapping[str, Any]) -> Agent:
+    """Turn 1: the scripted call from metadata; then a final answer quoting the result."""
+    reg = Registry()
+    reg.add(spec_from_function(send, tier="external"))
+    reg.add(spec_from_function(lookup, tier="read"))
+    policy = Policy(Settings.from_rules(), workspace=Path(metadata.get("workspace", ".")),
+                    registry=reg)
+    first = {"content": metadata.get("intent", "I will send it."),
+             "tool_calls": [{"id": "c1", "type": "function", "function": {
+                 "name": metadata.get("tool", "send"),
+                 "arguments": json.dumps(metadata["arguments"])}}]}
+
+    def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        if not any(m.get("role") == "assistant" for m in messages):
+            return first
+        last = [m for m in messages if m.get("role") == "tool"][-1]
+        return {"content": f"Finished: {last.get('content')}"}
+
+    return Agent(model=ScriptedModel.history_driven(reply), tools={"send": send, "lookup": lookup},
+                 policy=policy, approvers=tuple(metadata.get("approvers", ())))
+
+
+def start_run(store: Store, workspace: Path, arguments: dict[str, Any], **meta: Any) -> Run:
+    metadata = {"workspace": str(workspace), "arguments": arguments, **meta}
+    agent = make_agent(metadata)
+    return Runner(store, agent, agent_ref=AGENT_REF).start(
+        [{"role": "user", "content": "please send it"}], metadata=metadata)
+
+
+def free_port() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+class LiveServer:
+    """uvicorn in a thread, serving create_app over a SQLite file in `tmp`."""
+
+    def __init__(self, tmp: Path, **options: Any) -> None:
+        self.workspace = tmp / "ws"
+        self.workspace.mkdir(exist_ok=True)
+        self.db = str(tmp / "signoff.db")
+        self.store = open_store(self.db)
+        self.accounts = Accounts(self.db)
+        self.app = create_app(self.db, workspace=self.workspace, settings=Settings(),
+                              **options)
+        self.sock = free_port()
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+        self.store.close()
+        self.accounts.close()
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=10)
