@@ -11,8 +11,6 @@ from typing import Any
 
 import httpx
 import pytest
-from store_helpers import make_request
-from web_helpers import SENT, LiveServer, start_run
 
 from signoff.accounts import Accounts
 from signoff.cli_web import check_bind, is_loopback
@@ -20,6 +18,8 @@ from signoff.exceptions import ConfigurationError
 from signoff.models import ToolCall
 from signoff.runner import work
 from signoff.web.openapi import DOCUMENT
+from store_helpers import make_request
+from web_helpers import SENT, LiveServer, start_run
 
 
 @pytest.fixture
