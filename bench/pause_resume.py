@@ -368,7 +368,7 @@ def main() -> None:
     def med(n: int, mode: str, key: str) -> float:
         return float(statistics.median(r[key] for r in results[(n, mode)]))
 
-    print("signoff, SQLite, K=%d, medians of %d fresh-process runs" % (args.k, args.reps))
+    print(f"signoff, SQLite, K={args.k}, medians of {args.reps} fresh-process runs")
     print(
         f"{'N':>4} {'pauses':>6} {'wall s':>8} {'cycle ms':>9} {'ungated ms':>10} "
         f"{'resume ms':>9} {'state@pause':>12} {'on disk':>10} {'written':>10} "
