@@ -52,7 +52,7 @@ def console_examples() -> list[tuple[str, str, list[str]]]:
     ids=[f"{d}:{c[:40]}" for d, c, _ in console_examples()],
 )
 def test_console_examples(doc: str, command: str, expected: list[str], tmp_path: Path) -> None:
-    argv = shlex.split(command)
+    argv = shlex.split(command, comments=True)
     done = subprocess.run(
         [
             sys.executable,
