@@ -6,15 +6,18 @@ denied, a run paused) are kept apart, so `except SignoffError` never swallows a 
     SignoffError                      an error; always names what is wrong and where
     ├── InvalidInput (ValueError)     bad call, arguments, decision or document
     │   ├── SettingsError             a settings file: names the file, line and rule
-    │   └── SchemaVersionError        a stored document newer than this signoff
+    │   ├── SchemaVersionError        a stored document newer than this signoff
+    │   └── OutsideWorkspace          a path that resolves outside the workspace root
     ├── NotFound (KeyError)           no such request, run or grant
     ├── ConflictError                 a compare-and-set lost a race
     │   ├── AlreadyDecided            names who decided and how
-    │   └── AlreadyClaimed            another worker holds or finished the call
+    │   ├── AlreadyClaimed            another worker holds or finished the call
+    │   └── RevertConflict            a file changed since the call it would revert
     ├── RequestExpired                past its expiry: cannot be decided or claimed
     ├── NotAuthorized                 this actor may not decide this request
     ├── IntegrityError                a stored payload or binding does not verify
-    └── ConfigurationError            missing model, unreachable store, bad URL
+    ├── ConfigurationError            missing model, unreachable store, bad URL
+    └── ToolError                     a tool could not do its work (network, no bash)
 
     SignoffSignal                     not an error
     ├── CallDenied                    the policy or a person refused the call
@@ -47,6 +50,10 @@ class SchemaVersionError(InvalidInput):
     """A stored document written by a newer signoff."""
 
 
+class OutsideWorkspace(InvalidInput):
+    """A path that resolves outside the workspace root."""
+
+
 class NotFound(SignoffError, KeyError):
     def __str__(self) -> str:  # KeyError quotes its message; we don't want that
         return str(self.args[0]) if self.args else "not found"
@@ -64,6 +71,10 @@ class AlreadyClaimed(ConflictError):
     pass
 
 
+class RevertConflict(ConflictError):
+    """A file changed after the call it would revert: reverting would lose that change."""
+
+
 class RequestExpired(SignoffError):
     pass
 
@@ -78,6 +89,10 @@ class IntegrityError(SignoffError):
 
 class ConfigurationError(SignoffError):
     pass
+
+
+class ToolError(SignoffError):
+    """A tool could not do its work (network down, command could not start)."""
 
 
 class SignoffSignal(Exception):

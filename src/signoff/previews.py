@@ -1,29 +1,23 @@
-"""What a reviewer sees of a workspace tool call: before it runs, and after.
+"""What a reviewer sees of a workspace tool call before it runs, and what a model sees.
 
-Before: `render_preview` turns a call into the text of its request: a unified diff for
+`render_preview` turns a call into the text of its request: a unified diff for
 `write_file` and `edit_file`, the tree of new files for `create_project`, the whole message
 for `send_email`. Nothing is cut silently: every cut says how much was left out.
-
-After: a `Snapshot` keeps what a file change replaced, so a `notify` call (ran without
-asking) can be reviewed and reverted. It is plain JSON (`"v": 1`, bytes in base64) so the
-store can keep it; `Workspace.revert` refuses when a file changed since the call.
+`openai_tools` is the chat-completions `tools` array for the built-ins. (What a call
+replaced, to review and revert it after it ran, is in `snapshots`.)
 """
 
 from __future__ import annotations
 
-import base64
 import difflib
-import hashlib
 import json
 import os
-import stat
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from email.utils import getaddresses
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import ConflictError, InvalidInput
-from .models import ToolCall, check_version
+from .exceptions import InvalidInput
+from .models import ToolCall
+from .outbox import email_fields
 from .registry import BUILTIN_SPECS, ToolSpec
 
 if TYPE_CHECKING:
@@ -31,7 +25,6 @@ if TYPE_CHECKING:
 
 PREVIEW_CHARS = 60_000  # per preview; the terminal shows fewer lines and says so itself
 DELETE_HEAD_LINES = 20
-SNAPSHOT_VERSION = 1
 
 
 def human_size(size: int) -> str:
@@ -43,6 +36,11 @@ def human_size(size: int) -> str:
         if value < 1024 or unit == "GiB":
             break
     return f"{value:.1f} {unit}"
+
+
+def is_binary(data: bytes) -> bool:
+    """A NUL byte in the first 8 KiB: not text to show or edit."""
+    return b"\x00" in data[:8192]
 
 
 def cut_text(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -84,7 +82,7 @@ def _text_or_none(path: str) -> str | None:
         return None
     with open(path, "rb") as handle:
         data = handle.read()
-    if b"\x00" in data[:8192]:
+    if is_binary(data):
         raise InvalidInput(f"replaces a binary file of {human_size(len(data))}")
     return data.decode("utf-8", "replace")
 
@@ -199,7 +197,7 @@ def _delete_preview(ws: Workspace, args: Mapping[str, Any]) -> str:
     size = os.path.getsize(target)
     with open(target, "rb") as handle:
         data = handle.read(64 * 1024)
-    if b"\x00" in data[:8192]:
+    if is_binary(data):
         return f"delete {rel} (binary file, {human_size(size)})"
     lines = data.decode("utf-8", "replace").splitlines()
     total = "" if size > len(data) else f", {len(lines)} lines"
@@ -245,25 +243,6 @@ _BUILDERS: dict[str, Callable[[Workspace, Mapping[str, Any]], str]] = {
     "fetch_url": lambda ws, args: f"GET {args.get('url')}",
     "ask_human": _ask_preview,
 }
-
-
-def email_fields(sender: str, to: Any, subject: Any, body: Any, cc: Any) -> dict[str, str]:
-    """Checked headers and body of a message, exactly as `send_email` will write them."""
-    if isinstance(cc, str):
-        cc = [cc]
-    for name, value in (("to", to), ("subject", subject), ("body", body)):
-        if not isinstance(value, str):
-            raise InvalidInput(f"send_email: {name} must be a string")
-    if cc is not None and not (isinstance(cc, list) and all(isinstance(c, str) for c in cc)):
-        raise InvalidInput("send_email: cc must be a list of addresses")
-    for name, value in (("to", to), ("subject", subject), *(("cc", c) for c in cc or ())):
-        if "\r" in value or "\n" in value:  # header injection (a hidden Bcc:, say)
-            raise InvalidInput(f"send_email: {name} must be one line")
-    for name, value in (("to", to), *(("cc", c) for c in cc or ())):
-        addresses = getaddresses([value])
-        if not addresses or any("@" not in address for _, address in addresses):
-            raise InvalidInput(f"send_email: {name} {value!r} is not an email address")
-    return {"From": sender, "To": to, "Cc": ", ".join(cc or ()), "Subject": subject, "Body": body}
 
 
 # ---------------------------------------------------------------------- tools for a model
@@ -320,142 +299,3 @@ def openai_tools(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
             }
         )
     return tools
-
-
-# ---------------------------------------------------------------------- snapshots
-
-
-def _digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def path_state(path: str) -> str | None:
-    """A digest of what is at `path` now: file bytes, a link's target, or None if absent."""
-    if os.path.islink(path):
-        return "link:" + _digest(os.readlink(path).encode("utf-8"))
-    if os.path.isdir(path):
-        return "directory"
-    if not os.path.exists(path):
-        return None
-    with open(path, "rb") as handle:
-        return _digest(handle.read())
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotEntry:
-    """One file: what was there before (None: nothing) and the digest after the call."""
-
-    path: str  # relative to the workspace root
-    before: bytes | None
-    mode: int | None = None
-    link: str | None = None  # the file was a symbolic link to this target
-    after: str | None = None
-    settled: bool = False
-
-    @classmethod
-    def capture(cls, rel: str, target: str) -> SnapshotEntry:
-        if os.path.islink(target):
-            return cls(rel, None, None, os.readlink(target))
-        if not os.path.isfile(target):
-            return cls(rel, None)
-        with open(target, "rb") as handle:
-            data = handle.read()
-        return cls(rel, data, stat.S_IMODE(os.stat(target).st_mode))
-
-    def settle_as(self, state: str | None) -> SnapshotEntry:
-        return replace(self, after=state, settled=True)
-
-    def to_json(self) -> dict[str, Any]:
-        before = None if self.before is None else base64.b64encode(self.before).decode("ascii")
-        return {
-            "path": self.path,
-            "before": before,
-            "mode": self.mode,
-            "link": self.link,
-            "after": self.after,
-            "settled": self.settled,
-        }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> SnapshotEntry:
-        try:
-            before = doc.get("before")
-            return cls(
-                path=str(doc["path"]),
-                before=None if before is None else base64.b64decode(before, validate=True),
-                mode=doc.get("mode"),
-                link=doc.get("link"),
-                after=doc.get("after"),
-                settled=bool(doc.get("settled", False)),
-            )
-        except (KeyError, ValueError, TypeError) as exc:
-            raise InvalidInput(f"snapshot entry is not valid: {exc}") from exc
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """What one file-changing call replaced, to review and revert it later."""
-
-    tool: str
-    root: str
-    entries: tuple[SnapshotEntry, ...]
-    dirs: tuple[str, ...] = ()  # directories the call created (removed on revert if empty)
-    taken_at: float = 0.0
-
-    def with_entries(self, entries: tuple[SnapshotEntry, ...]) -> Snapshot:
-        return replace(self, entries=entries)
-
-    def check_revertible(self, current: Callable[[str], str | None]) -> None:
-        changed = [e.path for e in self.entries if not e.settled or current(e.path) != e.after]
-        if any(not e.settled for e in self.entries):
-            raise RevertConflict(
-                f"cannot revert {self.tool}: the snapshot was never settled "
-                "(the state after the call is unknown)"
-            )
-        if changed:
-            raise RevertConflict(
-                f"cannot revert {self.tool}: changed since the call: "
-                f"{', '.join(changed)}; nothing was reverted"
-            )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "v": SNAPSHOT_VERSION,
-            "tool": self.tool,
-            "root": self.root,
-            "entries": [e.to_json() for e in self.entries],
-            "dirs": list(self.dirs),
-            "taken_at": self.taken_at,
-        }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Snapshot:
-        check_version(doc, "snapshot")
-        try:
-            return cls(
-                tool=str(doc["tool"]),
-                root=str(doc["root"]),
-                entries=tuple(SnapshotEntry.from_json(e) for e in doc["entries"]),
-                dirs=tuple(str(d) for d in doc.get("dirs", ())),
-                taken_at=float(doc.get("taken_at", 0.0)),
-            )
-        except (KeyError, TypeError) as exc:
-            raise InvalidInput(f"snapshot document is not valid: {exc}") from exc
-
-
-class RevertConflict(ConflictError):
-    """A file changed after the call it would revert: reverting would lose that change."""
-
-
-def restore_entry(entry: SnapshotEntry, target: str) -> None:
-    """Put back what was at `target` before the call (remove what the call created)."""
-    if os.path.lexists(target):
-        os.unlink(target)
-    if entry.link is not None:
-        os.symlink(entry.link, target)
-    elif entry.before is not None:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as handle:
-            handle.write(entry.before)
-        if entry.mode is not None:
-            os.chmod(target, entry.mode)

@@ -19,71 +19,42 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import mailbox
 import os
 import re
-import select
 import shutil
-import signal
-import subprocess
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator
-from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
 from typing import Any
 
-from .exceptions import InvalidInput, SignoffError
+from . import http_fetch
+from .commands import DEFAULT_TIMEOUT, MAX_OUTPUT_BYTES, run_command
+from .exceptions import InvalidInput, OutsideWorkspace, RevertConflict, ToolError
+from .http_fetch import FETCH_TIMEOUT
 from .models import ToolCall
+from .outbox import OUTBOX, append_to_outbox, email_fields
 from .previews import (
-    RevertConflict,
-    Snapshot,
-    SnapshotEntry,
     cut_text,
     edit_count,
     edit_problem,
-    email_fields,
     human_size,
+    is_binary,
     openai_tools,
-    path_state,
     render_preview,
-    restore_entry,
 )
 from .registry import ALIASES, BUILTIN_SPECS, ToolSpec
+from .snapshots import Snapshot, SnapshotEntry, path_state, restore_entry
 
 MAX_READ_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_RESULTS = 200
 MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024
-MAX_OUTPUT_BYTES = 30_000  # head + tail of command output kept for the model
-MAX_FETCH_BYTES = 1024 * 1024
-DEFAULT_TIMEOUT = 60.0
-FETCH_TIMEOUT = 20.0
-OUTBOX = os.path.join(".signoff", "outbox.mbox")
 DEFAULT_SENDER = "signoff-agent@localhost"
 
 # Directories that are tooling, not the project: listing or searching them is noise.
 IGNORED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__"})
 SEARCH_SKIP = IGNORED_DIRS | {".signoff", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"}
 FILE_WRITE_TOOLS = ("write_file", "edit_file", "create_project", "delete_file")
-
-_outbox_locks: dict[str, threading.Lock] = {}
-_outbox_guard = threading.Lock()
-
-
-class OutsideWorkspace(InvalidInput):
-    """A path that resolves outside the workspace root."""
-
-
-class ToolError(SignoffError):
-    """A tool could not do its work (network down, command could not start)."""
-
-
-def _is_binary(data: bytes) -> bool:
-    return b"\x00" in data[:8192]
 
 
 class Workspace:
@@ -152,7 +123,7 @@ class Workspace:
         with open(target, "rb") as handle:
             data = handle.read(MAX_READ_BYTES)
         truncated = size > len(data)
-        if _is_binary(data):
+        if is_binary(data):
             return f"{path}: binary file, {human_size(size)}; not shown"
         try:
             text = codecs.getincrementaldecoder("utf-8")().decode(data, final=not truncated)
@@ -265,7 +236,7 @@ class Workspace:
     def _text_of(self, target: str, raw: str) -> str:
         with open(target, "rb") as handle:
             data = handle.read()
-        if _is_binary(data):
+        if is_binary(data):
             raise InvalidInput(f"{raw} is a binary file; edit_file edits text")
         try:
             return data.decode("utf-8")
@@ -340,83 +311,14 @@ class Workspace:
             limit = -1.0
         if not limit > 0:
             raise InvalidInput(f"execute_command: timeout must be positive, got {timeout!r}")
-        bash = shutil.which("bash")
-        if bash is None:
-            raise ToolError("execute_command: bash is not installed")
-        env = dict(os.environ)
-        # Never interactive: no pager, no credential prompt waits for a person who isn't there.
-        env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
-        if idempotency_key:
-            env["SIGNOFF_IDEMPOTENCY_KEY"] = idempotency_key
-        proc = subprocess.Popen(
-            [bash, "-c", command],
-            cwd=self.root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        capture = _Capture(self.max_output)
-        timed_out, lingering = _pump(proc, capture, limit)
-        code = proc.wait()
-        if timed_out:
-            head = f"timed out after {limit:g} s: the command and its children were killed"
-        elif code < 0:
-            head = f"killed by signal {-code}"
-        else:
-            head = f"exit code: {code}"
-        if lingering:
-            head += (
-                "\n(background processes still hold the output open; stopped reading "
-                "after the command exited)"
-            )
-        return f"{head}\n{capture.text()}" if capture.total else f"{head}\n(no output)"
+        return run_command(command, self.root, limit, max_output=self.max_output,
+                           idempotency_key=idempotency_key)
 
     # ------------------------------------------------------------------ outside world
 
     def fetch_url(self, url: str, *, idempotency_key: str | None = None) -> str:
         """HTTP(S) GET: status, content type and text (cut at `MAX_FETCH_BYTES`, noted)."""
-        parts = urllib.parse.urlsplit(url if isinstance(url, str) else "")
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InvalidInput(f"fetch_url: {url!r} is not an http(s) URL")
-        request = urllib.request.Request(url, headers={"User-Agent": "signoff/0.1"})
-        opener = urllib.request.build_opener(_SameHostRedirects)
-        try:
-            with opener.open(request, timeout=self.fetch_timeout) as response:
-                status, reason, headers = response.status, response.reason, response.headers
-                final, data = response.geturl(), response.read(MAX_FETCH_BYTES + 1)
-        except urllib.error.HTTPError as exc:  # an error page is still an answer to read
-            status, reason, headers, final = exc.code, exc.reason, exc.headers, url
-            data = exc.read(MAX_FETCH_BYTES + 1)
-        except (urllib.error.URLError, OSError) as exc:
-            why = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            raise ToolError(f"fetch_url: could not fetch {url}: {why}") from exc
-        kind = headers.get("Content-Type", "unknown")
-        lines = [f"HTTP {status} {reason}", f"Content-Type: {kind}"]
-        if final != url:
-            lines.append(f"URL: {final} (redirected)")
-        if 300 <= status < 400 and headers.get("Location"):
-            lines.append(
-                f"Location: {headers['Location']} (a redirect to another host is not followed: "
-                "fetch that URL to follow it, so it is checked like any other)"
-            )
-        cut = len(data) > MAX_FETCH_BYTES
-        data = data[:MAX_FETCH_BYTES]
-        if _is_binary(data):
-            return "\n".join([*lines, "", f"(binary content, {human_size(len(data))}; not shown)"])
-        try:
-            body = data.decode(headers.get_content_charset() or "utf-8", errors="replace")
-        except LookupError:  # a charset Python does not know
-            body = data.decode("utf-8", errors="replace")
-        if cut:
-            total = headers.get("Content-Length")
-            body += (
-                f"\n[... body cut at {human_size(MAX_FETCH_BYTES)}"
-                + (f" of {total} bytes" if total else "; the rest was not read")
-                + "]"
-            )
-        return "\n".join([*lines, "", body])
+        return http_fetch.fetch_url(url, self.fetch_timeout)
 
     def send_email(
         self,
@@ -432,38 +334,7 @@ class Workspace:
         With an idempotency key, a second call with the same key sends nothing again.
         """
         fields = email_fields(self.sender, to, subject, body, cc)
-        box_path = os.path.join(self.root, OUTBOX)
-        os.makedirs(os.path.dirname(box_path), exist_ok=True)
-        with _outbox_lock(box_path):
-            box = mailbox.mbox(box_path)
-            box.lock()  # other processes
-            try:
-                if idempotency_key:
-                    for sent in box:
-                        if sent.get("X-Signoff-Idempotency-Key") == idempotency_key:
-                            return (
-                                f"already sent as {sent.get('Message-ID')} "
-                                f"(idempotency key {idempotency_key}); not sent again"
-                            )
-                message = EmailMessage()
-                for name in ("From", "To", "Cc", "Subject"):
-                    if fields[name]:
-                        message[name] = fields[name]
-                message["Date"] = formatdate(localtime=True)
-                message["Message-ID"] = make_msgid(domain="signoff.localhost")
-                if idempotency_key:
-                    message["X-Signoff-Idempotency-Key"] = idempotency_key
-                message.set_content(fields["Body"])
-                box.add(message)
-                box.flush()
-            finally:
-                box.unlock()
-                box.close()
-        cc_note = f" (cc {fields['Cc']})" if fields["Cc"] else ""
-        return (
-            f"sent to {fields['To']}{cc_note}: {message['Message-ID']}, "
-            f"appended to the outbox {OUTBOX}"
-        )
+        return append_to_outbox(self.root, fields, idempotency_key)
 
     def ask_human(
         self,
@@ -602,7 +473,7 @@ def _matching_lines(file: str, regex: re.Pattern[str]) -> Iterator[tuple[int, st
             data = handle.read()
     except OSError:
         return
-    if _is_binary(data):
+    if is_binary(data):
         return
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         if regex.search(line):
@@ -627,101 +498,9 @@ def _write_bytes(target: str, data: bytes) -> None:
             os.unlink(tmp)
 
 
-class _Capture:
-    """Keeps the first and last `limit/2` bytes of a stream and counts the rest."""
-
-    def __init__(self, limit: int) -> None:
-        self.half = max(limit // 2, 1)
-        self.head, self.tail = bytearray(), bytearray()
-        self.total = self.lines = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        self.lines += chunk.count(b"\n")
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
-        if len(self.tail) > self.half:
-            del self.tail[: len(self.tail) - self.half]
-
-    def text(self) -> str:
-        omitted = self.total - len(self.head) - len(self.tail)
-        head = self.head.decode("utf-8", "replace")
-        tail = self.tail.decode("utf-8", "replace")
-        if omitted <= 0:
-            return head + tail
-        lines = self.lines - self.head.count(b"\n") - self.tail.count(b"\n")
-        return f"{head}\n[... {omitted} bytes ({lines} lines) omitted ...]\n{tail}"
-
-
-def _pump(proc: subprocess.Popen[bytes], capture: _Capture, limit: float) -> tuple[bool, bool]:
-    """Read output until EOF or the deadline; kill the whole process group on timeout.
-
-    Returns (timed out, stopped reading while background processes held the pipe).
-    """
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    deadline = time.monotonic() + limit
-    exited_at: float | None = None
-    timed_out = lingering = False
-    try:
-        while True:
-            now = time.monotonic()
-            if not timed_out and now >= deadline and proc.poll() is None:
-                timed_out = True
-                _kill_group(proc.pid)
-                deadline = now + 2.0  # drain what the killed group wrote, briefly
-            elif timed_out and now >= deadline:
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and not timed_out and now - exited_at > 0.5:
-                lingering = True  # e.g. `server &`: don't wait for it
-                break
-            ready, _, _ = select.select([fd], [], [], 0.05)
-            if ready:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
-                capture.add(chunk)
-    finally:
-        proc.stdout.close()
-    return timed_out, lingering
-
-
-class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow redirects on the approved host only; another host needs its own call."""
-
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: Any,
-        code: int,
-        msg: str,
-        headers: Any,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        old, new = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
-        if (old.scheme, old.netloc) != (new.scheme, new.netloc):
-            return None  # urllib then returns the 3xx itself as an HTTPError
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _outbox_lock(path: str) -> threading.Lock:
-    # mailbox locks across processes only; threads of one process need their own lock.
-    with _outbox_guard:
-        return _outbox_locks.setdefault(path, threading.Lock())
-
-
 __all__ = [
     "FILE_WRITE_TOOLS",
+    "OUTBOX",
     "OutsideWorkspace",
     "RevertConflict",
     "Snapshot",
