@@ -20,6 +20,7 @@ from signoff.audit import (
     verify_store,
 )
 from signoff.cli_audit import main
+from signoff.exceptions import IntegrityError
 from signoff.models import Decision, Grant
 from signoff.settings import load_settings
 from signoff.store import Store, open_store
@@ -149,6 +150,8 @@ def test_an_entry_edited_into_garbage_is_still_named(db: Backend) -> None:
     report = verify_store(store)
     assert (report.ok, report.first_bad_seq) == (False, 5)
     assert report.bad_entry is None and report.last_good is not None
+    with pytest.raises(IntegrityError, match="signoff audit verify"):
+        read_log(store)
 
 
 # ----------------------------------------------------------------------------- export

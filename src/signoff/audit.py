@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .exceptions import InvalidInput
+from .exceptions import IntegrityError, InvalidInput
 from .store import Event, Store
 from .store.base import dumps, when
 from .store.chain import GENESIS_HASH, verify_chain
@@ -92,7 +92,12 @@ def iter_events(store: Store, *, after: int = 0, page: int = PAGE) -> Iterator[E
     """Every event after seq `after`, in order, a page at a time."""
     seq = after
     while True:
-        batch = store.events_after(seq, page)
+        try:
+            batch = store.events_after(seq, page)
+        except (ValueError, KeyError, TypeError) as exc:  # an entry edited into garbage
+            raise IntegrityError(
+                f"an audit entry after entry {seq} cannot be read ({exc}); "
+                "run `signoff audit verify` to find it") from exc
         yield from batch
         if len(batch) < page:
             return

@@ -252,11 +252,12 @@ def _gather(events: Iterable[Event], requests: Iterable[Request]
                           if isinstance(p, Mapping))
             item = _Call(e.ts, e.run_id, name, args, str(verdict.get("effect", "?")),
                          verdict.get("suggested_rule"), parts)
-            if cid and (e.run_id, cid) in seen:  # judged again after a crash: once
-                calls[seen[(e.run_id, cid)]] = item
+            key = (e.run_id, cid)
+            if cid and e.run_id and key in seen:  # judged again after a crash: once
+                calls[seen[key]] = item
                 continue
             if cid:
-                seen[(e.run_id, cid)] = len(calls)
+                seen.setdefault(key, len(calls))
             calls.append(item)
             continue
         rid = e.request_id
