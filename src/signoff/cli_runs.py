@@ -16,7 +16,8 @@ from rich.text import Text
 from .approvals import decide, what_next
 from .channels.render import escape_untrusted, render_request
 from .exceptions import InvalidInput
-from .models import Decision, Request
+from .models import Decision, Request, ToolCall
+from .review import review_items
 from .runner import resume_run, work
 from .settings import load_settings
 from .store import Store, open_store
@@ -46,7 +47,11 @@ def _roles(args: argparse.Namespace, actor: str) -> list[str]:
 
 
 def summary(request: Request) -> str:
-    spec_args = request.call.arguments
+    return summary_of(request.call)
+
+
+def summary_of(call: ToolCall) -> str:
+    spec_args = call.arguments
     for key in ("command", "path", "url", "to", "question"):
         if isinstance(spec_args.get(key), str):
             return f"{key}={spec_args[key]}"
@@ -81,6 +86,12 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             print_json([request_json(r, store) for r in requests])
             return 0
     out = console()
+    with closing(_store(args)) as store:
+        to_review = [i for i in review_items(store) if not i.reverted]
+    if to_review:
+        out.print(
+            f"{len(to_review)} change(s) ran without asking and wait for review: signoff review"
+        )
     if not requests:
         out.print("Inbox empty: nothing waits for a decision.")
         return 0
@@ -242,6 +253,58 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_review(args: argparse.Namespace) -> int:
+    from .cli import console, print_json
+
+    with closing(_store(args)) as store:
+        items = review_items(store)
+    if not args.all:
+        items = [i for i in items if not i.reverted]
+    if args.json:
+        print_json(
+            [
+                {
+                    "id": i.id,
+                    "seq": i.event.seq,
+                    "run_id": i.event.run_id,
+                    "call": i.event.data.get("call"),
+                    "reverted": i.reverted,
+                    "at": i.event.ts,
+                }
+                for i in items
+            ]
+        )
+        return 0
+    out = console()
+    if not items:
+        out.print("Nothing to review: no change ran without asking.")
+        return 0
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("id", "tool", "what", "run", "age", "reverted"):
+        table.add_column(column, overflow="fold")
+    for item in items:
+        table.add_row(
+            item.id,
+            item.call.name,
+            escape_untrusted(summary_of(item.call), newline=False),
+            item.event.run_id or "-",
+            _age(item.event.ts),
+            "yes" if item.reverted else "",
+        )
+    out.print(table)
+    out.print("Undo one with: signoff revert ID")
+    return 0
+
+
+def cmd_revert(args: argparse.Namespace) -> int:
+    from .review import parse_review_id, revert
+
+    with closing(_store(args)) as store:
+        message = revert(store, parse_review_id(args.id), actor=_actor(args))
+    print(escape_untrusted(message))
+    return 0
+
+
 def cmd_migrate(args: argparse.Namespace) -> int:
     with closing(_store(args)) as store:
         applied = store.migrate()
@@ -303,6 +366,14 @@ def register(sub: Any) -> None:
     p = add("worker", cmd_worker, "resume every run that is ready, as decisions arrive")
     p.add_argument("--once", action="store_true", help="stop when no run is ready")
     p.add_argument("--poll", type=float, default=1.0)
+    p = add("review", cmd_review, "changes that ran without asking, to review after")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--all", action="store_true", help="include reverted ones")
+    p = add(
+        "revert", cmd_revert, "undo a change that ran without asking (refused if changed since)"
+    )
+    p.add_argument("id", help="a review item id, like rev_12")
+    p.add_argument("--as", dest="actor")
     add("migrate", cmd_migrate, "apply the store's schema migrations")
 
 
