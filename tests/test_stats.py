@@ -282,3 +282,13 @@ def test_stats_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["stats", "--db", db, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert "Bash(npm test:*)" not in [s["rule"] for s in doc["suggestions"]]
+
+
+def test_a_call_judged_again_in_its_run_counts_once() -> None:
+    store = open_store("memory:")
+    h = History(store)
+    h.verdict("r1", "Bash", {"command": "ls"}, "allow", cid="c1")
+    h.verdict("r1", "Bash", {"command": "ls"}, "allow", cid="c1")  # resumed after a crash
+    h.verdict("", "Bash", {"command": "ls"}, "allow", cid="c1")  # no run: chat sessions
+    h.verdict("", "Bash", {"command": "ls"}, "allow", cid="c1")  # may reuse call ids
+    assert compute_stats(iter_events(store)).calls == 3

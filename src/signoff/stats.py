@@ -24,11 +24,12 @@ becomes a suggested deny rule.
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -89,9 +90,7 @@ class Suggestion:
     examples: tuple[str, ...] = ()  # request ids
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "rule": self.rule, "tool": self.tool, "count": self.count,
-                "reason": self.reason, "command": self.command, "toml": self.toml,
-                "examples": list(self.examples)}
+        return {**asdict(self), "examples": list(self.examples)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +105,7 @@ class Day:
     reject: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"date": self.date, "calls": self.calls, "asked": self.asked,
-                "approve": self.approve, "edit": self.edit, "reject": self.reject}
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,16 +530,8 @@ def _quote(rule: str) -> str:
 
 
 def _toml_string(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    """A TOML basic string (JSON's escapes are TOML's; ASCII-only keeps DEL escaped too)."""
+    return json.dumps(text)
 
 
 def load_stats(store: Any, *, since: float | None = None,
