@@ -93,7 +93,8 @@ class LiveServer:
         self.sock = free_port()
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="on",
+                                timeout_graceful_shutdown=1)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        daemon=True)
