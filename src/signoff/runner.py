@@ -115,12 +115,16 @@ class Runner:
         run = replace(run, status="running", note=None)
         if run.consecutive_refusals >= MAX_CONSECUTIVE_REFUSALS and not run.pending:
             run = replace(run, consecutive_refusals=0)  # a person resumed it: a new streak
+        saved = run if run.status == "running" else None  # what the store holds now
         for _ in range(self.max_turns):
             if run.pending:
                 run = self._settle(run)
                 if run.status == "needs_attention" or run.waiting_on:
                     status = run.status if run.status == "needs_attention" else "paused"
-                    return self._save(replace(run, status=status), new)
+                    run = replace(run, status=status)
+                    if not new and saved is not None and run == saved:
+                        return run  # nothing was decided since the last save: no write
+                    return self._save(run, new)
                 results = [tool_message(p.call_id, p.content or "") for p in run.pending]
                 messages += results
                 new += results
@@ -139,7 +143,11 @@ class Runner:
             run, verdicts = self._judge(replace(run, pending=tuple(pending)))
             # The turn is durable before anything runs or is asked; request ids are derived
             # from the run and call ids, so a crash between here and the requests is harmless.
-            run = self._save(replace(run, status="running"), new, events=verdicts)
+            # A turn that only asks is saved as paused at once (this process holds the
+            # lease, so no worker takes it before its requests exist).
+            to_run = any(p.effect in ("allow", "notify") and p.content is None for p in run.pending)
+            status = "paused" if run.waiting_on and not to_run else "running"
+            run = saved = self._save(replace(run, status=status), new, events=verdicts)
             new = []
             run = self._dispatch(run)
         return self._save(
@@ -271,8 +279,11 @@ class Runner:
 
     def _settle(self, run: Run) -> Run:
         run = self._dispatch(run)  # finish what a crash interrupted before the requests
-        self.store.expire_stale()
-        self.store.sweep_leases()  # a claim whose worker died is now in doubt, not "claimed"
+        states = {self.store.get_request(rid).state for rid in run.waiting_on}
+        if "pending" in states:
+            self.store.expire_stale()  # a question nobody answered in time never runs
+        if "claimed" in states:
+            self.store.sweep_leases()  # a claim whose worker died is now in doubt
         settled = []
         for item in run.pending:
             if item.content is not None or item.request_id is None:
