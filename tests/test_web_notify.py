@@ -163,3 +163,37 @@ def test_users_commands_print_the_token_once(tmp_path: Path,
     assert token not in run("users", "list", "--db", db)
     run("users", "remove", "alice", "--db", db)
     assert "No accounts" in run("users", "list", "--db", db)
+
+
+def test_web_strings_exist_in_both_languages() -> None:
+    from signoff.web.web_i18n import WEB
+
+    assert all(set(v) == {"en", "zh"} and all(v.values()) for v in WEB.values())
+
+
+def test_accounts_and_api_on_postgres(tmp_path: Path) -> None:
+    from store_helpers import Backend
+
+    from signoff.accounts import Accounts
+
+    backend = Backend("postgres", tmp_path)  # skips when unreachable (unless required)
+    try:
+        accounts = Accounts(backend.url)
+        token = accounts.add("alice", "approver")
+        assert accounts.authenticate(token) == accounts.get("alice")
+        assert Accounts(backend.url).secret() == accounts.secret()
+        accounts.close()
+        from starlette.testclient import TestClient
+
+        from signoff.web.app import create_app
+
+        store = backend.open()
+        req = store.create_request(make_request())
+        app = create_app(backend.url, workspace=tmp_path, settings=Settings())
+        with TestClient(app, base_url="http://127.0.0.1") as c:
+            headers = {"Authorization": f"Bearer {token}"}
+            res = c.post(f"/api/requests/{req.id}/decide", json={"kind": "approve"},
+                         headers=headers)
+            assert res.status_code == 200 and res.json()["decision"]["actor"] == "alice"
+    finally:
+        backend.close()

@@ -75,6 +75,7 @@ def start_run(store: Store, workspace: Path, arguments: dict[str, Any], **meta: 
 def free_port() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     return sock
 
