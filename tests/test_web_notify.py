@@ -172,9 +172,8 @@ def test_web_strings_exist_in_both_languages() -> None:
 
 
 def test_accounts_and_api_on_postgres(tmp_path: Path) -> None:
-    from store_helpers import Backend
-
     from signoff.accounts import Accounts
+    from store_helpers import Backend
 
     backend = Backend("postgres", tmp_path)  # skips when unreachable (unless required)
     try:
