@@ -110,7 +110,8 @@ async def stream(request: HTTPRequest) -> Response:
                      "unauthorized")
     ctx = ctx_of(request)
     wait = _float(request.query_params.get("wait"), DEFAULT_WAIT)
-    after = _seq(request.query_params.get("after") or request.headers.get("last-event-id"))
+    # A reconnect's Last-Event-ID wins over the page's original `after`.
+    after = _seq(request.headers.get("last-event-id") or request.query_params.get("after"))
     if wait is None or after is None:
         return error(422, f"after must be a sequence number >= 0 and wait 0..{MAX_WAIT:g} s",
                      "invalid")

@@ -88,11 +88,12 @@ async def inbox(request: HTTPRequest) -> Response:
         return _login_redirect(request)
     ctx = ctx_of(request)
     filters = _filters(request)
+    seq = await _run(ctx.store.last_seq)  # before reading: live updates start from here
     found: list[Request] = await _run(filters.apply, ctx)
     counts = {risk: sum(1 for r in found if r.verdict.risk == risk) for risk in RISKS}
     tools = sorted({r.call.name for r in found})
     return render(request, "inbox.html", requests=found, filters=filters, counts=counts,
-                  risks=RISKS, tools=tools, summary=summary)
+                  risks=RISKS, tools=tools, summary=summary, seq=seq)
 
 
 async def card(request: HTTPRequest) -> Response:
@@ -145,11 +146,13 @@ async def request_page(request: HTTPRequest) -> Response:
     if who is None:
         return _login_redirect(request)
     ctx = ctx_of(request)
+    seq = await _run(ctx.store.last_seq)  # before reading: live updates start from here
     try:
         details = await _run(_details, ctx, request.path_params["id"])
     except NotFound as exc:
         return render(request, "error.html", 404, message=str(exc))
-    return render(request, "request.html", done=request.query_params.get("done"), **details)
+    return render(request, "request.html", done=request.query_params.get("done"), seq=seq,
+                  **details)
 
 
 async def status_fragment(request: HTTPRequest) -> Response:

@@ -59,7 +59,9 @@
 
   function listen() {
     if (!window.EventSource || (page !== "inbox" && page !== "request")) { return; }
-    var source = new EventSource("/api/events");
+    // Start from the feed position the page was rendered at, so nothing in between is lost.
+    var seq = document.body.getAttribute("data-seq");
+    var source = new EventSource("/api/events" + (seq ? "?after=" + encodeURIComponent(seq) : ""));
     var live = document.getElementById("live");
     source.onopen = function () { if (live) { live.hidden = false; } };
     source.onerror = function () { if (live) { live.hidden = true; } };
