@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..accounts import Account
-from ..exceptions import InvalidInput, NotAuthorized, SignoffError
+from ..exceptions import InvalidInput, SignoffError
 from ..models import RISKS
 from .auth import csrf_ok, principal
 from .core import Context, ctx_of, error, error_code, status_of
@@ -177,11 +177,6 @@ async def get_run(request: HTTPRequest) -> Response:
     except SignoffError as exc:
         return _fail(exc)
     return JSONResponse({**run.to_json(), "messages": messages})
-
-
-def forbid(message: str) -> Response:
-    exc = NotAuthorized(message)
-    return _fail(exc)
 
 
 ROUTES = [
