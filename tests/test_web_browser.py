@@ -18,8 +18,14 @@ from store_helpers import make_request
 from web_helpers import SENT, LiveServer, start_run
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 if not os.path.exists(CHROMIUM):
@@ -62,23 +68,30 @@ def pwned(page: Page) -> Any:
 
 
 def test_agent_request_appears_live_then_approval_resumes_the_run(
-        browser: Browser, live: LiveServer) -> None:
+    browser: Browser, live: LiveServer
+) -> None:
     page = login(browser, live, "alice")
     expect(page.locator("#empty")).to_be_visible()
     expect(page.locator("#live")).to_be_visible()  # the event stream is open
-    run = start_run(live.store, live.workspace, {"to": "carol", "body": "quarterly numbers"},
-                    intent="Sending the report to Carol as asked.")
+    run = start_run(
+        live.store,
+        live.workspace,
+        {"to": "carol", "body": "quarterly numbers"},
+        intent="Sending the report to Carol as asked.",
+    )
     rid = run.waiting_on[0]
     card = page.locator(f'li.card[data-id="{rid}"]')
     expect(card).to_be_visible(timeout=5000)  # no reload
     expect(page.locator("#count")).to_have_text("1")
     # a second request, so the screenshot shows more than one risk
-    live.store.create_request(make_request(
-        call=ToolCall("bash", {"command": "rm -rf build && git push --force"}, "c9"),
-        preview="rm -rf build && git push --force"))
+    live.store.create_request(
+        make_request(
+            call=ToolCall("bash", {"command": "rm -rf build && git push --force"}, "c9"),
+            preview="rm -rf build && git push --force",
+        )
+    )
     expect(page.locator("li.card")).to_have_count(2, timeout=5000)
-    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
-        DOCS.mkdir(exist_ok=True)
+    if os.environ.get("SIGNOFF_SCREENSHOT"):  # refresh docs/web-inbox.png on purpose only
         page.screenshot(path=str(DOCS / "web-inbox.png"))
     page.keyboard.press("j")
     card.click()
@@ -95,7 +108,8 @@ def test_agent_request_appears_live_then_approval_resumes_the_run(
 
 
 def test_invalid_edit_shows_the_error_and_changes_nothing(
-        browser: Browser, live: LiveServer) -> None:
+    browser: Browser, live: LiveServer
+) -> None:
     run = start_run(live.store, live.workspace, {"to": "carol"})
     rid = run.waiting_on[0]
     page = login(browser, live, "alice")
@@ -152,13 +166,15 @@ def test_second_approver_sees_already_approved(browser: Browser, live: LiveServe
 
 
 def test_injection_renders_inert(browser: Browser, live: LiveServer) -> None:
-    evil = ('<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
-            '<b>bold</b>')
+    evil = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><b>bold</b>'
     run = start_run(live.store, live.workspace, {"to": evil, "body": evil}, intent=evil)
     rid = run.waiting_on[0]
-    diff = live.store.create_request(make_request(
-        call=ToolCall("write_file", {"path": "a.html", "content": evil}, "c2"),
-        preview=f"--- a.html\n+++ a.html\n+{evil}\n-{evil}"))
+    diff = live.store.create_request(
+        make_request(
+            call=ToolCall("write_file", {"path": "a.html", "content": evil}, "c2"),
+            preview=f"--- a.html\n+++ a.html\n+{evil}\n-{evil}",
+        )
+    )
     page = login(browser, live, "alice")
     expect(page.locator("li.card")).to_have_count(2)
     for target in (rid, diff.id):

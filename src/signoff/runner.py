@@ -120,8 +120,10 @@ class Runner:
             if run.pending:
                 run = self._settle(run)
                 if run.status == "needs_attention" or run.waiting_on:
-                    status = run.status if run.status == "needs_attention" else "paused"
-                    run = replace(run, status=status)
+                    run = replace(
+                        run,
+                        status="needs_attention" if run.status == "needs_attention" else "paused",
+                    )
                     if not new and saved is not None and run == saved:
                         return run  # nothing was decided since the last save: no write
                     return self._save(run, new)
