@@ -31,6 +31,7 @@ from .runs import (
     Agent,
     PendingCall,
     Run,
+    RunStatus,
     load_agent,
     parse_tool_calls,
     tool_message,
@@ -148,7 +149,7 @@ class Runner:
             # A turn that only asks is saved as paused at once (this process holds the
             # lease, so no worker takes it before its requests exist).
             to_run = any(p.effect in ("allow", "notify") and p.content is None for p in run.pending)
-            status = "paused" if run.waiting_on and not to_run else "running"
+            status: RunStatus = "paused" if run.waiting_on and not to_run else "running"
             run = saved = self._save(replace(run, status=status), new, events=verdicts)
             new = []
             run = self._dispatch(run)
