@@ -1,0 +1,61 @@
+"""Eight `signoff worker` processes and one ready run: the approved call runs once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from signoff.approvals import decide
+from signoff.models import Decision
+from signoff.runner import Runner
+from store_helpers import Backend
+
+HELPERS = Path(__file__).parent / "helpers"
+WORKERS = 8
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_eight_workers_one_ready_run(kind: str, tmp_path: Path) -> None:
+    sys.path.insert(0, str(HELPERS))
+    try:
+        import race_agent
+    finally:
+        sys.path.remove(str(HELPERS))
+    backend = Backend(kind, tmp_path)
+    store = backend.open()
+    effects = tmp_path / "effects.log"
+    metadata = {"effects": str(effects)}
+    run = Runner(store, race_agent.build(metadata), agent_ref="race_agent:build").start(
+        [{"role": "user", "content": "pay"}], metadata=metadata
+    )
+    assert run.status == "paused"
+    decide(store, run.waiting_on[0], Decision("approve"), actor="alice")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HELPERS), os.environ.get("PYTHONPATH", "")]),
+        "SIGNOFF_DB": backend.url,
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "signoff", "worker", "--once"],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(WORKERS)
+    ]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    resumed = sum(int(out.split("resumed ")[1].split()[0]) for out, _ in outputs)
+    assert resumed >= 1
+    lines = effects.read_text().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].split()[1] == run.waiting_on[0]  # idempotency key = request id
+    assert store.get_run(run.id).status == "finished"
+    backend.close()
