@@ -12,6 +12,8 @@ decide and resume it from other processes.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -220,8 +222,20 @@ def answer_here(
                 out.print(f"Not stored: {exc}")
 
 
+def command_name() -> str:
+    """How the person can type this command: `signoff` if it is on PATH, else its path."""
+    argv0 = os.path.abspath(sys.argv[0])
+    if os.path.basename(argv0) == "signoff" and os.path.isfile(argv0):
+        on_path = shutil.which("signoff")
+        return (
+            "signoff" if on_path and os.path.abspath(on_path) == argv0 else os.path.relpath(argv0)
+        )
+    return "signoff" if shutil.which("signoff") else f"{sys.executable} -m signoff"
+
+
 def print_commands(run: Run, store: Store, root: Path, out: Console) -> None:
     ws = f"--workspace {root}"
+    signoff = command_name()
     out.print()
     out.print(
         Text(f"Run {run.id} is paused and saved in {root}/.signoff/signoff.db.", style="bold")
@@ -234,16 +248,17 @@ def print_commands(run: Run, store: Store, root: Path, out: Console) -> None:
         )
     first = run.waiting_on[0] if run.waiting_on else "ID"
     out.print("Decide and resume from any process:")
-    out.print(f"  signoff inbox {ws}")
-    out.print(f"  signoff show {first} {ws}")
-    out.print(f"  signoff approve {first} {ws}        (or reject --reason, edit --args, answer)")
-    out.print(f"  signoff resume {run.id} {ws}")
+    out.print(f"  {signoff} inbox {ws}")
+    out.print(f"  {signoff} show {first} {ws}")
+    out.print(f"  {signoff} approve {first} {ws}")
+    out.print("      (or: reject ID --reason TEXT, edit ID --args JSON, answer ID TEXT, skip ID)")
+    out.print(f"  {signoff} resume {run.id} {ws}")
 
 
 def run_demo(
     workspace: str | None, db: str | None = None, *, interactive: bool | None = None
 ) -> int:
-    out = Console(highlight=False, markup=False)
+    out = Console(highlight=False, markup=False, soft_wrap=True)
     root = make_workspace(workspace)
     interactive = sys.stdin.isatty() if interactive is None else interactive
     out.print(Text("signoff demo: a SCRIPTED model (no LLM, no network) at work", style="bold"))
