@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import approvals
+from .. import approvals, review
 from ..accounts import Account
 from ..cli_runs import request_json
-from ..exceptions import InvalidInput, NotAuthorized, NotFound
+from ..exceptions import InvalidInput, NotAuthorized
 from ..models import Decision, Request
 from ..store import Event
 from .core import Context
@@ -85,45 +85,15 @@ def deliveries(ctx: Context, request_id: str, limit: int = 2000) -> list[Event]:
 
 
 def review_events(ctx: Context, limit: int = 5000) -> tuple[list[Event], set[int]]:
-    """Events of kind `review` (notify-tier writes with snapshots) and which were reverted."""
-    reviews: list[Event] = []
-    reverted: set[int] = set()
-    seq = max(0, ctx.store.last_seq() - limit)
-    while True:
-        batch = ctx.store.events_after(seq, limit=500)
-        if not batch:
-            break
-        for e in batch:
-            if e.kind == "review":
-                reviews.append(e)
-            elif e.kind == "review.reverted" and isinstance(e.data.get("seq"), int):
-                reverted.add(int(e.data["seq"]))
-        seq = batch[-1].seq
-    return list(reversed(reviews)), reverted
-
-
-def find_review(ctx: Context, seq: int) -> Event:
-    batch = ctx.store.events_after(seq - 1, limit=1) if seq > 0 else []
-    if not batch or batch[0].seq != seq or batch[0].kind != "review":
-        raise NotFound(f"no review item {seq}")
-    return batch[0]
+    """Review items (newest first) and the seqs already reverted: see `signoff.review`."""
+    items = review.review_items(ctx.store, window=limit)
+    return [i.event for i in items], {i.event.seq for i in items if i.reverted}
 
 
 def revert(ctx: Context, who: Account | None, seq: int) -> str:
-    from ..snapshots import Snapshot
-    from ..tools import Workspace
-
     if who is None or not who.can_decide:
         raise NotAuthorized("only an approver or admin may revert")
-    event = find_review(ctx, seq)
-    _, reverted = review_events(ctx)
-    if seq in reverted:
-        raise InvalidInput(f"review item {seq} was already reverted")
-    snapshot = Snapshot.from_json(event.data.get("snapshot") or {})
-    message = Workspace(ctx.workspace).revert(snapshot)  # RevertConflict if changed since
-    ctx.store.record("review.reverted", {"seq": seq, "message": message},
-                     run_id=event.run_id, actor=who.name)
-    return message
+    return review.revert(ctx.store, seq, actor=who.name, workspace=ctx.workspace)
 
 
 @dataclass(frozen=True)
