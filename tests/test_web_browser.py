@@ -6,6 +6,7 @@ Skips only when /usr/bin/chromium is missing and SIGNOFF_REQUIRE_BROWSER is unse
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 from signoff.models import ToolCall
 from signoff.runner import work
 from store_helpers import make_request
-from web_helpers import SENT, LiveServer, start_run
+from web_helpers import SENT, LiveServer, build_stats_history, start_run
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -201,3 +202,32 @@ def test_viewer_sees_no_decision_forms(browser: Browser, live: LiveServer) -> No
     page.goto(f"{live.url}/requests/{req.id}")
     expect(page.locator("#decide")).to_have_count(0)
     expect(page.locator("main")).to_contain_text("You can view but not decide.")
+
+
+def test_stats_page_draws_the_chart(browser: Browser, live: LiveServer) -> None:
+    build_stats_history(live.store, time.time())  # its tool names and rules carry markup
+    page = login(browser, live, "vera", "viewer")
+    page.click("#nav-stats")
+    page.wait_for_url(f"{live.url}/stats")
+    chart = page.locator("#chart svg")
+    expect(chart).to_be_visible()
+    box = chart.bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 80
+    bars = page.locator("#chart rect.bar")
+    assert bars.count() >= 6
+    tallest = max((bars.nth(i).bounding_box() or {"height": 0})["height"]
+                  for i in range(bars.count()))
+    assert tallest > 40  # drawn, not just present
+    expect(page.locator("#chart-desc")).to_contain_text("18 calls, 12 asked")
+    expect(page.locator("#fig-calls dd.big")).to_have_text("18")
+    expect(page.locator("pre.command")).to_contain_text("signoff grant add 'send(to=<script>")
+    if os.environ.get("SIGNOFF_SCREENSHOT"):  # refresh docs/web-stats.png on purpose only
+        page.screenshot(path=str(DOCS / "web-stats.png"), full_page=True)
+    page.fill("input[name=since]", "1d")
+    page.click("#since-form button")
+    page.wait_for_url(f"{live.url}/stats?since=1d")
+    expect(page.locator("#fig-calls dd.big")).to_have_text("2")
+    page.goto(f"{live.url}/stats?lang=zh")
+    expect(page.locator("h1")).to_contain_text("统计")
+    expect(page.locator("#chart-title")).to_have_text("每日调用")
+    assert pwned(page) is None

@@ -1,6 +1,7 @@
 """Helpers for the web tests (imported, not a conftest): a real server, a real agent.
 
 `LiveServer` runs uvicorn in a thread on a free port over a real SQLite file.
+`build_stats_history` writes a small history for the statistics page.
 `make_agent` is the agent factory runs are rebuilt from (`web_helpers:make_agent`), so a
 worker (`signoff.runner.work`) resumes them in this process like any other.
 """
@@ -20,6 +21,8 @@ import uvicorn
 
 from signoff.accounts import Accounts
 from signoff.agent import ScriptedModel
+from signoff.approvals import decide
+from signoff.models import Decision, Request, ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.registry import Registry, spec_from_function
 from signoff.runner import Runner
@@ -30,6 +33,12 @@ from signoff.web.app import create_app
 
 AGENT_REF = "web_helpers:make_agent"
 SENT: list[dict[str, Any]] = []
+DAY = 86400.0
+# model-written text with markup, for the statistics page
+EVIL = "<script>window.__pwned=1</script>"
+EVIL_TOOL = '<img src=x onerror="window.__pwned=2">'
+ALLOW_RULE = f"send(to={EVIL}'s)"  # a quote too: the shell command must quote it exactly
+DENY_RULE = f'Bash(curl "{EVIL}":*)'
 
 
 def send(to: str, body: str = "", idempotency_key: str | None = None) -> str:
@@ -70,6 +79,38 @@ def start_run(store: Store, workspace: Path, arguments: dict[str, Any], **meta: 
     agent = make_agent(metadata)
     return Runner(store, agent, agent_ref=AGENT_REF).start(
         [{"role": "user", "content": "please send it"}], metadata=metadata)
+
+
+def _ask(store: Store, run: str, name: str, args: dict[str, Any], at: float, *,
+         suggested: str | None = None, rule: str | None = None) -> Request:
+    call = ToolCall(name, args, f"c{at}")
+    verdict = Verdict("ask", "high", rule, ("asks",), "external", suggested)
+    store.record("verdict", {"call": call.to_json(), "verdict": verdict.to_json()},
+                 run_id=run, now=at)
+    return store.create_request(Request("", call, verdict, run_id=run), now=at,
+                                ttl_seconds=10 * DAY)
+
+
+def build_stats_history(store: Store, now: float) -> None:
+    """Three days: allowed reads; `send` approved 5 times (an allow suggestion); a curl
+    rejected 5 times (a deny suggestion); a skip, an edit-free answer and one pending."""
+    t0 = now - 3 * DAY
+    for i in range(6):
+        call = ToolCall("read_file", {"path": f"f{i}"}, f"r{i}")
+        store.record("verdict", {"call": call.to_json(), "verdict": Verdict(
+            "allow", "none", None, (), "read").to_json()}, run_id="run-a", now=t0 + i)
+    for i in range(5):
+        r = _ask(store, "run-a", "send", {"to": EVIL}, t0 + 100 + i, suggested=ALLOW_RULE)
+        decide(store, r.id, Decision("approve", decided_at=r.created_at + 10 * (i + 1)),
+               actor="alice")
+    for i in range(5):
+        r = _ask(store, "run-b", "bash", {"command": f'curl "{EVIL}"'}, t0 + DAY + i,
+                 suggested=DENY_RULE)
+        decide(store, r.id, Decision("reject", reason=EVIL, decided_at=r.created_at + 60),
+               actor="bob")
+    skipped = _ask(store, "run-c", EVIL_TOOL, {"x": 1}, now - 3600, rule=f"{EVIL_TOOL}(x=1)")
+    decide(store, skipped.id, Decision("skip", decided_at=now - 3000), actor="alice")
+    _ask(store, "run-c", "send", {"to": "carol"}, now - 60)
 
 
 def free_port() -> socket.socket:

@@ -17,9 +17,11 @@ from starlette.routing import Route
 from ..accounts import Account
 from ..exceptions import InvalidInput, SignoffError
 from ..models import RISKS
+from ..stats import load_stats
 from .auth import csrf_ok, principal
 from .core import Context, ctx_of, error, error_code, status_of
 from .service import Filters, api_request, decide, decision_from
+from .stats_view import min_count_param, since_param
 
 MAX_LIMIT = 500
 STATES = ("pending", "approved", "claimed", "finished", "rejected", "skipped", "answered",
@@ -179,6 +181,21 @@ async def get_run(request: HTTPRequest) -> Response:
     return JSONResponse({**run.to_json(), "messages": messages})
 
 
+async def get_stats(request: HTTPRequest) -> Response:
+    """`Stats.to_json()`: exactly what `signoff stats --json` prints for the same window."""
+    who = _who(request)
+    if isinstance(who, Response):
+        return who
+    ctx = ctx_of(request)
+    try:
+        _, since = since_param(request)
+        min_count = min_count_param(request)
+        stats = await _run(lambda: load_stats(ctx.store, since=since, min_count=min_count))
+    except SignoffError as exc:
+        return _fail(exc)
+    return JSONResponse(stats.to_json())
+
+
 ROUTES = [
     Route("/api/health", health),
     Route("/api/me", me),
@@ -189,6 +206,7 @@ ROUTES = [
     Route("/api/grants/{id}/revoke", revoke_grant, methods=["POST"]),
     Route("/api/runs", list_runs),
     Route("/api/runs/{id}", get_run),
+    Route("/api/stats", get_stats),
 ]
 
 __all__ = ["ROUTES"]

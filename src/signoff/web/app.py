@@ -1,6 +1,7 @@
 """The web application: `create_app(store_url, workspace=...)` -> a Starlette app.
 
     pages   /  /requests/{id}  /grants  /reviews  /login          (see pages.py)
+            /stats                                                (see stats_view.py)
     API     /api/...  /openapi.json                               (see api.py, openapi.py)
     live    /api/events                                           (see events.py)
 
@@ -24,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..accounts import Accounts
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
-from . import api, events, openapi, pages
+from . import api, events, openapi, pages, stats_view
 from .core import HERE, Context
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -109,7 +110,7 @@ def create_app(
             for thing in owned:
                 thing.close()
 
-    routes = [*pages.ROUTES, *api.ROUTES, *events.ROUTES, *openapi.ROUTES,
+    routes = [*pages.ROUTES, *stats_view.ROUTES, *api.ROUTES, *events.ROUTES, *openapi.ROUTES,
               Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.ctx = ctx

@@ -35,6 +35,61 @@ def _q(name: str, desc: str, schema: dict[str, Any]) -> dict[str, Any]:
 _ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
 _LIMIT = _q("limit", "at most this many", {"type": "integer", "minimum": 1, "maximum": 500})
 _OBJ: dict[str, Any] = {"type": "object", "additionalProperties": True}
+_NUM = {"type": ["number", "null"]}
+_INT = {"type": "integer"}
+_DECISIONS = ("approve", "edit", "reject", "skip", "answer")
+
+
+def _named(names: tuple[str, ...], schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": list(names),
+            "properties": {n: schema for n in names}}
+
+
+_RATES = {
+    "type": "object", "required": ["key", "asked", "decided", "counts", "rates"],
+    "properties": {"key": {"type": "string", "description": "the tool or the rule"},
+                   "asked": _INT, "decided": _INT, "counts": _named(_DECISIONS, _INT),
+                   "rates": _named(_DECISIONS, _NUM), "expired": _INT, "pending": _INT}}
+_STATS = {
+    "type": "object", "additionalProperties": True,
+    "description": "Exactly what `signoff stats --json` prints (signoff.stats.Stats.to_json). "
+                   "Rates are fractions (0..1) or null when nothing was decided; times are "
+                   "seconds; `since` is epoch seconds or null (all time).",
+    "required": ["since", "min_count", "calls", "effects", "asked", "ask_share", "questions",
+                 "runs", "questions_per_run", "decided", "decisions", "rates", "per_tool",
+                 "per_rule", "time_to_decision", "expired", "in_doubt", "pending",
+                 "suggestions", "by_day"],
+    "properties": {
+        "since": _NUM, "min_count": _INT, "calls": _INT,
+        "effects": _named(("allow", "notify", "ask", "deny"), _INT),
+        "asked": _INT, "ask_share": _NUM, "questions": _INT, "runs": _INT,
+        "questions_per_run": _named(("mean", "median", "max"), _NUM),
+        "per_run": {"type": "array", "items": {"type": "object", "properties": {
+            "run_id": {"type": "string"}, "calls": _INT, "questions": _INT}}},
+        "decided": _INT, "decisions": _named(_DECISIONS, _INT),
+        "rates": _named(_DECISIONS, _NUM),
+        "per_tool": {"type": "array", "items": _RATES},
+        "per_rule": {"type": "array", "items": _RATES},
+        "time_to_decision": {"type": "object", "properties": {
+            "count": _INT, "median": _NUM, "p90": _NUM}},
+        "expired": _INT, "in_doubt": _INT, "in_doubt_unresolved": _INT, "pending": _INT,
+        "suggestions": {"type": "array", "items": {
+            "type": "object", "required": ["kind", "rule", "tool", "count", "reason"],
+            "properties": {
+                "kind": {"type": "string", "enum": ["allow", "deny", "remove_ask_rule"]},
+                "rule": {"type": "string"}, "tool": {"type": "string"}, "count": _INT,
+                "reason": {"type": "string"},
+                "command": {"type": ["string", "null"],
+                            "description": "allow: the exact `signoff grant add` command"},
+                "toml": {"type": ["string", "null"],
+                         "description": "deny: the line to add under [permissions] deny"},
+                "examples": {"type": "array", "items": {"type": "string"}}}}},
+        "by_day": {"type": "array", "items": {
+            "type": "object", "description": "one UTC day",
+            "properties": {"date": {"type": "string", "format": "date"}, "calls": _INT,
+                           "asked": _INT, "approve": _INT, "edit": _INT, "reject": _INT}}},
+    },
+}
 
 DOCUMENT: dict[str, Any] = {
     "openapi": "3.1.0",
@@ -75,7 +130,7 @@ DOCUMENT: dict[str, Any] = {
                               "description": "approve_always: where the grant applies"},
                 },
             },
-            "Grant": _OBJ, "Run": _OBJ,
+            "Grant": _OBJ, "Run": _OBJ, "Stats": _STATS,
         },
     },
     "security": [{"bearer": []}],
@@ -128,6 +183,15 @@ DOCUMENT: dict[str, Any] = {
         "/api/runs/{id}": {"get": {
             "summary": "a run with its transcript (`messages`)", "parameters": [_ID],
             "responses": _resp("the run", {"$ref": "#/components/schemas/Run"}, 404)}},
+        "/api/stats": {"get": {
+            "summary": "decision statistics and suggested rules (`signoff stats --json`)",
+            "parameters": [
+                _q("since", "only calls since: 7d, 12h, 30m, an ISO date or epoch seconds "
+                   "(the syntax of `signoff stats --since`)", {"type": "string"}),
+                _q("min_count", "identical answers a suggestion needs (default 5)",
+                   {"type": "integer", "minimum": 1, "maximum": 100000})],
+            "responses": _resp("the statistics", {"$ref": "#/components/schemas/Stats"},
+                               409, 422)}},
         "/api/events": {"get": {
             "summary": "the events feed as server-sent events",
             "description": "Streams events after `after` (or Last-Event-ID) for up to "
