@@ -16,7 +16,7 @@ from signoff.models import Decision
 from signoff.policy import Policy
 from signoff.registry import Registry, ToolSpec
 from signoff.runner import Runner
-from signoff.runs import Agent
+from signoff.runs import Agent, parse_tool_calls
 from signoff.settings import Settings
 from signoff.store import Store, open_store
 
@@ -289,3 +289,43 @@ def test_pause_writes_only_new_messages(store: Store, tmp_path: Path) -> None:
     transcript = store.load_messages(run.id)
     assert len(transcript) == 8
     assert json.loads(json.dumps(transcript)) == transcript
+
+
+def test_a_tampered_run_document_is_judged_again(store: Store, tmp_path: Path) -> None:
+    """An allowed call whose arguments were changed in the stored run never runs unjudged."""
+    from dataclasses import replace as dc_replace
+
+    from signoff.models import ToolCall
+
+    tools = Tools()
+    turns = [{"content": "", "tool_calls": [call("c1", "lookup", {"key": "a"})]}]
+    a = agent(tools, turns, tmp_path, deny=["lookup(key=secret*)"])
+    runner = Runner(store, a)
+    run = store.create_run(
+        __import__("signoff.runs", fromlist=["Run"]).Run(id="run_t", created_at=1.0),
+        [{"role": "user", "content": "go"}],
+    )
+    # Someone with database access rewrites the allowed, not yet run, call.
+    reply = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "lookup", "arguments": '{"key": "a"}'},
+            }
+        ],
+    }
+    pending = parse_tool_calls(reply)
+    forged = dc_replace(
+        pending[0], effect="allow", call=ToolCall("lookup", {"key": "secret-x"}, "c1")
+    )
+    store.save_run(
+        dc_replace(run, status="running", pending=(forged,)),
+        [reply],
+        expected_version=run.version,
+    )
+    run = runner.resume("run_t")
+    assert tools.calls == []  # the deny rule held
+    assert "denied by policy" in tool_messages(store, "run_t")[0]["content"]

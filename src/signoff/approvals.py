@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .exceptions import ConfigurationError, InvalidInput
+from .exceptions import ConfigurationError, InvalidInput, NotFound
 from .models import Decision, Grant, Request
 from .policy import Policy
 from .runs import load_agent
@@ -28,7 +28,7 @@ def policy_for(store: Store, request: Request, workspace: str | os.PathLike[str]
     if request.run_id:
         try:
             run = store.get_run(request.run_id)
-        except Exception:  # a request without a stored run: fall back to the workspace
+        except NotFound:  # a request made outside a run: fall back to the workspace
             run = None
         if run is not None and run.agent:
             try:
@@ -55,10 +55,9 @@ def decide(
     new_verdict = None
     if decision.kind == "edit":
         policy = policy or policy_for(store, request, workspace)
-        spec = policy.registry.get(request.call.name)
-        arguments = spec.validate(decision.arguments or {})  # InvalidInput: nothing stored
-        new_verdict = policy.evaluate(request.call.with_arguments(arguments))
-        decision = replace(decision, arguments=arguments)
+        edited = policy.validated_edit(request.call, decision.arguments or {})  # or refuse
+        new_verdict = policy.evaluate(edited)
+        decision = replace(decision, arguments=dict(edited.arguments))
     if decision.kind == "approve_always":
         rule = decision.rule or request.verdict.suggested_rule
         if not rule:

@@ -181,15 +181,6 @@ def make_workspace(path: str | None) -> Path:
     return root.resolve()
 
 
-def _edit_problem(policy: Policy, call: ToolCall, arguments: Mapping[str, Any]) -> str | None:
-    try:
-        edited = call.with_arguments(policy.registry.get(call.name).validate(arguments))
-    except InvalidInput as exc:
-        return str(exc)
-    verdict = policy.evaluate(edited)
-    return f"the edited call is denied: {verdict.reason}" if verdict.effect == "deny" else None
-
-
 def answer_here(
     store: Store, run: Run, agent: Agent, channel: TerminalChannel, out: Console
 ) -> None:
@@ -200,7 +191,7 @@ def answer_here(
             call = request.call
 
             def validate(args: Mapping[str, Any], call: ToolCall = call) -> str | None:
-                return _edit_problem(agent.policy, call, args)
+                return agent.policy.edit_problem(call, args)
 
             prompt = Prompt(
                 request=request,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .channels import Channel, Prompt, RejectingChannel
-from .exceptions import CallDenied, InvalidInput, RunStopped
+from .exceptions import CallDenied, RunStopped
 from .models import Decision, Grant, GrantScope, Request, ToolCall, Verdict
 from .policy import Policy
 from .registry import ToolSpec, spec_from_function, spec_of
@@ -209,25 +209,14 @@ class Gate:
         return decision
 
     def _edit_problem(self, call: ToolCall, arguments: Mapping[str, Any]) -> str | None:
-        try:
-            edited = self._validated_edit(call, arguments)
-        except InvalidInput as exc:
-            return str(exc)
-        verdict = self.check(edited)
-        if verdict.effect == "deny":
-            return f"the edited call is denied: {verdict.reason}"
-        return None
-
-    def _validated_edit(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolCall:
-        spec = self.policy.registry.get(call.name)
-        return call.with_arguments(spec.validate(arguments))
+        return self.policy.edit_problem(call, arguments, grants=tuple(self._grant_rules))
 
     def _call_for(self, call: ToolCall, decision: Decision) -> ToolCall | None:
         if decision.kind in ("approve", "approve_always"):
             return call
         if decision.kind == "edit" and decision.arguments is not None:
             problem = self._edit_problem(call, decision.arguments)
-            return None if problem else self._validated_edit(call, decision.arguments)
+            return None if problem else self.policy.validated_edit(call, decision.arguments)
         return None
 
     def _remember(self, decision: Decision, verdict: Verdict) -> None:

@@ -16,11 +16,12 @@ paths (symlinks), done by an injectable resolver.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .exceptions import InvalidInput
 from .models import EFFECT_RANK, Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .registry import Registry, ToolSpec
 from .rules import PathContext, Rule, host_matches, parse_rule
@@ -155,6 +156,21 @@ class Policy:
         if self.mode == "auto" and verdict.effect == "ask" and not spec.always_ask:
             return verdict.with_effect("allow", "auto mode: asks become allows")
         return verdict
+
+    def validated_edit(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolCall:
+        """The call with a person's new arguments, checked against the tool's schema."""
+        return call.with_arguments(self.registry.get(call.name).validate(arguments))
+
+    def edit_problem(
+        self, call: ToolCall, arguments: Mapping[str, Any], *, grants: Sequence[Rule] = ()
+    ) -> str | None:
+        """Why an edit cannot run (schema, or the policy denies it), or None if it can."""
+        try:
+            edited = self.validated_edit(call, arguments)
+        except InvalidInput as exc:
+            return str(exc)
+        verdict = self.evaluate(edited, grants=grants)
+        return f"the edited call is denied: {verdict.reason}" if verdict.effect == "deny" else None
 
     def may_deny(self, name: str) -> bool:
         """Whether any call of this tool could be denied; False lets a disabled gate skip

@@ -220,7 +220,13 @@ class Runner:
     def _dispatch(self, run: Run) -> Run:
         """Store the turn's requests and run its allowed calls, in call order."""
         done: list[PendingCall] = []
+        grants: tuple[Rule, ...] | None = None
         for item in run.pending:
+            if item.effect in ("allow", "notify") and item.content is None:
+                # What the stored document says was allowed is judged again before it runs:
+                # a run read back from the store is not trusted to have stayed as written.
+                grants = self._grants(run) if grants is None else grants
+                item = self._rejudge(run, item, grants)
             if item.effect == "ask" and item.verdict is not None and item.call is not None:
                 self._request(run, item)
                 item = replace(item, verdict=None)
@@ -228,6 +234,17 @@ class Runner:
                 item = self._run_allowed(run, item)
             done.append(item)
         return self._tally(run, tuple(done), run.pending)
+
+    def _rejudge(self, run: Run, item: PendingCall, grants: tuple[Rule, ...]) -> PendingCall:
+        assert item.call is not None
+        verdict = self.agent.policy.evaluate(item.call, grants=grants)
+        if verdict.effect in ("allow", "notify"):
+            return item
+        if verdict.effect == "deny":
+            _, content = refusal_content(item.name, verdict, None)
+            return replace(item, effect="deny", outcome="denied", content=content)
+        request_id = "req_" + sha256_hex(f"{run.id}/{item.call_id}")[:16]
+        return replace(item, effect="ask", request_id=request_id, verdict=verdict)
 
     def _request(self, run: Run, item: PendingCall) -> Request:
         call, verdict = item.call, item.verdict
