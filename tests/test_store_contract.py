@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -454,3 +455,36 @@ def test_open_store_urls(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(ConfigurationError, match="unknown store URL"):
         open_store("redis://x")
     assert isinstance(s, Store)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_copy_held_by_the_store_never_hides_a_change(kind: str, tmp_path: Path) -> None:
+    # a SQL store keeps a copy of the rows it wrote; a change made behind its back, even
+    # one that keeps the version column as it was, is seen before anything runs
+    backend = Backend(kind, tmp_path)
+    try:
+        _copy_never_hides_a_change(backend)
+    finally:
+        backend.close()
+
+
+def _copy_never_hides_a_change(backend: Backend) -> None:
+    store = backend.open()
+    r = store.create_request(make_request(), now=NOW)
+    store.decide(r.id, Decision("approve"), actor="ann", now=NOW)
+    (before,) = backend.sql("SELECT version FROM signoff_requests WHERE id = ?", (r.id,))[0]
+    (doc,) = backend.sql("SELECT doc FROM signoff_requests WHERE id = ?", (r.id,))[0]
+    tampered = doc.replace("rm -rf build", "rm -rf /")
+    backend.sql("UPDATE signoff_requests SET doc = ?, version = ? WHERE id = ?",
+                (tampered, before, r.id))
+    (after,) = backend.sql("SELECT version FROM signoff_requests WHERE id = ?", (r.id,))[0]
+    assert after == before + 1
+    with pytest.raises(IntegrityError, match="does not match its digest"):
+        store.claim(r.id, worker="w", now=NOW + 1)
+
+
+def test_event_kinds_are_printable(store: Store) -> None:
+    for kind in ("", "two\nlines", "tab\there"):
+        with pytest.raises(InvalidInput, match="event kind"):
+            store.record(kind, {})
+    assert store.last_seq() == 0

@@ -168,6 +168,14 @@ class Draft:
         )
 
 
+def check_kind(kind: object, where: str) -> str:
+    """An event kind: a non-empty printable string (no newline: see postgres `_joined`)."""
+    if not isinstance(kind, str) or not kind or not kind.isprintable():
+        raise InvalidInput(f"{where}: an event kind must be a non-empty printable string, "
+                           f"not {kind!r}")
+    return kind
+
+
 def dumps(value: Any, where: str = "document") -> str:
     """canonical_json for values the models already validated (same bytes, no re-walk)."""
     try:

@@ -11,13 +11,15 @@ is kept.
 from __future__ import annotations
 
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..exceptions import InvalidInput, NotFound
+from ..exceptions import ConflictError, InvalidInput, NotFound, SignoffError
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
 from . import base, chain
 from .base import Claim, Draft, Event, Plan, Row
@@ -30,6 +32,7 @@ class Tx(Protocol):
     def get_request(self, request_id: str, lock: bool) -> Cols | None: ...
     def insert_request(self, cols: Cols) -> None: ...
     def update_request(self, cols: Cols, old_version: int) -> None: ...
+    def cas_request(self, cols: Cols, old_version: int) -> bool: ...
     def ids_in_states(self, states: Sequence[str]) -> list[str]: ...
     def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
                       limit: int) -> list[Cols]: ...
@@ -60,8 +63,44 @@ class Tx(Protocol):
     def messages_load(self, run_id: str) -> list[str]: ...
 
 
+MAX_CAS_ATTEMPTS = 100
+FINAL_STATES = frozenset({"finished", "failed", "rejected", "skipped", "answered", "expired"})
+
+
+class RowCache:
+    """The request rows this store wrote or read last (bounded; final states dropped)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._rows: OrderedDict[str, Row] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, request_id: str) -> Row | None:
+        with self._lock:
+            return self._rows.get(request_id)
+
+    def put(self, row: Row) -> None:
+        if self.size <= 0:
+            return
+        rid = row.request.id
+        with self._lock:
+            if row.state in FINAL_STATES:
+                self._rows.pop(rid, None)
+                return
+            self._rows[rid] = row
+            self._rows.move_to_end(rid)
+            if len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+
+    def drop(self, request_id: str) -> None:
+        with self._lock:
+            self._rows.pop(request_id, None)
+
+
 class Engine(RunsAPI):
     """Shared implementation of the Store protocol."""
+
+    _rows: RowCache = RowCache(0)  # backends with a version trigger set their own
 
     _audit: bool = True  # private switch, only for measuring the audit's cost
     _duplicate: tuple[type[BaseException], ...] = ()  # what insert raises on a taken id
@@ -120,20 +159,45 @@ class Engine(RunsAPI):
         if entries:
             tx.append(entries, now)
 
+    # A transition is optimistic: read the row (or take the copy this store wrote or read
+    # last), apply the rules outside any lock, then one short write transaction that
+    # compare-and-sets the row on its version and appends the events. A stale copy cannot
+    # do harm: every change to a row bumps its version, even one made by hand in SQL (a
+    # trigger, migration 0006), so the CAS fails and the row is read again; and a refusal
+    # judged on a copy is judged again on a fresh read before it is raised.
     def _transition(self, request_id: str, now: float, fn: Callable[[Row], Plan]) -> Plan:
+        cached = self._rows.get(request_id)
+        for _ in range(MAX_CAS_ATTEMPTS):
+            if cached is not None:
+                row, cached = cached, None
+                try:
+                    plan = fn(row)
+                except SignoffError:
+                    continue  # judged on a copy: read the row and judge again
+            else:
+                row = self._row(request_id)
+                plan = fn(row)
+            assert plan.row is not None
+            if self._apply(row, plan, self._entries(plan.events, now), now):
+                self._rows.put(replace(plan.row, version=row.version + 1))
+                if plan.error is not None:
+                    raise plan.error
+                return plan
+            self._rows.drop(request_id)
+        raise ConflictError(f"request {request_id}: gave up after {MAX_CAS_ATTEMPTS} "
+                            "concurrent changes")
+
+    def _apply(self, row: Row, plan: Plan, entries: list[tuple[Draft, str]],
+               now: float) -> bool:
+        """Write the plan's row if the stored one is still at `row.version`, with its
+        events, in one transaction; False if someone else moved first."""
+        assert plan.row is not None
+        cols = plan.row.columns()  # encoded before the transaction begins
         with self._write() as tx:
-            cols = tx.get_request(request_id, True)
-            if cols is None:
-                raise NotFound(f"no request {request_id!r}")
-            row = Row.from_columns(cols)
-            plan = fn(row)
-            entries = self._entries(plan.events, now)
-            if plan.row is not None:
-                tx.update_request(plan.row.columns(), row.version)
+            if not tx.cas_request(cols, row.version):
+                return False
             self._append(tx, entries, now)
-        if plan.error is not None:
-            raise plan.error
-        return plan
+        return True
 
     # ------------------------------------------------------------------ requests
 
@@ -150,6 +214,7 @@ class Engine(RunsAPI):
                 self._append(tx, entries, ts)
         except self._duplicate as exc:
             raise InvalidInput(f"request {plan.row.request.id!r} already exists") from exc
+        self._rows.put(plan.row)
         return plan.row.request
 
     def get_request(self, request_id: str) -> Request:
@@ -160,7 +225,9 @@ class Engine(RunsAPI):
             cols = tx.get_request(request_id, False)
         if cols is None:
             raise NotFound(f"no request {request_id!r}")
-        return Row.from_columns(cols)
+        row = Row.from_columns(cols)
+        self._rows.put(row)
+        return row
 
     def get_outcome(self, request_id: str) -> Mapping[str, Any] | None:
         """The reported outcome of a finished or failed call (ok, result, result_digest)."""
@@ -280,8 +347,7 @@ class Engine(RunsAPI):
                request_id: str | None = None, actor: str | None = None,
                now: float | None = None) -> int:
         """Append an event of your own (a verdict, a run event) to the feed and audit log."""
-        if not kind or not isinstance(kind, str):
-            raise InvalidInput("record: kind must be a non-empty string")
+        base.check_kind(kind, "record")
         ts = base.clock(now)
         canonical_json(dict(data), where=f"record {kind}")
         draft = Draft(kind, request_id, run_id, actor, dict(data))

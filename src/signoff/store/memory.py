@@ -56,10 +56,15 @@ class MemoryTx:
         self.db.requests[cols[0]] = [self.db.counter, *cols]
 
     def update_request(self, cols: Sequence[Any], old_version: int) -> None:
-        row = self.db.requests[cols[0]]
-        if row[-1] != old_version:
+        if not self.cas_request(cols, old_version):
             raise RuntimeError(f"request {cols[0]}: compare-and-set on {old_version} failed")
+
+    def cas_request(self, cols: Sequence[Any], old_version: int) -> bool:
+        row = self.db.requests.get(cols[0])
+        if row is None or row[-1] != old_version:
+            return False
         row[1:] = [*cols[:-1], old_version + 1]
+        return True
 
     def _ordered(self) -> list[list[Any]]:
         return sorted(self.db.requests.values(), key=lambda r: r[0])

@@ -1,13 +1,14 @@
 """PostgreSQL backend: the multi-process, multi-server store.
 
-psycopg 3 with a `psycopg_pool.ConnectionPool`. A transition locks its request row
-(``SELECT … FOR UPDATE``), so concurrent deciders and claimers queue on the row and the
-loser re-reads the winner's state. Request transitions are optimistic instead: read the
-row, apply the rules, then one compare-and-set statement on the row's version that also
-appends the events (see migrations/postgres/0002). Events go through ``signoff_append()``:
-the chain-head row update serializes appends, the hash is computed in the server,
-``NOTIFY signoff_events, '<seq>'`` is sent in the same transaction. `wait_for_event`
-LISTENs on a dedicated connection.
+psycopg 3 with a `psycopg_pool.ConnectionPool`. Request transitions are optimistic: read
+the row (or use this store's copy of its current version), apply the rules in Python,
+then ONE call (`signoff_commit_transition`, migration 0005) compare-and-sets the row on
+its version and appends the events. Events are hash-chained in the server: the update of
+the chain-head row serializes appends, ``NOTIFY signoff_events, '<seq>'`` goes out with
+them. Because a row lock is held until its commit is on disk, an appending transaction
+commits asynchronously and a second, tiny one waits for the flush, so appenders never
+queue behind each other's disk writes and concurrent callers share flushes; a call
+returns only once its change is durable. `wait_for_event` LISTENs on its own connection.
 
 Set the schema with the URL, e.g. ``postgresql://host/db?options=-csearch_path%3Dmine``.
 """
@@ -16,22 +17,32 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..exceptions import ConfigurationError, ConflictError, InvalidInput, NotFound
+from ..exceptions import ConfigurationError, InvalidInput
 from ..models import Request
 from . import base, migrations
-from .base import Plan, Row
-from .engine import Engine
-from .sql import PG_SQL, SQLTx
+from .base import Draft, Plan, Row
+from .engine import Engine, RowCache
+from .sql import SQLTx
 
 MIGRATION_LOCK = 0x5190FF  # pg_advisory_xact_lock key held while migrating
-MAX_CAS_ATTEMPTS = 100
-APPLY = ("SELECT signoff_apply(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[], "
-         "%s::text[])")
-CREATE = "SELECT signoff_create(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[], %s::text[])"
+ROW_CACHE_SIZE = 1024
+# with events: commit asynchronously, then flush (see migration 0005); without: one commit
+APPLY = "CALL signoff_commit_transition(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL)"
+CREATE = "CALL signoff_commit_insert(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+APPLY_UNAUDITED = "SELECT signoff_transition(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+CREATE_UNAUDITED = "SELECT signoff_insert(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
+FLUSH = "SELECT pg_logical_emit_message(true, 'signoff', '')"
+
+
+def _joined(entries: list[tuple[Draft, str]]) -> tuple[str, str]:
+    """Kinds and entries as newline-joined texts: canonical JSON never holds a raw newline
+    (json.dumps escapes it) and kinds are checked for it, so the split is exact."""
+    return "\n".join(d.kind for d, _ in entries), "\n".join(e for _, e in entries)
 
 
 class PostgresStore(Engine):
@@ -48,6 +59,7 @@ class PostgresStore(Engine):
         self._psycopg = psycopg
         self._duplicate = (psycopg.errors.UniqueViolation,)
         self._listener: Any = None
+        self._rows = RowCache(ROW_CACHE_SIZE)  # see Engine._transition
         self._listen_lock = threading.Lock()
         try:
             self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
@@ -69,33 +81,30 @@ class PostgresStore(Engine):
 
     @contextmanager
     def _write(self) -> Iterator[SQLTx]:
-        with self._pool.connection() as conn, conn.transaction():
-            yield SQLTx(conn, "postgres")
+        # A transaction that appended events holds the chain-head lock until it commits:
+        # it commits asynchronously and then waits for a flush (as migration 0005 explains).
+        with self._pool.connection() as conn:
+            tx = SQLTx(conn, "postgres")
+            with conn.transaction():
+                yield tx
+                if tx.appended:
+                    conn.execute(ASYNC_COMMIT)
+            if tx.appended:
+                conn.execute(FLUSH)
 
-    # The hot path: a transition is one read and one compare-and-set statement
-    # (`signoff_apply`: the row update on its version, plus its events, in a single
-    # autocommit transaction). A loser re-reads and is refused by the rules.
-    def _transition(self, request_id: str, now: float, fn: Callable[[Row], Plan]) -> Plan:
-        for _ in range(MAX_CAS_ATTEMPTS):
-            with self._pool.connection() as conn:
-                cols = conn.execute(PG_SQL["get"], (request_id,)).fetchone()
-                if cols is None:
-                    raise NotFound(f"no request {request_id!r}")
-                row = Row.from_columns(cols)
-                plan = fn(row)
-                assert plan.row is not None
-                entries = self._entries(plan.events, now)
-                c = plan.row.columns()
-                result = conn.execute(APPLY, (
-                    c[0], row.version, c[1], c[7], c[8], c[9], c[10], c[11], now,
-                    c[2], [d.kind for d, _ in entries], [e for _, e in entries],
-                )).fetchone()
-            if result is not None and result[0]:
-                if plan.error is not None:
-                    raise plan.error
-                return plan
-        raise ConflictError(f"request {request_id}: gave up after {MAX_CAS_ATTEMPTS} "
-                            "concurrent changes")
+    # The hot path: a transition is one call (`signoff_commit_transition`: compare-and-set
+    # on the row's version plus its events in one transaction, then the flush), after a
+    # read of the row only when this store holds no copy of its current version (see
+    # Engine._transition).
+    def _apply(self, row: Row, plan: Plan, entries: list[tuple[Draft, str]],
+               now: float) -> bool:
+        assert plan.row is not None
+        c = plan.row.columns()
+        with self._pool.connection() as conn:
+            result = conn.execute(APPLY if entries else APPLY_UNAUDITED, (
+                c[0], row.version, c[1], c[7], c[8], c[9], c[10], c[11], now, c[2],
+                *_joined(entries))).fetchone()
+        return bool(result is not None and result[0])
 
     def create_request(self, request: Request, *, idempotent: bool = False,
                        ttl_seconds: float | None = None, now: float | None = None) -> Request:
@@ -106,10 +115,11 @@ class PostgresStore(Engine):
         entries, c = self._entries(plan.events, ts), plan.row.columns()
         try:
             with self._pool.connection() as conn:
-                conn.execute(CREATE, (*c[:8], ts, [d.kind for d, _ in entries],
-                                      [e for _, e in entries]))
+                conn.execute(CREATE if entries else CREATE_UNAUDITED,
+                             (*c[:8], ts, *_joined(entries)))
         except self._duplicate as exc:
             raise InvalidInput(f"request {c[0]!r} already exists") from exc
+        self._rows.put(plan.row)
         return plan.row.request
 
     @contextmanager

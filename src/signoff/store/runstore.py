@@ -160,9 +160,8 @@ def plan_save_run(row: RunRow, run: Run, count: int, *, expected_version: int,
             lease = (None, None, None)
     drafts = []
     for kind, data in events:
-        if not kind or not isinstance(kind, str):
-            raise InvalidInput("save_run: an event kind must be a non-empty string")
-        drafts.append(Draft(kind, None, old.id, worker, dict(data)))
+        drafts.append(Draft(base.check_kind(kind, "save_run"), None, old.id, worker,
+                            dict(data)))
     if stored.status != old.status:
         drafts.append(Draft(f"run.{stored.status}", None, old.id, worker, {
             "from": old.status, "to": stored.status, "version": stored.version,

@@ -38,7 +38,7 @@ _SQL: dict[str, str] = {
     "event": "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
              "hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "set_head": "UPDATE signoff_chain SET seq = ?, hash = ? WHERE id = 1",
-    "pg_append": "SELECT signoff_append(?, ?, ?, ?, ?)",
+    "pg_append": "SELECT signoff_append_text(?, ?, ?, ?, ?)",
     "meta_get": "SELECT value FROM signoff_meta WHERE key = ?",
     "meta_put": "INSERT INTO signoff_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
     "grant_insert": "INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
@@ -74,6 +74,7 @@ class SQLTx:
         self.conn = conn
         self.dialect = dialect
         self.sql = _SQL if dialect == "sqlite" else PG_SQL
+        self.appended = False  # whether this transaction appended events
 
     def _q(self, name: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(self.sql[name], params)
@@ -92,13 +93,16 @@ class SQLTx:
         self._q("insert", cols)
 
     def update_request(self, cols: Sequence[Any], old_version: int) -> None:
+        # under the row lock (or the write lock) this cannot fail
+        if not self.cas_request(cols, old_version):
+            raise RuntimeError(f"request {cols[0]}: compare-and-set on version {old_version} "
+                               "failed")
+
+    def cas_request(self, cols: Sequence[Any], old_version: int) -> bool:
         (rid, state, _r, _t, _c, _e, _i, doc, token_hash, worker, lease, outcome, _v) = cols
         cur = self._q("update", (state, doc, token_hash, worker, lease, outcome, rid,
                                  old_version))
-        # under the row lock this cannot fail; on PostgreSQL (pipeline mode) the count is
-        # only known at commit, so the lock is the guarantee there
-        if self.dialect == "sqlite" and cur.rowcount != 1:
-            raise RuntimeError(f"request {rid}: compare-and-set on version {old_version} failed")
+        return bool(cur.rowcount == 1)
 
     def ids_in_states(self, states: Sequence[str]) -> list[str]:
         marks = ", ".join("?" for _ in states)
@@ -120,11 +124,23 @@ class SQLTx:
 
     def append(self, entries: list[tuple[Draft, str]], ts: float) -> list[int]:
         seqs: list[int] = []
+        self.appended = True
         if self.dialect == "postgres":
-            for draft, entry in entries:
-                row = self._q("pg_append", (ts, draft.kind, draft.request_id, draft.run_id,
-                                            entry)).fetchone()
-                seqs.append(int(row[0]))
+            # one call per run of entries about the same request and run
+            start = 0
+            while start < len(entries):
+                draft = entries[start][0]
+                end = start + 1
+                while end < len(entries) and (entries[end][0].request_id, entries[end][0].run_id
+                                              ) == (draft.request_id, draft.run_id):
+                    end += 1
+                group = entries[start:end]
+                row = self._q("pg_append", (ts, draft.request_id, draft.run_id,
+                                            "\n".join(d.kind for d, _ in group),
+                                            "\n".join(e for _, e in group))).fetchone()
+                last = int(row[0])
+                seqs.extend(range(last - len(group) + 1, last + 1))
+                start = end
             return seqs
         seq, prev = self._q("head").fetchone()
         for draft, entry in entries:

@@ -18,10 +18,11 @@ from pathlib import Path
 
 from ..exceptions import ConfigurationError
 from . import migrations
-from .engine import Engine
+from .engine import Engine, RowCache
 from .sql import SQLTx
 
 BUSY_TIMEOUT_S = 30.0
+ROW_CACHE_SIZE = 1024
 
 
 class SQLiteStore(Engine):
@@ -42,6 +43,7 @@ class SQLiteStore(Engine):
         self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         self._conn.execute("PRAGMA synchronous = FULL")
         self._tx = SQLTx(self._conn, "sqlite")
+        self._rows = RowCache(ROW_CACHE_SIZE)  # see Engine._transition
         if migrate:
             self.migrate()
         self._load_key()

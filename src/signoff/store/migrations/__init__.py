@@ -36,8 +36,17 @@ def check_not_newer(applied: list[int], dialect: str, where: str) -> None:
 
 
 def sqlite_statements(script: str) -> list[str]:
-    """Split a SQLite script on ';'.
+    """Split a SQLite script into statements (a trigger's body keeps its own ';')."""
+    import sqlite3
 
-    Our migrations hold no triggers and no ';' inside strings or comments.
-    """
-    return [s.strip() for s in script.split(";") if s.strip()]
+    out: list[str] = []
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n\t;"):
+                out.append(pending.strip())
+            pending = ""
+    if pending.strip(" \n\t;"):
+        out.append(pending.strip().rstrip(";"))
+    return out
