@@ -329,3 +329,23 @@ def test_a_tampered_run_document_is_judged_again(store: Store, tmp_path: Path) -
     run = runner.resume("run_t")
     assert tools.calls == []  # the deny rule held
     assert "denied by policy" in tool_messages(store, "run_t")[0]["content"]
+
+
+def test_an_unanswered_request_expires_and_never_runs(store: Store, tmp_path: Path) -> None:
+    import time
+
+    from signoff.exceptions import RequestExpired
+
+    tools = Tools()
+    turns = [{"content": "", "tool_calls": [call("c1", "send", {"to": "bob"})]}]
+    a = agent(tools, turns, tmp_path, tool_expiry={"send": 0.2})
+    run = start(store, a)
+    request = store.get_request(run.waiting_on[0])
+    assert request.expires_at is not None
+    assert request.expires_at - request.created_at == pytest.approx(0.2)
+    time.sleep(0.3)
+    with pytest.raises(RequestExpired):
+        decide(store, request.id, Decision("approve"), actor="alice")
+    run = Runner(store, a).resume(run.id)
+    assert tools.calls == [] and run.status == "finished"
+    assert "expired" in tool_messages(store, run.id)[0]["content"]

@@ -299,10 +299,14 @@ class Runner:
 
     def _settle(self, run: Run) -> Run:
         run = self._dispatch(run)  # finish what a crash interrupted before the requests
-        states = {self.store.get_request(rid).state for rid in run.waiting_on}
-        if "pending" in states:
-            self.store.expire_stale()  # a question nobody answered in time never runs
-        if "claimed" in states:
+        waiting = [self.store.get_request(rid) for rid in run.waiting_on]
+        now = time.time()
+        if any(
+            r.state == "pending" and r.expires_at is not None and r.expires_at <= now
+            for r in waiting
+        ):
+            self.store.expire_stale(now)  # a question nobody answered in time never runs
+        if any(r.state == "claimed" for r in waiting):
             self.store.sweep_leases()  # a claim whose worker died is now in doubt
         settled = []
         for item in run.pending:
