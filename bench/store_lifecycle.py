@@ -9,7 +9,10 @@ Measured with 1 and 4 processes on SQLite and PostgreSQL, beside:
 * the same signoff stores with the audit/event write switched off (private flag), to
   print the audit's cost as `audit_overhead_ratio` (time with audit / time without).
 
-Usage: python bench/store_lifecycle.py [--seconds 2] [--pg postgresql://…]
+Every configuration runs --repeat times, interleaved round-robin, and the medians are
+reported (the machine is shared: a single run can be off by 2x).
+
+Usage: python bench/store_lifecycle.py [--seconds 2] [--repeat 3] [--pg postgresql://…]
 Last line: one JSON object.
 """
 
@@ -23,6 +26,7 @@ import multiprocessing as mp
 import os
 import secrets
 import sqlite3
+import statistics
 import tempfile
 import time
 import uuid
@@ -148,48 +152,56 @@ def run(target: Any, args: tuple[Any, ...], procs: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="run every configuration this many times, interleaved, and "
+                             "report medians (the machine is shared and noisy)")
     parser.add_argument("--pg", default=PG_DEFAULT)
     opts = parser.parse_args()
-    rows: list[tuple[str, int, float]] = []
     figures: dict[str, Any] = {}
+    samples: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
 
         def sqlite_url(name: str) -> str:
             return str(Path(tmp) / f"{name}.db")
 
+        # (key, label, procs, target, args): every key is measured once per round
+        configs: list[tuple[str, str, int, Any, tuple[Any, ...]]] = []
         for procs in (1, 4):
-            rate = run(_signoff_worker, (sqlite_url(f"s{procs}"), opts.seconds, True), procs)
-            rows.append(("signoff sqlite (WAL, FULL)", procs, rate))
-            figures[f"sqlite_{procs}p"] = rate
-        figures["sqlite_noaudit_4p"] = run(
-            _signoff_worker, (sqlite_url("na"), opts.seconds, False), 4)
-        rows.append(("signoff sqlite, audit off", 4, figures["sqlite_noaudit_4p"]))
+            configs.append((f"sqlite_{procs}p", "signoff sqlite (WAL, FULL)", procs,
+                            _signoff_worker, (sqlite_url(f"s{procs}"), opts.seconds, True)))
+        configs.append(("sqlite_noaudit_4p", "signoff sqlite, audit off", 4, _signoff_worker,
+                        (sqlite_url("na"), opts.seconds, False)))
         for procs in (1, 4):
             path = sqlite_url(f"seed{procs}")
             _seed_setup(path)
-            figures[f"seed_{procs}p"] = run(_seed_worker, (path, opts.seconds), procs)
-            rows.append(("seed 001 design (conn/op, DELETE journal)", procs,
-                         figures[f"seed_{procs}p"]))
+            configs.append((f"seed_{procs}p", "seed 001 design (conn/op, DELETE journal)",
+                            procs, _seed_worker, (path, opts.seconds)))
         pg_schema = _pg_schema(opts.pg)
-        if pg_schema is not None:
-            try:
+        try:
+            if pg_schema is not None:
                 url = f"{opts.pg}?options=-csearch_path%3D{pg_schema}"
                 from signoff.store import open_store
 
                 open_store(url).close()  # migrate once, not in the timed region
                 for procs in (1, 4):
-                    figures[f"postgres_{procs}p"] = run(
-                        _signoff_worker, (url, opts.seconds, True), procs)
-                    rows.append(("signoff postgres", procs, figures[f"postgres_{procs}p"]))
-                figures["postgres_noaudit_4p"] = run(
-                    _signoff_worker, (url, opts.seconds, False), 4)
-                rows.append(("signoff postgres, audit off", 4, figures["postgres_noaudit_4p"]))
-            finally:
+                    configs.append((f"postgres_{procs}p", "signoff postgres", procs,
+                                    _signoff_worker, (url, opts.seconds, True)))
+                configs.append(("postgres_noaudit_4p", "signoff postgres, audit off", 4,
+                                _signoff_worker, (url, opts.seconds, False)))
+            for _ in range(max(1, opts.repeat)):
+                for key, _label, procs, target, args in configs:
+                    samples.setdefault(key, []).append(run(target, args, procs))
+        finally:
+            if pg_schema is not None:
                 _pg_drop(opts.pg, pg_schema)
-    print(f"{'store':<44} {'procs':>5} {'lifecycles/s':>13}")
-    print("-" * 64)
-    for name, procs, rate in rows:
-        print(f"{name:<44} {procs:>5} {rate:>13,.0f}")
+    for key, values in samples.items():
+        figures[key] = statistics.median(values)
+    print(f"{'store':<44} {'procs':>5} {'lifecycles/s':>13}   (median of {opts.repeat}; "
+          "each run)")
+    print("-" * 96)
+    for key, label, procs, _t, _a in configs:
+        runs = ", ".join(f"{v:,.0f}" for v in samples[key])
+        print(f"{label:<44} {procs:>5} {figures[key]:>13,.0f}   [{runs}]")
     sqlite4, seed4 = figures["sqlite_4p"], figures["seed_4p"]
     audit_ratio = figures["sqlite_noaudit_4p"] / sqlite4
     pg4 = figures.get("postgres_4p")
@@ -209,6 +221,7 @@ def main() -> None:
         "sqlite_1p_lifecycles_per_s": round(figures["sqlite_1p"], 1),
         "postgres_1p_lifecycles_per_s": round(figures["postgres_1p"], 1) if pg4 else None,
         "seed_design_1p_lifecycles_per_s": round(figures["seed_1p"], 1),
+        "repeat": opts.repeat,
         "cpus": os.cpu_count(),
     }))
 

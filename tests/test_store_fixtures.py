@@ -99,3 +99,29 @@ def test_a_frozen_request_reads_back_from_a_real_store(tmp_path: Path) -> None:
     assert store.get_request(doc["id"]).to_json() == doc
     assert [r.id for r in store.list_requests(run_id="run_0001")] == [doc["id"]]
     store.close()
+
+
+def test_a_frozen_run_loads_and_reads_back_from_a_real_store(tmp_path: Path) -> None:
+    from signoff.runs import Run
+
+    doc, messages = load("run_paused.json"), load("run_messages.json")
+    run = Run.from_json(doc)
+    assert run.to_json() == doc
+    assert run.waiting_on == ["req_0123456789abcdef"] and run.pending[1].content == "# signoff\n"
+    with pytest.raises(SchemaVersionError, match="version 2"):
+        Run.from_json({**doc, "v": 2})
+    store = SQLiteStore(tmp_path / "s.db")
+    store._conn.execute(
+        "INSERT INTO signoff_runs (id, status, tenant, thread, created_at, updated_at, "
+        "message_count, version, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (doc["id"], doc["status"], doc["tenant"], doc["thread"], doc["created_at"],
+         doc["updated_at"], doc["message_count"], doc["version"], json.dumps(doc)))
+    for seq, message in enumerate(messages):
+        store._conn.execute("INSERT INTO signoff_messages (run_id, seq, msg) VALUES (?, ?, ?)",
+                            (doc["id"], seq, json.dumps(message)))
+    assert store.get_run(doc["id"]).to_json() == doc
+    assert store.load_messages(doc["id"]) == messages
+    saved = store.save_run(run, [{"role": "tool", "tool_call_id": "call_1", "content": "ok"}],
+                           expected_version=4, now=1_800_000_100.0)
+    assert (saved.version, saved.message_count) == (5, 3)
+    store.close()

@@ -323,3 +323,20 @@ def test_a_document_edited_behind_the_store_is_refused(backend: Backend, store: 
     backend.edit_run_doc(run.id, lambda doc: doc.pop("id"))
     with pytest.raises(IntegrityError, match="does not parse"):
         store.get_run(run.id)
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ('{"role": "user"', "message 1 is not valid JSON"),
+    ('{"a": 1}, {"b": 2}', "message 1 is not valid JSON"),
+    ('[1, 2]', "message 1 is not a JSON object"),
+])
+def test_a_message_row_edited_behind_the_store_is_named(backend: Backend, store: Store,
+                                                        text: str, problem: str) -> None:
+    new_run(store, messages=[USER, CALL, USER])
+    if backend.kind == "memory":
+        backend.memory.messages["run-a"][1] = text
+    else:
+        backend.sql("UPDATE signoff_messages SET msg = ? WHERE run_id = ? AND seq = 1",
+                    (text, "run-a"))
+    with pytest.raises(IntegrityError, match=problem):
+        store.load_messages("run-a")

@@ -33,7 +33,7 @@ class Tx(Protocol):
     def insert_request(self, cols: Cols) -> None: ...
     def update_request(self, cols: Cols, old_version: int) -> None: ...
     def cas_request(self, cols: Cols, old_version: int) -> bool: ...
-    def ids_in_states(self, states: Sequence[str]) -> list[str]: ...
+    def ids_due(self, states: Sequence[str], column: str, now: float) -> list[str]: ...
     def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
                       limit: int) -> list[Cols]: ...
     def append(self, entries: list[tuple[Draft, str]], ts: float) -> list[int]: ...
@@ -53,7 +53,7 @@ class Tx(Protocol):
     # runs (see runstore): columns in RunRow.columns() order
     def run_get(self, run_id: str, lock: bool) -> Cols | None: ...
     def run_insert(self, cols: Cols) -> None: ...
-    def run_update(self, cols: Cols, old_version: int) -> None: ...
+    def run_update(self, cols: Cols, old_version: int, *, status_changed: bool) -> None: ...
     def run_lease(self, run_id: str, owner: str | None, expires_at: float | None,
                   seconds: float | None) -> None: ...
     def run_release(self, run_id: str, worker: str) -> None: ...
@@ -140,9 +140,12 @@ class Engine(RunsAPI):
         self.close()
 
     def _load_key(self) -> None:
-        with self._write() as tx:
-            tx.meta_put_if_absent("binding_key", secrets.token_hex(32))
+        with self._read() as tx:
             value = tx.meta_get("binding_key")
+        if value is None:
+            with self._write() as tx:
+                tx.meta_put_if_absent("binding_key", secrets.token_hex(32))
+                value = tx.meta_get("binding_key")
         assert value is not None
         self._key = bytes.fromhex(value)
 
@@ -220,9 +223,12 @@ class Engine(RunsAPI):
     def get_request(self, request_id: str) -> Request:
         return self._row(request_id).request
 
-    def _row(self, request_id: str) -> Row:
+    def _request_columns(self, request_id: str) -> Cols | None:
         with self._read() as tx:
-            cols = tx.get_request(request_id, False)
+            return tx.get_request(request_id, False)
+
+    def _row(self, request_id: str) -> Row:
+        cols = self._request_columns(request_id)
         if cols is None:
             raise NotFound(f"no request {request_id!r}")
         row = Row.from_columns(cols)
@@ -279,31 +285,38 @@ class Engine(RunsAPI):
         assert plan.row is not None
         return plan.row.request
 
-    def _sweep(self, states: Sequence[str], now: float,
+    def _sweep(self, states: Sequence[str], column: str, now: float,
                fn: Callable[[Row, float], Plan | None]) -> list[str]:
+        """Apply `fn` to the rows in `states` whose `column` deadline has passed."""
+        with self._read() as tx:  # nothing due, the usual case: no write lock at all
+            due = tx.ids_due(states, column, now)
+        if not due:
+            return []
         done: list[str] = []
         with self._write() as tx:
-            for rid in tx.ids_in_states(states):
+            for rid in due:
                 cols = tx.get_request(rid, True)
                 if cols is None:
                     continue
                 row = Row.from_columns(cols)
-                plan = fn(row, now)
+                plan = fn(row, now)  # judged again on the row as it is now
                 if plan is None or plan.row is None:
                     continue
                 entries = self._entries(plan.events, now)
                 tx.update_request(plan.row.columns(), row.version)
                 self._append(tx, entries, now)
+                self._rows.drop(rid)
                 done.append(rid)
         return done
 
     def expire_stale(self, now: float | None = None) -> list[str]:
         """pending (and unclaimed approved) requests past their expiry -> expired."""
-        return self._sweep(("pending", "approved"), base.clock(now), base.plan_expire)
+        return self._sweep(("pending", "approved"), "expires_at", base.clock(now),
+                           base.plan_expire)
 
     def sweep_leases(self, now: float | None = None) -> list[str]:
         """claimed requests whose lease lapsed -> in_doubt."""
-        return self._sweep(("claimed",), base.clock(now), base.plan_sweep)
+        return self._sweep(("claimed",), "lease_expires_at", base.clock(now), base.plan_sweep)
 
     # ------------------------------------------------------------------ grants
 

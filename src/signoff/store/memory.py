@@ -32,7 +32,7 @@ class MemoryDB:
     messages: dict[str, list[str]] = field(default_factory=dict)
 
 
-_STATE, _RUN, _TENANT, _EXPIRES = 1, 2, 3, 5
+_STATE, _RUN, _TENANT, _EXPIRES, _LEASE = 1, 2, 3, 5, 10
 # positions in [ord, *RunRow.columns()]
 R_STATUS, R_TENANT, R_UPDATED, R_VERSION, R_OWNER, R_EXPIRES, R_SECONDS = 2, 3, 6, 8, 9, 10, 11
 
@@ -69,8 +69,10 @@ class MemoryTx:
     def _ordered(self) -> list[list[Any]]:
         return sorted(self.db.requests.values(), key=lambda r: r[0])
 
-    def ids_in_states(self, states: Sequence[str]) -> list[str]:
-        return [r[1] for r in self._ordered() if r[1 + _STATE] in states]
+    def ids_due(self, states: Sequence[str], column: str, now: float) -> list[str]:
+        at = 1 + {"expires_at": _EXPIRES, "lease_expires_at": _LEASE}[column]
+        return [r[1] for r in self._ordered()
+                if r[1 + _STATE] in states and r[at] is not None and r[at] <= now]
 
     def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
                       limit: int) -> list[Sequence[Any]]:
@@ -152,7 +154,8 @@ class MemoryTx:
         self.db.runs[cols[0]] = [self.db.counter, *cols]
         self.db.messages[cols[0]] = []
 
-    def run_update(self, cols: Sequence[Any], old_version: int) -> None:
+    def run_update(self, cols: Sequence[Any], old_version: int, *,
+                   status_changed: bool) -> None:
         row = self.db.runs[cols[0]]
         if row[R_VERSION] != old_version:
             raise RuntimeError(f"run {cols[0]}: compare-and-set on {old_version} failed")

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,7 +27,7 @@ from ..models import Request
 from . import base, migrations
 from .base import Draft, Plan, Row
 from .engine import Engine, RowCache
-from .sql import SQLTx
+from .sql import PG_SQL, SQLTx
 
 MIGRATION_LOCK = 0x5190FF  # pg_advisory_xact_lock key held while migrating
 ROW_CACHE_SIZE = 1024
@@ -60,6 +61,8 @@ class PostgresStore(Engine):
         self._duplicate = (psycopg.errors.UniqueViolation,)
         self._listener: Any = None
         self._rows = RowCache(ROW_CACHE_SIZE)  # see Engine._transition
+        self._cursors: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._cursors_lock = threading.Lock()
         self._listen_lock = threading.Lock()
         try:
             self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
@@ -101,10 +104,27 @@ class PostgresStore(Engine):
         assert plan.row is not None
         c = plan.row.columns()
         with self._pool.connection() as conn:
-            result = conn.execute(APPLY if entries else APPLY_UNAUDITED, (
+            cur = self._cursor(conn)
+            cur.execute(APPLY if entries else APPLY_UNAUDITED, (
                 c[0], row.version, c[1], c[7], c[8], c[9], c[10], c[11], now, c[2],
-                *_joined(entries))).fetchone()
+                *_joined(entries)))
+            result = cur.fetchone()
         return bool(result is not None and result[0])
+
+    def _request_columns(self, request_id: str) -> Sequence[Any] | None:
+        with self._pool.connection() as conn:  # one statement: no transaction needed
+            cur = self._cursor(conn)
+            cur.execute(PG_SQL["get"], (request_id,))
+            row: Sequence[Any] | None = cur.fetchone()
+        return row
+
+    def _cursor(self, conn: Any) -> Any:
+        """A cursor kept with its pooled connection (a new one per call costs more)."""
+        with self._cursors_lock:
+            cur = self._cursors.get(conn)
+            if cur is None or cur.closed:
+                cur = self._cursors[conn] = conn.cursor()
+        return cur
 
     def create_request(self, request: Request, *, idempotent: bool = False,
                        ttl_seconds: float | None = None, now: float | None = None) -> Request:
@@ -115,8 +135,8 @@ class PostgresStore(Engine):
         entries, c = self._entries(plan.events, ts), plan.row.columns()
         try:
             with self._pool.connection() as conn:
-                conn.execute(CREATE if entries else CREATE_UNAUDITED,
-                             (*c[:8], ts, *_joined(entries)))
+                self._cursor(conn).execute(CREATE if entries else CREATE_UNAUDITED,
+                                           (*c[:8], ts, *_joined(entries)))
         except self._duplicate as exc:
             raise InvalidInput(f"request {c[0]!r} already exists") from exc
         self._rows.put(plan.row)
@@ -134,6 +154,12 @@ class PostgresStore(Engine):
 
     def migrate(self) -> list[int]:
         applied_now: list[int] = []
+        with self._pool.connection() as conn:  # up to date: no lock, no transaction
+            found = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
+            if found is not None and found[0] is not None:
+                done = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
+                if migrations.up_to_date(done, "postgres"):
+                    return applied_now
         with self._pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations "

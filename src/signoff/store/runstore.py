@@ -246,13 +246,20 @@ class RunsAPI:
             if tx.run_get(run_id, False) is None:
                 raise NotFound(f"no run {run_id!r}")
             texts = tx.messages_load(run_id)
-        out = []
-        for seq, text in enumerate(texts):
+        try:  # one parse of the whole transcript: much cheaper than one per message
+            out: list[dict[str, Any]] = json.loads("[" + ",".join(texts) + "]")
+            if len(out) == len(texts) and all(isinstance(m, dict) for m in out):
+                return out
+        except ValueError:
+            pass
+        for seq, text in enumerate(texts):  # name the row that does not parse
             try:
-                out.append(json.loads(text))
+                message = json.loads(text)
             except ValueError as exc:
                 raise IntegrityError(f"run {run_id}: message {seq} is not valid JSON") from exc
-        return out
+            if not isinstance(message, dict):
+                raise IntegrityError(f"run {run_id}: message {seq} is not a JSON object")
+        raise IntegrityError(f"run {run_id}: a stored message is not one JSON object")
 
     def save_run(self, run: Run, new_messages: Sequence[Mapping[str, Any]], *,
                  expected_version: int, events: Sequence[tuple[str, Mapping[str, Any]]] = (),
@@ -272,7 +279,8 @@ class RunsAPI:
             entries = self._entries(drafts, ts)
             new_cols = new.columns()  # encoded before the first write: all or nothing
             tx.messages_insert(run.id, current.run.message_count, rows)
-            tx.run_update(new_cols, current.run.version)
+            tx.run_update(new_cols, current.run.version,
+                          status_changed=new.run.status != current.run.status)
             if entries:
                 tx.append(entries, ts)
         return new.run
@@ -303,5 +311,9 @@ class RunsAPI:
 
     def release_run(self, run_id: str, worker: str) -> None:
         """Let the lease go if `worker` holds it; otherwise do nothing."""
+        with self._read() as tx:  # usually a save that stopped the run let it go already
+            cols = tx.run_get(run_id, False)
+        if cols is None or cols[8] != worker:
+            return
         with self._write() as tx:
-            tx.run_release(run_id, worker)
+            tx.run_release(run_id, worker)  # only if still held by `worker`

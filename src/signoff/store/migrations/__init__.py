@@ -7,6 +7,7 @@ and is refused.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from ...exceptions import SchemaVersionError
@@ -14,11 +15,19 @@ from ...exceptions import SchemaVersionError
 HERE = Path(__file__).parent
 
 
+@functools.cache
+def _load(dialect: str) -> tuple[tuple[int, str], ...]:
+    return tuple((int(path.name[:4]), path.read_text(encoding="utf-8"))
+                 for path in sorted((HERE / dialect).glob("[0-9][0-9][0-9][0-9]_*.sql")))
+
+
 def load(dialect: str) -> list[tuple[int, str]]:
-    out = []
-    for path in sorted((HERE / dialect).glob("[0-9][0-9][0-9][0-9]_*.sql")):
-        out.append((int(path.name[:4]), path.read_text(encoding="utf-8")))
-    return out
+    return list(_load(dialect))
+
+
+def up_to_date(applied: list[int], dialect: str) -> bool:
+    """Every known migration is applied (and none newer: that one is refused)."""
+    return set(applied) == {version for version, _ in _load(dialect)}
 
 
 def latest(dialect: str) -> int:
