@@ -157,13 +157,9 @@ def logical_bytes(db: str) -> int:
     document once per write (run doc per save; request doc per transition)."""
     conn = sqlite3.connect(db)
     total = 0
-    total += (
-        conn.execute(
-            "SELECT COALESCE(SUM(LENGTH(CAST(doc AS BLOB))), 0) FROM signoff_messages"
-        ).fetchone()[0]
-        if _has(conn, "signoff_messages", "doc")
-        else 0
-    )
+    total += conn.execute(
+        "SELECT COALESCE(SUM(LENGTH(CAST(msg AS BLOB))), 0) FROM signoff_messages"
+    ).fetchone()[0]
     total += conn.execute(
         "SELECT COALESCE(SUM(LENGTH(CAST(entry AS BLOB)) + 128), 0) FROM signoff_events"
     ).fetchone()[0]
@@ -177,10 +173,6 @@ def logical_bytes(db: str) -> int:
         total += len(doc.encode() if isinstance(doc, str) else doc) * max(1, writes)
     conn.close()
     return int(total)
-
-
-def _has(conn: sqlite3.Connection, table: str, column: str) -> bool:
-    return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
 
 
 def disk_bytes(db: str) -> int:

@@ -18,7 +18,7 @@ from .exceptions import (
     AlreadyClaimed,
     ConflictError,
     IntegrityError,
-    NotFound,
+    InvalidInput,
     RequestExpired,
 )
 from .gate import refusal_content, result_text
@@ -93,9 +93,7 @@ class Runner:
 
     def resume(self, run_id: str) -> Run:
         """Continue a paused run (in any process). Returns it paused again, or done."""
-        current = self.store.get_run(run_id)
-        if current.status in ("finished", "failed"):
-            raise ConflictError(f"run {run_id} is {current.status}; there is nothing to resume")
+        # claim_run refuses a finished or failed run ("nothing to resume").
         run = self.store.claim_run(self.worker, run_id=run_id, lease_seconds=self.lease_seconds)
         if run is None:
             return self.store.get_run(run_id)
@@ -152,7 +150,9 @@ class Runner:
             status: RunStatus = "paused" if run.waiting_on and not to_run else "running"
             run = saved = self._save(replace(run, status=status), new, events=verdicts)
             new = []
-            run = self._dispatch(run)
+            run = self._dispatch(run, judged_here=frozenset(p.call_id for p in run.pending))
+            if status == "paused":
+                return run  # its requests were stored just now: nothing to settle yet
         return self._save(
             replace(
                 run, status="needs_attention", note=f"stopped after {self.max_turns} model turns"
@@ -217,12 +217,13 @@ class Runner:
         fresh = tuple(replace(p, content=None) for p in run.pending)  # all new this turn
         return self._tally(run, tuple(judged), fresh), events
 
-    def _dispatch(self, run: Run) -> Run:
+    def _dispatch(self, run: Run, judged_here: frozenset[str] = frozenset()) -> Run:
         """Store the turn's requests and run its allowed calls, in call order."""
         done: list[PendingCall] = []
         grants: tuple[Rule, ...] | None = None
         for item in run.pending:
-            if item.effect in ("allow", "notify") and item.content is None:
+            stale = item.call_id not in judged_here
+            if item.effect in ("allow", "notify") and item.content is None and stale:
                 # What the stored document says was allowed is judged again before it runs:
                 # a run read back from the store is not trusted to have stayed as written.
                 grants = self._grants(run) if grants is None else grants
@@ -249,10 +250,6 @@ class Runner:
     def _request(self, run: Run, item: PendingCall) -> Request:
         call, verdict = item.call, item.verdict
         assert call is not None and verdict is not None and item.request_id is not None
-        try:
-            return self.store.get_request(item.request_id)  # stored before a crash
-        except NotFound:
-            pass
         spec = self.agent.policy.registry.get(call.name)
         ttl = self.agent.policy.settings.tool_expiry.get(call.name)
         request = Request(
@@ -265,7 +262,12 @@ class Runner:
             approvers=self.agent.approvers,
             metadata={"intent": item.intent} if item.intent else {},
         )
-        return self.store.create_request(request, idempotent=spec.idempotent, ttl_seconds=ttl)
+        try:
+            return self.store.create_request(request, idempotent=spec.idempotent, ttl_seconds=ttl)
+        except InvalidInput:
+            # The id is derived from the run and the call: it exists if a crashed driver, or
+            # a worker that took the paused run meanwhile, stored it first. Same request.
+            return self.store.get_request(item.request_id)  # NotFound: a real error
 
     def _run_allowed(self, run: Run, item: PendingCall) -> PendingCall:
         assert item.call is not None
@@ -299,21 +301,23 @@ class Runner:
 
     def _settle(self, run: Run) -> Run:
         run = self._dispatch(run)  # finish what a crash interrupted before the requests
-        waiting = [self.store.get_request(rid) for rid in run.waiting_on]
+        waiting = {rid: self.store.get_request(rid) for rid in run.waiting_on}
         now = time.time()
+        stale = False
         if any(
             r.state == "pending" and r.expires_at is not None and r.expires_at <= now
-            for r in waiting
+            for r in waiting.values()
         ):
-            self.store.expire_stale(now)  # a question nobody answered in time never runs
-        if any(r.state == "claimed" for r in waiting):
-            self.store.sweep_leases()  # a claim whose worker died is now in doubt
+            stale = bool(self.store.expire_stale(now))  # unanswered in time: never runs
+        if any(r.state == "claimed" for r in waiting.values()):
+            stale = bool(self.store.sweep_leases()) or stale  # its worker died: in doubt
         settled = []
         for item in run.pending:
             if item.content is not None or item.request_id is None:
                 settled.append(item)
                 continue
-            settled.append(self._settle_one(item))
+            known = None if stale else waiting.get(item.request_id)
+            settled.append(self._settle_one(item, known))
         run = self._tally(run, tuple(settled), run.pending)
         doubts = [
             p
@@ -332,9 +336,9 @@ class Runner:
             )
         return run
 
-    def _settle_one(self, item: PendingCall) -> PendingCall:
+    def _settle_one(self, item: PendingCall, request: Request | None = None) -> PendingCall:
         assert item.request_id is not None
-        request = self.store.get_request(item.request_id)
+        request = request or self.store.get_request(item.request_id)
         state = request.state
         if state in ("finished", "failed"):
             # It ran before a crash: reuse what it reported, never run it again.
