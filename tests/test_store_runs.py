@@ -340,3 +340,28 @@ def test_a_message_row_edited_behind_the_store_is_named(backend: Backend, store:
                     (text, "run-a"))
     with pytest.raises(IntegrityError, match=problem):
         store.load_messages("run-a")
+
+
+def test_a_turn_and_its_requests_are_saved_together(store: Store) -> None:
+    run = new_run(store, worker="w1")
+    first = make_request(id="req-turn-1", run_id=run.id)
+    second = make_request(id="req-turn-2", run_id=run.id, call=first.call.with_arguments(
+        {"command": "rm -rf dist"}))
+    saved = store.save_run(replace(run, status="paused"), [CALL], expected_version=run.version,
+                           worker="w1", now=NOW + 1,
+                           requests=[(first, False, None), (second, True, 60.0)])
+    assert saved.version == run.version + 1
+    stored = store.get_request("req-turn-2")
+    assert stored.state == "pending" and stored.run_id == run.id
+    assert stored.expires_at == NOW + 1 + 60.0
+    assert store.get_request("req-turn-1").digest == first.call.digest()
+    kinds = run_events(store, run.id)
+    assert kinds.count("request.created") == 2 and "run.paused" in kinds
+    assert store.verify_chain()[0]
+    # A duplicate request id refuses the whole save: no message, no version, no event.
+    with pytest.raises(InvalidInput, match="already exists"):
+        store.save_run(replace(saved, status="paused"), msgs(1), expected_version=saved.version,
+                       now=NOW + 2, requests=[(first, False, None)])
+    after = store.get_run(run.id)
+    assert after.version == saved.version and after.message_count == saved.message_count
+    assert len(store.load_messages(run.id)) == saved.message_count

@@ -148,7 +148,20 @@ class Runner:
             # lease, so no worker takes it before its requests exist).
             to_run = any(p.effect in ("allow", "notify") and p.content is None for p in run.pending)
             status: RunStatus = "paused" if run.waiting_on and not to_run else "running"
-            run = saved = self._save(replace(run, status=status), new, events=verdicts)
+            # The turn's requests are created in the same transaction as the turn itself.
+            requests = [
+                self._new_request(run, p)
+                for p in run.pending
+                if p.effect == "ask" and p.verdict is not None
+            ]
+            run = replace(
+                run,
+                status=status,
+                pending=tuple(
+                    replace(p, verdict=None) if p.effect == "ask" else p for p in run.pending
+                ),
+            )
+            run = saved = self._save(run, new, events=verdicts, requests=requests)
             new = []
             run = self._dispatch(run, judged_here=frozenset(p.call_id for p in run.pending))
             if status == "paused":
@@ -165,6 +178,7 @@ class Runner:
         run: Run,
         new: list[dict[str, Any]],
         events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        requests: Sequence[tuple[Request, bool, float | None]] = (),
     ) -> Run:
         return self.store.save_run(
             replace(run, updated_at=time.time()),
@@ -172,6 +186,7 @@ class Runner:
             expected_version=run.version,
             events=events,
             worker=self.worker,
+            requests=requests,
         )
 
     # ------------------------------------------------------------------ judging a turn
@@ -248,6 +263,16 @@ class Runner:
         return replace(item, effect="ask", request_id=request_id, verdict=verdict)
 
     def _request(self, run: Run, item: PendingCall) -> Request:
+        """Store the request of an asked call (after a crash interrupted its turn)."""
+        request, idempotent, ttl = self._new_request(run, item)
+        try:
+            return self.store.create_request(request, idempotent=idempotent, ttl_seconds=ttl)
+        except InvalidInput:
+            # The id is derived from the run and the call: it exists if a crashed driver, or
+            # a worker that took the paused run meanwhile, stored it first. Same request.
+            return self.store.get_request(request.id)  # NotFound: a real error
+
+    def _new_request(self, run: Run, item: PendingCall) -> tuple[Request, bool, float | None]:
         call, verdict = item.call, item.verdict
         assert call is not None and verdict is not None and item.request_id is not None
         spec = self.agent.policy.registry.get(call.name)
@@ -262,12 +287,7 @@ class Runner:
             approvers=self.agent.approvers,
             metadata={"intent": item.intent} if item.intent else {},
         )
-        try:
-            return self.store.create_request(request, idempotent=spec.idempotent, ttl_seconds=ttl)
-        except InvalidInput:
-            # The id is derived from the run and the call: it exists if a crashed driver, or
-            # a worker that took the paused run meanwhile, stored it first. Same request.
-            return self.store.get_request(item.request_id)  # NotFound: a real error
+        return request, spec.idempotent, ttl
 
     def _run_allowed(self, run: Run, item: PendingCall) -> PendingCall:
         assert item.call is not None

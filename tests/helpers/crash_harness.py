@@ -68,13 +68,16 @@ def main(db: str, phase: str, boundary: str, effects: str) -> None:
 
     if phase == "start":
         if boundary == "after_request":
-            original = store.create_request
+            # Requests are stored with their turn, in one transaction: die right after it.
+            original = store.save_run
 
-            def create_then_die(*args: Any, **kwargs: Any) -> Any:
-                original(*args, **kwargs)
-                die()
+            def save_then_die(*args: Any, **kwargs: Any) -> Any:
+                saved = original(*args, **kwargs)
+                if kwargs.get("requests"):
+                    die()
+                return saved
 
-            store.create_request = create_then_die  # type: ignore[method-assign]
+            store.save_run = save_then_die  # type: ignore[method-assign]
         run = runner.start([{"role": "user", "content": "charge it"}], run_id="run_crash")
         print(run.status, ",".join(run.waiting_on))
     elif phase == "decide":

@@ -220,6 +220,9 @@ class Engine(RunsAPI):
         self._rows.put(plan.row)
         return plan.row.request
 
+    def _remember_row(self, row: Row) -> None:
+        self._rows.put(row)
+
     def get_request(self, request_id: str) -> Request:
         return self._row(request_id).request
 

@@ -32,6 +32,7 @@ from ..exceptions import (
     NotFound,
     SchemaVersionError,
 )
+from ..models import Request
 from ..runs import Run
 from . import base
 from .base import Draft
@@ -186,6 +187,10 @@ def plan_claim_run(row: RunRow, worker: str, *, lease_seconds: float,
             Draft("run.claimed", None, run.id, worker, data))
 
 
+# A request created with a run's save: (request, idempotent, ttl_seconds or None).
+NewRequest = tuple[Request, bool, "float | None"]
+
+
 # --------------------------------------------------------------------------- API
 
 
@@ -194,6 +199,10 @@ class RunsAPI:
     the transactions (and on PostgreSQL may replace a method with a faster one)."""
 
     _duplicate: tuple[type[BaseException], ...] = ()
+    _key: bytes = b""
+
+    def _remember_row(self, row: base.Row) -> None:
+        """Keep a request row this store just wrote (the engine caches them)."""
 
     def _write(self) -> AbstractContextManager[Tx]:
         raise NotImplementedError
@@ -263,26 +272,40 @@ class RunsAPI:
 
     def save_run(self, run: Run, new_messages: Sequence[Mapping[str, Any]], *,
                  expected_version: int, events: Sequence[tuple[str, Mapping[str, Any]]] = (),
-                 worker: str | None = None, now: float | None = None) -> Run:
+                 worker: str | None = None, now: float | None = None,
+                 requests: Sequence[NewRequest] = ()) -> Run:
         """One transaction: CAS on the version, append the new messages, store the document
-        (version + 1), append the events (and ``run.<status>`` when the status changed)."""
+        (version + 1), create the turn's `requests` (request, idempotent, ttl seconds),
+        append the events (and ``run.<status>`` when the status changed)."""
         ts = base.clock(now)
         rows = encode_messages(new_messages, "save_run")
-        with self._write() as tx:
-            cols = tx.run_get(run.id, True)
-            if cols is None:
-                raise NotFound(f"no run {run.id!r}")
-            current = RunRow.from_columns(cols)
-            new, drafts = plan_save_run(current, run, len(rows),
-                                        expected_version=expected_version, events=events,
-                                        worker=worker, now=ts)
-            entries = self._entries(drafts, ts)
-            new_cols = new.columns()  # encoded before the first write: all or nothing
-            tx.messages_insert(run.id, current.run.message_count, rows)
-            tx.run_update(new_cols, current.run.version,
-                          status_changed=new.run.status != current.run.status)
-            if entries:
-                tx.append(entries, ts)
+        creates = [base.plan_create(r, key=self._key, now=ts, ttl_seconds=ttl, idempotent=idem)
+                   for r, idem, ttl in requests]
+        try:
+            with self._write() as tx:
+                cols = tx.run_get(run.id, True)
+                if cols is None:
+                    raise NotFound(f"no run {run.id!r}")
+                current = RunRow.from_columns(cols)
+                new, drafts = plan_save_run(current, run, len(rows),
+                                            expected_version=expected_version, events=events,
+                                            worker=worker, now=ts)
+                drafts += [d for plan in creates for d in plan.events]
+                entries = self._entries(drafts, ts)
+                new_cols = new.columns()  # encoded before the first write: all or nothing
+                for plan in creates:  # first: a taken id fails before anything is written
+                    assert plan.row is not None
+                    tx.insert_request(plan.row.columns())
+                tx.messages_insert(run.id, current.run.message_count, rows)
+                tx.run_update(new_cols, current.run.version,
+                              status_changed=new.run.status != current.run.status)
+                if entries:
+                    tx.append(entries, ts)
+        except self._duplicate as exc:
+            raise InvalidInput(f"save_run: a request of run {run.id} already exists") from exc
+        for plan in creates:
+            assert plan.row is not None
+            self._remember_row(plan.row)
         return new.run
 
     def claim_run(self, worker: str, *, run_id: str | None = None,
