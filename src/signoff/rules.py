@@ -22,7 +22,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
-from .registry import ALIASES, RULE_GROUPS, ToolSpec, canonical_tool_name
+from .registry import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
 RuleList = Literal["deny", "ask", "allow"]
 
@@ -47,6 +47,9 @@ class Rule:
     specifier: str | None = None
     source: str = ""  # "file:line" where the rule was written
     _compiled: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _paths: dict[PathContext, re.Pattern[str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def __str__(self) -> str:
         return self.text
@@ -80,11 +83,9 @@ class Rule:
     def matches_path(self, resolved_path: str, ctx: PathContext) -> bool:
         if self.specifier is None:
             return True
-        key = ("path", ctx)
-        regex = self._compiled.get(key)  # type: ignore[call-overload]
+        regex = self._paths.get(ctx)
         if regex is None:
-            regex = compile_path_pattern(self.specifier, ctx)
-            self._compiled[key] = regex  # type: ignore[index]
+            regex = self._paths[ctx] = compile_path_pattern(self.specifier, ctx)
         return regex.match(resolved_path) is not None
 
     def matches_url(self, url: str) -> bool:
@@ -288,8 +289,6 @@ def parse_rule(text: str, *, source: str = "") -> Rule:
 
 
 def _names_other_tool(tool: str) -> bool:
-    from .registry import BUILTIN_SPECS
-
     name = canonical_tool_name(tool)
     spec = BUILTIN_SPECS.get(name)
     return spec is not None and spec.kind == "other" and tool not in ALIASES
