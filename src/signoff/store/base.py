@@ -176,11 +176,15 @@ def check_kind(kind: object, where: str) -> str:
     return kind
 
 
+# one encoder for every call: json.dumps with these options builds a new one each time
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                            allow_nan=False)
+
+
 def dumps(value: Any, where: str = "document") -> str:
     """canonical_json for values the models already validated (same bytes, no re-walk)."""
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{where}: not JSON ({exc})") from exc
 
