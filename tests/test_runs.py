@@ -349,3 +349,13 @@ def test_an_unanswered_request_expires_and_never_runs(store: Store, tmp_path: Pa
     run = Runner(store, a).resume(run.id)
     assert tools.calls == [] and run.status == "finished"
     assert "expired" in tool_messages(store, run.id)[0]["content"]
+
+
+def test_resuming_with_nothing_decided_writes_nothing(store: Store, tmp_path: Path) -> None:
+    tools = Tools()
+    turns = [{"content": "", "tool_calls": [call("c1", "send", {"to": "bob"})]}]
+    run = start(store, agent(tools, turns, tmp_path))
+    before = store.get_run(run.id)
+    again = Runner(store, agent(tools, turns, tmp_path)).resume(run.id)
+    assert again.status == "paused" and again.waiting_on == run.waiting_on
+    assert store.get_run(run.id).version == before.version and tools.calls == []

@@ -110,11 +110,11 @@ class Runner:
 
     def _drive(self, run: Run, messages: list[dict[str, Any]]) -> Run:
         new: list[dict[str, Any]] = []
+        saved = run  # what the store holds now
         # A run that needed attention is judged afresh: whatever stopped it must hold again.
         run = replace(run, status="running", note=None)
         if run.consecutive_refusals >= MAX_CONSECUTIVE_REFUSALS and not run.pending:
             run = replace(run, consecutive_refusals=0)  # a person resumed it: a new streak
-        saved = run if run.status == "running" else None  # what the store holds now
         for _ in range(self.max_turns):
             if run.pending:
                 run = self._settle(run)
@@ -123,7 +123,7 @@ class Runner:
                         run,
                         status="needs_attention" if run.status == "needs_attention" else "paused",
                     )
-                    if not new and saved is not None and run == saved:
+                    if not new and run == saved:
                         return run  # nothing was decided since the last save: no write
                     return self._save(run, new)
                 results = [tool_message(p.call_id, p.content or "") for p in run.pending]
@@ -142,10 +142,9 @@ class Runner:
             if not pending:
                 return self._save(replace(run, status="finished", note=reply.get("content")), new)
             run, verdicts = self._judge(replace(run, pending=tuple(pending)))
-            # The turn is durable before anything runs or is asked; request ids are derived
-            # from the run and call ids, so a crash between here and the requests is harmless.
-            # A turn that only asks is saved as paused at once (this process holds the
-            # lease, so no worker takes it before its requests exist).
+            # The turn and its requests are saved in one transaction before anything runs;
+            # a turn that only asks is saved as paused at once. Allowed calls then run in
+            # order (after a crash, resume runs those whose results were not saved).
             to_run = any(p.effect in ("allow", "notify") and p.content is None for p in run.pending)
             status: RunStatus = "paused" if run.waiting_on and not to_run else "running"
             # The turn's requests are created in the same transaction as the turn itself.
