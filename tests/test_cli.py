@@ -123,3 +123,19 @@ def test_check_shell_explains_each_part(tmp_path: Path) -> None:
     assert "ASK" in done.stdout
     assert "ls -la" in done.stdout and "rm -rf build/" in done.stdout
     assert "read_only" in done.stdout and "destructive" in done.stdout
+
+
+def test_grant_add_then_revoke_a_project_grant(tmp_path: Path) -> None:
+    added = signoff("grant", "add", "Bash(npm run test:*)", "--json", "--workspace", ".",
+                    cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    grant_id = json.loads(added.stdout)["id"]
+    local = tmp_path / ".signoff" / "settings.local.toml"
+    assert "Bash(npm run test:*)" in local.read_text()
+    revoked = signoff("grant", "revoke", grant_id, "--workspace", ".", cwd=tmp_path)
+    assert revoked.returncode == 0, revoked.stderr
+    assert "removed from .signoff/settings.local.toml" in revoked.stdout
+    assert "Bash(npm run test:*)" not in local.read_text()
+    listed = json.loads(signoff("grant", "list", "--json", "--workspace", ".",
+                                cwd=tmp_path).stdout)
+    assert listed == []

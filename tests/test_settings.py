@@ -137,3 +137,14 @@ def test_durations(value: object, seconds: float) -> None:
 def test_tool_expiry_is_read(tmp_path: Path) -> None:
     path = write(tmp_path, PROJECT_FILE, '[tools.send_email]\nexpires_after = "2h"\n')
     assert parse_settings(path.read_text(), str(path)).tool_expiry == {"send_email": 7200.0}
+
+
+def test_remove_local_allow_rule_keeps_the_rest(tmp_path: Path) -> None:
+    from signoff.settings import remove_local_allow_rule
+
+    path = write(tmp_path, LOCAL_FILE,
+                 '# mine\n[permissions]\nallow = [\n  "read_file",  # keep\n  "Bash(ls:*)",\n]\n')
+    assert remove_local_allow_rule(tmp_path, "Bash(ls:*)")
+    assert not remove_local_allow_rule(tmp_path, "Bash(ls:*)")
+    assert "# mine" in path.read_text() and "# keep" in path.read_text()
+    assert [r.text for r in load_settings(tmp_path, user=False).allow] == ["read_file"]

@@ -19,7 +19,7 @@ from .exceptions import ConfigurationError, InvalidInput, NotFound
 from .models import Decision, Grant, Request
 from .policy import Policy
 from .runs import load_agent
-from .settings import add_local_allow_rule, load_settings
+from .settings import add_local_allow_rule, load_settings, remove_local_allow_rule
 from .store import Store
 
 
@@ -92,6 +92,15 @@ def _save_grant(
     return store.add_grant(grant, run_id=request.run_id if scope in ("run", "session") else None)
 
 
+def revoke_grant(store: Store, grant_id: str, *, actor: str,
+                 workspace: str | os.PathLike[str] | None = None) -> Grant:
+    """Revoke a grant; a project grant's allow rule also leaves settings.local.toml."""
+    grant = store.revoke_grant(grant_id, actor=actor)
+    if grant.scope == "project":
+        remove_local_allow_rule(Path(workspace or os.getcwd()), grant.rule)
+    return grant
+
+
 def what_next(request: Request) -> str:
     """One sentence a person reads after deciding."""
     run = request.run_id
@@ -111,4 +120,4 @@ def what_next(request: Request) -> str:
     return f"{action[0].upper()}{action[1:]}."
 
 
-__all__ = ["decide", "policy_for", "what_next"]
+__all__ = ["decide", "policy_for", "revoke_grant", "what_next"]

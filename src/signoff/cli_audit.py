@@ -210,6 +210,18 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_grant_revoke(args: argparse.Namespace) -> int:
+    from .approvals import revoke_grant
+
+    actor = args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
+    with closing(_store(args)) as store:
+        grant = revoke_grant(store, args.id, actor=actor, workspace=args.workspace)
+    where = " and removed from .signoff/settings.local.toml" if grant.scope == "project" else ""
+    print(escape_untrusted(f"Revoked {grant.id} ({grant.rule}, {grant.scope}){where}.",
+                           newline=False))
+    return 0
+
+
 def cmd_grant_list(args: argparse.Namespace) -> int:
     from .cli import console, print_json
 
@@ -273,7 +285,7 @@ def register(sub: Any) -> None:
     stats.add_argument("--json", action="store_true")
     stats.set_defaults(func=cmd_stats)
 
-    grant = sub.add_parser("grant", help="remember approvals: add or list grants")
+    grant = sub.add_parser("grant", help="remember approvals: add, list or revoke grants")
     grant_actions = grant.add_subparsers(dest="grant_command", metavar="ACTION", required=True)
     add = grant_actions.add_parser("add", help="add an allow rule as a grant")
     _common(add)
@@ -291,6 +303,12 @@ def register(sub: Any) -> None:
     lst.add_argument("--scope", choices=GRANT_SCOPES)
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=cmd_grant_list)
+    revoke = grant_actions.add_parser(
+        "revoke", help="revoke a grant (a project grant also leaves settings.local.toml)")
+    _common(revoke)
+    revoke.add_argument("id")
+    revoke.add_argument("--as", dest="actor", help="who revokes (default: $SIGNOFF_ACTOR or you)")
+    revoke.set_defaults(func=cmd_grant_revoke)
 
 
 def main(argv: list[str]) -> int:

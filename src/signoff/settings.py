@@ -287,6 +287,28 @@ def add_local_allow_rule(workspace: str | os.PathLike[str], rule: str) -> Path:
     return path
 
 
+def remove_local_allow_rule(workspace: str | os.PathLike[str], rule: str) -> bool:
+    """Take an allow rule out of `.signoff/settings.local.toml` (comments and layout kept).
+    Returns whether it was there."""
+    path = Path(workspace) / LOCAL_FILE
+    if not path.exists():
+        return False
+    text = path.read_text("utf-8")
+    parse_settings(text, str(path))  # refuse to touch a file that is already broken
+    doc = tomlkit.parse(text)
+    allow = doc.get("permissions", {}).get("allow")
+    if allow is None:
+        return False
+    kept = [i for i, item in enumerate(allow) if str(item) == rule]
+    for index in reversed(kept):
+        del allow[index]
+    if kept:
+        tmp = path.with_suffix(".toml.tmp")
+        tmp.write_text(tomlkit.dumps(doc), "utf-8")
+        os.replace(tmp, path)
+    return bool(kept)
+
+
 __all__ = [
     "LOCAL_FILE",
     "MODES",
@@ -297,4 +319,5 @@ __all__ = [
     "load_settings",
     "parse_duration",
     "parse_settings",
+    "remove_local_allow_rule",
 ]

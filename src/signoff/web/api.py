@@ -14,6 +14,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .. import approvals
 from ..accounts import Account
 from ..exceptions import InvalidInput, SignoffError
 from ..models import RISKS
@@ -147,7 +148,8 @@ async def revoke_grant(request: HTTPRequest) -> Response:
     ctx = ctx_of(request)
     gid = request.path_params["id"]
     try:
-        grant = await _run(lambda: ctx.store.revoke_grant(gid, actor=who.name))
+        grant = await _run(lambda: approvals.revoke_grant(ctx.store, gid, actor=who.name,
+                                                    workspace=ctx.workspace))
     except SignoffError as exc:
         return _fail(exc)
     return JSONResponse(grant.to_json())

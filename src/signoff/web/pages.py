@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..accounts import Account
-from ..approvals import what_next
+from ..approvals import revoke_grant, what_next
 from ..cli_runs import summary
 from ..exceptions import NotFound, SignoffError
 from ..models import RISKS, Request
@@ -215,7 +215,8 @@ async def revoke(request: HTTPRequest) -> Response:
     ctx = ctx_of(request)
     gid = request.path_params["id"]
     try:
-        await _run(lambda: ctx.store.revoke_grant(gid, actor=who.name))
+        await _run(lambda: revoke_grant(ctx.store, gid, actor=who.name,
+                                        workspace=ctx.workspace))
     except SignoffError as exc:
         return render(request, "error.html", status_of(exc), message=str(exc))
     return RedirectResponse("/grants?m=revoked", status_code=303)
