@@ -149,7 +149,7 @@ async def revoke_grant(request: HTTPRequest) -> Response:
     gid = request.path_params["id"]
     try:
         grant = await _run(lambda: approvals.revoke_grant(ctx.store, gid, actor=who.name,
-                                                    workspace=ctx.workspace))
+                                                          workspace=ctx.workspace))
     except SignoffError as exc:
         return _fail(exc)
     return JSONResponse(grant.to_json())
