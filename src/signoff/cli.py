@@ -33,6 +33,14 @@ def console(stream: TextIO | None = None) -> Console:
     return Console(file=out, highlight=False, markup=False, soft_wrap=True, width=width)
 
 
+def plain_table(*columns: str) -> Table:
+    """The borderless table every list command prints (long cells fold, never cut)."""
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
 

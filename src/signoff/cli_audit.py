@@ -11,8 +11,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-
 from .audit import AuditFilter, describe, event_json, export_jsonl, parse_since, read_log
 from .audit import verify_file as verify_exported
 from .audit import verify_store as verify_stored
@@ -38,7 +36,7 @@ def _since(args: argparse.Namespace) -> float | None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .cli import console, print_json
+    from .cli import console, plain_table, print_json
 
     where = AuditFilter(run_id=args.run, since=_since(args), kinds=tuple(args.kind or ()),
                         request_id=args.request)
@@ -53,9 +51,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not events:
         out.print("No audit entries match.")
         return 0
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("seq", "time", "kind", "run", "request", "actor", "what"):
-        table.add_column(column, overflow="fold")
+    table = plain_table("seq", "time", "kind", "run", "request", "actor", "what")
     for e in events:
         table.add_row(str(e.seq), when(e.ts).removesuffix(" UTC"), e.kind, e.run_id or "-",
                       e.request_id or "-", escape_untrusted(e.actor or "-"),
@@ -130,7 +126,7 @@ def _secs(value: float | int | None) -> str:
 
 
 def print_stats(stats: Stats, since_text: str | None = None) -> None:
-    from .cli import console
+    from .cli import console, plain_table
 
     out = console()
     span = f"since {since_text}" if since_text else "all time"
@@ -155,10 +151,8 @@ def print_stats(stats: Stats, since_text: str | None = None) -> None:
     for title, rows in (("tool", stats.per_tool), ("rule", stats.per_rule)):
         if not rows:
             continue
-        table = Table(box=None, header_style="bold", pad_edge=False)
-        for column in (title, "asked", "approve", "edit", "reject", "skip", "answer",
-                       "expired"):
-            table.add_column(column, overflow="fold")
+        table = plain_table(title, "asked", "approve", "edit", "reject", "skip", "answer",
+                            "expired")
         for r in rows:
             table.add_row(escape_untrusted(r.key, newline=False), str(r.asked),
                           *(_pct(r.rate(n)) for n in ("approve", "edit", "reject", "skip",

@@ -10,7 +10,6 @@ import time
 from contextlib import closing
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 
 from .approvals import decide, what_next
@@ -77,7 +76,7 @@ def _age(ts: float) -> str:
 
 
 def cmd_inbox(args: argparse.Namespace) -> int:
-    from .cli import console, print_json
+    from .cli import console, plain_table, print_json
 
     with closing(_store(args)) as store:
         store.expire_stale()
@@ -95,9 +94,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
     if not requests:
         out.print("Inbox empty: nothing waits for a decision.")
         return 0
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("id", "risk", "tool", "what", "run", "age", "state"):
-        table.add_column(column, overflow="fold")
+    table = plain_table("id", "risk", "tool", "what", "run", "age", "state")
     for r in requests:
         table.add_row(
             r.id,
@@ -140,7 +137,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from .cli import console, print_json
+    from .cli import console, plain_table, print_json
 
     with closing(_store(args)) as store:
         runs = store.list_runs(status=args.status, limit=args.limit)
@@ -151,9 +148,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not runs:
         out.print("No runs.")
         return 0
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("run", "status", "messages", "waiting on", "updated", "note"):
-        table.add_column(column, overflow="fold")
+    table = plain_table("run", "status", "messages", "waiting on", "updated", "note")
     for run in runs:
         table.add_row(
             run.id,
@@ -254,7 +249,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from .cli import console, print_json
+    from .cli import console, plain_table, print_json
 
     with closing(_store(args)) as store:
         items = review_items(store)
@@ -279,9 +274,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     if not items:
         out.print("Nothing to review: no change ran without asking.")
         return 0
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("id", "tool", "what", "run", "age", "reverted"):
-        table.add_column(column, overflow="fold")
+    table = plain_table("id", "tool", "what", "run", "age", "reverted")
     for item in items:
         table.add_row(
             item.id,
