@@ -19,6 +19,7 @@ from .exceptions import InvalidInput, SignoffError
 from .models import ToolCall, Verdict
 from .policy import Policy
 from .settings import MODES, load_settings
+from .store import Store, open_store
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, Command] = {}
@@ -31,6 +32,11 @@ def console(stream: TextIO | None = None) -> Console:
     # Off a terminal (pipes, logs, CI) rich assumes 80 columns; tables read better wider.
     width = None if out.isatty() else 120
     return Console(file=out, highlight=False, markup=False, soft_wrap=True, width=width)
+
+
+def store_for(args: argparse.Namespace) -> Store:
+    """The store a command names: --db, else $SIGNOFF_DB, else the workspace's own."""
+    return open_store(getattr(args, "db", None), workspace=getattr(args, "workspace", "."))
 
 
 def plain_table(*columns: str) -> Table:

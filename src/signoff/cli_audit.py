@@ -15,17 +15,13 @@ from .audit import AuditFilter, describe, event_json, export_jsonl, parse_since,
 from .audit import verify_file as verify_exported
 from .audit import verify_store as verify_stored
 from .channels.render import escape_untrusted
+from .cli import store_for
 from .exceptions import InvalidInput, SignoffError
 from .models import GRANT_SCOPES, Grant
 from .rules import parse_rule
 from .settings import add_local_allow_rule
 from .stats import DEFAULT_MIN_COUNT, Stats, load_stats
-from .store import Store, open_store
 from .store.base import when
-
-
-def _store(args: argparse.Namespace) -> Store:
-    return open_store(getattr(args, "db", None), workspace=getattr(args, "workspace", "."))
 
 
 def _since(args: argparse.Namespace) -> float | None:
@@ -40,7 +36,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     where = AuditFilter(run_id=args.run, since=_since(args), kinds=tuple(args.kind or ()),
                         request_id=args.request)
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         events = read_log(store, where)
     if args.limit:
         events = events[-args.limit:]
@@ -62,7 +58,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         if args.output and args.output != "-":
             target = Path(args.output)
             tmp = target.with_name(target.name + ".tmp")
@@ -82,7 +78,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.file:
         report = verify_exported(args.file, head=args.head)
     else:
-        with closing(_store(args)) as store:
+        with closing(store_for(args)) as store:
             report = verify_stored(store)
         if report.ok and args.head and args.head != report.head_hash:
             raise InvalidInput(f"the chain verifies, but its head {report.head_hash} is not "
@@ -102,7 +98,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from .cli import print_json
 
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         stats = load_stats(store, since=_since(args), min_count=args.min_count)
     if args.json:
         print_json(stats.to_json())
@@ -190,7 +186,7 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
         written = add_local_allow_rule(workspace, rule)
     grant = Grant(rule=rule, scope=args.scope, id=f"grant_{uuid.uuid4().hex[:10]}",
                   created_by=actor)
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         stored = store.add_grant(grant, run_id=args.run if args.scope != "project" else None)
     if args.json:
         doc = stored.to_json()
@@ -208,7 +204,7 @@ def cmd_grant_revoke(args: argparse.Namespace) -> int:
     from .approvals import revoke_grant
 
     actor = args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         grant = revoke_grant(store, args.id, actor=actor, workspace=args.workspace)
     where = " and removed from .signoff/settings.local.toml" if grant.scope == "project" else ""
     print(escape_untrusted(f"Revoked {grant.id} ({grant.rule}, {grant.scope}){where}.",
@@ -219,7 +215,7 @@ def cmd_grant_revoke(args: argparse.Namespace) -> int:
 def cmd_grant_list(args: argparse.Namespace) -> int:
     from .cli import console, print_json
 
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         grants = store.list_grants(scope=args.scope)
     if args.json:
         print_json([g.to_json() for g in grants])

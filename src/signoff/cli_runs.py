@@ -14,12 +14,13 @@ from rich.text import Text
 
 from .approvals import decide, what_next
 from .channels.render import escape_untrusted, render_request
+from .cli import store_for
 from .exceptions import InvalidInput
 from .models import Decision, Request, ToolCall
 from .review import review_items
 from .runner import resume_run, work
 from .settings import load_settings
-from .store import Store, open_store
+from .store import Store
 
 _RISK_STYLE = {
     "none": "green",
@@ -28,10 +29,6 @@ _RISK_STYLE = {
     "high": "red",
     "critical": "bold red",
 }
-
-
-def _store(args: argparse.Namespace) -> Store:
-    return open_store(args.db, workspace=args.workspace)
 
 
 def _actor(args: argparse.Namespace) -> str:
@@ -78,14 +75,14 @@ def _age(ts: float) -> str:
 def cmd_inbox(args: argparse.Namespace) -> int:
     from .cli import console, plain_table, print_json
 
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         store.expire_stale()
         requests = store.list_requests(state=None if args.all else "pending", limit=args.limit)
         if args.json:
             print_json([request_json(r, store) for r in requests])
             return 0
     out = console()
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         to_review = [i for i in review_items(store) if not i.reverted]
     if to_review:
         out.print(
@@ -116,7 +113,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from .cli import console, print_json
 
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         request = store.get_request(args.id)
         if args.json:
             print_json(request_json(request, store))
@@ -139,7 +136,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     from .cli import console, plain_table, print_json
 
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         runs = store.list_runs(status=args.status, limit=args.limit)
     if args.json:
         print_json([r.to_json() for r in runs])
@@ -167,7 +164,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _decide(args: argparse.Namespace, decision: Decision) -> int:
     actor = _actor(args)
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         decided = decide(
             store,
             args.id,
@@ -221,7 +218,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         request = store.resolve_in_doubt(args.id, args.outcome, actor=_actor(args))
     print(f"Resolved {request.id} as {args.outcome}; state {request.state}.")
     return 0
@@ -231,7 +228,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         run = resume_run(store, args.run_id)
     print(f"Run {run.id}: {run.status}.")
     if run.waiting_on:
@@ -242,7 +239,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         count = work(store, once=args.once, poll=args.poll)
     print(f"worker: resumed {count} run(s)")
     return 0
@@ -251,7 +248,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_review(args: argparse.Namespace) -> int:
     from .cli import console, plain_table, print_json
 
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         items = review_items(store)
     if not args.all:
         items = [i for i in items if not i.reverted]
@@ -292,14 +289,14 @@ def cmd_review(args: argparse.Namespace) -> int:
 def cmd_revert(args: argparse.Namespace) -> int:
     from .review import parse_review_id, revert
 
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         message = revert(store, parse_review_id(args.id), actor=_actor(args))
     print(escape_untrusted(message))
     return 0
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    with closing(_store(args)) as store:
+    with closing(store_for(args)) as store:
         applied = store.migrate()
     print(f"migrations applied: {applied or 'none (up to date)'}")
     return 0
