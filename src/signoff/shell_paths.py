@@ -11,8 +11,11 @@ from .shell_parse import Word
 
 def is_secret(path: str, ctx: Context) -> bool:
     rel = ctx.under_home(path)
-    if rel is not None and rel and not ctx.inside(path) and under(rel, K.SECRET_DIRS_HOME):
-        return True
+    if rel is not None:
+        # One's own home (even when it is /root): only its secret places and names.
+        if rel and not ctx.inside(path) and under(rel, K.SECRET_DIRS_HOME):
+            return True
+        return bool(K.SECRET_NAME.search(path))
     if under(path, K.SECRET_SYSTEM) or K.SECRET_PROC.match(path):
         return True
     return bool(K.SECRET_NAME.search(path))
