@@ -29,3 +29,28 @@ def same(path: str) -> str:
 def test_home_reads(home: str, command: str, effect: str) -> None:
     result = analyze(command, workspace="/srv/ws", home=home, resolver=same)
     assert result.effect == effect, result
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("mv a b", "notify"),
+        ("chmod +x run.sh", "notify"),
+        ("ln -s a b", "notify"),
+        ("echo x > notes.txt", "notify"),
+        ("echo x > ~/.bashrc", "deny"),
+        ("echo x > ~/other/file.txt", "ask"),
+        ("echo x > /etc/hosts", "deny"),
+        ("rm -rf ~", "deny"),
+        ("rm -rf /root/proj", "deny"),
+    ],
+)
+def test_a_project_under_root_is_still_the_project(command: str, effect: str) -> None:
+    result = analyze(command, workspace="/root/proj", home="/root", cwd="/root/proj",
+                     resolver=same)
+    assert result.effect == effect, result
+
+
+def test_startup_files_stay_denied_when_the_workspace_is_home() -> None:
+    result = analyze("echo x >> ~/.bashrc", workspace="/root", home="/root", resolver=same)
+    assert result.effect == "deny", result

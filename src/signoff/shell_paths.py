@@ -51,20 +51,20 @@ def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
     if path in K.PSEUDO_FILES or path.startswith(("/dev/fd/", "/proc/self/fd/")):
         return
     f.writes.append(path)
+    home_rel = ctx.under_home(path)
     if K.DISK_DEVICE.match(path):
         f.deny(f"writes a disk device ({path})")
-    elif path == "/" or under(path, K.SYSTEM_WRITE_DENY):
-        f.deny(f"overwrites system files ({path})")
+    elif content and home_rel and K.HOME_STARTUP.match(home_rel):
+        f.deny(f"overwrites a startup or credential file in the home directory ({path})")
     elif ctx.inside(path):
+        # The workspace first: a project under /root (CI runs as root) is still the project.
         rel = path[len(ctx.workspace):].lstrip("/")
         if rel and under(rel, K.WORKSPACE_PROTECTED):
             f.ask(f"writes a protected path in the workspace ({rel})")
+    elif home_rel is None and (path == "/" or under(path, K.SYSTEM_WRITE_DENY)):
+        f.deny(f"overwrites system files ({path})")
     else:
-        home_rel = ctx.under_home(path)
-        if content and home_rel and K.HOME_STARTUP.match(home_rel):
-            f.deny(f"overwrites a startup or credential file in the home directory ({path})")
-        else:
-            f.ask(f"writes outside the workspace ({path})")
+        f.ask(f"writes outside the workspace ({path})")
 
 
 def bulk_target(path: str) -> str:
