@@ -571,3 +571,14 @@ def test_shell_always_rule_is_narrow(tree: dict[str, str]) -> None:
     assert verdict.effect == "ask"
     assert verdict.suggested_rule is not None
     assert verdict.suggested_rule.startswith("execute_command(npm run")
+
+
+def test_a_workspace_under_a_sensitive_place_is_still_the_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / ".config" / "proj"
+    ws.mkdir(parents=True)
+    policy = Policy(workspace=ws, home=str(tmp_path))
+    write = ToolCall("write_file", {"path": "src/a.py", "content": ""})
+    assert policy.evaluate(write).effect == "notify"
+    assert policy.evaluate(ToolCall("write_file", {"path": ".env", "content": ""})).effect == "ask"
+    outside = ToolCall("write_file", {"path": str(tmp_path / ".config" / "x"), "content": ""})
+    assert policy.evaluate(outside).effect == "ask"

@@ -131,8 +131,13 @@ class Policy:
             raise ValueError(f"unknown mode {self.mode!r} (expected one of {', '.join(MODES)})")
         self.ctx = PathContext(self.workspace, self.home, self.workspace)
         self.roots = (self.workspace, *(resolver(d) for d in self.settings.additional_directories))
-        self._sensitive = tuple(
+        sensitive = tuple(
             parse_rule(f"x({p})") for p in (*SENSITIVE_WRITE, *self.settings.sensitive)
+        )
+        # A project that lives under /var or ~/.config is still the project: a sensitive
+        # place that contains the workspace itself does not make every file in it sensitive.
+        self._sensitive = tuple(
+            r for r in sensitive if not r.matches_path(self.workspace, self.ctx)
         )
         self._secret = tuple(parse_rule(f"x({p})") for p in SECRET_READ)
         self._candidates: dict[str, _Candidates] = {}
