@@ -54,3 +54,21 @@ def test_a_project_under_root_is_still_the_project(command: str, effect: str) ->
 def test_startup_files_stay_denied_when_the_workspace_is_home() -> None:
     result = analyze("echo x >> ~/.bashrc", workspace="/root", home="/root", resolver=same)
     assert result.effect == "deny", result
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("cat $(echo ~/.ssh/id_rsa)", "ask"),
+        ("head $(ls ~/.aws/*)", "ask"),
+        ("cat $(printf '\\x2e\\x65\\x6e\\x76')", "ask"),
+        ("cat $(echo L3Jvb3QvLnNzaA== | base64 -d)", "ask"),
+        ("cat $(echo ahsr_di/hss./~ | rev)", "ask"),
+        ("cat $(git rev-parse --show-toplevel)/README.md", "allow"),
+        ('for f in *.md; do wc -l "$f"; done', "allow"),
+    ],
+)
+def test_reads_of_paths_built_at_run_time(command: str, effect: str) -> None:
+    result = analyze(command, workspace="/srv/ws", home="/home/alice", cwd="/srv/ws",
+                     resolver=same)
+    assert result.effect == effect, result

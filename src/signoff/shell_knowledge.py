@@ -347,6 +347,14 @@ SECRET_SYSTEM: tuple[str, ...] = (
     "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/root", "/proc/self/environ",
     "/etc/master.passwd", "/var/lib/secrets",
 )
+# A read path only known at run time asks when its text hints at a secret or at decoding
+# (`cat $(echo ~/.ssh/id_rsa)`, `cat $(printf '\x2e\x65\x6e\x76')`, `$(... | base64 -d)`).
+DYNAMIC_SECRET_HINT = re.compile(
+    r"~|\$\{?HOME\b|/root\b|/etc/|/proc/|\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.netrc"
+    r"|\.env\b|id_rsa|id_ed25519|id_ecdsa|\.pem\b|\.key\b|secret|credential|token|passw"
+    r"|base64|printf|\\x|\$'|xxd|openssl|(?<![\w-])rev(?![\w-])",
+    re.IGNORECASE,
+)
 SECRET_PROC = re.compile(r"^/proc/[^/]+/(environ|mem|maps|cmdline)$")
 # Sensitive inside the workspace: writing them asks.
 WORKSPACE_PROTECTED: tuple[str, ...] = (".git", ".signoff", ".env", ".claude", ".codex", ".vscode",

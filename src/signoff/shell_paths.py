@@ -27,6 +27,10 @@ def note_read(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
         if word.text.startswith("/proc/") and "environ" in word.text:
             f.secret = True  # /proc/$pid/environ: someone's environment
             f.ask("reads a process environment")
+        elif K.DYNAMIC_SECRET_HINT.search(word.text):
+            # `cat $(echo ~/.ssh/id_rsa)`: a file named at run time that may be a secret.
+            f.unknown_paths = True
+            f.ask(f"reads a path built at run time that may be a secret ({word.text})")
         return
     if path in K.PSEUDO_FILES:
         return
