@@ -72,3 +72,22 @@ def test_reads_of_paths_built_at_run_time(command: str, effect: str) -> None:
     result = analyze(command, workspace="/srv/ws", home="/home/alice", cwd="/srv/ws",
                      resolver=same)
     assert result.effect == effect, result
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("xargs -I{} sh -c '{}' < cmds.txt", "ask"),
+        ("cat cmds | xargs -I % bash -c %", "ask"),
+        ("find . -name '*.py' | xargs -I{} wc -l {}", "allow"),
+        ("zip -T -TT 'rm -rf x' a.zip f", "ask"),
+        ("rsync -e 'sh -c rm' a b", "ask"),
+        ("tar --to-command=sh -xf a.tar", "ask"),
+        ("zip -r out.zip src", "notify"),
+        ("rsync -a src/ dst/", "notify"),
+    ],
+)
+def test_programs_run_through_options_and_placeholders(command: str, effect: str) -> None:
+    result = analyze(command, workspace="/srv/ws", home="/home/alice", cwd="/srv/ws",
+                     resolver=same)
+    assert result.effect == effect, result

@@ -82,6 +82,10 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
 
 def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     cwd = cmd.cwd
+    exec_flags = K.WRITER_EXEC_FLAGS.get(base)
+    if exec_flags and has_flag(args, *exec_flags):
+        f.runs_code = True
+        f.opaque(f"{base} runs a program named in its options")
     mode = K.WRITERS[base]
     texts = texts_of(args)
     pos = positionals(args, frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "-g",

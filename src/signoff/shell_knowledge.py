@@ -87,6 +87,14 @@ EXEC_FLAGS: dict[str, frozenset[str]] = {
     "jq": frozenset({"-L"}),
 }
 
+# Options of file-writing programs that run a program named in the option.
+WRITER_EXEC_FLAGS: dict[str, frozenset[str]] = {
+    "zip": frozenset({"-TT", "--unzip-command"}),
+    "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
+    "tar": frozenset({"--to-command", "--use-compress-program", "-I", "--checkpoint-action",
+                      "--info-script", "--new-volume-script", "-F"}),
+}
+
 # awk / sed programs that can run commands or write files.
 AWK_UNSAFE = re.compile(r"\bsystem\b|\bgetline\b|\|\s*\"|\|&|\b(print|printf)\b[^;}]*>|@load")
 SED_WRITE_CMD = re.compile(r"(^|[;{}\n]|[0-9$/]|!)\s*[wWe](\s|$)|\s[wWe]\s+\S")

@@ -94,7 +94,8 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
             j = xargs_start(rest, f)
             if j is None:
                 break
-            words = [*words, Word("<stdin>", dynamic=True)]  # arguments read from stdin
+            # `rest` now marks the -I placeholders as run-time values; arguments come from stdin.
+            words = [*words[: i + 1], *rest, Word("<stdin>", dynamic=True)]
             i += 1 + j
             continue
         if base == "busybox" and rest:
