@@ -91,3 +91,22 @@ def test_programs_run_through_options_and_placeholders(command: str, effect: str
     result = analyze(command, workspace="/srv/ws", home="/home/alice", cwd="/srv/ws",
                      resolver=same)
     assert result.effect == effect, result
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("ln -s ~/.ssh/id_rsa key; cat key", "ask"),
+        ("ln -s ../shared/lib lib", "notify"),
+        ("grep -r password ~", "ask"),
+        ("grep -r AKIA /", "ask"),
+        ("rg token /etc", "ask"),
+        ("grep -rn TODO src/", "allow"),
+        ("rg -n foo", "allow"),
+        ("grep password notes.txt", "allow"),
+    ],
+)
+def test_secrets_reached_by_links_and_recursive_searches(command: str, effect: str) -> None:
+    result = analyze(command, workspace="/srv/ws", home="/home/alice", cwd="/srv/ws",
+                     resolver=same)
+    assert result.effect == effect, result

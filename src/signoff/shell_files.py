@@ -10,7 +10,14 @@ from .shell_args import has_flag, option_values, positionals, texts_of
 from .shell_facts import Context, Facts
 from .shell_network import is_remote, judge_network
 from .shell_parse import Cmd, Word
-from .shell_paths import catastrophic_target, note_delete, note_read, note_write
+from .shell_paths import (
+    catastrophic_target,
+    holds_secrets,
+    is_secret,
+    note_delete,
+    note_read,
+    note_write,
+)
 
 
 def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
@@ -77,6 +84,14 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
         note_read(f, w, cwd, ctx)
     for w in option_values(args, "-f", "--file"):
         note_read(f, w, cwd, ctx)
+    if base in K.RECURSIVE_SEARCH and (
+        base not in ("grep", "egrep", "fgrep")
+        or has_flag(args, "-r", "-R", "--recursive", "--dereference-recursive")
+    ):
+        for path in f.reads:
+            if not ctx.inside(path) and holds_secrets(path, ctx):
+                f.secret = True
+                f.ask(f"{base} searches every file under {path}, secrets included")
     return extras
 
 
@@ -88,11 +103,12 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         f.opaque(f"{base} runs a program named in its options")
     mode = K.WRITERS[base]
     texts = texts_of(args)
-    pos = positionals(args, frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "-g",
-                                       "-S", "--suffix", "-s", "--size", "-C", "-d", "-f",
-                                       "--reference"} if base in ("install", "truncate", "tar",
-                                                                  "unzip", "cp", "mv", "ln")
-                                      else frozenset()))
+    value_opts = frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "-g", "-S",
+                            "--suffix", "-C", "-d", "-f", "--reference"})
+    if base == "truncate":
+        value_opts |= {"-s", "--size"}  # for ln and cp, -s is a flag (make symbolic links)
+    pos = positionals(args, value_opts if base in ("install", "truncate", "tar", "unzip", "cp",
+                                                   "mv", "ln") else frozenset())
     f.raise_to("reversible_write", f"{base} changes files")
     if base == "rsync" and any(is_remote(w) for w in pos):
         judge_network(base, args, f, cmd, ctx)
@@ -127,6 +143,11 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         for w in pos if target_dir else pos[:-1]:
             if base != "ln":
                 note_read(f, w, cwd, ctx)
+                continue
+            target = ctx.path(w, cwd)
+            if target and is_secret(target, ctx):
+                f.secret = True  # `ln -s ~/.ssh/id_rsa key; cat key` reads it by another name
+                f.ask(f"links to a secret ({target})")
         dest = target_dir or pos[-1:]
         if base == "ln" and len(pos) == 1:
             dest = [Word(posixpath.basename(pos[0].text))]

@@ -87,6 +87,11 @@ EXEC_FLAGS: dict[str, frozenset[str]] = {
     "jq": frozenset({"-L"}),
 }
 
+# Programs that search whole directory trees (grep only with -r/-R).
+RECURSIVE_SEARCH = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "ugrep"})
+# Directory trees that hold secrets: searching through them reads the secrets.
+SECRET_TREES: tuple[str, ...] = ("/etc", "/root", "/var", "/proc", "/home", "/Users")
+
 # Options of file-writing programs that run a program named in the option.
 WRITER_EXEC_FLAGS: dict[str, frozenset[str]] = {
     "zip": frozenset({"-TT", "--unzip-command"}),

@@ -21,6 +21,15 @@ def is_secret(path: str, ctx: Context) -> bool:
     return bool(K.SECRET_NAME.search(path))
 
 
+def holds_secrets(path: str, ctx: Context) -> bool:
+    """A directory whose tree holds secrets: /, the home directory or one of its parents,
+    or a system place such as /etc or /root."""
+    home = ctx.home.rstrip("/")
+    if path == "/" or path == ctx.home or home.startswith(path.rstrip("/") + "/"):
+        return True
+    return under(path, K.SECRET_TREES)
+
+
 def note_read(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
     path = ctx.path(word, cwd)
     if path is None:
