@@ -294,6 +294,9 @@ class Gate:
     def execute(self, call: ToolCall, fn: Callable[..., Any]) -> ToolResult:
         """Judge `call`, ask if needed, and run `fn(**arguments)` only if allowed."""
         self._register(fn)
+        return self._execute(call, fn)
+
+    def _execute(self, call: ToolCall, fn: Callable[..., Any]) -> ToolResult:
         verdict, decision, run = self.decide(call)
         if run is None:
             return self._refusal(call, verdict, decision)
@@ -347,7 +350,7 @@ class Gate:
         def guarded(**kwargs: Any) -> Any:
             if not self.enabled and self._bypass(name):
                 return fn(**kwargs)
-            return unwrap(self.execute(ToolCall(name, kwargs), fn))
+            return unwrap(self._execute(ToolCall(name, kwargs), fn))  # registered above
 
         return guarded
 

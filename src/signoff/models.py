@@ -41,7 +41,16 @@ RISK_RANK: dict[str, int] = {r: i for i, r in enumerate(RISKS)}
 
 def _check_json(value: Any, where: str) -> None:
     """Refuse what JSON cannot carry faithfully: NaN/Infinity, non-string keys, objects."""
-    if value is None or isinstance(value, bool | str | int):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return  # the common cases first: this runs on every gated call
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                raise InvalidInput(f"{where}: object key {key!r} is not a string")
+            _check_json(item, f"{where}.{key}")
+        return
+    if isinstance(value, bool | str | int):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
