@@ -104,6 +104,9 @@ def test_programs_run_through_options_and_placeholders(command: str, effect: str
         ("grep -rn TODO src/", "allow"),
         ("rg -n foo", "allow"),
         ("grep password notes.txt", "allow"),
+        ("ss -ltnp", "allow"),
+        ("netstat -tlnp", "allow"),
+        ("ss -K dst 10.0.0.1", "ask"),
     ],
 )
 def test_secrets_reached_by_links_and_recursive_searches(command: str, effect: str) -> None:

@@ -39,8 +39,8 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
             f.raise_to("reversible_write", f"{base} -i edits files in place")
             for w in positionals(args)[0 if has_flag(args, "-e", "--expression") else 1:]:
                 note_write(f, w, cwd, ctx)
-        elif base in ("date", "hostname") and has_flag(args, *written):
-            f.raise_to("privilege", f"{base} changes the system's settings")
+        elif base in ("date", "hostname", "ss") and has_flag(args, *written):
+            f.raise_to("privilege", f"{base} changes the system's state")
         elif written:
             for w in option_values(args, *written):
                 f.raise_to("reversible_write", f"{base} writes its output to a file")

@@ -22,7 +22,7 @@ READ_ONLY: frozenset[str] = frozenset(
         "less", "more", "most", "diff", "diff3", "cmp", "comm", "cut", "sort", "uniq", "tr", "nl",
         "rev", "seq", "basename", "dirname", "realpath", "readlink", "date", "cal", "uname",
         "hostname", "whoami", "id", "groups", "printenv", "ps", "pgrep", "pstree", "uptime", "free",
-        "lsblk", "lscpu", "lsusb", "lspci", "lsof", "jq", "yq", "column", "fold", "fmt", "expand",
+        "lsblk", "lscpu", "lsusb", "lspci", "lsof", "ss", "netstat", "jq", "yq", "column", "fold", "fmt", "expand",
         "unexpand", "od", "hexdump", "xxd", "strings", "md5sum", "sha1sum", "sha224sum",
         "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "base32", "base64", "awk",
         "gawk", "mawk", "nawk", "sed", "paste", "join", "numfmt", "expr", "tput", "locale",
@@ -63,6 +63,7 @@ WRITE_FLAGS: dict[str, frozenset[str]] = {
     "gawk": frozenset({"-i", "--include"}),
     "date": frozenset({"-s", "--set"}),
     "hostname": frozenset({"-F", "--file", "-b", "--boot"}),
+    "ss": frozenset({"-K", "--kill"}),
 }
 
 # Flags that make an otherwise read-only program run other programs or arbitrary code.
