@@ -58,7 +58,7 @@ class ToolResult:
 
 
 @dataclass(frozen=True, slots=True)
-class ReviewItem:
+class NotifiedCall:
     """A call that ran under `notify`: shown to a person after the fact."""
 
     call: ToolCall
@@ -119,7 +119,7 @@ class Gate:
     def __post_init__(self) -> None:
         self.grants: list[Grant] = []
         self._grant_rules: list[Rule] = []
-        self.review: list[ReviewItem] = []
+        self.review: list[NotifiedCall] = []
         self.stopped: str | None = None
         self._counters = _Counters()
         self._prompt_lock = threading.Lock()
@@ -270,7 +270,7 @@ class Gate:
         self, call: ToolCall, run: ToolCall, verdict: Verdict, decision: Decision | None, value: Any
     ) -> ToolResult:
         if verdict.effect == "notify" and decision is None:
-            self.review.append(ReviewItem(run, verdict, time.time(), "ran"))
+            self.review.append(NotifiedCall(run, verdict, time.time(), "ran"))
         return self._count(
             ToolResult(call, "ran", result_text(value), verdict, value, decision, run)
         )
@@ -359,4 +359,11 @@ class Gate:
             self.listener(kind, payload)
 
 
-__all__ = ["Gate", "ReviewItem", "ToolResult", "default_preview", "refusal_content", "result_text"]
+__all__ = [
+    "Gate",
+    "NotifiedCall",
+    "ToolResult",
+    "default_preview",
+    "refusal_content",
+    "result_text",
+]

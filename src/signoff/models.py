@@ -31,9 +31,6 @@ GRANT_SCOPES: tuple[GrantScope, ...] = get_args(GrantScope)
 
 SCHEMA_VERSION = 1
 
-# Strictness order, used to combine verdicts: the strictest effect wins.
-EFFECT_RANK: dict[str, int] = {"allow": 0, "notify": 1, "ask": 2, "deny": 3}
-RISK_RANK: dict[str, int] = {r: i for i, r in enumerate(RISKS)}
 
 
 # --------------------------------------------------------------------------- codec

@@ -18,13 +18,11 @@ import fnmatch
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
 from .registry import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
-
-RuleList = Literal["deny", "ask", "allow"]
 
 _RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
@@ -294,4 +292,4 @@ def _names_other_tool(tool: str) -> bool:
     return spec is not None and spec.kind == "other" and tool not in ALIASES
 
 
-__all__ = ["PathContext", "Rule", "RuleList", "host_matches", "parse_rule"]
+__all__ = ["PathContext", "Rule", "host_matches", "parse_rule"]

@@ -38,8 +38,6 @@ Settled = Literal[
     "ran", "denied", "rejected", "skipped", "answered", "expired", "failed", "invalid"
 ]
 
-MAX_CONSECUTIVE_REFUSALS = 3
-MAX_TOTAL_REFUSALS = 20
 REFUSALS: frozenset[str] = frozenset({"denied", "rejected", "invalid", "expired"})
 
 
