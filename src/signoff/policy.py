@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
-from .models import EFFECT_RANK, Effect, Risk, ShellPartSummary, ToolCall, Verdict
+from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .registry import Registry, ToolSpec
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .settings import MODES, Mode, Settings
@@ -32,54 +32,19 @@ if TYPE_CHECKING:
 
 Resolver = Callable[[str], str]
 
-# Writes here ask even in accept-edits; `/x` patterns are relative to the project root.
-SENSITIVE_WRITE = (
-    ".git",
-    ".signoff",
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    "~/.ssh",
-    "~/.aws",
-    "~/.gnupg",
-    "~/.kube",
-    "~/.docker",
-    "~/.netrc",
-    "~/.config",
-    "~/.bashrc",
-    "~/.bash_profile",
-    "~/.zshrc",
-    "~/.profile",
-    "~/.gitconfig",
-    "//etc",
-    "//usr",
-    "//bin",
-    "//sbin",
-    "//boot",
-    "//var",
-    "//System",
+# Keys and credentials: reading them sends secrets to the model (and its provider), and
+# writing them changes who can do what. Either way, ask first.
+_CREDENTIALS = (
+    ".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*",
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc",
 )
-# Reading these sends secrets to the model (and its provider): ask first.
-SECRET_READ = (
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    "~/.ssh",
-    "~/.aws",
-    "~/.gnupg",
-    "~/.kube/config",
-    "~/.docker/config.json",
-    "~/.netrc",
-    "//etc/shadow",
-    "//etc/sudoers",
+SECRET_READ = (*_CREDENTIALS, "~/.kube/config", "~/.docker/config.json", "//etc/shadow",
+               "//etc/sudoers")
+# Writes here ask even in accept-edits (`/x` patterns are relative to the project root).
+SENSITIVE_WRITE = (
+    *_CREDENTIALS, ".git", ".signoff", "~/.kube", "~/.docker", "~/.config", "~/.bashrc",
+    "~/.bash_profile", "~/.zshrc", "~/.profile", "~/.gitconfig",
+    "//etc", "//usr", "//bin", "//sbin", "//boot", "//var", "//System",
 )
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
 
@@ -453,8 +418,4 @@ def _suggest_arguments(call: ToolCall) -> str | None:
     return None
 
 
-def strictest(effects: Iterable[Effect]) -> Effect:
-    return max(effects, key=EFFECT_RANK.__getitem__, default="allow")
-
-
-__all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy", "strictest"]
+__all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy"]
