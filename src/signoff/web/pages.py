@@ -22,6 +22,7 @@ from ..approvals import revoke_grant, what_next
 from ..cli_runs import summary
 from ..exceptions import NotFound, SignoffError
 from ..models import RISKS, Request
+from ..review import review_items
 from .auth import (
     COOKIE,
     csrf_ok,
@@ -33,7 +34,7 @@ from .auth import (
     set_session,
 )
 from .core import Context, age, ctx_of, lang_of, status_of, translator
-from .service import Filters, decide, decision_from, deliveries, revert, review_events
+from .service import Filters, decide, decision_from, deliveries, revert
 
 
 def render(request: HTTPRequest, template: str, status: int = 200,
@@ -223,12 +224,12 @@ async def revoke(request: HTTPRequest) -> Response:
 
 
 def _review_items(ctx: Context) -> list[dict[str, Any]]:
-    events, reverted = review_events(ctx)
     items = []
-    for e in events:
+    for item in review_items(ctx.store):
+        e = item.event
         snap = e.data.get("snapshot") or {}
         call = e.data.get("call") or {}
-        items.append({"event": e, "call": call, "reverted": e.seq in reverted,
+        items.append({"event": e, "call": call, "reverted": item.reverted,
                       "files": [x.get("path") for x in snap.get("entries", [])
                                 if isinstance(x, dict)],
                       "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False,

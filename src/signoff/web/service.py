@@ -84,12 +84,6 @@ def deliveries(ctx: Context, request_id: str, limit: int = 2000) -> list[Event]:
         seq = batch[-1].seq
 
 
-def review_events(ctx: Context, limit: int = 5000) -> tuple[list[Event], set[int]]:
-    """Review items (newest first) and the seqs already reverted: see `signoff.review`."""
-    items = review.review_items(ctx.store, window=limit)
-    return [i.event for i in items], {i.event.seq for i in items if i.reverted}
-
-
 def revert(ctx: Context, who: Account | None, seq: int) -> str:
     if who is None or not who.can_decide:
         raise NotAuthorized("only an approver or admin may revert")
@@ -114,5 +108,4 @@ class Filters:
         return sorted(found, key=lambda r: r.created_at, reverse=True)
 
 
-__all__ = ["Filters", "api_request", "decide", "decision_from", "deliveries", "revert",
-           "review_events"]
+__all__ = ["Filters", "api_request", "decide", "decision_from", "deliveries", "revert"]
