@@ -8,6 +8,8 @@ its `finish` so that a crash before the next save never runs the call again.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -21,12 +23,15 @@ from .exceptions import (
     InvalidInput,
     RequestExpired,
 )
-from .gate import refusal_content, result_text
+from .gate import (
+    MAX_CONSECUTIVE_REFUSALS,
+    MAX_TOTAL_REFUSALS,
+    refusal_content,
+    result_text,
+)
 from .models import Request, ToolCall, sha256_hex
 from .rules import Rule, parse_rule
 from .runs import (
-    MAX_CONSECUTIVE_REFUSALS,
-    MAX_TOTAL_REFUSALS,
     REFUSALS,
     Agent,
     PendingCall,
@@ -457,9 +462,9 @@ class Runner:
         )
 
 
+@functools.lru_cache(maxsize=512)
 def _accepts(fn: Any, name: str) -> bool:
-    import inspect
-
+    """Whether `fn` takes the keyword `name` (signatures are read once per tool)."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
