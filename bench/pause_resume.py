@@ -10,7 +10,7 @@ from SQLite, approves, and resumes. Every step is durable (WAL, synchronous=FULL
 
 Each configuration runs in its own fresh process; repetitions are interleaved; figures
 are medians. The anchors' figures (LangGraph, OpenAI Agents SDK, Pydantic AI on the same
-workload and machine) are printed beside ours from ../shared/bench-anchors/README.md.
+workload and machine) are printed beside ours, read from ../shared/bench-anchors/results.json.
 """
 
 from __future__ import annotations
@@ -25,32 +25,30 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 TOOL_BYTES = 200
-ANCHORS = {  # N=400, K=5, medians of 5 (bench-anchors/README.md)
-    "langgraph": {
-        "cycle_ms": 50.8,
-        "resume_ms": 19.6,
-        "bytes_written": 166.0 * 2**20,
-        "syscall_bytes": 370.4 * 2**20,
-        "cold_resume_s": 0.74,
-    },
-    "openai-agents": {
-        "cycle_ms": 121.4,
-        "resume_ms": 205.4,
-        "bytes_written": 41.6 * 2**20,
-        "syscall_bytes": 41.6 * 2**20,
-        "cold_resume_s": 1.08,
-    },
-    "pydantic-ai": {
-        "cycle_ms": 25.2,
-        "resume_ms": 28.3,
-        "bytes_written": 24.4 * 2**20,
-        "syscall_bytes": 24.4 * 2**20,
-        "cold_resume_s": 0.54,
-    },
-}
+# The anchors' own measurements (same workload and machine), read from their results file.
+ANCHOR_RESULTS = Path(__file__).resolve().parents[2] / "shared" / "bench-anchors" / "results.json"
+
+
+def load_anchors(n: int = 400) -> dict[str, dict[str, float]]:
+    """Median figures per framework at `n`, or {} when the anchors' results are absent."""
+    if not ANCHOR_RESULTS.exists():
+        return {}
+    doc = json.loads(ANCHOR_RESULTS.read_text())
+    anchors = {}
+    for name, by_n in doc["results"].items():
+        m = by_n[str(n)]["hitl"]["median"]
+        anchors[name] = {
+            "cycle_ms": m["cycle_s_median"] * 1e3,
+            "resume_ms": m["last_resume_s"] * 1e3,
+            "bytes_written": m["logical_bytes_written"],
+            "syscall_bytes": m["wchar_bytes"],
+            "cold_resume_s": doc["cold_resume"][name]["spawn_to_next_model_call_s_median"],
+        }
+    return anchors
 
 
 def wchar() -> int:
@@ -382,12 +380,13 @@ def main() -> None:
         f"cold resume (spawn -> next model call): {cold['cold_resume_s']:.3f} s; "
         f"import only: {cold['import_only_s']:.3f} s"
     )
-    print("\nanchors at N=400 (bench-anchors/README.md, same workload and machine):")
+    anchors = load_anchors()
+    print(f"\nanchors at N=400 ({ANCHOR_RESULTS if anchors else 'results file not found'}):")
     print(
         f"{'framework':<14} {'cycle ms':>9} {'resume ms':>9} {'written':>11} {'syscall':>11} "
         f"{'cold s':>7}"
     )
-    for name, a in ANCHORS.items():
+    for name, a in anchors.items():
         print(
             f"{name:<14} {a['cycle_ms']:>9.1f} {a['resume_ms']:>9.1f} "
             f"{mib(a['bytes_written']):>11} {mib(a['syscall_bytes']):>11} "
