@@ -13,7 +13,6 @@ stop the session. Prompts from several threads or tasks are shown one at a time.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import json
@@ -308,6 +307,8 @@ class Gate:
 
     async def aexecute(self, call: ToolCall, fn: Callable[..., Awaitable[Any]]) -> ToolResult:
         self._register(fn)
+        import asyncio  # here, not at import: every CLI command and resume imports the gate
+
         verdict, decision, run = await asyncio.to_thread(self.decide, call)
         if run is None:
             return self._refusal(call, verdict, decision)
