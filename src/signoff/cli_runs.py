@@ -81,9 +81,8 @@ def cmd_inbox(args: argparse.Namespace) -> int:
         if args.json:
             print_json([request_json(r, store) for r in requests])
             return 0
-    out = console()
-    with closing(store_for(args)) as store:
         to_review = [i for i in review_items(store) if not i.reverted]
+    out = console()
     if to_review:
         out.print(
             f"{len(to_review)} change(s) ran without asking and wait for review: signoff review"
