@@ -6,8 +6,17 @@ Measured with 1 and 4 processes on SQLite and PostgreSQL, beside:
 
 * the seed 001 reference design: a NEW sqlite3 connection and a default rollback-journal
   (journal_mode=DELETE, synchronous=FULL) BEGIN IMMEDIATE transaction per operation;
-* the same signoff stores with the audit/event write switched off (private flag), to
-  print the audit's cost as `audit_overhead_ratio` (time with audit / time without).
+* the same signoff stores writing the record two cheaper ways, to price the audit:
+  - "feed only": the events feed as the durable-runs issue specified it (every state
+    change appends its event, in commit order, in the same transaction; the same entries,
+    so webhooks and the inbox see the same data) but NOT hash-chained: no previous hash,
+    no hash, no chain head to read and move. The audit's own cost is the difference:
+    `audit_overhead_ratio` = time per lifecycle with the audit / with the feed only.
+    On PostgreSQL the feed keeps its one-row counter (the feed's order comes from it;
+    a bench-only server function replaces the append in a schema of its own).
+  - "no record": no event at all (private engine flag), which no real signoff store
+    does (invariant 8); `record_overhead_ratio` = with the audit / with no record, printed
+    so the whole cost of keeping a record is visible too.
 
 Every configuration runs --repeat times, interleaved round-robin, and the medians are
 reported (the machine is shared: a single run can be off by 2x).
@@ -39,12 +48,14 @@ PG_DEFAULT = os.environ.get("SIGNOFF_BENCH_PG", "postgresql://postgres@127.0.0.1
 # ------------------------------------------------------------------ signoff workers
 
 
-def _signoff_worker(url: str, seconds: float, audit: bool, barrier: Any, out: Any) -> None:
+def _signoff_worker(url: str, seconds: float, record: str, barrier: Any, out: Any) -> None:
     from signoff.models import Decision, Request, ToolCall, Verdict
     from signoff.store import open_store
 
     store = open_store(url)
-    store._audit = audit  # type: ignore[attr-defined]
+    store._audit = record != "none"  # type: ignore[attr-defined]
+    if record == "feed" and store.__class__.__name__ == "SQLiteStore":
+        store._tx.__class__ = _feed_only_sqlite_tx()  # type: ignore[attr-defined]
     verdict = Verdict("ask", "high", "ask:Bash(rm *)", ("deletes files",), "destructive")
     approve = Decision("approve")
     pid = os.getpid()
@@ -61,6 +72,61 @@ def _signoff_worker(url: str, seconds: float, audit: bool, barrier: Any, out: An
         n += 1
     out.put((n, start, time.perf_counter()))
     store.close()
+
+
+def _feed_only_sqlite_tx() -> Any:
+    """SQLite's transaction with the events appended as a plain feed: the same rows, in
+    commit order (one writer at a time, the rowid is the next sequence number), without
+    the chain's hashes and head."""
+    from signoff.store.sql import SQLTx
+
+    class FeedOnlyTx(SQLTx):
+        def append(self, entries: Any, ts: float) -> list[int]:
+            self.appended = True
+            seqs = []
+            for draft, entry in entries:
+                cur = self._q("event", (None, ts, draft.kind, draft.request_id, draft.run_id,
+                                        entry, "", "", None))
+                seqs.append(int(cur.lastrowid))
+            return seqs
+
+    return FeedOnlyTx
+
+
+# The same append as migration 0005's, minus the hashes: the counter row still gives the
+# feed its gap-free commit order (a consumer's cursor must never skip an event that
+# commits late), so appends still queue on it and commit in two steps.
+PG_FEED_ONLY = """
+CREATE OR REPLACE FUNCTION signoff_append_text(p_ts DOUBLE PRECISION, p_request_id TEXT,
+                                               p_run_id TEXT, p_kinds TEXT, p_entries TEXT)
+RETURNS BIGINT LANGUAGE plpgsql AS $$
+DECLARE
+    v_kinds TEXT[];
+    v_entries TEXT[];
+    v_seq BIGINT;
+BEGIN
+    IF p_entries IS NULL OR p_entries = '' THEN
+        RETURN NULL;
+    END IF;
+    IF strpos(p_entries, E'\n') = 0 THEN  -- one entry: the common case
+        UPDATE signoff_chain SET seq = seq + 1 WHERE id = 1 RETURNING seq INTO v_seq;
+        INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, hash)
+            VALUES (v_seq, p_ts, p_kinds, p_request_id, p_run_id, p_entries, '', '');
+    ELSE
+        v_kinds := string_to_array(p_kinds, E'\n');
+        v_entries := string_to_array(p_entries, E'\n');
+        FOR i IN 1 .. array_length(v_entries, 1) LOOP
+            UPDATE signoff_chain SET seq = seq + 1 WHERE id = 1 RETURNING seq INTO v_seq;
+            INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash,
+                                        hash)
+                VALUES (v_seq, p_ts, v_kinds[i], p_request_id, p_run_id, v_entries[i], '', '');
+        END LOOP;
+    END IF;
+    PERFORM pg_notify('signoff_events', v_seq::text);
+    RETURN v_seq;
+END
+$$;
+"""
 
 
 # ------------------------------------------------------------------ seed 001 design
@@ -168,32 +234,37 @@ def main() -> None:
         configs: list[tuple[str, str, int, Any, tuple[Any, ...]]] = []
         for procs in (1, 4):
             configs.append((f"sqlite_{procs}p", "signoff sqlite (WAL, FULL)", procs,
-                            _signoff_worker, (sqlite_url(f"s{procs}"), opts.seconds, True)))
-        configs.append(("sqlite_noaudit_4p", "signoff sqlite, audit off", 4, _signoff_worker,
-                        (sqlite_url("na"), opts.seconds, False)))
+                            _signoff_worker, (sqlite_url(f"s{procs}"), opts.seconds, "audit")))
+        configs.append(("sqlite_feed_4p", "signoff sqlite, feed only (no chain)", 4,
+                        _signoff_worker, (sqlite_url("feed"), opts.seconds, "feed")))
+        configs.append(("sqlite_norecord_4p", "signoff sqlite, no record at all", 4,
+                        _signoff_worker, (sqlite_url("none"), opts.seconds, "none")))
         for procs in (1, 4):
             path = sqlite_url(f"seed{procs}")
             _seed_setup(path)
             configs.append((f"seed_{procs}p", "seed 001 design (conn/op, DELETE journal)",
                             procs, _seed_worker, (path, opts.seconds)))
-        pg_schema = _pg_schema(opts.pg)
+        pg_schemas = [s for s in (_pg_schema(opts.pg), _pg_schema(opts.pg)) if s]
         try:
-            if pg_schema is not None:
-                url = f"{opts.pg}?options=-csearch_path%3D{pg_schema}"
+            if len(pg_schemas) == 2:
+                url, feed_url = (f"{opts.pg}?options=-csearch_path%3D{s}" for s in pg_schemas)
                 from signoff.store import open_store
 
                 open_store(url).close()  # migrate once, not in the timed region
+                _pg_feed_only(feed_url)
                 for procs in (1, 4):
                     configs.append((f"postgres_{procs}p", "signoff postgres", procs,
-                                    _signoff_worker, (url, opts.seconds, True)))
-                configs.append(("postgres_noaudit_4p", "signoff postgres, audit off", 4,
-                                _signoff_worker, (url, opts.seconds, False)))
+                                    _signoff_worker, (url, opts.seconds, "audit")))
+                configs.append(("postgres_feed_4p", "signoff postgres, feed only (no chain)", 4,
+                                _signoff_worker, (feed_url, opts.seconds, "feed")))
+                configs.append(("postgres_norecord_4p", "signoff postgres, no record at all", 4,
+                                _signoff_worker, (url, opts.seconds, "none")))
             for _ in range(max(1, opts.repeat)):
                 for key, _label, procs, target, args in configs:
                     samples.setdefault(key, []).append(run(target, args, procs))
         finally:
-            if pg_schema is not None:
-                _pg_drop(opts.pg, pg_schema)
+            for schema in pg_schemas:
+                _pg_drop(opts.pg, schema)
     for key, values in samples.items():
         figures[key] = statistics.median(values)
     print(f"{'store':<44} {'procs':>5} {'lifecycles/s':>13}   (median of {opts.repeat}; "
@@ -203,14 +274,26 @@ def main() -> None:
         runs = ", ".join(f"{v:,.0f}" for v in samples[key])
         print(f"{label:<44} {procs:>5} {figures[key]:>13,.0f}   [{runs}]")
     sqlite4, seed4 = figures["sqlite_4p"], figures["seed_4p"]
-    audit_ratio = figures["sqlite_noaudit_4p"] / sqlite4
+    # time per lifecycle with the audit / without it = throughput without / with, taken
+    # per round (the configurations compared run back to back) and then the median: the
+    # machine's speed drifts between rounds more than the difference being measured
+
+    def paired(audited: str, other: str) -> float:
+        return statistics.median(b / a for a, b in zip(samples[audited], samples[other],
+                                                       strict=True))
+
+    audit_ratio = paired("sqlite_4p", "sqlite_feed_4p")
+    record_ratio = paired("sqlite_4p", "sqlite_norecord_4p")
     pg4 = figures.get("postgres_4p")
     print(f"\nsignoff sqlite / seed 001 design (4 processes): {sqlite4 / seed4:.2f}x")
-    print(f"audit overhead, sqlite 4p (time with / time without): {audit_ratio:.3f}")
-    pg_audit = None
+    print("time per lifecycle, 4 processes       audit / feed only   audit / no record"
+          "   (median of per-round ratios)")
+    print(f"  sqlite                                {audit_ratio:>15.3f} {record_ratio:>19.3f}")
+    pg_audit = pg_record = None
     if pg4:
-        pg_audit = figures["postgres_noaudit_4p"] / pg4
-        print(f"audit overhead, postgres 4p (time with / time without): {pg_audit:.3f}")
+        pg_audit = paired("postgres_4p", "postgres_feed_4p")
+        pg_record = paired("postgres_4p", "postgres_norecord_4p")
+        print(f"  postgres                              {pg_audit:>15.3f} {pg_record:>19.3f}")
     print(json.dumps({
         "sqlite_lifecycles_per_s": round(sqlite4, 1),
         "postgres_lifecycles_per_s": round(pg4, 1) if pg4 else None,
@@ -218,6 +301,8 @@ def main() -> None:
         "sqlite_vs_seed_ratio": round(sqlite4 / seed4, 2),
         "audit_overhead_ratio": round(audit_ratio, 3),
         "postgres_audit_overhead_ratio": round(pg_audit, 3) if pg_audit else None,
+        "record_overhead_ratio": round(record_ratio, 3),
+        "postgres_record_overhead_ratio": round(pg_record, 3) if pg_record else None,
         "sqlite_1p_lifecycles_per_s": round(figures["sqlite_1p"], 1),
         "postgres_1p_lifecycles_per_s": round(figures["postgres_1p"], 1) if pg4 else None,
         "seed_design_1p_lifecycles_per_s": round(figures["seed_1p"], 1),
@@ -237,6 +322,19 @@ def _pg_schema(url: str) -> str | None:
     except Exception as exc:
         print(f"PostgreSQL skipped: {exc}")
         return None
+
+
+def _pg_feed_only(url: str) -> None:
+    """A second schema whose append is the feed-only one (see PG_FEED_ONLY)."""
+    import psycopg
+
+    from signoff.store import open_store
+
+    open_store(url).close()
+    schema = url.rsplit("%3D", 1)[1]
+    with psycopg.connect(url.split("?")[0], autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {schema}")
+        conn.execute(PG_FEED_ONLY)
 
 
 def _pg_drop(url: str, schema: str) -> None:

@@ -100,7 +100,8 @@ TAMPERS: dict[str, tuple[Callable[[Backend], None], int, str]] = {
     "deleted": (_delete, 4, "entry 4 is missing"),
     "inserted": (_insert, 4, "entry 4 does not link to entry 3"),
     "reordered": (_reorder, 2, "entry 2 does not link to entry 1"),
-    "deleted-tail": (_delete_tail, 7, "entries 7..8 were deleted from the end"),
+    # PostgreSQL and memory: "entries 7..8 were ..."; SQLite: "entry 7 and any after it ..."
+    "deleted-tail": (_delete_tail, 7, "were deleted from the end"),
 }
 
 
@@ -128,6 +129,86 @@ def test_verify_names_the_first_bad_entry(db: Backend, tamper: str,
     code, out = cli(capsys, "audit", "verify", "--db", db.url, "--json")
     doc = json.loads(out)
     assert code == 1 and doc["ok"] is False and doc["first_bad_seq"] == first_bad
+
+
+@pytest.mark.parametrize("tamper", ["deleted-tail", "deleted-middle"])
+def test_a_cut_stays_visible_after_later_appends(db: Backend, tamper: str) -> None:
+    # The store keeps writing after someone cut entries: the new entries must not paper
+    # over the hole (SQLite finds the end mark gone and leaves a gap).
+    store = db.open()
+    history(store)
+    db.sql("DELETE FROM signoff_events WHERE seq >= 7" if tamper == "deleted-tail"
+           else "DELETE FROM signoff_events WHERE seq = 8")
+    for n in range(3):
+        store.record("verdict", {"n": n}, run_id="run-3", now=NOW + 90000 + n)
+    report = verify_store(store)
+    assert not report.ok and report.first_bad_seq == (7 if tamper == "deleted-tail" else 8)
+
+
+def test_sqlite_without_returning_appends_the_same_chain(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # SQLite before 3.35 has no UPDATE ... RETURNING: the two-statement path must agree
+    from signoff.store import sql
+
+    chains = []
+    for returning in (True, False):
+        monkeypatch.setattr(sql, "RETURNING", returning)
+        backend = Backend("sqlite", tmp_path / str(returning))
+        try:
+            store = backend.open()
+            history(store)
+            assert store.verify_chain() == (True, None, "8 entries verified")
+            # request ids are random: compare places, kinds and end marks
+            chains.append([(row[0], row[2], row[8]) for row in backend.events()])
+            backend.sql("DELETE FROM signoff_events WHERE seq = 8")
+            store.record("verdict", {"after": "cut"}, now=NOW + 90000)
+            assert store.verify_chain()[:2] == (False, 8)
+        finally:
+            backend.close()
+    assert chains[0] == chains[1] and chains[0][-1] == (8, "grant.added", 1)
+
+
+def test_an_emptied_log_is_caught(db: Backend) -> None:
+    store = db.open()
+    history(store)
+    db.sql("DELETE FROM signoff_events")
+    report = verify_store(store)
+    assert (report.ok, report.first_bad_seq) == (False, 1), report.message
+    assert "deleted from the end" in report.message
+
+
+def test_sqlite_checkpoint_catches_a_cut_below_it(tmp_path: Path) -> None:
+    # 70 entries: the checkpoint row is at 64; cut back to 50 and re-mark the new end the
+    # way the store would, so only the checkpoint can tell
+    backend = Backend("sqlite", tmp_path)
+    try:
+        store = backend.open()
+        for n in range(70):
+            store.record("verdict", {"n": n}, now=NOW + n)
+        backend.sql("DELETE FROM signoff_events WHERE seq > 50")
+        backend.sql("UPDATE signoff_events SET head = 1 WHERE seq = 50")
+        ok, bad, message = store.verify_chain()
+        assert (ok, bad) == (False, 51) and "51..64 (at least) were deleted" in message
+    finally:
+        backend.close()
+
+
+def test_sqlite_store_from_before_the_end_mark_is_migrated(tmp_path: Path) -> None:
+    backend = Backend("sqlite", tmp_path)
+    try:
+        history(backend.open())
+        backend.close()
+        # the schema as migration 7 left it: no end mark column, the head in its own row
+        backend.sql("UPDATE signoff_chain SET seq = 8, "
+                    "hash = (SELECT hash FROM signoff_events WHERE seq = 8)")
+        backend.sql("ALTER TABLE signoff_events DROP COLUMN head")
+        backend.sql("DELETE FROM schema_migrations WHERE version = 8")
+        store = backend.open()
+        assert store.verify_chain() == (True, None, "8 entries verified")
+        store.record("verdict", {"after": "migration"}, now=NOW + 90000)
+        assert store.verify_chain() == (True, None, "9 entries verified")
+    finally:
+        backend.close()
 
 
 def test_report_shows_what_is_stored_at_the_bad_place(db: Backend) -> None:

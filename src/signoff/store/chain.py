@@ -2,8 +2,14 @@
 
 ``entry`` is the canonical JSON text of an event (its sequence number is implied by its
 place in the chain). Verification walks the entries in sequence order and compares the
-last one with the chain head kept in its own row, so it detects an edited, deleted
+last one with what the store recorded of the chain's end, so it detects an edited, deleted
 (anywhere, the tail included), inserted or reordered entry and names the first bad one.
+
+The end is recorded as a head ``(seq, hash)``: PostgreSQL and memory keep it in a row of its
+own (on PostgreSQL that row also orders the appends). SQLite marks it on the last entry
+itself (migration 0008; the mark moves within the page the append writes anyway), and
+keeps a checkpoint ``(seq, hash)`` row that the first entry and every 64th move, so a log
+emptied or cut below the checkpoint is caught even though its end mark went with it.
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ def chain_hash(prev_hash: str, entry: str) -> str:
 
 
 def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
-                 head: tuple[int, str]) -> tuple[bool, int | None, str]:
-    """Check (seq, entry, prev_hash, hash, kind, request_id) rows in seq order."""
+                 head: tuple[int, str] | None,
+                 checkpoint: tuple[int, str] | None = None) -> tuple[bool, int | None, str]:
+    """Check (seq, entry, prev_hash, hash, kind, request_id) rows in seq order against the
+    recorded head (None: the entries exist but none is marked as the last one) and an
+    optional checkpoint, an earlier (seq, hash) the chain must still hold."""
     expected_seq = 1
     prev = GENESIS_HASH
     for seq, entry, prev_hash, hash_, kind, request_id in rows:
@@ -41,9 +50,20 @@ def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
             return False, seq, f"entry {seq} is not valid JSON"
         if doc.get("kind") != kind or doc.get("request_id") != request_id:
             return False, seq, f"entry {seq}: its columns disagree with its hashed content"
+        if checkpoint is not None and seq == checkpoint[0] and hash_ != checkpoint[1]:
+            return False, seq, f"entry {seq} is not the one the chain's checkpoint recorded " \
+                               "(the log was rewritten up to here)"
         prev = hash_
         expected_seq += 1
     last = expected_seq - 1
+    if checkpoint is not None and checkpoint[0] > last:
+        return False, last + 1, f"entries {last + 1}..{checkpoint[0]} (at least) were " \
+                                "deleted from the end"
+    if head is None:
+        if last == 0:
+            return True, None, "0 entries verified"
+        return False, last + 1, f"entry {last + 1} and any after it were deleted from the " \
+                                f"end (entry {last} is not marked as the last)"
     head_seq, head_hash = head
     if head_seq != last or (last and head_hash != prev):
         if head_seq > last:

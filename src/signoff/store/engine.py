@@ -49,7 +49,8 @@ class Tx(Protocol):
     def cursor_get(self, name: str) -> int: ...
     def cursor_set(self, name: str, seq: int) -> None: ...
     def chain_rows(self) -> Iterator[tuple[int, str, str, str, str, str | None]]: ...
-    def chain_head(self) -> tuple[int, str]: ...
+    def last_seq(self) -> int: ...
+    def chain_end(self) -> tuple[tuple[int, str] | None, tuple[int, str] | None]: ...
     # runs (see runstore): columns in RunRow.columns() order
     def run_get(self, run_id: str, lock: bool) -> Cols | None: ...
     def run_insert(self, cols: Cols) -> None: ...
@@ -378,7 +379,7 @@ class Engine(RunsAPI):
 
     def last_seq(self) -> int:
         with self._read() as tx:
-            return tx.chain_head()[0]
+            return tx.last_seq()
 
     def read_events(self, consumer: str, limit: int = 100) -> list[Event]:
         """Events after the consumer's acknowledged cursor (at-least-once delivery)."""
@@ -390,7 +391,7 @@ class Engine(RunsAPI):
     def ack(self, consumer: str, seq: int) -> None:
         """Move the consumer's cursor forward to `seq` (never backwards)."""
         with self._write() as tx:
-            head = tx.chain_head()[0]
+            head = tx.last_seq()
             if seq > head:
                 raise InvalidInput(f"ack: event {seq} does not exist (last is {head})")
             if seq > tx.cursor_get(consumer):
@@ -400,8 +401,8 @@ class Engine(RunsAPI):
         """(ok, first bad seq or None, message): detects edited, deleted, inserted or
         reordered entries."""
         with self._read() as tx:
-            head = tx.chain_head()
-            return chain.verify_chain(tx.chain_rows(), head)
+            head, checkpoint = tx.chain_end()
+            return chain.verify_chain(tx.chain_rows(), head, checkpoint)
 
 
 def _grant(doc: str) -> Grant:

@@ -138,8 +138,11 @@ class MemoryTx:
             r = self.db.events[seq]
             yield (r[0], r[5], r[6], r[7], r[2], r[3])
 
-    def chain_head(self) -> tuple[int, str]:
-        return (int(self.db.head[0]), str(self.db.head[1]))
+    def last_seq(self) -> int:
+        return int(self.db.head[0])
+
+    def chain_end(self) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+        return (int(self.db.head[0]), str(self.db.head[1])), None
 
     # -- runs
 

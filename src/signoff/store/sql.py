@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
@@ -9,6 +10,9 @@ from .base import Draft
 from .chain import GENESIS_HASH, chain_hash
 
 Dialect = Literal["sqlite", "postgres"]
+
+CHECKPOINT_EVERY = 64  # SQLite: entries between moves of the chain's checkpoint row
+RETURNING = sqlite3.sqlite_version_info >= (3, 35)  # UPDATE ... RETURNING
 
 REQUEST_COLS = ("id, state, run_id, tenant, created_at, expires_at, idempotent, doc, "
                 "token_hash, worker, lease_expires_at, outcome, version")
@@ -34,10 +38,17 @@ _SQL: dict[str, str] = {
     "update": "UPDATE signoff_requests SET state = ?, doc = ?, token_hash = ?, worker = ?, "
               "lease_expires_at = ?, outcome = ?, version = version + 1 "
               "WHERE id = ? AND version = ?",
+    # PostgreSQL: the chain head; SQLite: the chain's checkpoint (see chain.py)
     "head": "SELECT seq, hash FROM signoff_chain WHERE id = 1",
-    "event": "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
-             "hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "set_head": "UPDATE signoff_chain SET seq = ?, hash = ? WHERE id = 1",
+    # SQLite: the last entry carries the end mark (head = 1)
+    "last": "SELECT seq, hash, head FROM signoff_events ORDER BY seq DESC LIMIT 1",
+    "end_mark": "SELECT seq, hash FROM signoff_events WHERE head = 1 ORDER BY seq DESC LIMIT 1",
+    "unmark": "UPDATE signoff_events SET head = NULL WHERE seq = ?",
+    "move_mark": "UPDATE signoff_events SET head = NULL WHERE head = 1 AND seq = "
+                 "(SELECT max(seq) FROM signoff_events) RETURNING seq, hash",
+    "event": "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
+             "hash, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "pg_append": "SELECT signoff_append_text(?, ?, ?, ?, ?)",
     "meta_get": "SELECT value FROM signoff_meta WHERE key = ?",
     "meta_put": "INSERT INTO signoff_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
@@ -147,15 +158,30 @@ class SQLTx:
                 seqs.extend(range(last - len(group) + 1, last + 1))
                 start = end
             return seqs
-        seq, prev = self._q("head").fetchone()
-        for draft, entry in entries:
+        # the common case in one statement: take the end mark off the last entry
+        moved = self._q("move_mark").fetchone() if RETURNING else None
+        if moved is not None:
+            seq, prev = int(moved[0]), str(moved[1])
+        else:
+            last = self._q("last").fetchone()
+            seq, prev = (0, GENESIS_HASH) if last is None else (int(last[0]), str(last[1]))
+            if last is not None:
+                if last[2] == 1:
+                    self._q("unmark", (seq,))
+                else:
+                    seq += 1  # the end was cut behind the store's back: leave a gap
+        checkpoint = None
+        for n, (draft, entry) in enumerate(entries, 1):
             seq += 1
             digest = chain_hash(prev, entry)
             self._q("event", (seq, ts, draft.kind, draft.request_id, draft.run_id, entry, prev,
-                              digest))
+                              digest, 1 if n == len(entries) else None))
+            if seq == 1 or seq % CHECKPOINT_EVERY == 0:
+                checkpoint = (seq, digest)
             prev = digest
             seqs.append(seq)
-        self._q("set_head", (seq, prev))
+        if checkpoint is not None:
+            self._q("set_head", checkpoint)
         return seqs
 
     def meta_get(self, key: str) -> str | None:
@@ -202,9 +228,18 @@ class SQLTx:
         for r in self._q("chain").fetchall():
             yield (int(r[0]), r[1], r[2], r[3], r[4], r[5])
 
-    def chain_head(self) -> tuple[int, str]:
+    def last_seq(self) -> int:
+        row = self._q("head" if self.dialect == "postgres" else "last").fetchone()
+        return 0 if row is None else int(row[0])
+
+    def chain_end(self) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+        """(head, checkpoint) for `chain.verify_chain`."""
         row = self._q("head").fetchone()
-        return (0, GENESIS_HASH) if row is None else (int(row[0]), str(row[1]))
+        recorded = (0, GENESIS_HASH) if row is None else (int(row[0]), str(row[1]))
+        if self.dialect == "postgres":
+            return recorded, None
+        mark = self._q("end_mark").fetchone()
+        return (None if mark is None else (int(mark[0]), str(mark[1]))), recorded
 
     # -- runs (see runstore)
 
