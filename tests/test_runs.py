@@ -230,6 +230,8 @@ def test_answer_becomes_the_result(store: Store, tmp_path: Path) -> None:
     tools = Tools()
     turns = [{"content": "", "tool_calls": [call("c1", "send", {"to": "bob"})]}]
     run = start(store, agent(tools, turns, tmp_path))
+    # `send` is not the human's tool: the web offers no answer form by default
+    assert store.get_request(run.waiting_on[0]).metadata["asks_human"] is False
     decide(
         store, run.waiting_on[0], Decision("respond", result="I mailed bob myself"), actor="alice"
     )

@@ -222,6 +222,22 @@ def test_html_injection_is_inert_in_pages(live: LiveServer) -> None:
     assert "\u202e" not in html and "\\u202e" in html
 
 
+def test_answer_form_follows_the_tools_declaration(live: LiveServer) -> None:
+    declared = live.store.create_request(make_request(
+        call=ToolCall("confirm_budget", {"amount": 5}, "c1"), metadata={"asks_human": True}))
+    not_declared = live.store.create_request(make_request(
+        call=ToolCall("ask_vendor", {"question": "price?"}, "c2"),
+        metadata={"asks_human": False}))
+    unknown = live.store.create_request(make_request(
+        call=ToolCall("ask_human", {"question": "which branch?"}, "c3")))
+    with live.client() as c:
+        pages = {r.id: c.get(f"/requests/{r.id}").text
+                 for r in (declared, not_declared, unknown)}
+    assert 'id="form-answer"' in pages[declared.id]
+    assert 'id="form-answer"' not in pages[not_declared.id]
+    assert 'id="form-answer"' in pages[unknown.id]  # stored without it: judged by its look
+
+
 def test_openapi_documents_every_api_route(live: LiveServer) -> None:
     paths = set(DOCUMENT["paths"])
     from signoff.web import api, events

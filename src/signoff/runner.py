@@ -289,7 +289,7 @@ class Runner:
             run_id=run.id,
             tenant=run.tenant,
             approvers=self.agent.approvers,
-            metadata={"intent": item.intent} if item.intent else {},
+            metadata=_request_metadata(item.intent, spec.always_ask),
         )
         return request, spec.idempotent, ttl
 
@@ -463,6 +463,15 @@ class Runner:
 
 
 @functools.lru_cache(maxsize=512)
+def _request_metadata(intent: str | None, asks_human: bool) -> dict[str, Any]:
+    """What a person deciding elsewhere needs besides the call: the agent's stated intent,
+    and whether the tool's result is the person's answer (the web shows an answer form)."""
+    metadata: dict[str, Any] = {"asks_human": asks_human}
+    if intent:
+        metadata["intent"] = intent
+    return metadata
+
+
 def _accepts(fn: Any, name: str) -> bool:
     """Whether `fn` takes the keyword `name` (signatures are read once per tool)."""
     try:

@@ -118,6 +118,15 @@ async def card(request: HTTPRequest) -> Response:
 # ------------------------------------------------------------------ one request
 
 
+def _asks_human(r: Request) -> bool:
+    """Whether to offer the answer form: the runner records it from the tool's declaration;
+    a request stored by other code without it is judged by its look."""
+    declared = r.metadata.get("asks_human")
+    if isinstance(declared, bool):
+        return declared
+    return "ask" in r.call.name.lower() or "question" in r.call.arguments
+
+
 def _details(ctx: Context, request_id: str) -> dict[str, Any]:
     r = ctx.store.get_request(request_id)
     messages: list[dict[str, Any]] = []
@@ -138,7 +147,7 @@ def _details(ctx: Context, request_id: str) -> dict[str, Any]:
             r.state == "pending" and r.expires_at is not None and r.expires_at <= time.time()),
         "summary": summary(r),
         "intent": r.metadata.get("intent"),
-        "asks_human": "ask" in r.call.name.lower() or "question" in r.call.arguments,
+        "asks_human": _asks_human(r),
     }
 
 
