@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
@@ -12,7 +11,6 @@ from .chain import GENESIS_HASH, chain_hash
 Dialect = Literal["sqlite", "postgres"]
 
 CHECKPOINT_EVERY = 64  # SQLite: entries between moves of the chain's checkpoint row
-RETURNING = sqlite3.sqlite_version_info >= (3, 35)  # UPDATE ... RETURNING
 
 REQUEST_COLS = ("id, state, run_id, tenant, created_at, expires_at, idempotent, doc, "
                 "token_hash, worker, lease_expires_at, outcome, version")
@@ -45,8 +43,6 @@ _SQL: dict[str, str] = {
     "last": "SELECT seq, hash, head FROM signoff_events ORDER BY seq DESC LIMIT 1",
     "end_mark": "SELECT seq, hash FROM signoff_events WHERE head = 1 ORDER BY seq DESC LIMIT 1",
     "unmark": "UPDATE signoff_events SET head = NULL WHERE seq = ?",
-    "move_mark": "UPDATE signoff_events SET head = NULL WHERE head = 1 AND seq = "
-                 "(SELECT max(seq) FROM signoff_events) RETURNING seq, hash",
     "event": "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
              "hash, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "pg_append": "SELECT signoff_append_text(?, ?, ?, ?, ?)",
@@ -158,18 +154,13 @@ class SQLTx:
                 seqs.extend(range(last - len(group) + 1, last + 1))
                 start = end
             return seqs
-        # the common case in one statement: take the end mark off the last entry
-        moved = self._q("move_mark").fetchone() if RETURNING else None
-        if moved is not None:
-            seq, prev = int(moved[0]), str(moved[1])
-        else:
-            last = self._q("last").fetchone()
-            seq, prev = (0, GENESIS_HASH) if last is None else (int(last[0]), str(last[1]))
-            if last is not None:
-                if last[2] == 1:
-                    self._q("unmark", (seq,))
-                else:
-                    seq += 1  # the end was cut behind the store's back: leave a gap
+        last = self._q("last").fetchone()
+        seq, prev = (0, GENESIS_HASH) if last is None else (int(last[0]), str(last[1]))
+        if last is not None:
+            if last[2] == 1:
+                self._q("unmark", (seq,))  # the same page the new entry goes to, mostly
+            else:
+                seq += 1  # the end was cut behind the store's back: leave a gap that shows
         checkpoint = None
         for n, (draft, entry) in enumerate(entries, 1):
             seq += 1
