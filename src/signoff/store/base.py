@@ -20,7 +20,7 @@ and expiry. Both are checked before a decision and before a claim hands out the 
 
 Audit chain: every event's ``hash = sha256(prev_hash + entry)`` where ``entry`` is the
 canonical JSON of the event (its sequence number is implied by its place in the chain);
-the chain head (last seq and hash) is kept in its own row, so a deleted tail shows too.
+where the chain ends is recorded too (see store/chain.py), so a deleted tail shows.
 """
 
 from __future__ import annotations
