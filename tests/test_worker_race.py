@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,36 @@ def test_eight_workers_one_ready_run(kind: str, tmp_path: Path) -> None:
     assert lines[0].split()[1] == run.waiting_on[0]  # idempotency key = request id
     assert store.get_run(run.id).status == "finished"
     backend.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_worker_wakes_for_a_decision_made_while_it_looked(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The decision lands just after the worker's look found nothing ready: the worker must
+    # not sleep through it until the poll timeout (30 s here).
+    from signoff.runner import work
+    from web_helpers import SENT, start_run
+
+    backend = Backend(kind, tmp_path)
+    try:
+        store = backend.open()
+        run = start_run(store, tmp_path, {"to": "carol", "body": "hi"})
+        looks: list[object] = []
+        real_claim_run = store.claim_run
+
+        def claim_run(*args: object, **kwargs: object) -> object:
+            found = real_claim_run(*args, **kwargs)  # type: ignore[arg-type]
+            if not looks:
+                decide(store, run.waiting_on[0], Decision("approve"), actor="alice")
+            looks.append(found)
+            return found
+
+        monkeypatch.setattr(store, "claim_run", claim_run)
+        SENT.clear()
+        started = time.monotonic()
+        resumed = work(store, poll=30.0, stop=lambda: bool(looks) and looks[-1] is not None)
+        assert resumed == 1 and looks[0] is None and [s["to"] for s in SENT] == ["carol"]
+        assert time.monotonic() - started < 15, "the worker slept through the decision"
+        assert store.get_run(run.id).status == "finished"
+    finally:
+        backend.close()

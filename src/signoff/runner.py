@@ -506,13 +506,17 @@ def work(
     name = worker or worker_name()
     resumed = 0
     while stop is None or not stop():
+        # Read the feed's position BEFORE looking for work: a decision that lands between
+        # the look and the wait is then an event after it and ends the wait at once
+        # (waiting from "now" lost it until the next event or the poll timeout).
+        seen = store.last_seq()
         store.expire_stale()
         store.sweep_leases()
         run = store.claim_run(name, lease_seconds=options.get("lease_seconds", 300.0))
         if run is None:
             if once:
                 return resumed
-            store.wait_for_event(poll)
+            store.wait_for_event(poll, after_seq=seen)
             continue
         runner_for(store, run, worker=name, **options).continue_claimed(run)
         resumed += 1

@@ -118,8 +118,9 @@ class Notifier:
     def run(self, stop: Callable[[], bool] | None = None, poll: float = 1.0) -> int:
         done = 0
         while stop is None or not stop():
-            done += self.run_once()
-            self.store.wait_for_event(poll)
+            seen = self.store.last_seq()  # before reading: an event landing after the read
+            done += self.run_once()       # still ends the wait (see runner.work)
+            self.store.wait_for_event(poll, after_seq=seen)
         return done
 
     def run_once(self) -> int:
