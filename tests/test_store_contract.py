@@ -87,6 +87,18 @@ def test_full_lifecycle_and_its_events(store: Store) -> None:
     assert {e.request_id for e in store.events_after(0)} == {r.id}
 
 
+def test_outcomes_of_a_list_in_one_call(store: Store) -> None:
+    done = store.create_request(make_request(), now=NOW)
+    waiting = store.create_request(make_request(), now=NOW)
+    store.decide(done.id, Decision("approve"), actor="ann", now=NOW + 1)
+    claim = store.claim(done.id, worker="w1", now=NOW + 2)
+    store.finish(done.id, claim.token, ok=False, result={"error": "boom"}, now=NOW + 3)
+    found = store.get_outcomes([done.id, waiting.id, "no-such-request", done.id])
+    assert found == {done.id: store.get_outcome(done.id), waiting.id: None}
+    assert found[done.id] is not None and found[done.id]["result"] == {"error": "boom"}
+    assert store.get_outcomes([]) == {}
+
+
 @pytest.mark.parametrize(("decision", "state"), [
     (Decision("reject", reason="too risky"), "rejected"),
     (Decision("skip"), "skipped"),

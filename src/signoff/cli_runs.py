@@ -55,10 +55,20 @@ def summary_of(call: ToolCall) -> str:
 
 
 def request_json(request: Request, store: Store) -> dict[str, Any]:
-    doc = request.to_json()
-    doc["summary"] = summary(request)
-    doc["outcome"] = store.get_outcome(request.id)
-    return doc
+    return requests_json([request], store)[0]
+
+
+def requests_json(requests: list[Request], store: Store) -> list[dict[str, Any]]:
+    """The `--json` shape of requests: the stored document, a summary and the outcome
+    (read for the whole list in one query)."""
+    outcomes = store.get_outcomes([r.id for r in requests])
+    docs = []
+    for request in requests:
+        doc = request.to_json()
+        doc["summary"] = summary(request)
+        doc["outcome"] = outcomes.get(request.id)
+        docs.append(doc)
+    return docs
 
 
 def _age(ts: float) -> str:
@@ -79,7 +89,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
         store.expire_stale()
         requests = store.list_requests(state=None if args.all else "pending", limit=args.limit)
         if args.json:
-            print_json([request_json(r, store) for r in requests])
+            print_json(requests_json(requests, store))
             return 0
         to_review = [i for i in review_items(store) if not i.reverted]
     out = console()
@@ -366,4 +376,4 @@ def register(sub: Any) -> None:
     add("migrate", cmd_migrate, "apply the store's schema migrations")
 
 
-__all__ = ["register", "request_json", "summary"]
+__all__ = ["register", "request_json", "requests_json", "summary"]

@@ -32,7 +32,7 @@ class MemoryDB:
     messages: dict[str, list[str]] = field(default_factory=dict)
 
 
-_STATE, _RUN, _TENANT, _EXPIRES, _LEASE = 1, 2, 3, 5, 10
+_STATE, _RUN, _TENANT, _EXPIRES, _LEASE, _OUTCOME = 1, 2, 3, 5, 10, 11
 # positions in [ord, *RunRow.columns()]
 R_STATUS, R_TENANT, R_UPDATED, R_VERSION, R_OWNER, R_EXPIRES, R_SECONDS = 2, 3, 6, 8, 9, 10, 11
 
@@ -65,6 +65,10 @@ class MemoryTx:
             return False
         row[1:] = [*cols[:-1], old_version + 1]
         return True
+
+    def outcomes(self, request_ids: Sequence[str]) -> list[tuple[str, str | None]]:
+        rows = (self.db.requests.get(rid) for rid in request_ids)
+        return [(row[1], row[1 + _OUTCOME]) for row in rows if row is not None]
 
     def _ordered(self) -> list[list[Any]]:
         return sorted(self.db.requests.values(), key=lambda r: r[0])

@@ -122,6 +122,14 @@ class SQLTx:
                          f"AND {column} <= ? ORDER BY ord", (*states, now)).fetchall()
         return [r[0] for r in rows]
 
+    def outcomes(self, request_ids: Sequence[str]) -> list[tuple[str, str | None]]:
+        if not request_ids:
+            return []
+        marks = ", ".join("?" for _ in request_ids)
+        rows = self._raw(f"SELECT id, outcome FROM signoff_requests WHERE id IN ({marks})",
+                         tuple(request_ids)).fetchall()
+        return [(str(r[0]), r[1]) for r in rows]
+
     def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
                       limit: int) -> list[Sequence[Any]]:
         where, params = [], []

@@ -21,7 +21,7 @@ from ..models import RISKS
 from ..stats import load_stats
 from .auth import csrf_ok, principal
 from .core import Context, ctx_of, error, error_code, status_of
-from .service import Filters, api_request, decide, decision_from
+from .service import Filters, api_request, api_requests, decide, decision_from
 from .stats_view import min_count_param, since_param
 
 MAX_LIMIT = 500
@@ -89,7 +89,7 @@ async def list_requests(request: HTTPRequest) -> Response:
             raise InvalidInput(f"risk must be one of {', '.join(RISKS)}")
         filters = Filters(risk=risk, tool=q.get("tool", ""), run=q.get("run", ""),
                           tenant=q.get("tenant", ""), state=state)
-        found = await _run(lambda: [api_request(ctx, r) for r in filters.apply(ctx, limit)])
+        found = await _run(lambda: api_requests(ctx, filters.apply(ctx, limit)))
     except SignoffError as exc:
         return _fail(exc)
     return JSONResponse(found)

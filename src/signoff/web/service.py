@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import approvals, review
 from ..accounts import Account
-from ..cli_runs import request_json
+from ..cli_runs import requests_json
 from ..exceptions import InvalidInput, NotAuthorized
 from ..models import Decision, Request
 from ..store import Event
@@ -66,9 +66,14 @@ def decide(ctx: Context, who: Account | None, request_id: str,
 
 def api_request(ctx: Context, request: Request) -> dict[str, Any]:
     """The CLI's `--json` shape, plus the decision's next step."""
-    doc = request_json(request, ctx.store)
-    doc["what_next"] = approvals.what_next(request) if request.decision else None
-    return doc
+    return api_requests(ctx, [request])[0]
+
+
+def api_requests(ctx: Context, requests: list[Request]) -> list[dict[str, Any]]:
+    docs = requests_json(requests, ctx.store)
+    for request, doc in zip(requests, docs, strict=True):
+        doc["what_next"] = approvals.what_next(request) if request.decision else None
+    return docs
 
 
 def deliveries(ctx: Context, request_id: str, limit: int = 2000) -> list[Event]:
@@ -108,4 +113,5 @@ class Filters:
         return sorted(found, key=lambda r: r.created_at, reverse=True)
 
 
-__all__ = ["Filters", "api_request", "decide", "decision_from", "deliveries", "revert"]
+__all__ = ["Filters", "api_request", "api_requests", "decide", "decision_from", "deliveries",
+           "revert"]
