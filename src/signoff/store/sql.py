@@ -10,6 +10,11 @@ from .chain import GENESIS_HASH, chain_hash
 
 Dialect = Literal["sqlite", "postgres"]
 
+# SQLite indexes requests by state only while they are open (migration 0009); a query on
+# open states repeats the index's condition verbatim so the planner can use the index
+OPEN_STATES = ("pending", "approved", "claimed", "in_doubt")
+OPEN_TERM = "state IN ('pending', 'approved', 'claimed', 'in_doubt')"
+
 CHECKPOINT_EVERY = 64  # SQLite: entries between moves of the chain's checkpoint row
 
 REQUEST_COLS = ("id, state, run_id, tenant, created_at, expires_at, idempotent, doc, "
@@ -78,6 +83,16 @@ _SQL: dict[str, str] = {
 }
 
 
+def _where(filters: Sequence[tuple[str, Any]], extra: str | None = None
+           ) -> tuple[str, list[Any]]:
+    """`WHERE column = ? AND ...` for the filters that are set, plus an extra term."""
+    terms = [f"{column} = ?" for column, value in filters if value is not None]
+    if extra:
+        terms.append(extra)
+    params = [value for _, value in filters if value is not None]
+    return (f"WHERE {' AND '.join(terms)} " if terms else ""), params
+
+
 class SQLTx:
     """One transaction (or one autocommit read) on a DB-API style connection."""
 
@@ -117,9 +132,11 @@ class SQLTx:
 
     def ids_due(self, states: Sequence[str], column: str, now: float) -> list[str]:
         assert column in ("expires_at", "lease_expires_at")
+        assert set(states) <= set(OPEN_STATES)
         marks = ", ".join("?" for _ in states)
-        rows = self._raw(f"SELECT id FROM signoff_requests WHERE state IN ({marks}) "
-                         f"AND {column} <= ? ORDER BY ord", (*states, now)).fetchall()
+        rows = self._raw(f"SELECT id FROM signoff_requests WHERE {OPEN_TERM} AND "
+                         f"state IN ({marks}) AND {column} <= ? ORDER BY ord",
+                         (*states, now)).fetchall()
         return [r[0] for r in rows]
 
     def outcomes(self, request_ids: Sequence[str]) -> list[tuple[str, str | None]]:
@@ -132,12 +149,8 @@ class SQLTx:
 
     def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
                       limit: int) -> list[Sequence[Any]]:
-        where, params = [], []
-        for column, value in (("state", state), ("run_id", run_id), ("tenant", tenant)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        clause, params = _where((("state", state), ("run_id", run_id), ("tenant", tenant)),
+                                OPEN_TERM if state in OPEN_STATES else None)
         sql = f"SELECT {REQUEST_COLS} FROM signoff_requests {clause}ORDER BY ord DESC LIMIT ?"
         rows: list[Sequence[Any]] = self._raw(sql, (*params, limit)).fetchall()
         return rows
@@ -273,12 +286,7 @@ class SQLTx:
 
     def run_list(self, status: str | None, tenant: str | None,
                  limit: int) -> list[Sequence[Any]]:
-        where, params = [], []
-        for column, value in (("status", status), ("tenant", tenant)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        clause, params = _where((("status", status), ("tenant", tenant)))
         sql = f"SELECT {RUN_COLS} FROM signoff_runs {clause}ORDER BY ord DESC LIMIT ?"
         rows: list[Sequence[Any]] = self._raw(sql, (*params, limit)).fetchall()
         return rows

@@ -1,0 +1,3 @@
+-- SQLite-only change (a partial index on open states), numbered here too so both backends
+-- count alike
+SELECT 1
