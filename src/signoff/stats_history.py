@@ -1,0 +1,138 @@
+"""The decision history read back from the audit log: one record per question (request)
+and per judged call, for `stats` and `suggestions` (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .models import Request
+from .store import Event
+
+_KIND_NAME = {"approve": "approve", "approve_always": "approve", "edit": "edit",
+              "reject": "reject", "skip": "skip", "respond": "answer"}
+
+
+@dataclass(slots=True)
+class Question:
+    id: str
+    created: float
+    run_id: str | None
+    name: str
+    call_id: str
+    arguments: Mapping[str, Any]
+    verdict: Mapping[str, Any]  # the original verdict (before any edit)
+    decision: str | None = None  # approve, edit, reject, skip, answer
+    decided_at: float | None = None
+    state: str = "pending"
+    edited_to: Mapping[str, Any] | None = None
+    expired: bool = False
+    in_doubt: bool = False
+    unresolved: bool = False
+
+    @property
+    def rule(self) -> str | None:
+        rule = self.verdict.get("rule")
+        return rule if isinstance(rule, str) else None
+
+    @property
+    def suggested(self) -> str | None:
+        rule = self.verdict.get("suggested_rule")
+        return rule if isinstance(rule, str) else None
+
+    @property
+    def refused(self) -> bool:
+        """Rejected by a person, or edited into a call the policy denied."""
+        return self.decision == "reject" or (self.decision == "edit" and
+                                             self.state == "rejected")
+
+
+@dataclass(slots=True)
+class JudgedCall:
+    ts: float
+    run_id: str | None
+    name: str
+    arguments: Mapping[str, Any]
+    effect: str
+    suggested: str | None
+    parts: tuple[str, ...] = ()
+
+
+def _call_of(data: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
+    call = data.get("call") or {}
+    args = call.get("arguments")
+    return str(call.get("name", "?")), str(call.get("id") or ""), \
+        args if isinstance(args, Mapping) else {}
+
+
+def gather(events: Iterable[Event], requests: Iterable[Request]
+            ) -> tuple[dict[str, Question], list[JudgedCall], set[tuple[str | None, str]]]:
+    reqs: dict[str, Question] = {}
+    calls: list[JudgedCall] = []
+    seen: dict[tuple[str | None, str], int] = {}  # (run, call id) -> index in calls
+    for e in events:
+        d = e.data
+        if e.kind == "verdict":
+            name, cid, args = _call_of(d)
+            verdict = d.get("verdict") or {}
+            parts = tuple(str(p.get("command")) for p in verdict.get("parts") or ()
+                          if isinstance(p, Mapping))
+            item = JudgedCall(e.ts, e.run_id, name, args, str(verdict.get("effect", "?")),
+                         verdict.get("suggested_rule"), parts)
+            key = (e.run_id, cid)
+            if cid and e.run_id and key in seen:  # judged again after a crash: once
+                calls[seen[key]] = item
+                continue
+            if cid:
+                seen.setdefault(key, len(calls))
+            calls.append(item)
+            continue
+        rid = e.request_id
+        if rid is None:
+            continue
+        if e.kind == "request.created":
+            name, cid, args = _call_of(d)
+            reqs[rid] = Question(rid, e.ts, e.run_id, name, cid, args, d.get("verdict") or {})
+            continue
+        r = reqs.get(rid)
+        if r is None:
+            continue
+        if e.kind == "request.decided":
+            decision = d.get("decision") or {}
+            r.decision = _KIND_NAME.get(str(decision.get("kind")))
+            at = decision.get("decided_at")
+            r.decided_at = float(at) if isinstance(at, int | float) else e.ts
+            r.state = str(d.get("state", r.state))
+            if isinstance(d.get("arguments"), Mapping):
+                r.edited_to = d["arguments"]
+        elif e.kind == "request.expired":
+            r.expired, r.state = True, "expired"
+        elif e.kind == "request.in_doubt":
+            r.in_doubt = r.unresolved = True
+        elif e.kind in ("request.resolved", "request.finished"):
+            r.unresolved = False
+    for q in requests:  # requests the events do not cover (a partial log)
+        if q.id not in reqs:
+            reqs[q.id] = from_request(q)
+    return reqs, calls, set(seen)
+
+
+def from_request(q: Request) -> Question:
+    meta = q.metadata or {}
+    first = meta.get("original_call")
+    verdict = meta.get("original_verdict")
+    r = Question(q.id, q.created_at, q.run_id, q.call.name, q.call.id,
+             first["arguments"] if isinstance(first, Mapping) else q.call.arguments,
+             verdict if isinstance(verdict, Mapping) else q.verdict.to_json(), state=q.state)
+    if q.decision is not None:
+        r.decision = _KIND_NAME.get(q.decision.kind)
+        r.decided_at = q.decision.decided_at
+        if q.decision.kind == "edit":
+            r.edited_to = q.call.arguments
+    r.expired = q.state == "expired"
+    r.in_doubt = r.unresolved = q.state == "in_doubt"
+    return r
+
+
+__all__ = ["JudgedCall", "Question", "from_request", "gather"]
