@@ -462,7 +462,6 @@ class Runner:
         )
 
 
-@functools.lru_cache(maxsize=512)
 def _request_metadata(intent: str | None, asks_human: bool) -> dict[str, Any]:
     """What a person deciding elsewhere needs besides the call: the agent's stated intent,
     and whether the tool's result is the person's answer (the web shows an answer form)."""
@@ -472,6 +471,7 @@ def _request_metadata(intent: str | None, asks_human: bool) -> dict[str, Any]:
     return metadata
 
 
+@functools.lru_cache(maxsize=512)
 def _accepts(fn: Any, name: str) -> bool:
     """Whether `fn` takes the keyword `name` (signatures are read once per tool)."""
     try:
