@@ -19,7 +19,8 @@ Measured with 1 and 4 processes on SQLite and PostgreSQL, beside:
     so the whole cost of keeping a record is visible too.
 
 Every configuration runs --repeat times, interleaved round-robin, and the medians are
-reported (the machine is shared: a single run can be off by 2x).
+reported (the machine is shared: a single run can be off by 2x); the overhead ratios are
+the medians of the per-round ratios, each taken between runs made back to back.
 
 Usage: python bench/store_lifecycle.py [--seconds 2] [--repeat 3] [--pg postgresql://…]
 Last line: one JSON object.
