@@ -58,3 +58,15 @@ def test_only_open_requests_are_in_the_index(tmp_path: Path) -> None:
         assert indexed == [(kept.id,)]
     finally:
         store.close()
+
+
+def test_deliveries_are_found_through_their_index(tmp_path: Path) -> None:
+    from signoff.store.sql import _SQL
+
+    path = tmp_path / "s.db"
+    open_store(str(path)).close()
+    conn = sqlite3.connect(path)
+    plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {_SQL['deliveries']}",
+                                                 ("req",)))
+    conn.close()
+    assert "signoff_events_deliveries" in plan, plan

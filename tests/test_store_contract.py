@@ -87,6 +87,20 @@ def test_full_lifecycle_and_its_events(store: Store) -> None:
     assert {e.request_id for e in store.events_after(0)} == {r.id}
 
 
+def test_deliveries_of_a_request_at_any_age(store: Store) -> None:
+    a = store.create_request(make_request(), now=NOW)
+    b = store.create_request(make_request(), now=NOW)
+    for n in range(30):  # deliveries for both, among other events
+        rid = a.id if n % 3 == 0 else b.id
+        kind = "notify.failed" if n == 0 else "notify.delivered"
+        store.record(kind, {"channel": "ops", "n": n}, request_id=rid, now=NOW + n)
+        store.record("verdict", {"n": n}, request_id=rid, now=NOW + n)
+    found = store.deliveries(a.id)
+    assert [e.data["n"] for e in found] == list(range(0, 30, 3))
+    assert found[0].kind == "notify.failed" and {e.request_id for e in found} == {a.id}
+    assert store.deliveries("no-such-request") == []
+
+
 def test_outcomes_of_a_list_in_one_call(store: Store) -> None:
     done = store.create_request(make_request(), now=NOW)
     waiting = store.create_request(make_request(), now=NOW)

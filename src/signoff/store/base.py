@@ -168,6 +168,10 @@ class Draft:
         )
 
 
+# what the web notifier records about each delivery (see web/notify.py), on the request
+DELIVERY_KINDS = ("notify.delivered", "notify.failed")
+
+
 def check_kind(kind: object, where: str) -> str:
     """An event kind: a non-empty printable string (no newline: see postgres `_joined`)."""
     if not isinstance(kind, str) or not kind or not kind.isprintable():

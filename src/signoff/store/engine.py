@@ -48,6 +48,7 @@ class Tx(Protocol):
     def list_grants(self, scope: str | None,
                     run_id: str | None) -> list[tuple[str, str | None]]: ...
     def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]: ...
+    def deliveries(self, request_id: str) -> list[tuple[int, str, str, str]]: ...
     def cursor_get(self, name: str) -> int: ...
     def cursor_set(self, name: str, seq: int) -> None: ...
     def chain_rows(self) -> Iterator[tuple[int, str, str, str, str, str | None]]: ...
@@ -390,6 +391,13 @@ class Engine(RunsAPI):
     def events_after(self, seq: int, limit: int = 100) -> list[Event]:
         with self._read() as tx:
             rows = tx.events_after(int(seq), int(limit))
+        return [Event.from_entry(*row) for row in rows]
+
+    def deliveries(self, request_id: str) -> list[Event]:
+        """The notifier's delivery events for a request (`notify.delivered` / `.failed`),
+        oldest first, however long ago they were written."""
+        with self._read() as tx:
+            rows = tx.deliveries(request_id)
         return [Event.from_entry(*row) for row in rows]
 
     def last_seq(self) -> int:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Draft
+from .base import DELIVERY_KINDS, Draft
 from .chain import GENESIS_HASH, chain_hash
 from .engine import Engine
 
@@ -130,6 +130,11 @@ class MemoryTx:
     def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]:
         rows = sorted((r for s, r in self.db.events.items() if s > seq), key=lambda r: r[0])
         return [(r[0], r[5], r[6], r[7]) for r in rows[:limit]]
+
+    def deliveries(self, request_id: str) -> list[tuple[int, str, str, str]]:
+        rows = sorted(self.db.events.values(), key=lambda r: r[0])
+        return [(r[0], r[5], r[6], r[7]) for r in rows
+                if r[3] == request_id and r[2] in DELIVERY_KINDS]
 
     def cursor_get(self, name: str) -> int:
         return self.db.consumers.get(name, 0)

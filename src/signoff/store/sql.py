@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from .base import Draft
+from .base import DELIVERY_KINDS, Draft
 from .chain import GENESIS_HASH, chain_hash
 
 Dialect = Literal["sqlite", "postgres"]
@@ -14,6 +14,9 @@ Dialect = Literal["sqlite", "postgres"]
 # open states repeats the index's condition verbatim so the planner can use the index
 OPEN_STATES = ("pending", "approved", "claimed", "in_doubt")
 OPEN_TERM = "state IN ('pending', 'approved', 'claimed', 'in_doubt')"
+
+# the notifier's delivery events are indexed by request (migration 0010), with this condition
+DELIVERY_TERM = "kind IN ({})".format(", ".join(f"'{k}'" for k in DELIVERY_KINDS))
 
 CHECKPOINT_EVERY = 64  # SQLite: entries between moves of the chain's checkpoint row
 
@@ -59,6 +62,8 @@ _SQL: dict[str, str] = {
     "grant_revoke": "UPDATE signoff_grants SET revoked_at = ? WHERE id = ?",
     "events_after": "SELECT seq, entry, prev_hash, hash FROM signoff_events WHERE seq > ? "
                     "ORDER BY seq LIMIT ?",
+    "deliveries": "SELECT seq, entry, prev_hash, hash FROM signoff_events "
+                  f"WHERE {DELIVERY_TERM} AND request_id = ? ORDER BY seq",
     "cursor_get": "SELECT seq FROM signoff_consumers WHERE name = ?",
     "cursor_set": "INSERT INTO signoff_consumers (name, seq) VALUES (?, ?) "
                   "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
@@ -228,6 +233,10 @@ class SQLTx:
 
     def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]:
         return [(r[0], r[1], r[2], r[3]) for r in self._q("events_after", (seq, limit)).fetchall()]
+
+    def deliveries(self, request_id: str) -> list[tuple[int, str, str, str]]:
+        return [(int(r[0]), r[1], r[2], r[3])
+                for r in self._q("deliveries", (request_id,)).fetchall()]
 
     def cursor_get(self, name: str) -> int:
         row = self._q("cursor_get", (name,)).fetchone()

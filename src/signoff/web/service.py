@@ -76,17 +76,9 @@ def api_requests(ctx: Context, requests: list[Request]) -> list[dict[str, Any]]:
     return docs
 
 
-def deliveries(ctx: Context, request_id: str, limit: int = 2000) -> list[Event]:
-    """Notification deliveries recorded for a request (newest last)."""
-    found: list[Event] = []
-    seq = max(0, ctx.store.last_seq() - limit)
-    while True:
-        batch = ctx.store.events_after(seq, limit=500)
-        if not batch:
-            return found
-        found += [e for e in batch if e.request_id == request_id
-                  and e.kind.startswith("notify.")]
-        seq = batch[-1].seq
+def deliveries(ctx: Context, request_id: str) -> list[Event]:
+    """Notification deliveries recorded for a request (oldest first)."""
+    return ctx.store.deliveries(request_id)
 
 
 def revert(ctx: Context, who: Account | None, seq: int) -> str:
