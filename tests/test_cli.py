@@ -80,6 +80,18 @@ def test_check_bad_input_is_a_clear_error(tmp_path: Path, args: list[str], messa
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("args", [
+    ["audit", "verify", "--file", "missing.jsonl"],
+    ["audit", "export", "--output", "no/such/dir/audit.jsonl"],
+    ["check", "--no-user-settings", "--shell-file", "missing.txt"],
+])
+def test_a_missing_file_is_named_not_a_traceback(tmp_path: Path, args: list[str]) -> None:
+    done = signoff(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "No such file or directory" in done.stderr and "Traceback" not in done.stderr
+    assert args[-1] in done.stderr
+
+
 def test_check_names_a_broken_settings_file(tmp_path: Path) -> None:
     (tmp_path / ".signoff").mkdir()
     (tmp_path / ".signoff" / "settings.toml").write_text('[permissions]\nallow = ["Bash(ls"]\n')

@@ -192,6 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SignoffError as exc:
         sys.stderr.write(f"signoff: {exc}\n")
         return 2
+    except OSError as exc:
+        if exc.filename is None:
+            raise  # not about a file the user named: a bug to see whole
+        sys.stderr.write(f"signoff: {exc.filename}: {exc.strerror or exc}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("signoff: interrupted\n")
         return 130
