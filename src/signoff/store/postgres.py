@@ -65,12 +65,16 @@ class PostgresStore(Engine):
         self._cursors_lock = threading.Lock()
         self._listen_lock = threading.Lock()
         try:
+            # one direct attempt first: a wrong host, port, database or password fails at
+            # once with its own message (the pool would retry quietly for 10 s)
+            psycopg.connect(url, connect_timeout=10).close()
             self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
                                         kwargs={"autocommit": True}, open=True,
                                         name="signoff")
             self._pool.wait(timeout=10)
         except Exception as exc:
-            raise ConfigurationError(f"cannot reach the PostgreSQL store: {exc}") from exc
+            raise ConfigurationError(
+                f"cannot reach the PostgreSQL store: {' '.join(str(exc).split())}") from exc
         try:
             if migrate:
                 self.migrate()
