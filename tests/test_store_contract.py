@@ -514,3 +514,12 @@ def test_event_kinds_are_printable(store: Store) -> None:
         with pytest.raises(InvalidInput, match="event kind"):
             store.record(kind, {})
     assert store.last_seq() == 0
+
+
+def test_unreachable_postgres_names_the_cause() -> None:
+    # a closed port: refused at once, and the message says so (not "pool gave up")
+    from signoff.exceptions import ConfigurationError
+
+    pytest.importorskip("psycopg")
+    with pytest.raises(ConfigurationError, match="refused"):
+        open_store("postgresql://postgres@127.0.0.1:1/test")
