@@ -125,21 +125,47 @@ def test_grants_list_revoke_and_clear(workspace: Path) -> None:
     assert "Cleared the conversation and 1 grant(s)." in out.getvalue()
 
 
-def test_inbox_without_and_with_a_store(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_inbox_reads_the_sessions_own_store(workspace: Path) -> None:
     chat, out, _, _ = session(workspace, [])
     chat.handle("/inbox")
-    assert "No store configured" in out.getvalue()
-    from signoff.store import open_store
-
-    url = str(workspace / "inbox.db")
-    store = open_store(url)
+    assert "No pending requests." in out.getvalue()
+    assert chat.record is not None and chat.store_url == str(workspace / ".signoff" / "signoff.db")
     call = ToolCall("send_email", {"to": "client@example.com", "subject": "hi", "body": "x"}, "c")
     verdict = Verdict("ask", "high", None, ("reaches the outside world",), "external")
-    store.create_request(Request(id="", call=call, verdict=verdict, preview="mail"))
-    store.close()
-    chat.store_url = url
+    chat.record.create_request(Request(id="", call=call, verdict=verdict, preview="mail"))
     chat.handle("/inbox")
     assert "send_email" in out.getvalue() and "client@example.com" in out.getvalue()
+
+
+def test_a_session_is_on_the_record(workspace: Path) -> None:
+    # every verdict, question, answer and outcome of an interactive session is in the audit
+    # log, and the statistics count its questions
+    from signoff.audit import read_log, verify_store
+    from signoff.stats import load_stats
+
+    chat, _, _, _ = session(
+        workspace,
+        [scripted_reply(None, fake_call("read_file", {"path": "README.md"}, "c1")),
+         rm("rm -rf build", "c2"), rm("rm -rf ~", "c3"), scripted_reply("done")],
+        Decision("reject", reason="keep the build"),
+    )
+    chat.handle("clean up")
+    assert chat.record is not None
+    log = [e for e in read_log(chat.record) if e.run_id == chat.session_id]
+    kinds = [e.kind for e in log]
+    assert kinds.count("verdict") == 3
+    effects = [e.data["verdict"]["effect"] for e in log if e.kind == "verdict"]
+    assert effects == ["allow", "ask", "deny"]
+    (decided,) = [e for e in log if e.kind == "session.decided"]
+    assert decided.data["call"]["arguments"] == {"command": "rm -rf build"}
+    assert decided.data["decision"]["kind"] == "reject"
+    assert decided.data["decision"]["reason"] == "keep the build"
+    outcomes = [e.data["outcome"] for e in log if e.kind == "session.outcome"]
+    assert outcomes == ["ran", "rejected", "denied"]
+    assert verify_store(chat.record).ok
+    stats = load_stats(chat.record)
+    assert (stats.questions, stats.decisions) == (1, {"reject": 1})
+    assert (workspace / "build" / "app.o").exists()
 
 
 def test_stream_is_ended_before_the_approval_box() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -333,6 +333,30 @@ def _pick(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {k: doc.get(k) for k in ("seq", "kind", "ts", "request_id", "run_id", "actor")}
 
 
+def session_recorder(store: Store, session_id: str) -> Callable[[str, Mapping[str, Any]], None]:
+    """A `Gate` listener that puts an in-process session on the record, as events of run
+    `session_id`: every verdict (`verdict`, as a durable run writes it), every question with
+    its decision (`session.decided`: call, verdict, asked_at, decision), every outcome
+    (`session.outcome`) and grant (`session.grant`). It writes before the gate goes on, so
+    a store that cannot write stops the call instead of letting it run unrecorded."""
+
+    def listen(kind: str, payload: Mapping[str, Any]) -> None:
+        data = dict(payload)
+        if kind == "verdict":
+            store.record("verdict", data, run_id=session_id)
+        elif kind == "decision":
+            decision = data.get("decision") or {}
+            store.record("session.decided", data, run_id=session_id,
+                         request_id=str(data.get("request")), actor=decision.get("actor"))
+        elif kind == "outcome":
+            store.record("session.outcome", data, run_id=session_id)
+        elif kind == "grant":
+            store.record("session.grant", {"grant": data}, run_id=session_id,
+                         actor=data.get("created_by"))
+
+    return listen
+
+
 __all__ = [
     "AuditFilter",
     "VerifyReport",
@@ -342,6 +366,7 @@ __all__ = [
     "iter_events",
     "parse_since",
     "read_log",
+    "session_recorder",
     "verify_file",
     "verify_lines",
     "verify_store",

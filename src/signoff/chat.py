@@ -17,10 +17,12 @@ import contextlib
 import json
 import os
 import sys
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from .agent import Model, OpenAIModel, run_session
+from .audit import session_recorder
 from .channels import Channel, Prompt
 from .channels.render import escape_untrusted
 from .channels.terminal import TerminalChannel
@@ -29,6 +31,7 @@ from .gate import Gate, ToolResult
 from .models import Decision
 from .policy import Policy
 from .settings import MODES, Mode, load_settings
+from .store import Store, open_store
 
 HELP = """\
 Commands:
@@ -94,13 +97,10 @@ class FlushingChannel:
         return self.inner.decide(prompt)
 
 
-def default_store_url(workspace: str) -> str | None:
-    """The store /inbox reads: $SIGNOFF_DB, else the workspace's database if it exists."""
-    env = os.environ.get("SIGNOFF_DB")
-    if env:
-        return env
-    path = os.path.join(workspace, ".signoff", "signoff.db")
-    return path if os.path.exists(path) else None
+def default_store_url(workspace: str) -> str:
+    """The session's store (its record, and what /inbox reads): $SIGNOFF_DB, else the
+    workspace's database."""
+    return os.environ.get("SIGNOFF_DB") or os.path.join(workspace, ".signoff", "signoff.db")
 
 
 def _short(text: str, limit: int = 100) -> str:
@@ -124,6 +124,8 @@ class ChatSession:
         model_label: str = "",
         store_url: str | None = None,
         system_prompt: str | None = None,
+        record: Store | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.model = model
         self.gate = gate
@@ -133,6 +135,8 @@ class ChatSession:
         self.printer = printer
         self.model_label = model_label or repr(model)
         self.store_url = store_url
+        self.record = record  # the store the gate records this session into (see audit)
+        self.session_id = session_id
         self.system = (system_prompt or SYSTEM_PROMPT).format(root=workspace)
         self.messages: list[dict[str, Any]] = []
         self.reset()
@@ -148,6 +152,9 @@ class ChatSession:
     def banner(self) -> None:
         self.say(f"signoff chat  model: {escape_untrusted(self.model_label, newline=False)}")
         self.say(f"workspace: {self.workspace}   {self._status()}")
+        if self.record is not None:
+            self.say(f"on the record: every call, question and answer goes to {self.store_url} "
+                     f"(session {self.session_id}; see `signoff audit --run {self.session_id}`)")
         self.say("Type /help for commands, /exit to leave.")
 
     def repl(self, read_line: Callable[[str], str] = input) -> int:
@@ -287,17 +294,20 @@ class ChatSession:
             self.say(f"  {grant.id}  {grant.scope:<8} {rule}")
 
     def cmd_inbox(self, arg: str) -> None:
-        if self.store_url is None:
+        if self.record is None and self.store_url is None:
             self.say("No store configured (set SIGNOFF_DB): no pending requests.")
             return
         try:
-            from .store import open_store
+            if self.record is not None:
+                pending = self.record.list_requests(state="pending")
+            else:
+                from .store import open_store
 
-            store = open_store(self.store_url)
-            try:
-                pending = store.list_requests(state="pending")
-            finally:
-                store.close()
+                store = open_store(self.store_url)
+                try:
+                    pending = store.list_requests(state="pending")
+                finally:
+                    store.close()
         except (SignoffError, OSError) as exc:
             self.say(f"Cannot read the store: {escape_untrusted(str(exc), newline=False)}")
             return
@@ -342,10 +352,14 @@ def build_session(
     printer = StreamPrinter(out or sys.stdout)
     tools, specs, previewer = _workspace_tools(root)
     policy = Policy(load_settings(root, user=user_settings), workspace=root, mode=mode)
+    url = store_url if store_url is not None else default_store_url(root)
+    record = open_store(url)  # invariant 8: the session is on the record, or it does not start
+    session_id = f"chat_{uuid.uuid4().hex[:12]}"
     gate = Gate(
         policy,
         FlushingChannel(channel or TerminalChannel(output=out), printer),
         previewer=previewer,
+        listener=session_recorder(record, session_id),
     )
     return ChatSession(
         model,
@@ -355,7 +369,9 @@ def build_session(
         workspace=root,
         printer=printer,
         model_label=model_label,
-        store_url=store_url if store_url is not None else default_store_url(root),
+        store_url=url,
+        record=record,
+        session_id=session_id,
     )
 
 
@@ -384,7 +400,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
         sys.stderr.write(f"signoff chat: {exc}\n")
         return 2
     _line_editing()
-    return session.repl()
+    try:
+        return session.repl()
+    finally:
+        if session.record is not None:
+            session.record.close()
 
 
 def register(sub: Any) -> None:

@@ -202,7 +202,9 @@ class Gate:
                 decision = self.channel.decide(prompt)
             except Exception as exc:  # a broken channel never counts as approval
                 decision = Decision("reject", actor="signoff", reason=f"channel failed: {exc}")
-        self._emit("decision", {"request": request.id, "decision": decision.to_json()})
+        self._emit("decision", {"request": request.id, "call": call.to_json(),
+                                "verdict": verdict.to_json(), "asked_at": request.created_at,
+                                "decision": decision.to_json()})
         if decision.kind == "approve_always":
             self._remember(decision, verdict)
         return decision

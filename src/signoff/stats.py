@@ -7,8 +7,9 @@ What counts (see docs/audit.md):
 
 - a **call** is a `verdict` event (every verdict, allow included; a call judged again after
   a crash counts once), plus any request whose call had no verdict event (it asked);
-- a **question** is a request (`request.created`); it belongs to the window when it was
-  created in it, and so do its decision, expiry and doubt;
+- a **question** is a request (`request.created`), or a question asked and answered in an
+  in-process session (`session.decided`); it belongs to the window when it was created in
+  it, and so do its decision, expiry and doubt;
 - **time to decision** is `decided_at - created_at`; the median is the middle value (the
   mean of the two middle ones), p90 the nearest-rank 90th percentile;
 - decision kinds: approve (approve and approve_always), edit, reject, skip, answer (respond).

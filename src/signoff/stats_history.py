@@ -91,21 +91,25 @@ def gather(events: Iterable[Event], requests: Iterable[Request]
         rid = e.request_id
         if rid is None:
             continue
-        if e.kind == "request.created":
+        if e.kind in ("request.created", "session.decided"):
             name, cid, args = _call_of(d)
-            reqs[rid] = Question(rid, e.ts, e.run_id, name, cid, args, d.get("verdict") or {})
-            continue
+            asked = d.get("asked_at")  # a session's question: asked and answered in process
+            created = float(asked) if isinstance(asked, int | float) else e.ts
+            reqs[rid] = Question(rid, created, e.run_id, name, cid, args, d.get("verdict") or {})
+            if e.kind == "request.created":
+                continue
         r = reqs.get(rid)
         if r is None:
             continue
-        if e.kind == "request.decided":
+        if e.kind in ("request.decided", "session.decided"):
             decision = d.get("decision") or {}
             r.decision = _KIND_NAME.get(str(decision.get("kind")))
             at = decision.get("decided_at")
             r.decided_at = float(at) if isinstance(at, int | float) else e.ts
             r.state = str(d.get("state", r.state))
-            if isinstance(d.get("arguments"), Mapping):
-                r.edited_to = d["arguments"]
+            edited = d.get("arguments", decision.get("arguments"))
+            if r.decision == "edit" and isinstance(edited, Mapping):
+                r.edited_to = edited
         elif e.kind == "request.expired":
             r.expired, r.state = True, "expired"
         elif e.kind == "request.in_doubt":
