@@ -168,6 +168,23 @@ def test_a_session_is_on_the_record(workspace: Path) -> None:
     assert (workspace / "build" / "app.o").exists()
 
 
+def test_a_change_made_without_asking_can_be_reviewed_and_reverted(workspace: Path) -> None:
+    from signoff.review import revert, review_items
+
+    chat, _, _, _ = session(workspace, [
+        scripted_reply(None, fake_call("write_file", {"path": "README.md",
+                                                      "content": "# rewritten\n"}, "c1")),
+        scripted_reply("done"),
+    ])
+    chat.handle("rewrite the readme")
+    assert (workspace / "README.md").read_text() == "# rewritten\n"
+    assert chat.record is not None
+    (item,) = review_items(chat.record)
+    assert item.event.run_id == chat.session_id and item.event.data["call"]["name"] == "write_file"
+    revert(chat.record, item.event.seq, actor="ann", workspace=str(workspace))
+    assert (workspace / "README.md").read_text() == "# demo project\n"
+
+
 def test_stream_is_ended_before_the_approval_box() -> None:
     out = io.StringIO()
     printer = StreamPrinter(out)

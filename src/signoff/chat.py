@@ -28,9 +28,10 @@ from .channels.render import escape_untrusted
 from .channels.terminal import TerminalChannel
 from .exceptions import ConfigurationError, SignoffError
 from .gate import Gate, ToolResult
-from .models import Decision
+from .models import Decision, ToolCall
 from .policy import Policy
 from .settings import MODES, Mode, load_settings
+from .snapshots import Snapshot
 from .store import Store, open_store
 
 HELP = """\
@@ -137,6 +138,8 @@ class ChatSession:
         self.store_url = store_url
         self.record = record  # the store the gate records this session into (see audit)
         self.session_id = session_id
+        # what each file change replaced, by call digest, until the call's outcome is known
+        self.snapshots: dict[str, Snapshot] = {}
         self.system = (system_prompt or SYSTEM_PROMPT).format(root=workspace)
         self.messages: list[dict[str, Any]] = []
         self.reset()
@@ -204,7 +207,23 @@ class ChatSession:
         if self.gate.stopped:
             self.say(f"Session stopped: {self.gate.stopped}. Type /clear to start over.")
 
+    def keep_snapshot(self, call: ToolCall, snapshot: Snapshot) -> None:
+        self.snapshots[call.digest()] = snapshot
+
+    def _record_review(self, result: ToolResult) -> None:
+        """A change that ran without asking goes on the record for review after (`signoff
+        review`, `signoff revert`, the web), as a durable run's do."""
+        snapshot = self.snapshots.pop(result.call.digest(), None)
+        self.snapshots.clear()
+        if (snapshot is not None and self.record is not None and result.outcome == "ran"
+                and result.verdict.effect == "notify"):
+            self.record.record("review", {"call": result.call.to_json(),
+                                          "snapshot": snapshot.to_json()},
+                               run_id=self.session_id)
+
     def _on_tool(self, raw: Mapping[str, Any], content: str, result: ToolResult | None) -> None:
+        if result is not None:
+            self._record_review(result)
         function = raw.get("function") or {}
         name = escape_untrusted(str(function.get("name") or "?"), newline=False)
         args = _short(str(function.get("arguments") or ""), 80)
@@ -329,11 +348,13 @@ class ChatSession:
 # ------------------------------------------------------------------ wiring
 
 
-def _workspace_tools(root: str) -> tuple[dict[str, ToolFn], list[dict[str, Any]], Any]:
+def _workspace_tools(root: str, on_snapshot: Callable[[ToolCall, Snapshot], None] | None = None
+                     ) -> tuple[dict[str, ToolFn], list[dict[str, Any]], Any]:
     from .tools import Workspace
 
     workspace = Workspace(root)
-    return dict(workspace.as_mapping()), workspace.openai_tools(), workspace.preview
+    return (dict(workspace.as_mapping(on_snapshot=on_snapshot)), workspace.openai_tools(),
+            workspace.preview)
 
 
 def build_session(
@@ -350,7 +371,9 @@ def build_session(
     """A session on the built-in workspace tools; `channel` defaults to the terminal."""
     root = os.path.realpath(workspace)
     printer = StreamPrinter(out or sys.stdout)
-    tools, specs, previewer = _workspace_tools(root)
+    built: list[ChatSession] = []  # the session, once built: file changes report to it
+    tools, specs, previewer = _workspace_tools(
+        root, lambda call, snapshot: built[0].keep_snapshot(call, snapshot))
     policy = Policy(load_settings(root, user=user_settings), workspace=root, mode=mode)
     url = store_url if store_url is not None else default_store_url(root)
     record = open_store(url)  # invariant 8: the session is on the record, or it does not start
@@ -361,7 +384,7 @@ def build_session(
         previewer=previewer,
         listener=session_recorder(record, session_id),
     )
-    return ChatSession(
+    session = ChatSession(
         model,
         gate,
         tools,
@@ -373,6 +396,8 @@ def build_session(
         record=record,
         session_id=session_id,
     )
+    built.append(session)
+    return session
 
 
 def _line_editing() -> None:
