@@ -127,6 +127,7 @@ class ChatSession:
         system_prompt: str | None = None,
         record: Store | None = None,
         session_id: str | None = None,
+        snapshots: dict[str, Snapshot] | None = None,
     ) -> None:
         self.model = model
         self.gate = gate
@@ -139,7 +140,7 @@ class ChatSession:
         self.record = record  # the store the gate records this session into (see audit)
         self.session_id = session_id
         # what each file change replaced, by call digest, until the call's outcome is known
-        self.snapshots: dict[str, Snapshot] = {}
+        self.snapshots = snapshots if snapshots is not None else {}
         self.system = (system_prompt or SYSTEM_PROMPT).format(root=workspace)
         self.messages: list[dict[str, Any]] = []
         self.reset()
@@ -206,9 +207,6 @@ class ChatSession:
         self.printer.end_line()
         if self.gate.stopped:
             self.say(f"Session stopped: {self.gate.stopped}. Type /clear to start over.")
-
-    def keep_snapshot(self, call: ToolCall, snapshot: Snapshot) -> None:
-        self.snapshots[call.digest()] = snapshot
 
     def _record_review(self, result: ToolResult) -> None:
         """A change that ran without asking goes on the record for review after (`signoff
@@ -371,9 +369,9 @@ def build_session(
     """A session on the built-in workspace tools; `channel` defaults to the terminal."""
     root = os.path.realpath(workspace)
     printer = StreamPrinter(out or sys.stdout)
-    built: list[ChatSession] = []  # the session, once built: file changes report to it
+    snapshots: dict[str, Snapshot] = {}  # what each file change replaced, by call digest
     tools, specs, previewer = _workspace_tools(
-        root, lambda call, snapshot: built[0].keep_snapshot(call, snapshot))
+        root, lambda call, snapshot: snapshots.__setitem__(call.digest(), snapshot))
     policy = Policy(load_settings(root, user=user_settings), workspace=root, mode=mode)
     url = store_url if store_url is not None else default_store_url(root)
     record = open_store(url)  # invariant 8: the session is on the record, or it does not start
@@ -384,7 +382,7 @@ def build_session(
         previewer=previewer,
         listener=session_recorder(record, session_id),
     )
-    session = ChatSession(
+    return ChatSession(
         model,
         gate,
         tools,
@@ -395,9 +393,8 @@ def build_session(
         store_url=url,
         record=record,
         session_id=session_id,
+        snapshots=snapshots,
     )
-    built.append(session)
-    return session
 
 
 def _line_editing() -> None:
