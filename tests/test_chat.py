@@ -140,7 +140,7 @@ def test_inbox_reads_the_sessions_own_store(workspace: Path) -> None:
 def test_a_session_is_on_the_record(workspace: Path) -> None:
     # every verdict, question, answer and outcome of an interactive session is in the audit
     # log, and the statistics count its questions
-    from signoff.audit import read_log, verify_store
+    from signoff.audit import describe, read_log, verify_store
     from signoff.stats import load_stats
 
     chat, _, _, _ = session(
@@ -160,6 +160,8 @@ def test_a_session_is_on_the_record(workspace: Path) -> None:
     assert decided.data["call"]["arguments"] == {"command": "rm -rf build"}
     assert decided.data["decision"]["kind"] == "reject"
     assert decided.data["decision"]["reason"] == "keep the build"
+    assert describe(decided) == ('reject: execute_command {"command": "rm -rf build"}: '
+                                 "keep the build")
     outcomes = [e.data["outcome"] for e in log if e.kind == "session.outcome"]
     assert outcomes == ["ran", "rejected", "denied"]
     assert verify_store(chat.record).ok

@@ -114,9 +114,8 @@ def describe(event: Event) -> str:
     data = event.data
     kind = event.kind
     if kind == "verdict" or kind == "request.created":
-        call = data.get("call") or {}
         verdict = data.get("verdict") or {}
-        text = f"{call.get('name', '?')} {_short(call.get('arguments'))}"
+        text = _call_text(data)
         effect = verdict.get("effect", "?")
         rule = verdict.get("rule")
         return f"{effect}: {text}" + (f" (rule {rule})" if rule else "")
@@ -139,12 +138,29 @@ def describe(event: Event) -> str:
         return f"resolved as {data.get('outcome')}"
     if kind == "request.expired":
         return f"expired (was {data.get('from')})"
-    if kind == "grant.added":
+    if kind == "session.decided":
+        decision = data.get("decision") or {}
+        out = f"{decision.get('kind', '?')}: {_call_text(data)}"
+        if decision.get("reason"):
+            out += f": {decision['reason']}"
+        if decision.get("arguments") is not None:
+            out += f" (edited to {_short(decision['arguments'])})"
+        return out
+    if kind == "session.outcome":
+        return f"{data.get('outcome', '?')}: {_call_text(data)}"
+    if kind == "review":
+        return f"ran without asking, to review: {_call_text(data)}"
+    if kind in ("grant.added", "session.grant"):
         grant = data.get("grant") or {}
         return f"grant {grant.get('rule')} ({grant.get('scope')})"
     if kind == "grant.revoked":
         return f"revoked {data.get('rule')}"
     return _short(dict(data), 100)
+
+
+def _call_text(data: Mapping[str, Any]) -> str:
+    call = data.get("call") or {}
+    return f"{call.get('name', '?')} {_short(call.get('arguments'))}"
 
 
 def _short(value: Any, width: int = 70) -> str:
