@@ -67,7 +67,7 @@ def test_worker_wakes_for_a_decision_made_while_it_looked(
         kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The decision lands just after the worker's look found nothing ready: the worker must
     # not sleep through it until the poll timeout (30 s here).
-    from signoff.runner import work
+    from signoff.worker import work
     from web_helpers import SENT, start_run
 
     backend = Backend(kind, tmp_path)

@@ -3,7 +3,7 @@
 `LiveServer` runs uvicorn in a thread on a free port over a real SQLite file.
 `build_stats_history` writes a small history for the statistics page.
 `make_agent` is the agent factory runs are rebuilt from (`web_helpers:make_agent`), so a
-worker (`signoff.runner.work`) resumes them in this process like any other.
+worker (`signoff.worker.work`) resumes them in this process like any other.
 """
 
 from __future__ import annotations

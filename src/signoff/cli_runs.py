@@ -18,9 +18,9 @@ from .cli import store_for
 from .exceptions import InvalidInput
 from .models import Decision, Request, ToolCall
 from .review import review_items
-from .runner import resume_run, work
 from .settings import load_settings
 from .store import Store
+from .worker import resume_run, work
 
 _RISK_STYLE = {
     "none": "green",

@@ -37,7 +37,6 @@ from .runs import (
     PendingCall,
     Run,
     RunStatus,
-    load_agent,
     parse_tool_calls,
     tool_message,
     worker_name,
@@ -481,46 +480,4 @@ def _accepts(fn: Any, name: str) -> bool:
     return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-def runner_for(store: Store, run: Run, **options: Any) -> Runner:
-    """A runner rebuilt from the run's own agent reference (any process)."""
-    if not run.agent:
-        raise ConflictError(f"run {run.id} records no agent to rebuild (start it with agent_ref)")
-    return Runner(store, load_agent(run.agent, run), agent_ref=run.agent, **options)
-
-
-def resume_run(store: Store, run_id: str, **options: Any) -> Run:
-    """Rebuild the run's agent from its import string and resume it."""
-    return runner_for(store, store.get_run(run_id), **options).resume(run_id)
-
-
-def work(
-    store: Store,
-    *,
-    worker: str | None = None,
-    once: bool = False,
-    poll: float = 1.0,
-    stop: Any = None,
-    **options: Any,
-) -> int:
-    """Resume every run that is ready, until stopped (or, with `once`, until none is)."""
-    name = worker or worker_name()
-    resumed = 0
-    while stop is None or not stop():
-        # Read the feed's position BEFORE looking for work: a decision that lands between
-        # the look and the wait is then an event after it and ends the wait at once
-        # (waiting from "now" lost it until the next event or the poll timeout).
-        seen = store.last_seq()
-        store.expire_stale()
-        store.sweep_leases()
-        run = store.claim_run(name, lease_seconds=options.get("lease_seconds", 300.0))
-        if run is None:
-            if once:
-                return resumed
-            store.wait_for_event(poll, after_seq=seen)
-            continue
-        runner_for(store, run, worker=name, **options).continue_claimed(run)
-        resumed += 1
-    return resumed
-
-
-__all__ = ["Runner", "resume_run", "runner_for", "work"]
+__all__ = ["Runner"]

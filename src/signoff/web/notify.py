@@ -119,7 +119,7 @@ class Notifier:
         done = 0
         while stop is None or not stop():
             seen = self.store.last_seq()  # before reading: an event landing after the read
-            done += self.run_once()       # still ends the wait (see runner.work)
+            done += self.run_once()       # still ends the wait (see worker.work)
             self.store.wait_for_event(poll, after_seq=seen)
         return done
 
