@@ -379,3 +379,25 @@ def test_grant_add_refuses_bad_rules_and_run_grants_without_a_run(
     assert not (tmp_path / ".signoff" / "settings.local.toml").exists()
     with open_store(db) as store:
         assert [(g.rule, g.scope) for g in store.list_grants(run_id="r1")] == [("Bash(ls)", "run")]
+
+
+@pytest.mark.parametrize(("kind", "data", "line"), [
+    ("run.created", {"message_count": 2, "agent": "pkg.mod:build"},
+     "run started (2 messages, agent pkg.mod:build)"),
+    ("run.paused", {"from": "running", "to": "paused", "waiting_on": ["req_1", "req_2"],
+                    "note": None}, "running -> paused, waiting on req_1, req_2"),
+    ("run.needs_attention", {"from": "running", "to": "needs_attention", "waiting_on": [],
+                             "note": "3 refusals in a row"},
+     "running -> needs_attention: 3 refusals in a row"),
+    ("run.claimed", {"worker": "w2", "status": "paused", "lapsed": "w1"},
+     "taken by w2 (was paused), after w1's lease lapsed"),
+    ("session.outcome", {"call": {"name": "ls", "arguments": {}}, "outcome": "ran"},
+     "ran: ls {}"),
+    ("review", {"call": {"name": "write_file", "arguments": {"path": "a"}}},
+     'ran without asking, to review: write_file {"path": "a"}'),
+])
+def test_entries_read_as_sentences(kind: str, data: dict[str, Any], line: str) -> None:
+    from signoff.audit import describe
+    from signoff.store import Event
+
+    assert describe(Event(1, NOW, kind, None, "run-1", None, data)) == line

@@ -150,6 +150,17 @@ def describe(event: Event) -> str:
         return f"{data.get('outcome', '?')}: {_call_text(data)}"
     if kind == "review":
         return f"ran without asking, to review: {_call_text(data)}"
+    if kind == "run.created":
+        return (f"run started ({data.get('message_count')} messages"
+                + (f", agent {data['agent']}" if data.get("agent") else "") + ")")
+    if kind == "run.claimed":
+        taken = f"taken by {data.get('worker')} (was {data.get('status')})"
+        return taken + (f", after {data['lapsed']}'s lease lapsed" if data.get("lapsed") else "")
+    if kind.startswith("run.") and "to" in data:
+        out = f"{data.get('from')} -> {data.get('to')}"
+        if data.get("waiting_on"):
+            out += f", waiting on {', '.join(map(str, data['waiting_on']))}"
+        return out + (f": {data['note']}" if data.get("note") else "")
     if kind in ("grant.added", "session.grant"):
         grant = data.get("grant") or {}
         return f"grant {grant.get('rule')} ({grant.get('scope')})"
