@@ -231,3 +231,21 @@ def test_stats_page_draws_the_chart(browser: Browser, live: LiveServer) -> None:
     expect(page.locator("h1")).to_contain_text("统计")
     expect(page.locator("#chart-title")).to_have_text("每日调用")
     assert pwned(page) is None
+
+
+def test_audit_page_filters_and_verifies(browser: Browser, live: LiveServer) -> None:
+    build_stats_history(live.store, time.time())  # its rules and reasons carry markup
+    page = login(browser, live, "vera", "viewer")
+    page.click("#nav-audit")
+    page.wait_for_url(f"{live.url}/audit")
+    rows = page.locator("#entries tbody tr")
+    assert rows.count() == len(live.store.events_after(0, limit=10_000))
+    page.fill("#audit-filters input[name=run]", "run-b")
+    page.click("#audit-filters button[type=submit]:not([name])")
+    page.wait_for_url(f"{live.url}/audit?run=run-b**")
+    assert rows.count() > 0
+    for i in range(rows.count()):
+        expect(rows.nth(i).locator("td").nth(3)).to_contain_text("run-b")
+    page.click("#verify")
+    expect(page.locator("#verified")).to_contain_text("entries verified")
+    assert pwned(page) is None

@@ -2,6 +2,7 @@
 
     pages   /  /requests/{id}  /grants  /reviews  /login          (see pages.py)
             /stats                                                (see stats_view.py)
+            /audit  /api/audit  /api/audit/verify                 (see audit_view.py)
     API     /api/...  /openapi.json                               (see api.py, openapi.py)
     live    /api/events                                           (see events.py)
 
@@ -25,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..accounts import Accounts
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
-from . import api, events, openapi, pages, stats_view
+from . import api, audit_view, events, openapi, pages, stats_view
 from .core import HERE, Context
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -110,7 +111,8 @@ def create_app(
             for thing in owned:
                 thing.close()
 
-    routes = [*pages.ROUTES, *stats_view.ROUTES, *api.ROUTES, *events.ROUTES, *openapi.ROUTES,
+    routes = [*pages.ROUTES, *stats_view.ROUTES, *audit_view.ROUTES, *api.ROUTES,
+              *events.ROUTES, *openapi.ROUTES,
               Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.ctx = ctx

@@ -192,6 +192,22 @@ DOCUMENT: dict[str, Any] = {
                    {"type": "integer", "minimum": 1, "maximum": 100000})],
             "responses": _resp("the statistics", {"$ref": "#/components/schemas/Stats"},
                                409, 422)}},
+        "/api/audit": {"get": {
+            "summary": "audit log entries, oldest first (`signoff audit --json`)",
+            "parameters": [
+                _q("run", "only this run (or chat session)", {"type": "string"}),
+                _q("request", "only this request", {"type": "string"}),
+                _q("kind", "an exact kind or a prefix (`request.`, `run.*`); repeatable",
+                   {"type": "string"}),
+                _q("since", "7d, 12h, 30m, an ISO date or epoch seconds", {"type": "string"}),
+                _q("limit", "the newest this many (default 200)",
+                   {"type": "integer", "minimum": 1, "maximum": 5000})],
+            "responses": _resp("entries with seq, prev_hash and hash",
+                               {"type": "array", "items": _OBJ}, 422)}},
+        "/api/audit/verify": {"get": {
+            "summary": "verify the hash chain (`signoff audit verify --json`)",
+            "responses": _resp("the report: ok, entries, head_hash, first_bad_seq, message",
+                               _OBJ)}},
         "/api/events": {"get": {
             "summary": "the events feed as server-sent events",
             "description": "Streams events after `after` (or Last-Event-ID) for up to "

@@ -1,0 +1,99 @@
+"""The audit log in the browser (`/audit`) and over the API (`/api/audit`,
+`/api/audit/verify`): the same entries, filters and verification as `signoff audit` and
+`signoff audit verify`. Entries quote what the model wrote (commands, arguments, reasons):
+they are autoescaped like every other page, and control characters are shown as escapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from ..audit import AuditFilter, describe, event_json, read_log, verify_store
+from ..channels.render import escape_untrusted
+from ..exceptions import InvalidInput, SignoffError
+from ..store import Event
+from .auth import principal
+from .core import ctx_of, error, error_code, status_of
+from .pages import render
+from .stats_view import since_param
+
+DEFAULT_LIMIT = 200
+MAX_LIMIT = 5000
+
+
+def _filter(request: HTTPRequest) -> tuple[AuditFilter, int]:
+    q = request.query_params
+    _, since = since_param(request)
+    raw = q.get("limit", str(DEFAULT_LIMIT))
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise InvalidInput("limit must be an integer") from None
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+    kinds = tuple(k.strip() for k in q.getlist("kind") if k.strip())
+    return AuditFilter(run_id=q.get("run") or None, since=since, kinds=kinds,
+                       request_id=q.get("request") or None), limit
+
+
+def _entries(request: HTTPRequest) -> list[Event]:
+    """The newest `limit` entries that match, oldest first (as `signoff audit` lists)."""
+    where, limit = _filter(request)
+    return read_log(ctx_of(request).store, where)[-limit:]
+
+
+def _row(event: Event) -> dict[str, Any]:
+    return {"event": event, "actor": escape_untrusted(event.actor or "-", newline=False),
+            "what": escape_untrusted(describe(event), newline=False)}
+
+
+async def audit_page(request: HTTPRequest) -> Response:
+    who, _ = principal(request)
+    if who is None:
+        return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+    q = request.query_params
+    values: dict[str, Any] = {"run": q.get("run", ""), "kind": q.get("kind", ""),
+                              "since_text": q.get("since", ""), "report": None}
+    try:
+        events = await anyio.to_thread.run_sync(lambda: _entries(request))
+        if q.get("verify"):
+            values["report"] = await anyio.to_thread.run_sync(
+                lambda: verify_store(ctx_of(request).store))
+    except SignoffError as exc:
+        return render(request, "audit.html", status_of(exc), error=str(exc), rows=[],
+                      **values)
+    return render(request, "audit.html", rows=[_row(e) for e in reversed(events)], **values)
+
+
+async def api_audit(request: HTTPRequest) -> Response:
+    """What `signoff audit --json` prints for the same filters."""
+    who, _ = principal(request)
+    if who is None:
+        return error(401, "a valid Bearer token (or a signed-in session) is required",
+                     "unauthorized")
+    try:
+        events = await anyio.to_thread.run_sync(lambda: _entries(request))
+    except SignoffError as exc:
+        return error(status_of(exc), str(exc), error_code(exc))
+    return JSONResponse([event_json(e) for e in events])
+
+
+async def api_verify(request: HTTPRequest) -> Response:
+    """What `signoff audit verify --json` prints."""
+    who, _ = principal(request)
+    if who is None:
+        return error(401, "a valid Bearer token (or a signed-in session) is required",
+                     "unauthorized")
+    report = await anyio.to_thread.run_sync(lambda: verify_store(ctx_of(request).store))
+    return JSONResponse(report.to_json())
+
+
+ROUTES = [Route("/audit", audit_page), Route("/api/audit", api_audit),
+          Route("/api/audit/verify", api_verify)]
+
+__all__ = ["ROUTES"]
