@@ -6,10 +6,12 @@ and rules carry markup, which must come out inert.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -176,3 +178,50 @@ def test_chart_geometry() -> None:
     assert many is not None and many.drawn == MAX_DAYS and many.hidden == 10
     assert many.last == "2027-12-01" and len(many.days) == 12
     assert duration(42) == "42s" and duration(150) == "2.5m" and duration(90, "zh") == "1.5 分钟"
+
+
+def _signed_in(live: LiveServer, name: str, role: str) -> Any:
+    import httpx
+
+    token = live.accounts.add(name, role)
+    client = httpx.Client(base_url=live.url, timeout=10)
+    page = client.get("/login")
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
+    assert csrf
+    assert client.post("/login", data={"token": token, "csrf": csrf.group(1)}).status_code == 303
+    return client
+
+
+def _page_csrf(html_text: str) -> str:
+    match = re.search(r'name="csrf-token" content="([^"]+)"', html_text)
+    assert match
+    return match.group(1)
+
+
+def test_an_admin_turns_an_allow_suggestion_into_a_project_grant(live: LiveServer) -> None:
+    from web_helpers import ALLOW_RULE
+
+    settings_file = live.workspace / ".signoff" / "settings.local.toml"
+    with contextlib.closing(_signed_in(live, "bob", "approver")) as approver:
+        page = approver.get("/stats").text
+        assert "/stats/allow" not in page  # the button is for admins only
+        refused = approver.post("/stats/allow", data={"rule": ALLOW_RULE,
+                                                      "csrf": _page_csrf(page)})
+        assert refused.status_code == 403
+    with contextlib.closing(_signed_in(live, "ada", "admin")) as admin:
+        page = admin.get("/stats").text
+        assert page.count('action="/stats/allow"') == 1  # the allow suggestion, not the deny
+        csrf = _page_csrf(page)
+        assert admin.post("/stats/allow", data={"rule": ALLOW_RULE}).status_code == 403
+        arbitrary = admin.post("/stats/allow", data={"rule": "Bash(*)", "csrf": csrf})
+        assert arbitrary.status_code == 422 and "not an allow rule signoff suggests" in \
+            html.unescape(arbitrary.text)
+        assert not settings_file.exists()
+        done = admin.post("/stats/allow", data={"rule": ALLOW_RULE, "csrf": csrf},
+                          follow_redirects=False)
+        assert done.status_code == 303 and done.headers["location"].startswith("/grants")
+        after = admin.get("/stats").text
+    grants = live.store.list_grants(scope="project")
+    assert [(g.rule, g.created_by) for g in grants] == [(ALLOW_RULE, "ada")]
+    assert tomllib.loads(settings_file.read_text())["permissions"]["allow"] == [ALLOW_RULE]
+    assert 'action="/stats/allow"' not in after  # granted: no longer suggested

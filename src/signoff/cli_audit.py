@@ -19,7 +19,6 @@ from .cli import store_for
 from .exceptions import InvalidInput, SignoffError
 from .models import GRANT_SCOPES, Grant
 from .rules import parse_rule
-from .settings import add_local_allow_rule
 from .stats import DEFAULT_MIN_COUNT, Stats, load_stats
 from .store.base import when
 
@@ -174,20 +173,22 @@ def print_stats(stats: Stats, since_text: str | None = None) -> None:
 
 
 def cmd_grant_add(args: argparse.Namespace) -> int:
+    from .approvals import grant_project_rule
     from .cli import console, print_json
 
     rule = parse_rule(args.rule).text  # InvalidInput names what is wrong
     if args.scope in ("run", "session") and not args.run:
         raise InvalidInput(f"a {args.scope} grant needs --run ID")
     actor = args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
-    workspace = Path(args.workspace)
     written = None
-    if args.scope == "project":
-        written = add_local_allow_rule(workspace, rule)
-    grant = Grant(rule=rule, scope=args.scope, id=f"grant_{uuid.uuid4().hex[:10]}",
-                  created_by=actor)
     with closing(store_for(args)) as store:
-        stored = store.add_grant(grant, run_id=args.run if args.scope != "project" else None)
+        if args.scope == "project":
+            stored, written = grant_project_rule(store, rule, actor=actor,
+                                                 workspace=args.workspace)
+        else:
+            grant = Grant(rule=rule, scope=args.scope, id=f"grant_{uuid.uuid4().hex[:10]}",
+                          created_by=actor)
+            stored = store.add_grant(grant, run_id=args.run)
     if args.json:
         doc = stored.to_json()
         doc["settings_file"] = str(written) if written else None

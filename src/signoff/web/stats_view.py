@@ -21,11 +21,12 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from ..approvals import grant_project_rule
 from ..audit import parse_since
 from ..exceptions import InvalidInput, SignoffError
 from ..i18n import Lang
 from ..stats import DEFAULT_MIN_COUNT, Day, Stats, load_stats
-from .auth import principal
+from .auth import csrf_ok, principal
 from .core import ctx_of, lang_of, status_of
 from .pages import render
 
@@ -243,6 +244,44 @@ async def stats_page(request: HTTPRequest) -> Response:
                   top_runs=stats.per_run[:5], **values)
 
 
-ROUTES = [Route("/stats", stats_page)]
+async def allow_suggested(request: HTTPRequest) -> Response:
+    """An admin turns an allow suggestion into a project grant. Only a rule the statistics
+    suggest right now is accepted (judged again here, with the same safety checks: never
+    one that was rejected or denied), so this form cannot write an arbitrary rule."""
+    who, _ = principal(request)
+    if who is None:
+        return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+    form = await request.form()
+    raw = form.get("csrf")
+    if not csrf_ok(request, raw if isinstance(raw, str) else None):
+        return render(request, "error.html", 403,
+                      message="This form has no valid CSRF token (reload the page and try "
+                              "again).")
+    if not who.is_admin:
+        return render(request, "error.html", 403, message="Only an admin may add a rule.")
+    ctx = ctx_of(request)
+    rule = str(form.get("rule") or "")
+    try:
+        count = int(str(form.get("min_count") or DEFAULT_MIN_COUNT))
+        if not 1 <= count <= MAX_MIN_COUNT:
+            raise ValueError(count)
+    except ValueError:
+        return render(request, "error.html", 422, message="min_count must be a whole number")
+
+    def apply() -> None:
+        stats = load_stats(ctx.store, min_count=count)
+        if rule not in {s.rule for s in stats.suggestions if s.kind == "allow"}:
+            raise InvalidInput(f"{rule!r} is not an allow rule signoff suggests now; add "
+                               "other rules with `signoff grant add`")
+        grant_project_rule(ctx.store, rule, actor=who.name, workspace=ctx.workspace)
+
+    try:
+        await anyio.to_thread.run_sync(apply)
+    except SignoffError as exc:
+        return render(request, "error.html", status_of(exc), message=str(exc))
+    return RedirectResponse("/grants?m=granted", status_code=303)
+
+
+ROUTES = [Route("/stats", stats_page), Route("/stats/allow", allow_suggested, methods=["POST"])]
 
 __all__ = ["ROUTES", "build_chart", "duration", "min_count_param", "pct", "since_param"]

@@ -92,6 +92,8 @@ WEB: dict[str, dict[Lang, str]] = {
     "state_in_doubt": {"en": "in doubt", "zh": "状态不明"},
     "stats": {"en": "Statistics", "zh": "统计"},
     "audit": {"en": "Audit log", "zh": "审计日志"},
+    "allow_in_project": {"en": "Allow it in this project (admin)",
+                         "zh": "在本项目中允许（管理员）"},
     "kind": {"en": "Kind", "zh": "类型"},
     "time": {"en": "Time", "zh": "时间"},
     "actor": {"en": "Who", "zh": "操作者"},
