@@ -187,6 +187,24 @@ def test_a_change_made_without_asking_can_be_reviewed_and_reverted(workspace: Pa
     assert (workspace / "README.md").read_text() == "# demo project\n"
 
 
+def test_a_project_always_from_chat_is_a_listed_revocable_grant(workspace: Path) -> None:
+    from signoff.approvals import revoke_grant
+
+    chat, _, _, _ = session(
+        workspace, [rm("rm -rf build", "c1"), scripted_reply("done")],
+        Decision("approve_always", actor="ann", scope="project",
+                 rule="execute_command(rm -rf build)"),
+    )
+    chat.handle("clean")
+    assert chat.record is not None
+    local = workspace / ".signoff" / "settings.local.toml"
+    assert "rm -rf build" in local.read_text()
+    (grant,) = chat.record.list_grants(scope="project")
+    assert (grant.rule, grant.created_by) == ("execute_command(rm -rf build)", "ann")
+    revoke_grant(chat.record, grant.id, actor="ann", workspace=str(workspace))
+    assert "rm -rf build" not in local.read_text()
+
+
 def test_stream_is_ended_before_the_approval_box() -> None:
     out = io.StringIO()
     printer = StreamPrinter(out)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .exceptions import IntegrityError, InvalidInput
+from .models import Grant
 from .store import Event, Store
 from .store.base import dumps, when
 from .store.chain import GENESIS_HASH, verify_chain
@@ -364,8 +365,9 @@ def session_recorder(store: Store, session_id: str) -> Callable[[str, Mapping[st
     """A `Gate` listener that puts an in-process session on the record, as events of run
     `session_id`: every verdict (`verdict`, as a durable run writes it), every question with
     its decision (`session.decided`: call, verdict, asked_at, decision), every outcome
-    (`session.outcome`) and grant (`session.grant`). It writes before the gate goes on, so
-    a store that cannot write stops the call instead of letting it run unrecorded."""
+    (`session.outcome`) and grant (`session.grant`; a project grant becomes a store grant,
+    listed and revocable). It writes before the gate goes on, so a store that cannot write
+    stops the call instead of letting it run unrecorded."""
 
     def listen(kind: str, payload: Mapping[str, Any]) -> None:
         data = dict(payload)
@@ -377,6 +379,10 @@ def session_recorder(store: Store, session_id: str) -> Callable[[str, Mapping[st
                          request_id=str(data.get("request")), actor=decision.get("actor"))
         elif kind == "outcome":
             store.record("session.outcome", data, run_id=session_id)
+        elif kind == "grant" and data.get("scope") == "project":
+            # kept for the project (settings.local.toml): a store grant too, so that it is
+            # listed and revocable like one made from the inbox (`grant.added`)
+            store.add_grant(Grant.from_json(data))
         elif kind == "grant":
             store.record("session.grant", {"grant": data}, run_id=session_id,
                          actor=data.get("created_by"))
