@@ -20,7 +20,7 @@ from ..exceptions import InvalidInput, SignoffError
 from ..models import RISKS
 from ..stats import load_stats
 from .auth import csrf_ok, principal
-from .core import Context, ctx_of, error, error_code, status_of
+from .core import Context, ctx_of, error, error_code, status_of, whole_number
 from .service import Filters, api_request, api_requests, decide, decision_from
 from .stats_view import min_count_param, since_param
 
@@ -40,16 +40,7 @@ def _who(request: HTTPRequest, *, write: bool = False) -> Account | Response:
 
 
 def _limit(request: HTTPRequest, default: int = 100) -> int:
-    raw = request.query_params.get("limit")
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise InvalidInput("limit must be an integer") from exc
-    if not 1 <= value <= MAX_LIMIT:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
-    return value
+    return whole_number(request.query_params.get("limit"), "limit", default, 1, MAX_LIMIT)
 
 
 async def _run(fn: Any, *args: Any) -> Any:

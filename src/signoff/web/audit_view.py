@@ -15,10 +15,10 @@ from starlette.routing import Route
 
 from ..audit import AuditFilter, describe, event_json, read_log, verify_store
 from ..channels.render import escape_untrusted
-from ..exceptions import InvalidInput, SignoffError
+from ..exceptions import SignoffError
 from ..store import Event
 from .auth import principal
-from .core import ctx_of, error, error_code, status_of
+from .core import ctx_of, error, error_code, status_of, whole_number
 from .pages import render
 from .stats_view import since_param
 
@@ -29,13 +29,7 @@ MAX_LIMIT = 5000
 def _filter(request: HTTPRequest) -> tuple[AuditFilter, int]:
     q = request.query_params
     _, since = since_param(request)
-    raw = q.get("limit", str(DEFAULT_LIMIT))
-    try:
-        limit = int(raw)
-    except ValueError:
-        raise InvalidInput("limit must be an integer") from None
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+    limit = whole_number(q.get("limit"), "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     kinds = tuple(k.strip() for k in q.getlist("kind") if k.strip())
     return AuditFilter(run_id=q.get("run") or None, since=since, kinds=kinds,
                        request_id=q.get("request") or None), limit

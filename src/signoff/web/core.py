@@ -146,6 +146,19 @@ def status_of(exc: Exception) -> int:
     return 500
 
 
+def whole_number(raw: str | None, name: str, default: int, low: int, high: int) -> int:
+    """A whole-number query or form value within [low, high]; InvalidInput names it."""
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidInput(f"{name} must be an integer") from None
+    if not low <= value <= high:
+        raise InvalidInput(f"{name} must be between {low} and {high}")
+    return value
+
+
 def error(status: int, message: str, code: str = "error") -> JSONResponse:
     return JSONResponse({"error": code, "message": message}, status_code=status)
 

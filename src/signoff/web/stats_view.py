@@ -27,7 +27,7 @@ from ..exceptions import InvalidInput, SignoffError
 from ..i18n import Lang
 from ..stats import DEFAULT_MIN_COUNT, Day, Stats, load_stats
 from .auth import csrf_ok, principal
-from .core import ctx_of, lang_of, status_of
+from .core import ctx_of, lang_of, status_of, whole_number
 from .pages import render
 
 MAX_DAYS = 60  # bars drawn; the table under the chart lists every day
@@ -58,16 +58,8 @@ def since_param(request: HTTPRequest) -> tuple[str, float | None]:
 
 
 def min_count_param(request: HTTPRequest) -> int:
-    raw = request.query_params.get("min_count")
-    if raw is None or raw == "":
-        return DEFAULT_MIN_COUNT
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidInput("min_count must be an integer") from None
-    if not 1 <= value <= MAX_MIN_COUNT:
-        raise InvalidInput(f"min_count must be between 1 and {MAX_MIN_COUNT}")
-    return value
+    return whole_number(request.query_params.get("min_count"), "min_count", DEFAULT_MIN_COUNT,
+                        1, MAX_MIN_COUNT)
 
 
 # ------------------------------------------------------------------ the chart
@@ -261,14 +253,11 @@ async def allow_suggested(request: HTTPRequest) -> Response:
         return render(request, "error.html", 403, message="Only an admin may add a rule.")
     ctx = ctx_of(request)
     rule = str(form.get("rule") or "")
-    try:
-        count = int(str(form.get("min_count") or DEFAULT_MIN_COUNT))
-        if not 1 <= count <= MAX_MIN_COUNT:
-            raise ValueError(count)
-    except ValueError:
-        return render(request, "error.html", 422, message="min_count must be a whole number")
+    raw_count = form.get("min_count")
 
     def apply() -> None:
+        count = whole_number(raw_count if isinstance(raw_count, str) else None, "min_count",
+                             DEFAULT_MIN_COUNT, 1, MAX_MIN_COUNT)
         stats = load_stats(ctx.store, min_count=count)
         if rule not in {s.rule for s in stats.suggestions if s.kind == "allow"}:
             raise InvalidInput(f"{rule!r} is not an allow rule signoff suggests now; add "
