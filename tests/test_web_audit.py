@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import sqlite3
@@ -103,3 +104,18 @@ def test_viewers_see_it_strangers_do_not(tmp_path: Path) -> None:
             assert anon.get("/audit", follow_redirects=False).status_code == 303
         with live.client(token) as viewer:
             assert [e["kind"] for e in viewer.get("/api/audit").json()] == ["verdict"]
+
+
+def test_an_entry_edited_into_garbage_is_a_clear_error_not_a_crash(live: LiveServer) -> None:
+    conn = sqlite3.connect(live.db)
+    conn.execute("UPDATE signoff_events SET entry = '{not json' "
+                 "WHERE seq = (SELECT max(seq) FROM signoff_events)")
+    conn.commit()
+    conn.close()
+    with live.client() as c:
+        page = c.get("/audit")
+        api = c.get("/api/audit")
+        report = c.get("/api/audit/verify").json()
+    assert page.status_code == api.status_code == 409  # integrity, named; not a crash
+    assert "signoff audit verify" in html.unescape(page.text)
+    assert "signoff audit verify" in api.json()["message"] and not report["ok"]
