@@ -73,6 +73,12 @@ def test_page_lists_newest_first_and_model_text_is_inert(live: LiveServer) -> No
     assert "&lt;script&gt;" in page and "\\u202e" in page
     assert "reject -&gt; rejected" in page
     assert "run-a" not in one_run.split('id="entries"')[1]
+    with live.client() as c:
+        request_page = c.get(f"/requests/{req.id}").text
+        trail = c.get("/audit", params={"request": req.id}).text
+    assert f'href="/audit?request={req.id}"' in request_page
+    kinds = re.findall(r"<td><code>([a-z_.]+)</code></td>", trail)
+    assert kinds == ["request.decided", "request.created"]
 
 
 def test_page_verifies_the_chain_and_names_the_first_bad_entry(live: LiveServer) -> None:

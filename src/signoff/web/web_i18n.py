@@ -92,6 +92,7 @@ WEB: dict[str, dict[Lang, str]] = {
     "state_in_doubt": {"en": "in doubt", "zh": "状态不明"},
     "stats": {"en": "Statistics", "zh": "统计"},
     "audit": {"en": "Audit log", "zh": "审计日志"},
+    "audit_trail": {"en": "This request in the audit log", "zh": "此请求的审计记录"},
     "allow_in_project": {"en": "Allow it in this project (admin)",
                          "zh": "在本项目中允许（管理员）"},
     "kind": {"en": "Kind", "zh": "类型"},
