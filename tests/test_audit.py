@@ -401,3 +401,13 @@ def test_entries_read_as_sentences(kind: str, data: dict[str, Any], line: str) -
     from signoff.store import Event
 
     assert describe(Event(1, NOW, kind, None, "run-1", None, data)) == line
+
+
+def test_read_log_limit_is_the_newest_entries(db: Backend) -> None:
+    store = db.open()
+    history(store)
+    everything = read_log(store)
+    assert [e.seq for e in read_log(store, limit=3)] == [e.seq for e in everything[-3:]]
+    assert read_log(store, limit=100) == everything
+    runs = AuditFilter(run_id="run-1")
+    assert read_log(store, runs, limit=2) == read_log(store, runs)[-2:]

@@ -105,9 +105,15 @@ def iter_events(store: Store, *, after: int = 0, page: int = PAGE) -> Iterator[E
         seq = batch[-1].seq
 
 
-def read_log(store: Store, where: AuditFilter | None = None) -> list[Event]:
+def read_log(store: Store, where: AuditFilter | None = None,
+             limit: int | None = None) -> list[Event]:
+    """The entries that match, oldest first; with `limit`, only the newest that many (an
+    unfiltered read then reads just the log's tail)."""
     where = where or AuditFilter()
-    return [e for e in iter_events(store) if where.matches(e)]
+    if limit is not None and where == AuditFilter():
+        return list(iter_events(store, after=max(0, store.last_seq() - limit)))
+    found = [e for e in iter_events(store) if where.matches(e)]
+    return found[-limit:] if limit is not None else found
 
 
 def describe(event: Event) -> str:

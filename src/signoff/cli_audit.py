@@ -35,10 +35,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     where = AuditFilter(run_id=args.run, since=_since(args), kinds=tuple(args.kind or ()),
                         request_id=args.request)
+    if args.limit < 0:
+        raise InvalidInput(f"--limit {args.limit}: give a number of entries (0: all)")
     with closing(store_for(args)) as store:
-        events = read_log(store, where)
-    if args.limit:
-        events = events[-args.limit:]
+        events = read_log(store, where, args.limit or None)
     if args.json:
         print_json([event_json(e) for e in events])
         return 0

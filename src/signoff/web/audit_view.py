@@ -13,7 +13,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..audit import AuditFilter, describe, event_json, iter_events, read_log, verify_store
+from ..audit import AuditFilter, describe, event_json, read_log, verify_store
 from ..channels.render import escape_untrusted
 from ..exceptions import SignoffError
 from ..store import Event
@@ -38,10 +38,7 @@ def _filter(request: HTTPRequest) -> tuple[AuditFilter, int]:
 def _entries(request: HTTPRequest) -> list[Event]:
     """The newest `limit` entries that match, oldest first (as `signoff audit` lists)."""
     where, limit = _filter(request)
-    store = ctx_of(request).store
-    if where == AuditFilter():  # the default view: read just the tail, not the whole log
-        return list(iter_events(store, after=max(0, store.last_seq() - limit)))
-    return read_log(store, where)[-limit:]
+    return read_log(ctx_of(request).store, where, limit)
 
 
 def _row(event: Event) -> dict[str, Any]:
