@@ -6,7 +6,6 @@ import argparse
 import getpass
 import json
 import os
-import time
 from contextlib import closing
 from typing import Any
 
@@ -20,6 +19,7 @@ from .models import Decision, Request, ToolCall
 from .review import review_items
 from .settings import load_settings
 from .store import Store
+from .store.base import age
 from .worker import resume_run, work
 
 _RISK_STYLE = {
@@ -71,14 +71,6 @@ def requests_json(requests: list[Request], store: Store) -> list[dict[str, Any]]
     return docs
 
 
-def _age(ts: float) -> str:
-    seconds = max(0, int(time.time() - ts))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
-
-
 # ------------------------------------------------------------------ read commands
 
 
@@ -108,7 +100,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             escape_untrusted(r.call.name),
             escape_untrusted(summary(r), newline=False)[:70],
             r.run_id or "-",
-            _age(r.created_at),
+            age(r.created_at),
             r.state,
         )
     out.print(table)
@@ -161,7 +153,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             run.status,
             str(run.message_count),
             ", ".join(run.waiting_on) or "-",
-            _age(run.updated_at),
+            age(run.updated_at),
             escape_untrusted(run.note or "", newline=False)[:60],
         )
     out.print(table)
@@ -287,7 +279,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             item.call.name,
             escape_untrusted(summary_of(item.call), newline=False),
             item.event.run_id or "-",
-            _age(item.event.ts),
+            age(item.event.ts),
             "yes" if item.reverted else "",
         )
     out.print(table)

@@ -77,6 +77,15 @@ def when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def age(ts: float) -> str:
+    """How long ago, in the largest whole unit: 45s, 12m, 3h, 2d."""
+    seconds = max(0, int(time.time() - ts))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
 def new_id() -> str:
     return uuid.uuid4().hex
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -166,14 +165,6 @@ def error(status: int, message: str, code: str = "error") -> JSONResponse:
 def error_code(exc: Exception) -> str:
     return {404: "not_found", 403: "forbidden", 410: "expired", 409: "conflict",
             422: "invalid", 400: "bad_request"}.get(status_of(exc), "error")
-
-
-def age(ts: float) -> str:
-    seconds = max(0, int(time.time() - ts))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def env_flag(name: str) -> bool:

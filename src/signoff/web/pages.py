@@ -23,6 +23,7 @@ from ..cli_runs import summary
 from ..exceptions import NotFound, SignoffError
 from ..models import RISKS, Request
 from ..review import review_items
+from ..store.base import age
 from .auth import (
     COOKIE,
     csrf_ok,
@@ -33,7 +34,7 @@ from .auth import (
     session_of,
     set_session,
 )
-from .core import Context, age, ctx_of, lang_of, status_of, translator
+from .core import Context, ctx_of, lang_of, status_of, translator
 from .service import Filters, decide, decision_from, deliveries, revert
 
 
