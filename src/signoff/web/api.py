@@ -16,9 +16,11 @@ from starlette.routing import Route
 
 from .. import approvals
 from ..accounts import Account
+from ..audit import event_json, verify_store
 from ..exceptions import InvalidInput, SignoffError
 from ..models import RISKS
 from ..stats import load_stats
+from . import audit_view
 from .auth import csrf_ok, principal
 from .core import Context, ctx_of, error, error_code, status_of, whole_number
 from .service import Filters, api_request, api_requests, decide, decision_from
@@ -189,6 +191,27 @@ async def get_stats(request: HTTPRequest) -> Response:
     return JSONResponse(stats.to_json())
 
 
+async def list_audit(request: HTTPRequest) -> Response:
+    """What `signoff audit --json` prints for the same filters."""
+    who = _who(request)
+    if isinstance(who, Response):
+        return who
+    try:
+        found = await _run(lambda: audit_view.entries(request))
+    except SignoffError as exc:
+        return _fail(exc)
+    return JSONResponse([event_json(e) for e in found])
+
+
+async def verify_audit(request: HTTPRequest) -> Response:
+    """What `signoff audit verify --json` prints."""
+    who = _who(request)
+    if isinstance(who, Response):
+        return who
+    report = await _run(verify_store, ctx_of(request).store)
+    return JSONResponse(report.to_json())
+
+
 ROUTES = [
     Route("/api/health", health),
     Route("/api/me", me),
@@ -200,6 +223,8 @@ ROUTES = [
     Route("/api/runs", list_runs),
     Route("/api/runs/{id}", get_run),
     Route("/api/stats", get_stats),
+    Route("/api/audit", list_audit),
+    Route("/api/audit/verify", verify_audit),
 ]
 
 __all__ = ["ROUTES"]

@@ -2,7 +2,7 @@
 
     pages   /  /requests/{id}  /grants  /reviews  /login          (see pages.py)
             /stats                                                (see stats_view.py)
-            /audit  /api/audit  /api/audit/verify                 (see audit_view.py)
+            /audit                                                (see audit_view.py)
     API     /api/...  /openapi.json                               (see api.py, openapi.py)
     live    /api/events                                           (see events.py)
 

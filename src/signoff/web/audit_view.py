@@ -1,5 +1,5 @@
-"""The audit log in the browser (`/audit`) and over the API (`/api/audit`,
-`/api/audit/verify`): the same entries, filters and verification as `signoff audit` and
+"""The audit log in the browser (`/audit`; the API's `/api/audit` reads the same
+`entries`): the same entries, filters and verification as `signoff audit` and
 `signoff audit verify`. Entries quote what the model wrote (commands, arguments, reasons):
 they are autoescaped like every other page, and control characters are shown as escapes.
 """
@@ -10,16 +10,16 @@ from typing import Any
 
 import anyio
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-from ..audit import AuditFilter, describe, event_json, read_log, verify_store
+from ..audit import AuditFilter, describe, read_log, verify_store
 from ..channels.render import escape_untrusted
 from ..exceptions import SignoffError
 from ..store import Event
 from .auth import principal
-from .core import ctx_of, error, error_code, status_of, whole_number
-from .pages import render
+from .core import ctx_of, status_of, whole_number
+from .pages import login_redirect, render
 from .stats_view import since_param
 
 DEFAULT_LIMIT = 200
@@ -35,7 +35,7 @@ def _filter(request: HTTPRequest) -> tuple[AuditFilter, int]:
                        request_id=q.get("request") or None), limit
 
 
-def _entries(request: HTTPRequest) -> list[Event]:
+def entries(request: HTTPRequest) -> list[Event]:
     """The newest `limit` entries that match, oldest first (as `signoff audit` lists)."""
     where, limit = _filter(request)
     return read_log(ctx_of(request).store, where, limit)
@@ -49,12 +49,12 @@ def _row(event: Event) -> dict[str, Any]:
 async def audit_page(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+        return login_redirect(request)
     q = request.query_params
     values: dict[str, Any] = {"run": q.get("run", ""), "kind": q.get("kind", ""),
                               "since_text": q.get("since", ""), "report": None}
     try:
-        events = await anyio.to_thread.run_sync(lambda: _entries(request))
+        events = await anyio.to_thread.run_sync(lambda: entries(request))
         if q.get("verify"):
             values["report"] = await anyio.to_thread.run_sync(
                 lambda: verify_store(ctx_of(request).store))
@@ -64,30 +64,6 @@ async def audit_page(request: HTTPRequest) -> Response:
     return render(request, "audit.html", rows=[_row(e) for e in reversed(events)], **values)
 
 
-async def api_audit(request: HTTPRequest) -> Response:
-    """What `signoff audit --json` prints for the same filters."""
-    who, _ = principal(request)
-    if who is None:
-        return error(401, "a valid Bearer token (or a signed-in session) is required",
-                     "unauthorized")
-    try:
-        events = await anyio.to_thread.run_sync(lambda: _entries(request))
-    except SignoffError as exc:
-        return error(status_of(exc), str(exc), error_code(exc))
-    return JSONResponse([event_json(e) for e in events])
+ROUTES = [Route("/audit", audit_page)]
 
-
-async def api_verify(request: HTTPRequest) -> Response:
-    """What `signoff audit verify --json` prints."""
-    who, _ = principal(request)
-    if who is None:
-        return error(401, "a valid Bearer token (or a signed-in session) is required",
-                     "unauthorized")
-    report = await anyio.to_thread.run_sync(lambda: verify_store(ctx_of(request).store))
-    return JSONResponse(report.to_json())
-
-
-ROUTES = [Route("/audit", audit_page), Route("/api/audit", api_audit),
-          Route("/api/audit/verify", api_verify)]
-
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "entries"]

@@ -54,17 +54,18 @@ def render(request: HTTPRequest, template: str, status: int = 200,
     return response
 
 
-def _login_redirect(request: HTTPRequest) -> Response:
+def login_redirect(request: HTTPRequest) -> Response:
     return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
 
 
-async def _form(request: HTTPRequest) -> FormData | None:
+async def checked_form(request: HTTPRequest) -> FormData | None:
+    """The posted form if it carries this session's CSRF token, else None."""
     form = await request.form()
     raw = form.get("csrf")
     return form if csrf_ok(request, raw if isinstance(raw, str) else None) else None
 
 
-def _csrf_refused(request: HTTPRequest) -> Response:
+def csrf_refused(request: HTTPRequest) -> Response:
     return render(request, "error.html", 403,
                   message="This form has no valid CSRF token (reload the page and try again).")
 
@@ -87,7 +88,7 @@ def _filters(request: HTTPRequest) -> Filters:
 async def inbox(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return _login_redirect(request)
+        return login_redirect(request)
     ctx = ctx_of(request)
     filters = _filters(request)
     seq = await _run(ctx.store.last_seq)  # before reading: live updates start from here
@@ -155,7 +156,7 @@ def _details(ctx: Context, request_id: str) -> dict[str, Any]:
 async def request_page(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return _login_redirect(request)
+        return login_redirect(request)
     ctx = ctx_of(request)
     seq = await _run(ctx.store.last_seq)  # before reading: live updates start from here
     try:
@@ -183,10 +184,10 @@ async def status_fragment(request: HTTPRequest) -> Response:
 async def decide_form(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return _login_redirect(request)
-    form = await _form(request)
+        return login_redirect(request)
+    form = await checked_form(request)
     if form is None:
-        return _csrf_refused(request)
+        return csrf_refused(request)
     ctx = ctx_of(request)
     rid = request.path_params["id"]
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
@@ -209,7 +210,7 @@ async def decide_form(request: HTTPRequest) -> Response:
 async def grants(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return _login_redirect(request)
+        return login_redirect(request)
     ctx = ctx_of(request)
     found = await _run(ctx.store.list_grants)
     return render(request, "grants.html", grants=found, message=request.query_params.get("m"))
@@ -218,9 +219,9 @@ async def grants(request: HTTPRequest) -> Response:
 async def revoke(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return _login_redirect(request)
-    if await _form(request) is None:
-        return _csrf_refused(request)
+        return login_redirect(request)
+    if await checked_form(request) is None:
+        return csrf_refused(request)
     if not who.is_admin:
         return render(request, "error.html", 403, message="Only an admin may revoke grants.")
     ctx = ctx_of(request)
@@ -250,7 +251,7 @@ def _review_items(ctx: Context) -> list[dict[str, Any]]:
 async def reviews(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return _login_redirect(request)
+        return login_redirect(request)
     ctx = ctx_of(request)
     items = await _run(_review_items, ctx)
     return render(request, "reviews.html", items=items, message=request.query_params.get("m"))
@@ -259,9 +260,9 @@ async def reviews(request: HTTPRequest) -> Response:
 async def revert_form(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return _login_redirect(request)
-    if await _form(request) is None:
-        return _csrf_refused(request)
+        return login_redirect(request)
+    if await checked_form(request) is None:
+        return csrf_refused(request)
     ctx = ctx_of(request)
     try:
         seq = int(request.path_params["seq"])
@@ -285,9 +286,9 @@ def _safe_next(raw: str | None) -> str:
 
 
 async def login(request: HTTPRequest) -> Response:
-    form = await _form(request)
+    form = await checked_form(request)
     if form is None:
-        return _csrf_refused(request)
+        return csrf_refused(request)
     ctx = ctx_of(request)
     token = form.get("token")
     account: Account | None = None
@@ -303,8 +304,8 @@ async def login(request: HTTPRequest) -> Response:
 
 
 async def logout(request: HTTPRequest) -> Response:
-    if await _form(request) is None:
-        return _csrf_refused(request)
+    if await checked_form(request) is None:
+        return csrf_refused(request)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(COOKIE, path="/")
     session_of(request)
@@ -326,4 +327,4 @@ ROUTES = [
     Route("/logout", logout, methods=["POST"]),
 ]
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "checked_form", "csrf_refused", "login_redirect", "render"]

@@ -26,9 +26,9 @@ from ..audit import parse_since
 from ..exceptions import InvalidInput, SignoffError
 from ..i18n import Lang
 from ..stats import DEFAULT_MIN_COUNT, Day, Stats, load_stats
-from .auth import csrf_ok, principal
+from .auth import principal
 from .core import ctx_of, lang_of, status_of, whole_number
-from .pages import render
+from .pages import checked_form, csrf_refused, login_redirect, render
 
 MAX_DAYS = 60  # bars drawn; the table under the chart lists every day
 MAX_MIN_COUNT = 100_000
@@ -218,7 +218,7 @@ def number(value: float | int | None) -> str:
 async def stats_page(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+        return login_redirect(request)
     ctx = ctx_of(request)
     lang = lang_of(request)
     since_text = request.query_params.get("since", "").strip()
@@ -242,13 +242,10 @@ async def allow_suggested(request: HTTPRequest) -> Response:
     one that was rejected or denied), so this form cannot write an arbitrary rule."""
     who, _ = principal(request)
     if who is None:
-        return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
-    form = await request.form()
-    raw = form.get("csrf")
-    if not csrf_ok(request, raw if isinstance(raw, str) else None):
-        return render(request, "error.html", 403,
-                      message="This form has no valid CSRF token (reload the page and try "
-                              "again).")
+        return login_redirect(request)
+    form = await checked_form(request)
+    if form is None:
+        return csrf_refused(request)
     if not who.is_admin:
         return render(request, "error.html", 403, message="Only an admin may add a rule.")
     ctx = ctx_of(request)
