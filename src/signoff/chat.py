@@ -30,9 +30,10 @@ from .exceptions import ConfigurationError, SignoffError
 from .gate import Gate, ToolResult
 from .models import Decision, ToolCall
 from .policy import Policy
+from .review import record_review
 from .settings import MODES, Mode, load_settings
 from .snapshots import Snapshot
-from .store import Store, open_store
+from .store import Store, default_url, open_store
 
 HELP = """\
 Commands:
@@ -96,12 +97,6 @@ class FlushingChannel:
     def decide(self, prompt: Prompt) -> Decision:
         self.printer.end_line()
         return self.inner.decide(prompt)
-
-
-def default_store_url(workspace: str) -> str:
-    """The session's store (its record, and what /inbox reads): $SIGNOFF_DB, else the
-    workspace's database."""
-    return os.environ.get("SIGNOFF_DB") or os.path.join(workspace, ".signoff", "signoff.db")
 
 
 def _short(text: str, limit: int = 100) -> str:
@@ -213,11 +208,9 @@ class ChatSession:
         review`, `signoff revert`, the web), as a durable run's do."""
         snapshot = self.snapshots.pop(result.call.digest(), None)
         self.snapshots.clear()
-        if (snapshot is not None and self.record is not None and result.outcome == "ran"
-                and result.verdict.effect == "notify"):
-            self.record.record("review", {"call": result.call.to_json(),
-                                          "snapshot": snapshot.to_json()},
-                               run_id=self.session_id)
+        if (snapshot is not None and self.record is not None and self.session_id is not None
+                and result.outcome == "ran" and result.verdict.effect == "notify"):
+            record_review(self.record, result.call, snapshot, run_id=self.session_id)
 
     def _on_tool(self, raw: Mapping[str, Any], content: str, result: ToolResult | None) -> None:
         if result is not None:
@@ -311,20 +304,11 @@ class ChatSession:
             self.say(f"  {grant.id}  {grant.scope:<8} {rule}")
 
     def cmd_inbox(self, arg: str) -> None:
-        if self.record is None and self.store_url is None:
+        if self.record is None:
             self.say("No store configured (set SIGNOFF_DB): no pending requests.")
             return
         try:
-            if self.record is not None:
-                pending = self.record.list_requests(state="pending")
-            else:
-                from .store import open_store
-
-                store = open_store(self.store_url)
-                try:
-                    pending = store.list_requests(state="pending")
-                finally:
-                    store.close()
+            pending = self.record.list_requests(state="pending")
         except (SignoffError, OSError) as exc:
             self.say(f"Cannot read the store: {escape_untrusted(str(exc), newline=False)}")
             return
@@ -373,7 +357,7 @@ def build_session(
     tools, specs, previewer = _workspace_tools(
         root, lambda call, snapshot: snapshots.__setitem__(call.digest(), snapshot))
     policy = Policy(load_settings(root, user=user_settings), workspace=root, mode=mode)
-    url = store_url if store_url is not None else default_store_url(root)
+    url = store_url if store_url is not None else default_url(root)
     record = open_store(url)  # invariant 8: the session is on the record, or it does not start
     session_id = f"chat_{uuid.uuid4().hex[:12]}"
     gate = Gate(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .exceptions import InvalidInput, NotFound
 from .models import ToolCall
+from .snapshots import Snapshot
 from .store import Event, Store
 
 
@@ -34,6 +35,12 @@ def parse_review_id(text: str) -> int:
     if not number.isdigit():
         raise InvalidInput(f"{text!r} is not a review item id (like rev_12)")
     return int(number)
+
+
+def record_review(store: Store, call: ToolCall, snapshot: Snapshot, *, run_id: str) -> int:
+    """Put a change that ran without asking on the record for review after (and revert)."""
+    return store.record("review", {"call": call.to_json(), "snapshot": snapshot.to_json()},
+                        run_id=run_id)
 
 
 def review_items(store: Store, *, window: int = 5000) -> list[ReviewItem]:
@@ -66,7 +73,6 @@ def revert(
     workspace: str | os.PathLike[str] | None = None,
 ) -> str:
     """Restore what the reviewed call replaced; RevertConflict if the file changed since."""
-    from .snapshots import Snapshot
     from .tools import Workspace
 
     event = find_review(store, seq)

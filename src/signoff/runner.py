@@ -30,6 +30,7 @@ from .gate import (
     result_text,
 )
 from .models import Request, ToolCall, sha256_hex
+from .review import record_review
 from .rules import Rule, parse_rule
 from .runs import (
     REFUSALS,
@@ -301,11 +302,7 @@ class Runner:
             except Exception as exc:
                 return replace(item, outcome="failed", content=f"Tool {item.name} failed: {exc}")
             if snapshot is not None:
-                self.store.record(
-                    "review",
-                    {"call": item.call.to_json(), "snapshot": snapshot.to_json()},
-                    run_id=run.id,
-                )
+                record_review(self.store, item.call, snapshot, run_id=run.id)
             return replace(item, outcome="ran", content=result_text(value))
         return self._execute(item, item.call, idempotency_key=key)
 
