@@ -216,13 +216,17 @@ class Engine(RunsAPI):
         assert plan.row is not None
         entries, cols = self._entries(plan.events, ts), plan.row.columns()
         try:
-            with self._write() as tx:
-                tx.insert_request(cols)
-                self._append(tx, entries, ts)
+            self._insert(cols, entries, ts)
         except self._duplicate as exc:
             raise InvalidInput(f"request {plan.row.request.id!r} already exists") from exc
         self._rows.put(plan.row)
         return plan.row.request
+
+    def _insert(self, cols: Cols, entries: list[tuple[Draft, str]], ts: float) -> None:
+        """Insert a new request row with its events, in one transaction."""
+        with self._write() as tx:
+            tx.insert_request(cols)
+            self._append(tx, entries, ts)
 
     def _remember_row(self, row: Row) -> None:
         self._rows.put(row)

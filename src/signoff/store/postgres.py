@@ -22,9 +22,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..exceptions import ConfigurationError, InvalidInput
-from ..models import Request
-from . import base, migrations
+from ..exceptions import ConfigurationError
+from . import migrations
 from .base import Draft, Plan, Row
 from .engine import Engine, RowCache
 from .sql import PG_SQL, SQLTx
@@ -130,21 +129,10 @@ class PostgresStore(Engine):
                 cur = self._cursors[conn] = conn.cursor()
         return cur
 
-    def create_request(self, request: Request, *, idempotent: bool = False,
-                       ttl_seconds: float | None = None, now: float | None = None) -> Request:
-        ts = base.clock(now)
-        plan = base.plan_create(request, key=self._key, now=ts, ttl_seconds=ttl_seconds,
-                                idempotent=idempotent)
-        assert plan.row is not None
-        entries, c = self._entries(plan.events, ts), plan.row.columns()
-        try:
-            with self._pool.connection() as conn:
-                self._cursor(conn).execute(CREATE if entries else CREATE_UNAUDITED,
-                                           (*c[:8], ts, *_joined(entries)))
-        except self._duplicate as exc:
-            raise InvalidInput(f"request {c[0]!r} already exists") from exc
-        self._rows.put(plan.row)
-        return plan.row.request
+    def _insert(self, cols: Sequence[Any], entries: list[tuple[Draft, str]], ts: float) -> None:
+        with self._pool.connection() as conn:  # one call: insert, events, commit, flush
+            self._cursor(conn).execute(CREATE if entries else CREATE_UNAUDITED,
+                                       (*cols[:8], ts, *_joined(entries)))
 
     @contextmanager
     def _read(self) -> Iterator[SQLTx]:
