@@ -63,15 +63,12 @@ class PostgresStore(Engine):
         self._cursors: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._cursors_lock = threading.Lock()
         self._listen_lock = threading.Lock()
+        self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
+                                    kwargs={"autocommit": True}, open=True, name="signoff")
         try:
-            # one direct attempt first: a wrong host, port, database or password fails at
-            # once with its own message (the pool would retry quietly for 10 s)
-            psycopg.connect(url, connect_timeout=10).close()
-            self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
-                                        kwargs={"autocommit": True}, open=True,
-                                        name="signoff")
-            self._pool.wait(timeout=10)
+            self._wait_for_pool(psycopg, url)
         except Exception as exc:
+            self._pool.close()
             raise ConfigurationError(
                 f"cannot reach the PostgreSQL store: {' '.join(str(exc).split())}") from exc
         try:
@@ -84,6 +81,18 @@ class PostgresStore(Engine):
 
     def __repr__(self) -> str:
         return "PostgresStore(…)"
+
+    def _wait_for_pool(self, psycopg: Any, url: str) -> None:
+        """Ready in a second, the usual case; otherwise one direct attempt names what is
+        wrong (refused, unknown host, no such database, bad password) at once, where the
+        pool would retry quietly for 10 s and then say only that it gave up."""
+        from psycopg_pool import PoolTimeout
+
+        try:
+            self._pool.wait(timeout=1)
+        except PoolTimeout:
+            psycopg.connect(url, connect_timeout=10).close()  # raises with the cause
+            self._pool.wait(timeout=9)  # reachable, only slow: give it the rest
 
     @contextmanager
     def _write(self) -> Iterator[SQLTx]:
