@@ -178,7 +178,8 @@ class Draft:
 
 
 # what the web notifier records about each delivery (see web/notify.py), on the request
-DELIVERY_KINDS = ("notify.delivered", "notify.failed")
+DELIVERED, DELIVERY_FAILED = "notify.delivered", "notify.failed"
+DELIVERY_KINDS = (DELIVERED, DELIVERY_FAILED)
 
 
 def check_kind(kind: object, where: str) -> str:

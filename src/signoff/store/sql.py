@@ -13,7 +13,7 @@ Dialect = Literal["sqlite", "postgres"]
 # SQLite indexes requests by state only while they are open (migration 0009); a query on
 # open states repeats the index's condition verbatim so the planner can use the index
 OPEN_STATES = ("pending", "approved", "claimed", "in_doubt")
-OPEN_TERM = "state IN ('pending', 'approved', 'claimed', 'in_doubt')"
+OPEN_TERM = "state IN ({})".format(", ".join(f"'{state}'" for state in OPEN_STATES))
 
 # the notifier's delivery events are indexed by request (migration 0010), with this condition
 DELIVERY_TERM = "kind IN ({})".format(", ".join(f"'{k}'" for k in DELIVERY_KINDS))

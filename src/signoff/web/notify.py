@@ -40,6 +40,7 @@ from ..cli_runs import request_json, summary
 from ..exceptions import ConfigurationError, NotFound
 from ..settings import Settings
 from ..store import Event, Store
+from ..store.base import DELIVERED, DELIVERY_FAILED
 
 DEFAULT_EVENTS = ("request.created",)
 
@@ -181,7 +182,7 @@ class Notifier:
             if ok or not retry:
                 break
         self.store.record(
-            "notify.delivered" if ok else "notify.failed",
+            DELIVERED if ok else DELIVERY_FAILED,
             {"channel": channel.name, "type": channel.type, "status": status,
              "attempts": attempts, "event_seq": event.seq},
             request_id=event.request_id, run_id=event.run_id, actor=f"notify:{channel.name}")
