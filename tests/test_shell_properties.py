@@ -89,3 +89,26 @@ def test_allowed_plus_anything_is_never_less_strict_than_its_suffix(base: str,
         assert both == "deny"
     if rank[alone] >= 2:
         assert rank[both] >= 2, (base, tail)
+
+
+STRICTNESS = {"allow": 0, "notify": 1, "ask": 2, "deny": 3}
+REDIRECTS = ["2>/dev/null", ">/dev/null", "2>&1", "&>/dev/null", "</dev/null", ">>/dev/null"]
+SIMPLE = ALLOWED + CATASTROPHIC[:12] + [
+    "rm -r build", "git push --force origin main", "find . -name '*.pyc' -delete",
+    "dd if=/dev/zero of=/dev/sda", "chmod -R 777 /", "curl -X POST http://x",
+]
+
+
+@FAST
+@given(st.sampled_from(SIMPLE), st.sampled_from(REDIRECTS), st.integers(min_value=0))
+def test_a_redirect_anywhere_never_makes_a_command_less_strict(
+    command: str, redirect: str, where: int
+) -> None:
+    """bash lets a redirection sit between any two words of a simple command; the words
+    after it are still arguments. Inserting one must never loosen the verdict."""
+    words = command.split(" ")
+    if any(c in command for c in "|;&(){}") or any(w.count("'") % 2 for w in words):
+        return  # compound forms or a quoted space: an insertion would change the structure
+    at = 1 + where % len(words)
+    moved = " ".join([*words[:at], redirect, *words[at:]])
+    assert STRICTNESS[judge(moved)] >= STRICTNESS[judge(command)], (command, moved)

@@ -73,6 +73,14 @@ class Cmd:
 
 
 @dataclass(slots=True)
+class _Heredoc:
+    text: str = ""
+    words: list[Word] = field(default_factory=list)
+    redirs: list[Redir] = field(default_factory=list)
+    later: list[Node] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Walk:
     cmds: list[Cmd] = field(default_factory=list)
     pipes: list[list[list[int]]] = field(default_factory=list)  # pipeline -> stage -> cmd ids
@@ -238,22 +246,32 @@ class Walker:
         redirs: list[Redir] = []
         stdin: str | None = None
         later: list[Node] = []
+        # tree-sitter-bash hangs the words that follow a redirection target on the
+        # redirection (`find 2>/dev/null / -delete`): bash gives them to the command.
+        extra: list[Word] = []
         start = len(self.out.cmds)
         for child in node.children:
             if child.type == "heredoc_redirect":
-                text, extra = self._heredoc(child)
-                stdin = text
-                later.extend(extra)
+                heredoc = self._heredoc(child)
+                stdin = heredoc.text
+                later.extend(heredoc.later)
+                extra.extend(heredoc.words)
+                redirs.extend(heredoc.redirs)
             elif child.type == "herestring_redirect":
                 for sub in child.named_children:
                     stdin = self.decode(sub).text
             elif child.type == "file_redirect":
-                redirs.append(self._file_redirect(child))
+                redir, words = self._file_redirect(child)
+                redirs.append(redir)
+                extra.extend(words)
         if body is not None and body.type == "command":
-            self._command(body, redirs, stdin, start)
+            self._command(body, redirs, stdin, start, extra)
         else:
             if body is not None:
                 self.walk(body)
+            if extra:
+                self.out.problems.append(
+                    "words follow the redirection of a compound command (bash refuses it)")
             if redirs or stdin is not None:
                 self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node),
                               stdin_text=stdin), len(self.out.cmds))
@@ -264,39 +282,54 @@ class Walker:
             else:
                 self.walk(extra_node)
 
-    def _heredoc(self, node: Node) -> tuple[str, list[Node]]:
-        body = ""
-        later: list[Node] = []
-        for child in node.named_children:
+    def _heredoc(self, node: Node) -> _Heredoc:
+        """The heredoc's text, the words and redirections written after its start marker
+        on the same line (they belong to the command), and what follows it (`| sh`)."""
+        found = _Heredoc()
+        for index, child in enumerate(node.children):
             if child.type == "heredoc_body":
-                body = self._t(child)
+                found.text = self._t(child)
                 for sub in child.named_children:
                     if sub.type != "heredoc_content":
                         self.decode(sub)  # $(…) in an unquoted heredoc runs
-            elif child.type not in ("heredoc_start", "heredoc_end", "file_descriptor"):
-                later.append(child)
-        return body, later
+            elif node.field_name_for_child(index) == "argument":
+                found.words.extend(self.fields(child))
+            elif child.type == "file_redirect":
+                redir, words = self._file_redirect(child)
+                found.redirs.append(redir)
+                found.words.extend(words)
+            elif child.type == "ERROR":
+                self.out.problems.append("a heredoc line could not be parsed")
+            elif child.is_named and child.type not in (
+                "heredoc_start", "heredoc_end", "file_descriptor"
+            ):
+                found.later.append(child)
+        return found
 
-    def _file_redirect(self, node: Node) -> Redir:
+    def _file_redirect(self, node: Node) -> tuple[Redir, list[Word]]:
+        """The redirection, and the words after its target (arguments of the command)."""
         op = ""
         fd = ""
-        targets: list[Word] = []
+        target: Word | None = None
+        extra: list[Word] = []
         for child in node.children:
             if child.type == "file_descriptor":
                 fd = self._t(child)
             elif not child.is_named:
                 op = op or self._t(child)
+            elif target is None:
+                target = self.decode(child, tilde=True)
             else:
-                targets.append(self.decode(child, tilde=True))
-        target = targets[0] if targets else None
+                extra.extend(self.fields(child))
         if target is not None and op in (">&", "<&", ">&-", "<&-") and (
             target.text.isdigit() or target.text == "-"
         ):
             target = None  # descriptor duplication, not a file
-        return Redir(op, fd, target)
+        return Redir(op, fd, target), extra
 
     def _command(self, node: Node, redirs: list[Redir] | None = None,
-                 stdin: str | None = None, start: int | None = None) -> None:
+                 stdin: str | None = None, start: int | None = None,
+                 trailing: list[Word] | None = None) -> None:
         start = len(self.out.cmds) if start is None else start
         words: list[Word] = []
         assigns: list[tuple[str, Word]] = []
@@ -310,14 +343,22 @@ class Walker:
                     words.extend(self.fields(sub))
             elif kind in _REDIRECT_TYPES:
                 if kind == "file_redirect":
-                    redirs.append(self._file_redirect(child))
+                    redir, extra = self._file_redirect(child)
+                    redirs.append(redir)
+                    words.extend(extra)
                 elif kind == "herestring_redirect":
                     for sub in child.named_children:
                         stdin = self.decode(sub).text
                 else:
-                    stdin, _ = self._heredoc(child)
+                    heredoc = self._heredoc(child)
+                    stdin = heredoc.text
+                    words.extend(heredoc.words)
+                    redirs.extend(heredoc.redirs)
+                    if heredoc.later:
+                        self.out.problems.append("a command follows a heredoc inside a command")
             elif kind != "comment":
                 words.extend(self.fields(child))
+        words.extend(trailing or ())
         cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), self._t(node),
                   stdin_text=stdin)
         cmd.calls_function = bool(words) and words[0].text in self.out.functions

@@ -822,6 +822,21 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
     ("read_only", "allow", "ss -ltnp"),
     ("read_only", "allow", "netstat -tlnp"),
     ("privilege", "ask", "ss -K dst 10.0.0.1"),
+    # words after a redirection target are the command's arguments (tree-sitter-bash hangs
+    # them on the redirection node); a heredoc's start line carries arguments too
+    ("catastrophic", "deny", "find 2>/dev/null / -delete"),
+    ("catastrophic", "deny", "rm 2>/dev/null -rf ~"),
+    ("catastrophic", "deny", "rm >/dev/null 2>&1 -rf ~"),
+    ("catastrophic", "deny", "dd 2>/dev/null if=/dev/zero of=/dev/sda"),
+    ("catastrophic", "deny", "rm <<EOF -rf ~\nx\nEOF"),
+    ("catastrophic", "deny", "chmod &>/dev/null -R 777 /"),
+    ("destructive", "ask", "git 2>/dev/null push --force"),
+    ("destructive", "ask", "git push 2>/dev/null origin +main"),
+    ("destructive", "ask", "rm 2>/dev/null -r build"),
+    ("destructive", "ask", "cat <<EOF > out.txt -n && rm -r build\nx\nEOF"),
+    ("opaque", "ask", "{ ls; } >f rm -rf build"),
+    ("read_only", "allow", "ls 2>/dev/null -la"),
+    ("read_only", "allow", "grep 2>/dev/null -rn TODO src"),
 ]
 
 
