@@ -17,6 +17,16 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
+from .shell_arith import (
+    NAME_TAKING_BUILTINS,
+    ArithmeticChecks,
+    arithmetic_problem,
+    expansion_problem,
+    name_tests,
+    subscript_problem,
+    test_problem,
+)
+
 _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()  # a Parser is not thread-safe: one per thread, reused
 MAX_DEPTH = 120  # deeper nesting is reported as a problem (opaque), not recursed into
@@ -135,7 +145,7 @@ def expand_braces(text: str, limit: int = 64) -> list[str]:
     return out
 
 
-class Walker:
+class Walker(ArithmeticChecks):
     """One pass over one parse tree, in source order (bash runs it in that order)."""
 
     def __init__(self, home: str, cwd: str | None, variables: dict[str, str | None],
@@ -233,12 +243,19 @@ class Walker:
                 words.extend(self.fields(child))
             else:
                 words.append(Word(self._t(child)))
+        if any(w.text.startswith("-") and "i" in w.text for w in words):
+            # declare -i: every value assigned is evaluated as arithmetic
+            self.let([value for _, value in assigns])
+        self._problem(subscript_problem("declare", [w.text for w in words[1:]]))
         self._add(Cmd(words, assigns, [], self.cwd, dict(self.vars), self._t(node)), start)
 
     def _test(self, node: Node) -> None:
         start = len(self.out.cmds)
         for child in node.named_children:
             self.decode(child)  # only for the substitutions inside
+        self._problem(test_problem(node, self._t, self._value))
+        for operand in name_tests(node, self._t):  # [[ -v name ]]: a subscript is evaluated
+            self._problem(subscript_problem("declare", [self.decode(operand).text]))
         self._add(Cmd([Word("[[")], [], [], self.cwd, dict(self.vars), self._t(node)), start)
 
     def _redirected(self, node: Node) -> None:
@@ -362,6 +379,10 @@ class Walker:
         cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), self._t(node),
                   stdin_text=stdin)
         cmd.calls_function = bool(words) and words[0].text in self.out.functions
+        if words and words[0].text == "let":
+            self.let(words[1:])
+        if words and words[0].text in NAME_TAKING_BUILTINS:
+            self._problem(subscript_problem(words[0].text, [w.text for w in words[1:]]))
         self._add(cmd, start)
         self._after_command(words)
 
@@ -397,6 +418,8 @@ class Walker:
     def _assign_pair(self, node: Node) -> tuple[str, Word]:
         name_node = node.child_by_field_name("name")
         name = self._t(name_node) if name_node is not None else "?"
+        if name_node is not None and name_node.type == "subscript":  # a[i]=v: i is arithmetic
+            self._problem(expansion_problem(node, "", self._t, self._value))
         value_node = node.child_by_field_name("value")
         if value_node is None:
             return name, Word("")
@@ -445,7 +468,10 @@ class Walker:
                         any(p.glob for p in parts), any(p.quoted for p in parts))
         if kind == "simple_expansion":
             return self._lookup(raw[1:], quoted=False)
+        if kind == "arithmetic_expansion":
+            self._problem(arithmetic_problem(node, self._t, self._value))
         if kind == "expansion":
+            self._problem(expansion_problem(node, raw, self._t, self._value))
             names = [c for c in node.named_children]
             if len(names) == 1 and names[0].type == "variable_name" and raw == (
                 "${" + self._t(names[0]) + "}"
@@ -539,6 +565,8 @@ _HANDLERS = {
     "declaration_command": Walker._declaration,
     "unset_command": Walker._declaration,
     "test_command": Walker._test,
+    "compound_statement": Walker.compound,
+    "c_style_for_statement": Walker.c_for,
     "redirected_statement": Walker._redirected,
     "command": Walker._command,
 }
