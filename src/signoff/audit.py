@@ -345,7 +345,8 @@ def _row(doc: Any) -> tuple[int, str, str, str, str, str | None]:
     missing = [k for k in (*_ENTRY_KEYS, "seq", "prev_hash", "hash") if k not in doc]
     if missing:
         raise InvalidInput(f"missing {', '.join(missing)}")
-    entry = dumps({k: doc[k] for k in _ENTRY_KEYS}, "event")
+    fields = _ENTRY_KEYS + (("n", "mac") if "mac" in doc else ())  # keyed entries
+    entry = dumps({k: doc[k] for k in fields}, "event")
     return (int(doc["seq"]), entry, str(doc["prev_hash"]), str(doc["hash"]), doc["kind"],
             doc["request_id"])
 

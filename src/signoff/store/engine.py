@@ -11,18 +11,19 @@ is kept.
 from __future__ import annotations
 
 import json
-import secrets
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..exceptions import ConflictError, InvalidInput, NotFound, SignoffError
+from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
+from ..keys import Keys, load_keys, remember_legacy
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
 from . import base, chain
+from .anchor import ANCHOR_EVERY, Anchor, read_anchor, write_anchor
 from .base import Claim, Draft, Event, Plan, Row
 from .runstore import RunsAPI
 
@@ -41,6 +42,7 @@ class Tx(Protocol):
     def append(self, entries: list[tuple[Draft, str]], ts: float) -> list[int]: ...
     def meta_get(self, key: str) -> str | None: ...
     def meta_put_if_absent(self, key: str, value: str) -> None: ...
+    def meta_delete(self, key: str) -> None: ...
     def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
                      doc: str) -> None: ...
     def get_grant(self, grant_id: str, lock: bool) -> tuple[str, float | None] | None: ...
@@ -54,6 +56,7 @@ class Tx(Protocol):
     def chain_rows(self) -> Iterator[tuple[int, str, str, str, str, str | None]]: ...
     def last_seq(self) -> int: ...
     def chain_end(self) -> tuple[tuple[int, str] | None, tuple[int, str] | None]: ...
+    def chain_tip(self) -> Anchor | None: ...
     # runs (see runstore): columns in RunRow.columns() order
     def run_get(self, run_id: str, lock: bool) -> Cols | None: ...
     def run_insert(self, cols: Cols) -> None: ...
@@ -108,7 +111,9 @@ class Engine(RunsAPI):
 
     _audit: bool = True  # private switch, only for measuring the audit's cost
     _duplicate: tuple[type[BaseException], ...] = ()  # what insert raises on a taken id
-    _key: bytes = b""
+    _keys: Keys  # kept outside the store (see signoff.keys); the store holds key ids only
+    _anchor_location: str | None = None  # where the chain's head is anchored (None: nowhere)
+    _since_anchor: int = 0  # entries appended since this store last anchored
 
     # backends provide these
     def _write(self) -> AbstractContextManager[Tx]:
@@ -143,23 +148,59 @@ class Engine(RunsAPI):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _load_key(self) -> None:
+    def _load_keys(self, keys: Keys | None = None) -> None:
+        """Take the keys from outside the store; a binding key that an older signoff kept
+        in the store's own table is moved out to the key file and erased from the store."""
+        keys = keys or load_keys()
         with self._read() as tx:
-            value = tx.meta_get("binding_key")
-        if value is None:
+            old_key = tx.meta_get("binding_key")
+            legacy_id = tx.meta_get("legacy_key_id")
+        if old_key is not None:
+            legacy_id = remember_legacy(bytes.fromhex(old_key))
             with self._write() as tx:
-                tx.meta_put_if_absent("binding_key", secrets.token_hex(32))
-                value = tx.meta_get("binding_key")
-        assert value is not None
-        self._key = bytes.fromhex(value)
+                if legacy_id is not None:
+                    tx.meta_put_if_absent("legacy_key_id", legacy_id)
+                tx.meta_delete("binding_key")
+            self._erased()
+            keys = load_keys() if legacy_id is not None else keys
+        self._keys = keys.for_store(legacy_id)
 
+    def _erased(self) -> None:
+        """After a secret was deleted from the store: make sure no copy of it is left
+        in free pages or a log (SQLite: secure delete and a WAL checkpoint)."""
+
+    # ------------------------------------------------------------------ anchor
+
+    def _maybe_anchor(self) -> None:
+        if self._since_anchor >= ANCHOR_EVERY:
+            self._anchor()
+
+    def _anchor(self) -> None:
+        """Anchor the chain's current head outside the store (best effort: a config
+        directory that cannot be written leaves only the keyed chain)."""
+        if self._anchor_location is None or not self._since_anchor:
+            return
+        self._since_anchor = 0
+        try:
+            with self._read() as tx:
+                tip = tx.chain_tip()
+            if tip is not None:
+                write_anchor(self._keys, self._anchor_location, tip)
+        except (OSError, SignoffError):
+            pass
+
+    # ------------------------------------------------------------------ plumbing
     # ------------------------------------------------------------------ plumbing
 
     def _entries(self, drafts: list[Draft], now: float) -> list[tuple[Draft, str]]:
         # encoded before anything is written, so a bad payload never half-applies
         if not self._audit:
             return []
-        return [(d, d.entry(now)) for d in drafts]
+        return [self._entry(d, now) for d in drafts]
+
+    def _entry(self, draft: Draft, now: float) -> tuple[Draft, str]:
+        self._since_anchor += 1
+        return draft, chain.keyed_entry(draft.doc(now), self._keys)
 
     @staticmethod
     def _append(tx: Tx, entries: list[tuple[Draft, str]], now: float) -> None:
@@ -173,6 +214,22 @@ class Engine(RunsAPI):
     # trigger, migration 0006), so the CAS fails and the row is read again; and a refusal
     # judged on a copy is judged again on a fresh read before it is raised.
     def _transition(self, request_id: str, now: float, fn: Callable[[Row], Plan]) -> Plan:
+        try:
+            return self._transition_once(request_id, now, fn)
+        except IntegrityError as exc:
+            self._refused(request_id, now, exc)
+            raise
+        finally:
+            self._maybe_anchor()
+
+    def _refused(self, request_id: str, now: float, exc: IntegrityError) -> None:
+        """Put a refusal for tampering on the record (best effort: the refusal stands)."""
+        with suppress(SignoffError):
+            self.record("request.integrity_failed", {"error": str(exc)},
+                        request_id=request_id, now=now)
+
+    def _transition_once(self, request_id: str, now: float,
+                         fn: Callable[[Row], Plan]) -> Plan:
         cached = self._rows.get(request_id)
         for _ in range(MAX_CAS_ATTEMPTS):
             if cached is not None:
@@ -211,7 +268,7 @@ class Engine(RunsAPI):
     def create_request(self, request: Request, *, idempotent: bool = False,
                        ttl_seconds: float | None = None, now: float | None = None) -> Request:
         ts = base.clock(now)
-        plan = base.plan_create(request, key=self._key, now=ts, ttl_seconds=ttl_seconds,
+        plan = base.plan_create(request, keys=self._keys, now=ts, ttl_seconds=ttl_seconds,
                                 idempotent=idempotent)
         assert plan.row is not None
         entries, cols = self._entries(plan.events, ts), plan.row.columns()
@@ -220,6 +277,7 @@ class Engine(RunsAPI):
         except self._duplicate as exc:
             raise InvalidInput(f"request {plan.row.request.id!r} already exists") from exc
         self._rows.put(plan.row)
+        self._maybe_anchor()
         return plan.row.request
 
     def _insert(self, cols: Cols, entries: list[tuple[Draft, str]], ts: float) -> None:
@@ -277,7 +335,7 @@ class Engine(RunsAPI):
                new_verdict: Verdict | None = None, binding: str | None = None) -> Request:
         ts = base.clock(now)
         plan = self._transition(request_id, ts, lambda row: base.plan_decide(
-            row, decision, key=self._key, actor=actor, roles=tuple(actor_roles), now=ts,
+            row, decision, keys=self._keys, actor=actor, roles=tuple(actor_roles), now=ts,
             new_verdict=new_verdict, binding=binding))
         assert plan.row is not None
         return plan.row.request
@@ -287,7 +345,7 @@ class Engine(RunsAPI):
               now: float | None = None) -> Claim:
         ts = base.clock(now)
         plan = self._transition(request_id, ts, lambda row: base.plan_claim(
-            row, key=self._key, worker=worker, lease_seconds=lease_seconds, now=ts))
+            row, keys=self._keys, worker=worker, lease_seconds=lease_seconds, now=ts))
         assert plan.row is not None and plan.token is not None
         assert plan.row.lease_expires_at is not None
         return Claim(plan.token, plan.row.lease_expires_at, plan.row.request, worker)
@@ -388,9 +446,11 @@ class Engine(RunsAPI):
         ts = base.clock(now)
         canonical_json(dict(data), where=f"record {kind}")
         draft = Draft(kind, request_id, run_id, actor, dict(data))
-        entries = [(draft, draft.entry(ts))]
+        entries = [self._entry(draft, ts)]
         with self._write() as tx:
-            return tx.append(entries, ts)[0]
+            seq = tx.append(entries, ts)[0]
+        self._maybe_anchor()
+        return seq
 
     def events_after(self, seq: int, limit: int = 100) -> list[Event]:
         with self._read() as tx:
@@ -425,11 +485,35 @@ class Engine(RunsAPI):
                 tx.cursor_set(consumer, int(seq))
 
     def verify_chain(self) -> tuple[bool, int | None, str]:
-        """(ok, first bad seq or None, message): detects edited, deleted, inserted or
-        reordered entries."""
+        """(ok, first bad seq or None, message): detects edited, deleted, inserted,
+        reordered, forged or copied entries, and a tail cut below the anchor; a good
+        chain's head is then anchored outside the store."""
+        anchor: Anchor | None = None
+        if self._anchor_location is not None:
+            try:
+                anchor = read_anchor(self._keys, self._anchor_location)
+            except IntegrityError as exc:
+                return False, None, str(exc)
         with self._read() as tx:
             head, checkpoint = tx.chain_end()
-            return chain.verify_chain(tx.chain_rows(), head, checkpoint)
+            result = chain.verify_chain(tx.chain_rows(), head, checkpoint, keys=self._keys,
+                                        anchor=anchor)
+            tip = tx.chain_tip() if result[0] else None
+        if tip is not None and self._anchor_location is not None:
+            with suppress(OSError):
+                write_anchor(self._keys, self._anchor_location, tip)
+        return result
+
+    def reset_anchor(self) -> Anchor | None:
+        """Anchor this chain's head even if the anchor holds another chain (a person
+        replaced the store on purpose); the new anchor, or None with nothing to anchor."""
+        if self._anchor_location is None:
+            return None
+        with self._read() as tx:
+            tip = tx.chain_tip()
+        if tip is not None:
+            write_anchor(self._keys, self._anchor_location, tip, reset=True)
+        return tip
 
 
 def _grant(doc: str) -> Grant:
