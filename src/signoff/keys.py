@@ -21,7 +21,9 @@ entries and the anchor of the chain's head) and ``session`` (web sessions). Ever
 store keeps names its key id (``KID:HEX``), never the key, so after `signoff keys rotate`
 new records use the new id and old ones still verify. ``legacy`` holds binding keys moved
 out of the databases of older signoff versions (id ``L…``), used only to verify requests
-those versions created.
+those versions created; ``stores`` records, for each store location this file has served,
+which legacy key (if any) it came with, so that a key planted later in a store's table is
+never taken for one.
 """
 
 from __future__ import annotations
@@ -50,19 +52,21 @@ class Keys:
     """Master secrets by key id, one of them current; derives a key per purpose."""
 
     def __init__(self, current: str, masters: Mapping[str, bytes],
-                 legacy: Mapping[str, bytes] | None = None, source: str = "keys") -> None:
+                 legacy: Mapping[str, bytes] | None = None, source: str = "keys",
+                 stores: Mapping[str, str | None] | None = None) -> None:
         if current not in masters:
             raise ConfigurationError(f"{source}: the current key id {current!r} has no key")
         self.current = current
         self.masters = dict(masters)
         self.legacy = dict(legacy or {})
+        self.stores = dict(stores or {})  # store location -> its legacy key id (or None)
         self.source = source
         self.store_legacy_id: str | None = None  # the legacy key of the store using these
         self._derived: dict[tuple[str, str], bytes] = {}
 
     def for_store(self, legacy_id: str | None) -> Keys:
         """These keys, for a store whose older requests were bound with `legacy_id`."""
-        copy = Keys(self.current, self.masters, self.legacy, self.source)
+        copy = Keys(self.current, self.masters, self.legacy, self.source, self.stores)
         copy.store_legacy_id = legacy_id
         return copy
 
@@ -150,7 +154,12 @@ def parse_key_file(text: str, source: str) -> Keys:
     if not isinstance(current, str) or current not in masters:
         raise ConfigurationError(f"{source}: 'current' must name one of its keys "
                                  f"({', '.join(sorted(masters)) or 'none'})")
-    return Keys(current, masters, legacy, source)
+    stores = doc.get("stores", {})
+    if not isinstance(stores, dict) or not all(
+            isinstance(v, str | None) and (v is None or v in legacy) for v in stores.values()):
+        raise ConfigurationError(f"{source}: 'stores' must map store locations to legacy key "
+                                 "ids (or null)")
+    return Keys(current, masters, legacy, source, stores)
 
 
 def _key_table(value: object, source: str, name: str) -> dict[str, bytes]:
@@ -185,7 +194,7 @@ def parse_env_keys(value: str) -> Keys:
 def _dump(keys: Keys) -> str:
     doc = {"v": 1, "current": keys.current,
            "keys": {k: v.hex() for k, v in keys.masters.items()},
-           "legacy": {k: v.hex() for k, v in keys.legacy.items()}}
+           "legacy": {k: v.hex() for k, v in keys.legacy.items()}, "stores": keys.stores}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
@@ -289,25 +298,28 @@ def rotate() -> Keys:
             return _create(path)
         kid = new_kid()
         masters = {**keys.masters, kid: secrets.token_bytes(32)}
-        rotated = Keys(kid, masters, keys.legacy, keys.source)
+        rotated = Keys(kid, masters, keys.legacy, keys.source, keys.stores)
         _write_new(path, _dump(rotated), replace=True)
     return rotated
 
 
-def remember_legacy(key: bytes) -> str | None:
-    """Move a binding key found in an older store's database into the key file; its id,
-    or None when the keys come from $SIGNOFF_KEY (nowhere to keep it)."""
-    if os.environ.get("SIGNOFF_KEY"):
-        return None
+def register_store(location: str, old_key: bytes | None) -> tuple[Keys, str | None]:
+    """The first time this key file serves the store at `location`, remember whether the
+    store came with a binding key of an older signoff (`old_key`, moved here as a legacy
+    key). Later a key found in that store is ignored: it can only have been planted there.
+    Returns the keys and the store's legacy key id."""
     path = key_file_path()
-    kid = legacy_kid(key)
     with _updating(path):
         keys = load_keys()
-        if keys.legacy.get(kid) != key:
-            merged = Keys(keys.current, keys.masters, {**keys.legacy, kid: key}, keys.source)
-            _write_new(path, _dump(merged), replace=True)
-    return kid
+        if location in keys.stores:
+            return keys, keys.stores[location]
+        kid = legacy_kid(old_key) if old_key is not None else None
+        legacy = {**keys.legacy, kid: old_key} if kid is not None and old_key else keys.legacy
+        keys = Keys(keys.current, keys.masters, legacy, keys.source,
+                    {**keys.stores, location: kid})
+        _write_new(path, _dump(keys), replace=True)
+    return keys, kid
 
 
-__all__ = ["PURPOSES", "Keys", "config_dir", "key_file_path", "load_keys", "remember_legacy",
+__all__ = ["PURPOSES", "Keys", "config_dir", "key_file_path", "load_keys", "register_store",
            "rotate"]

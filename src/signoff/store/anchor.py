@@ -9,7 +9,7 @@ the chain against it; `signoff audit verify` moves it forward after a good check
 
 An anchor only moves forward, and never onto another chain: when the store at a location
 was replaced (a different entry 1), the old anchor stays and verify says so until a person
-resets it (`signoff audit verify --reset-anchor`). One file per store location per machine:
+resets it (`signoff keys reanchor`). One file per store location per machine:
 with PostgreSQL each machine anchors what it wrote or verified.
 """
 

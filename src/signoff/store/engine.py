@@ -11,6 +11,7 @@ is kept.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -20,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
-from ..keys import Keys, load_keys, remember_legacy
+from ..keys import Keys, load_keys, register_store
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
 from . import base, chain
 from .anchor import ANCHOR_EVERY, Anchor, read_anchor, write_anchor
@@ -149,20 +150,23 @@ class Engine(RunsAPI):
         self.close()
 
     def _load_keys(self, keys: Keys | None = None) -> None:
-        """Take the keys from outside the store; a binding key that an older signoff kept
-        in the store's own table is moved out to the key file and erased from the store."""
-        keys = keys or load_keys()
+        """Take the keys from outside the store. A binding key that an older signoff kept
+        in the store's own table is moved out to the key file (only the first time the key
+        file sees this store: later, such a row was planted) and erased from the store."""
         with self._read() as tx:
-            old_key = tx.meta_get("binding_key")
-            legacy_id = tx.meta_get("legacy_key_id")
-        if old_key is not None:
-            legacy_id = remember_legacy(bytes.fromhex(old_key))
+            found = tx.meta_get("binding_key")
+        old_key = bytes.fromhex(found) if found is not None else None
+        legacy_id: str | None = None
+        if keys is None:
+            keys = load_keys()
+            if self._anchor_location is not None and not os.environ.get("SIGNOFF_KEY"):
+                legacy_id = keys.stores.get(self._anchor_location)
+                if self._anchor_location not in keys.stores:
+                    keys, legacy_id = register_store(self._anchor_location, old_key)
+        if found is not None:
             with self._write() as tx:
-                if legacy_id is not None:
-                    tx.meta_put_if_absent("legacy_key_id", legacy_id)
                 tx.meta_delete("binding_key")
             self._erased()
-            keys = load_keys() if legacy_id is not None else keys
         self._keys = keys.for_store(legacy_id)
 
     def _erased(self) -> None:

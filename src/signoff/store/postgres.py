@@ -87,8 +87,8 @@ class PostgresStore(Engine):
         try:
             if migrate:
                 self.migrate()
-            self._load_keys(keys)
             self._anchor_location = "postgres:" + self._where
+            self._load_keys(keys)
         except BaseException:
             self._pool.close()
             raise

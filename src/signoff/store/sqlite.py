@@ -81,9 +81,9 @@ class SQLiteStore(Engine):
         self._rows = RowCache(ROW_CACHE_SIZE)  # see Engine._transition
         if migrate:
             self.migrate()
-        self._load_keys(keys)
         if str(path) != ":memory:":
             self._anchor_location = f"sqlite:{self.path.resolve()}"
+        self._load_keys(keys)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
