@@ -14,16 +14,9 @@ An approved request may be claimed until its expiry; after that it is expired (f
 closed: a stale approval never runs). A worker that finishes after its lease lapsed
 (state in_doubt) may still report with its token: the truth beats the guess.
 
-Integrity: the digest is SHA-256 over the canonical call; the binding is an HMAC-SHA256
-(``KID:HEX``, keyed by the ``binding`` key, kept outside the store: see signoff.keys) over
-the request id, approvers, digest, expiry and what the reviewer is shown (the verdict with
-its risk and reasons, and the preview). A decision that runs the call leaves a keyed record
-(``decision_mac``: the ``decision`` key over the request id, digest, binding, the decision
-with its decider and time, and the state it led to). A decision checks the binding; a claim
-checks the binding AND the decision record, so a row set to 'approved' by hand, or a payload
-rewritten after an approval, never runs without the key. Requests made by an older signoff
-carry a plain-hex binding made with a key that lived in the store; it is verified with that
-key, moved out to the key file (a ``legacy`` key), by the old formula.
+Integrity: a request's digest and binding are checked before a decision, and a claim also
+checks the decision record that only a decision made through signoff (with the key, kept
+outside the store) writes; see store/integrity.py.
 
 Audit chain: every event's ``hash = sha256(prev_hash + entry)`` where ``entry`` is the
 canonical JSON of the event (its sequence number is implied by its place in the chain);
@@ -32,7 +25,6 @@ where the chain ends is recorded too (see store/chain.py), so a deleted tail sho
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import secrets
@@ -62,6 +54,12 @@ from ..models import (
     canonical_json,
     check_version,
     sha256_hex,
+)
+from .integrity import (
+    bind,
+    decision_message,
+    verify_decision,
+    verify_integrity,
 )
 
 DEFAULT_TTL_SECONDS = 24 * 3600.0
@@ -290,82 +288,6 @@ class Plan:
 
 
 # --------------------------------------------------------------------------- integrity
-
-
-def binding_of(key: bytes, request_id: str, approvers: Iterable[str], digest: str,
-               expires_at: float | None) -> str:
-    """The binding of an older signoff (plain hex; no verdict or preview): verify only."""
-    message = canonical_json(
-        {"id": request_id, "approvers": list(approvers), "digest": digest, "expires_at": expires_at}
-    )
-    return hmac.new(key, message.encode("utf-8"), hashlib.sha256).hexdigest()
-
-
-def binding_message(request: Request) -> str:
-    """What a binding covers: who may decide what, until when, as the reviewer sees it."""
-    return canonical_json({"id": request.id, "approvers": list(request.approvers),
-                           "digest": request.digest, "expires_at": request.expires_at,
-                           "verdict": request.verdict.to_json(), "preview": request.preview},
-                          where="request binding")
-
-
-def bind(keys: Keys, request: Request) -> str:
-    return keys.mac("binding", binding_message(request))
-
-
-def verify_integrity(request: Request, keys: Keys) -> None:
-    """Raise IntegrityError if the stored call or binding was changed behind our back."""
-    actual = request.call.digest()
-    if not hmac.compare_digest(actual, request.digest):
-        raise IntegrityError(
-            f"request {request.id}: the stored call does not match its digest "
-            f"({actual[:12]}… vs {request.digest[:12]}…); the payload was changed in the "
-            "database and will not be handed out"
-        )
-    if ":" in request.binding:
-        if keys.check("binding", binding_message(request), request.binding):
-            return
-        raise IntegrityError(
-            f"request {request.id}: the binding does not verify (approvers, digest, expiry, "
-            "verdict or preview were changed in the database, or the binding was forged)"
-        )
-    legacy = keys.legacy_key(keys.store_legacy_id) if keys.store_legacy_id else None
-    if legacy is None:
-        raise IntegrityError(
-            f"request {request.id}: its binding was made by an older signoff with a key that "
-            "is not in the key file; it cannot be verified, so it will not be decided or run "
-            "(ask again)"
-        )
-    expected = binding_of(legacy, request.id, request.approvers, request.digest,
-                          request.expires_at)
-    if not hmac.compare_digest(expected, request.binding):
-        raise IntegrityError(
-            f"request {request.id}: the binding does not verify (approvers, digest or expiry "
-            "were changed, or the binding was forged)"
-        )
-
-
-def decision_message(request: Request, decision: Decision, state: str) -> str:
-    return canonical_json({"id": request.id, "digest": request.digest,
-                           "binding": request.binding, "state": state,
-                           "decision": decision.to_json()}, where="decision record")
-
-
-def verify_decision(request: Request, keys: Keys) -> None:
-    """Raise IntegrityError unless an approval backs this request: a decision that runs
-    the call, with its keyed record (written only by `plan_decide`, with the key)."""
-    decision = request.decision
-    if decision is None or not decision.runs_the_call:
-        raise IntegrityError(
-            f"request {request.id} is marked {request.state} but holds no approval; it was "
-            "changed in the database and will not run")
-    if not keys.check("decision", decision_message(request, decision, "approved"),
-                      request.decision_mac):
-        who = f"{decision.kind} by {decision.actor} at {when(decision.decided_at)}"
-        raise IntegrityError(
-            f"request {request.id}: its approval ({who}) has no valid decision record: it "
-            "was written into the database, not made by a person through signoff; it will "
-            "not run")
 
 
 def token_hash(token: str) -> str:

@@ -11,7 +11,6 @@ is kept.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -21,11 +20,11 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
-from ..keys import Keys, load_keys, register_store
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
 from . import base, chain
-from .anchor import ANCHOR_EVERY, Anchor, read_anchor, write_anchor
+from .anchor import Anchor
 from .base import Claim, Draft, Event, Plan, Row
+from .keyed import KeyedLog
 from .runstore import RunsAPI
 
 Cols = Sequence[Any]
@@ -105,16 +104,13 @@ class RowCache:
             self._rows.pop(request_id, None)
 
 
-class Engine(RunsAPI):
+class Engine(KeyedLog, RunsAPI):
     """Shared implementation of the Store protocol."""
 
     _rows: RowCache = RowCache(0)  # backends with a version trigger set their own
 
     _audit: bool = True  # private switch, only for measuring the audit's cost
     _duplicate: tuple[type[BaseException], ...] = ()  # what insert raises on a taken id
-    _keys: Keys  # kept outside the store (see signoff.keys); the store holds key ids only
-    _anchor_location: str | None = None  # where the chain's head is anchored (None: nowhere)
-    _since_anchor: int = 0  # entries appended since this store last anchored
 
     # backends provide these
     def _write(self) -> AbstractContextManager[Tx]:
@@ -148,50 +144,6 @@ class Engine(RunsAPI):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _load_keys(self, keys: Keys | None = None) -> None:
-        """Take the keys from outside the store. A binding key that an older signoff kept
-        in the store's own table is moved out to the key file (only the first time the key
-        file sees this store: later, such a row was planted) and erased from the store."""
-        with self._read() as tx:
-            found = tx.meta_get("binding_key")
-        old_key = bytes.fromhex(found) if found is not None else None
-        legacy_id: str | None = None
-        if keys is None:
-            keys = load_keys()
-            if self._anchor_location is not None and not os.environ.get("SIGNOFF_KEY"):
-                legacy_id = keys.stores.get(self._anchor_location)
-                if self._anchor_location not in keys.stores:
-                    keys, legacy_id = register_store(self._anchor_location, old_key)
-        if found is not None:
-            with self._write() as tx:
-                tx.meta_delete("binding_key")
-            self._erased()
-        self._keys = keys.for_store(legacy_id)
-
-    def _erased(self) -> None:
-        """After a secret was deleted from the store: make sure no copy of it is left
-        in free pages or a log (SQLite: secure delete and a WAL checkpoint)."""
-
-    # ------------------------------------------------------------------ anchor
-
-    def _maybe_anchor(self) -> None:
-        if self._since_anchor >= ANCHOR_EVERY:
-            self._anchor()
-
-    def _anchor(self) -> None:
-        """Anchor the chain's current head outside the store (best effort: a config
-        directory that cannot be written leaves only the keyed chain)."""
-        if self._anchor_location is None or not self._since_anchor:
-            return
-        self._since_anchor = 0
-        try:
-            with self._read() as tx:
-                tip = tx.chain_tip()
-            if tip is not None:
-                write_anchor(self._keys, self._anchor_location, tip)
-        except (OSError, SignoffError):
-            pass
 
     # ------------------------------------------------------------------ plumbing
     # ------------------------------------------------------------------ plumbing
@@ -487,37 +439,6 @@ class Engine(RunsAPI):
                 raise InvalidInput(f"ack: event {seq} does not exist (last is {head})")
             if seq > tx.cursor_get(consumer):
                 tx.cursor_set(consumer, int(seq))
-
-    def verify_chain(self) -> tuple[bool, int | None, str]:
-        """(ok, first bad seq or None, message): detects edited, deleted, inserted,
-        reordered, forged or copied entries, and a tail cut below the anchor; a good
-        chain's head is then anchored outside the store."""
-        anchor: Anchor | None = None
-        if self._anchor_location is not None:
-            try:
-                anchor = read_anchor(self._keys, self._anchor_location)
-            except IntegrityError as exc:
-                return False, None, str(exc)
-        with self._read() as tx:
-            head, checkpoint = tx.chain_end()
-            result = chain.verify_chain(tx.chain_rows(), head, checkpoint, keys=self._keys,
-                                        anchor=anchor)
-            tip = tx.chain_tip() if result[0] else None
-        if tip is not None and self._anchor_location is not None:
-            with suppress(OSError):
-                write_anchor(self._keys, self._anchor_location, tip)
-        return result
-
-    def reset_anchor(self) -> Anchor | None:
-        """Anchor this chain's head even if the anchor holds another chain (a person
-        replaced the store on purpose); the new anchor, or None with nothing to anchor."""
-        if self._anchor_location is None:
-            return None
-        with self._read() as tx:
-            tip = tx.chain_tip()
-        if tip is not None:
-            write_anchor(self._keys, self._anchor_location, tip, reset=True)
-        return tip
 
 
 def _grant(doc: str) -> Grant:
