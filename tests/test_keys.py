@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -144,3 +145,16 @@ def test_signoff_keys_shows_ids_never_material() -> None:
     new = load_keys()
     assert new.current != keys.current and new.current in rotated.stdout
     assert all(k.hex() not in rotated.stdout for k in new.masters.values())
+
+
+def test_a_lost_key_file_fails_closed_and_says_which_key(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with open_store(str(db)) as store:
+        request = store.create_request(make_request())
+        kid = load_keys().current
+    shutil.rmtree(config())  # the config directory is lost: a new key file is made
+    with open_store(str(db)) as store:
+        ok, bad, message = store.verify_chain()
+        assert (ok, bad) == (False, 1) and repr(kid) in message and "does not hold" in message
+        with pytest.raises(IntegrityError, match="binding does not verify"):
+            store.decide(request.id, Decision("approve"), actor="alice")

@@ -61,6 +61,10 @@ def _entry_problem(seq: int, doc: dict[str, Any], keys: Keys, keyed: bool,
             return f"entry {seq} carries no MAC: it was not written by signoff (forged)"
         return None
     if not keys.check("audit", _ENCODER.encode(doc), mac):
+        kid = str(mac).split(":", 1)[0]
+        if kid not in keys.masters:
+            return f"entry {seq}: its MAC names key id {kid!r}, which {keys.source} does not " \
+                   "hold (forged, or the key was removed)"
         return f"entry {seq}: its MAC does not verify with the audit key (forged or edited, " \
                "then re-hashed)"
     nonce = str(doc.get("n"))
