@@ -251,7 +251,7 @@ class VerifyReport:
             ]
         if self.bad_requests and self.first_bad_seq is None:
             return [f"TAMPERED: {self.message} ({self.source}).",
-                    *(f"  request {rid}: {problem}" for rid, problem in self.bad_requests),
+                    *(f"  {rid}: {problem}" for rid, problem in self.bad_requests),
                     "These requests will not be decided or run; the log itself verifies."]
         out = [f"TAMPERED: {self.message} ({self.source}).",
                f"First bad entry: {self.first_bad_seq}"]
@@ -301,8 +301,8 @@ def verify_store(store: Store) -> VerifyReport:
         bad_requests = tuple(check())
         if bad_requests:
             ok = False
-            message = (f"{len(bad_requests)} request(s) were changed in the database: "
-                       "binding or decision record does not verify")
+            message = (f"{len(bad_requests)} request(s) or grant(s) were changed in the "
+                       "database: a binding, decision record or grant MAC does not verify")
     return VerifyReport(ok, "store", head_seq, head_seq, head_hash, message, bad,
                         bad_entry, last_good, bad_requests)
 

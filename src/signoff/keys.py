@@ -16,7 +16,8 @@ A key file holds master secrets by key id, and which one is current::
     {"v": 1, "current": "k3f9a…", "keys": {"k3f9a…": "<64 hex>", …}, "legacy": {…}}
 
 Each purpose gets its own key derived from a master (HMAC(master, "signoff/<purpose>")):
-``binding`` (a request's binding), ``decision`` (a decision's record), ``audit`` (audit
+``binding`` (a request's binding), ``decision`` (a decision's record), ``grant`` (a
+remembered approval), ``audit`` (audit
 entries and the anchor of the chain's head) and ``session`` (web sessions). Everything the
 store keeps names its key id (``KID:HEX``), never the key, so after `signoff keys rotate`
 new records use the new id and old ones still verify. ``legacy`` holds binding keys moved
@@ -42,7 +43,7 @@ from pathlib import Path
 
 from .exceptions import ConfigurationError, IntegrityError
 
-PURPOSES = ("binding", "decision", "audit", "session")
+PURPOSES = ("binding", "decision", "grant", "audit", "session")
 KEY_FILE = "keys.json"
 _KID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _HEX = re.compile(r"^(?:[0-9a-f]{2}){16,}$")

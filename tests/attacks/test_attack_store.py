@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from signoff.keys import load_keys
-from signoff.models import Decision, ToolCall
+from signoff.models import Decision, Grant, ToolCall
 from signoff.store import open_store
 from signoff.store.chain import chain_hash
 from signoff.store.integrity import binding_of
@@ -291,6 +291,82 @@ def test_the_untouched_flow_still_runs_once(db: Backend, tmp_path: Path) -> None
     assert executions(effects) == [f"{rid} 42"]
     done = signoff("audit", "verify", "--db", db.url)
     assert done.returncode == 0 and "OK:" in done.stdout, done.stdout + done.stderr
+
+
+# --------------------------------------------------------------------------- grants
+# A remembered approval is an allow rule read from the store: one row written into the
+# grants table would let every call it matches run without asking.
+
+
+def _grant_row(db: Backend, grant_id: str, rule: str) -> None:
+    open_store(db.url).close()  # the tables
+    doc = {"v": 1, "rule": rule, "scope": "project", "id": grant_id, "created_at": 1.0,
+           "expires_at": None, "created_by": "alice"}
+    db.sql("INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
+           "VALUES (?, 'project', NULL, 1.0, ?)", (grant_id, json.dumps(doc)))
+
+
+def _planted(db: Backend) -> None:
+    _grant_row(db, "g_evil", "charge")
+
+
+def _planted_with_guessed_mac(db: Backend) -> None:
+    _grant_row(db, "g_evil", "charge")
+    (text,) = db.sql("SELECT doc FROM signoff_grants WHERE id = 'g_evil'")[0]
+    doc = json.loads(text)
+    doc["mac"] = guessed_mac(load_keys().current, "grant")
+    db.sql("UPDATE signoff_grants SET doc = ? WHERE id = 'g_evil'", (json.dumps(doc),))
+
+
+def _widened(db: Backend) -> None:
+    store = open_store(db.url)
+    try:
+        store.add_grant(Grant("charge(amount=1)", "project", id="g_narrow"))
+    finally:
+        store.close()
+    (text,) = db.sql("SELECT doc FROM signoff_grants WHERE id = 'g_narrow'")[0]
+    db.sql("UPDATE signoff_grants SET doc = ? WHERE id = 'g_narrow'",
+           (text.replace("charge(amount=1)", "charge"),))
+
+
+def _revoked_revived(db: Backend) -> None:
+    store = open_store(db.url)
+    try:
+        store.add_grant(Grant("charge", "project", id="g_old"))
+        store.revoke_grant("g_old", actor="alice")
+    finally:
+        store.close()
+    db.sql("UPDATE signoff_grants SET revoked_at = NULL WHERE id = 'g_old'")
+
+
+GRANT_TAMPERS: dict[str, tuple[Callable[[Backend], None], str]] = {
+    "a grant row inserted": (_planted, "g_evil"),
+    "a grant row inserted with a guessed MAC": (_planted_with_guessed_mac, "g_evil"),
+    "a narrow grant widened": (_widened, "g_narrow"),
+    "a revoked grant revived (revoked_at cleared)": (_revoked_revived, "g_old"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(GRANT_TAMPERS))
+def test_a_grant_written_into_the_database_grants_nothing(db: Backend, tmp_path: Path,
+                                                          attack: str) -> None:
+    effects = tmp_path / "effects.log"
+    fn, grant_id = GRANT_TAMPERS[attack]
+    fn(db)
+    assert paused_request(db, effects)  # it still asks
+    assert executions(effects) == []
+    assert_verify_fails(db, grant_id, "grants nothing")
+
+
+def test_a_real_grant_still_grants(db: Backend, tmp_path: Path) -> None:
+    store = open_store(db.url)
+    try:
+        store.add_grant(Grant("charge", "project", id="g_real"))
+    finally:
+        store.close()
+    effects = tmp_path / "effects.log"
+    assert harness(db, "start", effects).stdout.startswith("finished")
+    assert len(executions(effects)) == 1
 
 
 # --------------------------------------------------------------------------- audit log
@@ -626,6 +702,7 @@ ATTACKS = {
     "a claim needs a verified decision record (S4, S6)": len(REQUEST_TAMPERS_PENDING),
     "an approval cannot be rewritten (S5b)": len(REQUEST_TAMPERS_APPROVED),
     "what the reviewer sees is bound (S7)": len(PREVIEW_TAMPERS),
+    "a grant written into the database grants nothing": len(GRANT_TAMPERS),
     "keyed audit and anchored head (finding 10)": len(AUDIT_TAMPERS),
     "keys outside the store (finding 6, planted key, migration)": 3,
     "clean errors for unusable stores": 3,

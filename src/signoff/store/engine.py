@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
-from . import base, chain
+from . import base, chain, integrity
 from .anchor import Anchor
 from .base import Claim, Draft, Event, Plan, Row
 from .keyed import KeyedLog
@@ -46,7 +46,7 @@ class Tx(Protocol):
     def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
                      doc: str) -> None: ...
     def get_grant(self, grant_id: str, lock: bool) -> tuple[str, float | None] | None: ...
-    def revoke_grant(self, grant_id: str, now: float) -> None: ...
+    def revoke_grant(self, grant_id: str, now: float, doc: str) -> None: ...
     def list_grants(self, scope: str | None,
                     run_id: str | None) -> list[tuple[str, str | None]]: ...
     def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]: ...
@@ -362,7 +362,7 @@ class Engine(KeyedLog, RunsAPI):
                   now: float | None = None) -> Grant:
         ts = base.clock(now)
         stored = replace(grant, id=grant.id or base.new_id(), created_at=grant.created_at or ts)
-        doc = canonical_json(stored.to_json(), where="grant")
+        doc = integrity.signed_grant(self._keys, stored)
         entries = self._entries([Draft("grant.added", None, run_id, stored.created_by,
                                        {"grant": stored.to_json()})], ts)
         with self._write() as tx:
@@ -373,10 +373,12 @@ class Engine(KeyedLog, RunsAPI):
         return stored
 
     def list_grants(self, scope: str | None = None, run_id: str | None = None) -> list[Grant]:
-        """Grants not revoked, newest first (expired ones included: see Grant.active)."""
+        """Grants not revoked, newest first (expired ones included: see Grant.active);
+        a grant whose MAC does not verify (written into the database) is left out."""
         with self._read() as tx:
             rows = tx.list_grants(scope, run_id)
-        return [_grant(doc) for doc, _ in rows]
+        checked = (integrity.read_grant(self._keys, doc) for doc, _ in rows)
+        return [grant for grant, problem in checked if problem is None]
 
     def revoke_grant(self, grant_id: str, *, actor: str = "local",
                      now: float | None = None) -> Grant:
@@ -388,7 +390,7 @@ class Engine(KeyedLog, RunsAPI):
             grant = _grant(found[0])
             entries = self._entries([Draft("grant.revoked", None, None, actor,
                                            {"grant_id": grant_id, "rule": grant.rule})], ts)
-            tx.revoke_grant(grant_id, ts)
+            tx.revoke_grant(grant_id, ts, integrity.signed_grant(self._keys, grant, revoked_at=ts))
             self._append(tx, entries, ts)
         return grant
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from ..exceptions import IntegrityError
 from ..keys import Keys
-from ..models import Decision, Request, canonical_json
+from ..models import Decision, Grant, Request, canonical_json
 
 RUNNABLE_STATES = frozenset({"approved", "claimed", "in_doubt", "finished", "failed"})
 
@@ -114,4 +114,38 @@ def check_request(request: Request, keys: Keys) -> str | None:
     except IntegrityError as exc:
         return str(exc)
     return None
+
+
+# A grant is an allow rule: one row written into the grants table would let calls run
+# without asking. So a grant's stored document carries a MAC (under the ``grant`` key) and
+# a grant whose MAC does not verify grants nothing.
+
+
+def signed_grant(keys: Keys, grant: Grant, revoked_at: float | None = None) -> str:
+    """The stored document of `grant`: its JSON (with ``revoked_at`` once revoked, so that
+    clearing the column does not revive it) plus ``mac``."""
+    doc = grant.to_json()
+    if revoked_at is not None:
+        doc["revoked_at"] = revoked_at
+    return canonical_json({**doc, "mac": keys.mac("grant", canonical_json(doc))},
+                          where="grant")
+
+
+def read_grant(keys: Keys, text: str) -> tuple[Grant, str | None]:
+    """A stored grant and what is wrong with it (None: its MAC verifies)."""
+    import json
+
+    doc = json.loads(text)
+    mac = doc.pop("mac", None)
+    grant = Grant.from_json(doc)
+    if mac is None:
+        return grant, (f"grant {grant.id} ({grant.rule}) carries no MAC: it was written into "
+                       "the database (or by an older signoff); it grants nothing")
+    if not keys.check("grant", canonical_json(doc), mac):
+        return grant, (f"grant {grant.id} ({grant.rule}): its MAC does not verify (changed "
+                       "in the database); it grants nothing")
+    if doc.get("revoked_at") is not None:
+        return grant, (f"grant {grant.id} ({grant.rule}) was revoked, and revived in the "
+                       "database; it grants nothing")
+    return grant, None
 

@@ -17,7 +17,7 @@ from ..keys import Keys, load_keys, register_store
 from . import chain
 from .anchor import ANCHOR_EVERY, Anchor, read_anchor, write_anchor
 from .base import Row
-from .integrity import check_request
+from .integrity import check_request, read_grant
 
 if TYPE_CHECKING:
     from .engine import Tx
@@ -112,11 +112,21 @@ class KeyedLog:
         return tip
 
     def verify_requests(self) -> list[tuple[str, str]]:
-        """(request id, what is wrong) for every stored request whose binding or decision
-        record does not verify: rows changed in the database behind signoff's back."""
+        """(id, what is wrong) for every stored request whose binding or decision record,
+        and every active grant whose MAC, does not verify: rows changed in the database
+        behind signoff's back."""
         with self._read() as tx:
             rows = tx.list_requests(None, None, None, MAX_REQUESTS_CHECKED)
+            grants = tx.list_grants(None, None)
         problems: list[tuple[str, str]] = []
+        for doc, _ in grants:
+            try:
+                grant, problem = read_grant(self._keys, doc)
+                where = grant.id
+            except (ValueError, SignoffError) as exc:
+                where, problem = "grant", f"a stored grant does not parse: {exc}"
+            if problem is not None:
+                problems.append((where, problem))
         for cols in reversed(rows):  # oldest first
             try:
                 problem = check_request(Row.from_columns(cols).request, self._keys)

@@ -132,8 +132,8 @@ class MemoryTx:
         row = self.db.grants.get(grant_id)
         return None if row is None else (row[3], row[4])
 
-    def revoke_grant(self, grant_id: str, now: float) -> None:
-        self.db.grants[grant_id][4] = now
+    def revoke_grant(self, grant_id: str, now: float, doc: str) -> None:
+        self.db.grants[grant_id][3:5] = [doc, now]
 
     def list_grants(self, scope: str | None, run_id: str | None) -> list[tuple[str, str | None]]:
         rows = sorted(self.db.grants.values(), key=lambda r: -r[0])

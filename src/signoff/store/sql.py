@@ -63,7 +63,7 @@ _SQL: dict[str, str] = {
     "grant_insert": "INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
                     "VALUES (?, ?, ?, ?, ?)",
     "grant_get": "SELECT doc, revoked_at FROM signoff_grants WHERE id = ?",
-    "grant_revoke": "UPDATE signoff_grants SET revoked_at = ? WHERE id = ?",
+    "grant_revoke": "UPDATE signoff_grants SET revoked_at = ?, doc = ? WHERE id = ?",
     "events_after": "SELECT seq, entry, prev_hash, hash FROM signoff_events WHERE seq > ? "
                     "ORDER BY seq LIMIT ?",
     "deliveries": "SELECT seq, entry, prev_hash, hash FROM signoff_events "
@@ -231,8 +231,8 @@ class SQLTx:
         row = self._q("grant_get", (grant_id,)).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def revoke_grant(self, grant_id: str, now: float) -> None:
-        self._q("grant_revoke", (now, grant_id))
+    def revoke_grant(self, grant_id: str, now: float, doc: str) -> None:
+        self._q("grant_revoke", (now, doc, grant_id))
 
     def list_grants(self, scope: str | None, run_id: str | None) -> list[tuple[str, str | None]]:
         where, params = ["revoked_at IS NULL"], []
