@@ -559,6 +559,44 @@ def test_the_agent_finds_no_key_in_the_store(tmp_path: Path) -> None:
     store.close()
 
 
+def test_no_session_can_be_forged_from_the_database(tmp_path: Path) -> None:
+    """Finding 6: the agent read the web session secret out of the database and forged an
+    admin's cookie. Now every 64-hex string in the database files (and a session secret
+    an older signoff left there) is tried as the signing key: none makes a session."""
+    import sqlite3
+    import time
+
+    from signoff.accounts import Accounts
+    from signoff.web.auth import COOKIE, Session, encode_session
+    from web_helpers import LiveServer
+
+    db = tmp_path / "signoff.db"
+    open_store(str(db)).close()
+    planted = "cd" * 32
+    raw = sqlite3.connect(str(db), isolation_level=None)
+    raw.execute("CREATE TABLE IF NOT EXISTS signoff_web_meta (key TEXT PRIMARY KEY, "
+                "value TEXT NOT NULL)")
+    raw.execute("INSERT INTO signoff_web_meta VALUES ('session_secret', ?)", (planted,))
+    raw.close()
+    Accounts(str(db)).add("alice", "admin")
+    with LiveServer(tmp_path) as server:
+        assert server.client().get("/api/me").status_code in (401, 403)
+        found = {planted}
+        for path in tmp_path.iterdir():
+            if path.is_file():
+                found |= {m.decode() for m in re.findall(rb"[0-9a-f]{64}", path.read_bytes())}
+        assert len(found) >= 2  # the planted one and the store's own hashes at least
+
+        def me(secret: bytes) -> int:
+            cookie = encode_session(secret, Session("alice", time.time() + 3600, "n0nce"))
+            with server.client() as client:
+                client.cookies.set(COOKIE, cookie)
+                return client.get("/api/me").status_code
+
+        assert [s for s in sorted(found) if me(bytes.fromhex(s)) not in (401, 403)] == []
+        assert me(Accounts(str(db)).secret()) == 200  # only the key outside the store works
+
+
 def test_an_older_store_key_is_moved_out_and_erased(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A store written by an older signoff keeps its binding key in signoff_meta and its
@@ -704,6 +742,6 @@ ATTACKS = {
     "what the reviewer sees is bound (S7)": len(PREVIEW_TAMPERS),
     "a grant written into the database grants nothing": len(GRANT_TAMPERS),
     "keyed audit and anchored head (finding 10)": len(AUDIT_TAMPERS),
-    "keys outside the store (finding 6, planted key, migration)": 3,
+    "keys outside the store (finding 6, forged session, planted key, migration)": 4,
     "clean errors for unusable stores": 3,
 }
