@@ -57,6 +57,7 @@ from ..models import (
 )
 from .integrity import (
     bind,
+    check_shape,
     decision_message,
     verify_decision,
     verify_integrity,
@@ -80,7 +81,10 @@ InDoubtOutcome = Literal["done", "failed", "retry"]
 def when(ts: float | None) -> str:
     if ts is None:
         return "never"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError, TypeError):  # a stored time edited by hand
+        return f"{ts!r} (not a valid time)"
 
 
 def age(ts: float) -> str:
@@ -260,6 +264,10 @@ class Row:
             if exc.__class__ is not InvalidInput:
                 raise
             raise IntegrityError(f"request {rid}: stored document does not parse: {exc}") from exc
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # edited by hand
+            raise IntegrityError(f"request {rid}: stored document does not parse: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        check_shape(request)
         if request.id != rid or request.state != state:
             raise IntegrityError(
                 f"request {rid}: stored document disagrees with its row "

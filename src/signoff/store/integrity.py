@@ -2,11 +2,12 @@
 
 The digest is SHA-256 over the canonical call. The binding (``KID:HEX``) is an HMAC under
 the ``binding`` key, kept outside the store (signoff.keys), over the request id, approvers,
-digest, expiry and what the reviewer is shown: the verdict (risk, reasons) and the
-preview. A decision that runs the call leaves a decision record (``decision_mac``), an HMAC
-under the ``decision`` key over the request id, digest, binding, the decision with its
-decider and time, and the state it led to. Without the keys neither can be made, so a row
-set to 'approved' by hand, or a payload rewritten after an approval, is refused.
+digest, expiry and what the reviewer is shown: the verdict (risk, reasons), the preview
+and the metadata (the model's stated intent, an edit's original call). A decision that
+runs the call leaves a decision record (``decision_mac``), an HMAC under the ``decision``
+key over the request id, digest, binding, the decision with its decider and time, and the
+state it led to. Without the keys neither can be made, so a row set to 'approved' by hand,
+or a payload rewritten after an approval, is refused.
 
 Requests of an older signoff carry a plain-hex binding made with a key that lived in the
 store; it verifies, by the old formula, with that key once moved to the key file.
@@ -18,7 +19,7 @@ import hashlib
 import hmac
 from collections.abc import Iterable
 
-from ..exceptions import IntegrityError
+from ..exceptions import IntegrityError, SignoffError
 from ..keys import Keys
 from ..models import Decision, Grant, Request, canonical_json
 
@@ -35,10 +36,12 @@ def binding_of(key: bytes, request_id: str, approvers: Iterable[str], digest: st
 
 
 def binding_message(request: Request) -> str:
-    """What a binding covers: who may decide what, until when, as the reviewer sees it."""
+    """What a binding covers: who may decide what, until when, as the reviewer sees it
+    (the verdict, the preview, and the metadata pages show: intent, original call)."""
     return canonical_json({"id": request.id, "approvers": list(request.approvers),
                            "digest": request.digest, "expires_at": request.expires_at,
-                           "verdict": request.verdict.to_json(), "preview": request.preview},
+                           "verdict": request.verdict.to_json(), "preview": request.preview,
+                           "metadata": dict(request.metadata), "call_id": request.call.id},
                           where="request binding")
 
 
@@ -48,6 +51,21 @@ def bind(keys: Keys, request: Request) -> str:
 
 def verify_integrity(request: Request, keys: Keys) -> None:
     """Raise IntegrityError if the stored call or binding was changed behind our back."""
+    try:
+        _verify_integrity(request, keys)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        if isinstance(exc, SignoffError):
+            raise
+        raise _malformed(request, exc) from exc
+
+
+def _malformed(request: Request, exc: Exception) -> IntegrityError:
+    return IntegrityError(f"request {request.id}: a stored field has the wrong form "
+                          f"({type(exc).__name__}: {exc}); it was changed in the database "
+                          "and will not be decided or run")
+
+
+def _verify_integrity(request: Request, keys: Keys) -> None:
     actual = request.call.digest()
     if not hmac.compare_digest(actual, request.digest):
         raise IntegrityError(
@@ -87,6 +105,15 @@ def decision_message(request: Request, decision: Decision, state: str) -> str:
 def verify_decision(request: Request, keys: Keys) -> None:
     """Raise IntegrityError unless an approval backs this request: a decision that runs
     the call, with its keyed record (written only by `plan_decide`, with the key)."""
+    try:
+        _verify_decision(request, keys)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        if isinstance(exc, SignoffError):
+            raise
+        raise _malformed(request, exc) from exc
+
+
+def _verify_decision(request: Request, keys: Keys) -> None:
     decision = request.decision
     if decision is None or not decision.runs_the_call:
         raise IntegrityError(
@@ -148,4 +175,31 @@ def read_grant(keys: Keys, text: str) -> tuple[Grant, str | None]:
         return grant, (f"grant {grant.id} ({grant.rule}) was revoked, and revived in the "
                        "database; it grants nothing")
     return grant, None
+
+
+def check_shape(request: Request) -> None:
+    """Raise IntegrityError if a stored request's fields are not of their types (a
+    document edited by hand): the rules compare and hash them and must not crash."""
+    number = (int, float)
+    problems = [
+        name for name, ok in (
+            ("preview", isinstance(request.preview, str)),
+            ("tenant", isinstance(request.tenant, str)),
+            ("run_id", request.run_id is None or isinstance(request.run_id, str)),
+            ("requested_by", request.requested_by is None
+             or isinstance(request.requested_by, str)),
+            ("approvers", all(isinstance(a, str) for a in request.approvers)),
+            ("created_at", isinstance(request.created_at, number)
+             and not isinstance(request.created_at, bool)),
+            ("expires_at", request.expires_at is None or (
+                isinstance(request.expires_at, number)
+                and not isinstance(request.expires_at, bool))),
+            ("digest", isinstance(request.digest, str)),
+            ("binding", isinstance(request.binding, str)),
+            ("decision_mac", isinstance(request.decision_mac, str)),
+            ("metadata", isinstance(request.metadata, dict)),
+        ) if not ok]
+    if problems:
+        raise IntegrityError(f"request {request.id}: stored field(s) {', '.join(problems)} "
+                             "have the wrong type; the document was changed in the database")
 
