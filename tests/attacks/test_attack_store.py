@@ -614,6 +614,7 @@ def test_an_older_store_key_is_moved_out_and_erased(tmp_path: Path,
     store.decide(request.id, Decision("approve"), actor="alice")  # ... verifies
     claim = store.claim(request.id, worker="w")  # and its approval runs
     store.finish(request.id, claim.token, ok=True)
+    assert [g.id for g in store.list_grants()] == ["g_old"]  # signed when moved, kept
     Accounts(str(db)).secret()
     store.close()
     for path in db.parent.iterdir():
@@ -675,6 +676,10 @@ class SQLiteOld:
         raw.execute("CREATE TABLE IF NOT EXISTS signoff_web_meta (key TEXT PRIMARY KEY, "
                     "value TEXT NOT NULL)")
         raw.execute("INSERT INTO signoff_web_meta VALUES ('session_secret', ?)", ("ab" * 32,))
+        grant = {"v": 1, "rule": "Bash(ls)", "scope": "project", "id": "g_old",
+                 "created_at": 1.0, "expires_at": None, "created_by": "alice"}
+        raw.execute("INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
+                    "VALUES ('g_old', 'project', NULL, 1.0, ?)", (json.dumps(grant),))
         raw.execute("INSERT INTO signoff_requests (id, state, run_id, tenant, created_at, "
                     "expires_at, idempotent, doc) VALUES (?, 'pending', ?, 'default', ?, ?, "
                     "0, ?)", (request.id, request.run_id, request.created_at,

@@ -17,7 +17,7 @@ from ..keys import Keys, load_keys, register_store
 from . import chain
 from .anchor import ANCHOR_EVERY, Anchor, read_anchor, write_anchor
 from .base import Row
-from .integrity import check_request, read_grant
+from .integrity import check_request, read_grant, signed_grant
 
 if TYPE_CHECKING:
     from .engine import Tx
@@ -50,11 +50,24 @@ class KeyedLog:
                 legacy_id = keys.stores.get(self._anchor_location)
                 if self._anchor_location not in keys.stores:
                     keys, legacy_id = register_store(self._anchor_location, old_key)
+        self._keys = keys.for_store(legacy_id)
         if found is not None:
             with self._write() as tx:
+                if legacy_id is not None:
+                    self._sign_older_grants(tx)
                 tx.meta_delete("binding_key")
             self._erased()
-        self._keys = keys.for_store(legacy_id)
+
+    def _sign_older_grants(self, tx: Tx) -> None:
+        """An older signoff's grants carry no MAC; they are signed once, when its store is
+        first moved to the key file (as it was left: the same trust as its legacy key)."""
+        for doc, _ in tx.list_grants(None, None):
+            try:
+                grant, problem = read_grant(self._keys, doc)
+            except (ValueError, SignoffError):
+                continue  # unreadable: it stays untrusted, and verify names it
+            if problem is not None and "carries no MAC" in problem:
+                tx.grant_doc(grant.id, signed_grant(self._keys, grant))
 
     def _erased(self) -> None:
         """After a secret was deleted from the store: make sure no copy of it is left

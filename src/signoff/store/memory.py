@@ -132,6 +132,9 @@ class MemoryTx:
         row = self.db.grants.get(grant_id)
         return None if row is None else (row[3], row[4])
 
+    def grant_doc(self, grant_id: str, doc: str) -> None:
+        self.db.grants[grant_id][3] = doc
+
     def revoke_grant(self, grant_id: str, now: float, doc: str) -> None:
         self.db.grants[grant_id][3:5] = [doc, now]
 

@@ -64,6 +64,7 @@ _SQL: dict[str, str] = {
                     "VALUES (?, ?, ?, ?, ?)",
     "grant_get": "SELECT doc, revoked_at FROM signoff_grants WHERE id = ?",
     "grant_revoke": "UPDATE signoff_grants SET revoked_at = ?, doc = ? WHERE id = ?",
+    "grant_doc": "UPDATE signoff_grants SET doc = ? WHERE id = ?",
     "events_after": "SELECT seq, entry, prev_hash, hash FROM signoff_events WHERE seq > ? "
                     "ORDER BY seq LIMIT ?",
     "deliveries": "SELECT seq, entry, prev_hash, hash FROM signoff_events "
@@ -233,6 +234,9 @@ class SQLTx:
 
     def revoke_grant(self, grant_id: str, now: float, doc: str) -> None:
         self._q("grant_revoke", (now, doc, grant_id))
+
+    def grant_doc(self, grant_id: str, doc: str) -> None:
+        self._q("grant_doc", (doc, grant_id))
 
     def list_grants(self, scope: str | None, run_id: str | None) -> list[tuple[str, str | None]]:
         where, params = ["revoked_at IS NULL"], []
