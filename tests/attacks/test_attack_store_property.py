@@ -74,3 +74,37 @@ def _at(doc: Any, path: tuple[Any, ...]) -> Any:
     for step in path:
         doc = doc[step]
     return doc
+
+
+ENTRY_FIELDS = ("ts", "kind", "actor", "run_id", "data", "n", "v")
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_any_edited_entry_is_found_even_after_a_full_rehash(data: st.DataObject) -> None:
+    """Edit any field of any audit entry (not its MAC: the key is elsewhere), then
+    recompute every plain hash and the chain's head, as a database writer can: verify
+    fails at that entry."""
+    import json
+
+    from signoff.store.chain import GENESIS_HASH, chain_hash
+
+    backend, store, _, _ = _approved()
+    store.record("verdict", {"call": {"name": "ls"}}, run_id="run-1")
+    events = backend.memory.events
+    seq = data.draw(st.sampled_from(sorted(events)), label="entry")
+    field = data.draw(st.sampled_from(ENTRY_FIELDS), label="field")
+    doc = json.loads(events[seq][5])
+    value = data.draw(VALUES.filter(lambda v: v != doc.get(field)), label="value")
+    doc[field] = value
+    events[seq][5] = json.dumps(doc, sort_keys=True, separators=(",", ":"),
+                                ensure_ascii=False)
+    if field == "kind" and isinstance(value, str):
+        events[seq][2] = value  # keep the column in step, as a careful forger would
+    prev = GENESIS_HASH
+    for n in sorted(events):
+        events[n][6] = prev
+        events[n][7] = prev = chain_hash(prev, events[n][5])
+    backend.memory.head[:] = [max(events), prev]
+    ok, bad, message = store.verify_chain()
+    assert not ok and bad == seq, message
