@@ -748,5 +748,32 @@ ATTACKS = {
     "a grant written into the database grants nothing": len(GRANT_TAMPERS),
     "keyed audit and anchored head (finding 10)": len(AUDIT_TAMPERS),
     "keys outside the store (finding 6, forged session, planted key, migration)": 4,
-    "clean errors for unusable stores": 3,
+    "clean errors for unusable stores": 4,
 }
+
+
+def test_a_postgres_connection_lost_midway_is_a_clean_refusal(tmp_path: Path) -> None:
+    """The server drops the store's connection between two calls (as a restart or a
+    failover does): the claim fails with one clear error, nothing is claimed, and the
+    next call works on a new connection."""
+    import psycopg
+
+    from signoff.exceptions import ConfigurationError
+    from store_helpers import PG_BASE
+
+    db = Backend("postgres", tmp_path)
+    try:
+        store = db.open()
+        request = store.create_request(make_request())
+        store.decide(request.id, Decision("approve"), actor="alice")
+        with store._pool.connection() as conn:  # type: ignore[attr-defined]
+            pids = [conn.info.backend_pid]
+        with psycopg.connect(PG_BASE, autocommit=True) as admin:
+            for pid in pids:  # only this store's own connection
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(ConfigurationError, match=r"PostgreSQL store .*connection"):
+            store.claim(request.id, worker="w")
+        assert store.get_request(request.id).state == "approved"
+        assert store.claim(request.id, worker="w").request.id == request.id
+    finally:
+        db.close()

@@ -111,8 +111,9 @@ class PostgresStore(Engine):
                                      f"{CONNECTION_WAIT_S:g} s (is the server down?): "
                                      f"{' '.join(str(exc).split())}") from None
         except self._psycopg.OperationalError as exc:
-            if type(exc) is not self._psycopg.OperationalError:
-                raise  # a server error with a SQLSTATE (serialization, deadlock): not ours
+            state = getattr(exc, "sqlstate", None) or ""
+            if state and not state.startswith(("08", "57P")):
+                raise  # serialization, deadlock, a cancelled query: not the server gone
             raise ConfigurationError(f"PostgreSQL store {self._where}: "
                                      f"{' '.join(str(exc).split())}") from None
 
