@@ -43,6 +43,7 @@ from pathlib import Path
 
 from .exceptions import ConfigurationError, IntegrityError
 
+SECRET_ENV = ("SIGNOFF_KEY", "SIGNOFF_KEY_FILE")  # never passed on to the agent's commands
 PURPOSES = ("binding", "decision", "grant", "audit", "session")
 KEY_FILE = "keys.json"
 _KID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")

@@ -747,7 +747,7 @@ ATTACKS = {
     "what the reviewer sees is bound (S7)": len(PREVIEW_TAMPERS),
     "a grant written into the database grants nothing": len(GRANT_TAMPERS),
     "keyed audit and anchored head (finding 10)": len(AUDIT_TAMPERS),
-    "keys outside the store (finding 6, forged session, planted key, migration)": 4,
+    "keys outside the store (finding 6, forged session, planted key, migration, env)": 5,
     "clean errors for unusable stores": 4,
 }
 
@@ -777,3 +777,15 @@ def test_a_postgres_connection_lost_midway_is_a_clean_refusal(tmp_path: Path) ->
         assert store.claim(request.id, worker="w").request.id == request.id
     finally:
         db.close()
+
+
+def test_the_agents_commands_do_not_inherit_the_server_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server given its key in $SIGNOFF_KEY: `env` run by the agent does not show it."""
+    from signoff.commands import run_command
+
+    secret = "5e" * 32
+    monkeypatch.setenv("SIGNOFF_KEY", secret)
+    monkeypatch.setenv("SIGNOFF_KEY_FILE", str(tmp_path / "k.json"))
+    out = run_command("env; printenv SIGNOFF_KEY; echo done", str(tmp_path), 30)
+    assert "done" in out and secret not in out and "k.json" not in out
