@@ -98,7 +98,7 @@ TAMPERS: dict[str, tuple[Callable[[Backend], None], int, str]] = {
     # name: (tamper, first bad seq, words the report uses)
     "edited": (_edit, 3, "entry 3 was edited"),
     "deleted": (_delete, 4, "entry 4 is missing"),
-    "inserted": (_insert, 4, "entry 4 does not link to entry 3"),
+    "inserted": (_insert, 3, "entry 3 carries no MAC"),  # forged: no audit key
     "reordered": (_reorder, 2, "entry 2 does not link to entry 1"),
     # PostgreSQL and memory: "entries 7..8 were ..."; SQLite: "entry 7 and any after it ..."
     "deleted-tail": (_delete_tail, 7, "were deleted from the end"),

@@ -16,8 +16,9 @@ import pytest
 
 from signoff.exceptions import SchemaVersionError
 from signoff.models import Decision, Grant, Request
-from signoff.store.base import Draft, Event, binding_of
+from signoff.store.base import Draft, Event
 from signoff.store.chain import GENESIS_HASH, chain_hash
+from signoff.store.integrity import binding_of
 from signoff.store.sqlite import SQLiteStore
 
 V1 = Path(__file__).parent / "fixtures" / "v1"

@@ -3,7 +3,8 @@
 Accounts live in their own tables next to the store (same database URL, own connection):
 
     signoff_accounts(name PRIMARY KEY, role, token_hash, salt, created_at)
-    signoff_web_meta(key PRIMARY KEY, value)      the session-signing secret
+    signoff_web_meta(key PRIMARY KEY, value)      kept for older databases: their session
+                                                  secret is erased (see signoff.keys)
 
 A token is 32 random bytes shown once (`signoff users add`); only a salted SHA-256 of it is
 kept (a random token needs no slow hash). The token starts with the account name so that a
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .exceptions import ConfigurationError, InvalidInput, NotFound
+from .keys import load_keys
 
 Role = Literal["viewer", "approver", "admin"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -210,17 +212,21 @@ class Accounts:
     # ------------------------------------------------------------------ secrets
 
     def secret(self, key: str = "session_secret") -> bytes:
-        """A random secret kept in the database (created on first use)."""
-        with self._tx():
-            if self._memory is not None:
-                value = self._meta.setdefault(key, secrets.token_hex(32))
-                return bytes.fromhex(value)
-            rows = self._sql("SELECT value FROM signoff_web_meta WHERE key = ?", (key,))
-            if rows:
-                return bytes.fromhex(rows[0][0])
-            value = secrets.token_hex(32)
-            self._sql("INSERT INTO signoff_web_meta (key, value) VALUES (?, ?)", (key, value))
-            return bytes.fromhex(value)
+        """The key that signs web sessions. It lives outside the database (see
+        signoff.keys): whoever reads the database must not be able to forge a session. A
+        secret an older signoff kept in the database is erased on first use."""
+        if self._conn is not None:
+            with self._tx():
+                found = self._sql("SELECT 1 FROM signoff_web_meta WHERE key = ?", (key,))
+                if found:
+                    if self._kind == "sqlite":
+                        self._sql("PRAGMA secure_delete = ON")
+                    self._sql("DELETE FROM signoff_web_meta WHERE key = ?", (key,))
+            if found and self._kind == "sqlite":
+                self._sql("VACUUM")  # no copy left in a free page or the log
+                self._sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        purpose = "session" if key == "session_secret" else key
+        return load_keys().key(purpose)
 
 
 __all__ = ["ROLES", "Account", "Accounts", "Role"]

@@ -222,6 +222,8 @@ class VerifyReport:
     first_bad_seq: int | None = None
     bad_entry: Mapping[str, Any] | None = None  # the stored entry at that place, if readable
     last_good: Mapping[str, Any] | None = None  # the last entry before it
+    # (request id, what is wrong): requests whose binding or decision record fails
+    bad_requests: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -234,6 +236,8 @@ class VerifyReport:
             "message": self.message,
             "bad_entry": dict(self.bad_entry) if self.bad_entry is not None else None,
             "last_good": dict(self.last_good) if self.last_good is not None else None,
+            "bad_requests": [{"request_id": rid, "problem": problem}
+                             for rid, problem in self.bad_requests],
         }
 
     def lines(self) -> list[str]:
@@ -245,6 +249,10 @@ class VerifyReport:
                 "Keep this hash somewhere else: a later verify (or `signoff audit verify "
                 "--file F --head HASH`) proves nothing before it was changed.",
             ]
+        if self.bad_requests and self.first_bad_seq is None:
+            return [f"TAMPERED: {self.message} ({self.source}).",
+                    *(f"  {rid}: {problem}" for rid, problem in self.bad_requests),
+                    "These requests will not be decided or run; the log itself verifies."]
         out = [f"TAMPERED: {self.message} ({self.source}).",
                f"First bad entry: {self.first_bad_seq}"]
         if self.bad_entry is not None:
@@ -287,8 +295,16 @@ def verify_store(store: Store) -> VerifyReport:
         bad_entry = _brief(found) if found is not None else None
         before = _event_at(store, bad - 1) if bad > 1 else None
         last_good = _brief(before) if before is not None else None
+    bad_requests: tuple[tuple[str, str], ...] = ()
+    check = getattr(store, "verify_requests", None)  # the engine's stores have it
+    if ok and check is not None:
+        bad_requests = tuple(check())
+        if bad_requests:
+            ok = False
+            message = (f"{len(bad_requests)} request(s) or grant(s) were changed in the "
+                       "database: a binding, decision record or grant MAC does not verify")
     return VerifyReport(ok, "store", head_seq, head_seq, head_hash, message, bad,
-                        bad_entry, last_good)
+                        bad_entry, last_good, bad_requests)
 
 
 def _event_at(store: Store, seq: int) -> Event | None:
@@ -345,7 +361,8 @@ def _row(doc: Any) -> tuple[int, str, str, str, str, str | None]:
     missing = [k for k in (*_ENTRY_KEYS, "seq", "prev_hash", "hash") if k not in doc]
     if missing:
         raise InvalidInput(f"missing {', '.join(missing)}")
-    entry = dumps({k: doc[k] for k in _ENTRY_KEYS}, "event")
+    fields = _ENTRY_KEYS + (("n", "mac") if "mac" in doc else ())  # keyed entries
+    entry = dumps({k: doc[k] for k in fields}, "event")
     return (int(doc["seq"]), entry, str(doc["prev_hash"]), str(doc["hash"]), doc["kind"],
             doc["request_id"])
 

@@ -176,9 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _registrars() -> list[Callable[[Any], None]]:
-    from . import chat, cli_audit, cli_runs, cli_web, demo
+    from . import chat, cli_audit, cli_keys, cli_runs, cli_web, demo
 
-    return [demo.register, cli_runs.register, chat.register, cli_web.register, cli_audit.register]
+    return [demo.register, cli_runs.register, chat.register, cli_web.register, cli_audit.register,
+            cli_keys.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,7 @@ import subprocess
 import time
 
 from .exceptions import ToolError
+from .keys import SECRET_ENV
 
 MAX_OUTPUT_BYTES = 30_000  # head + tail of command output kept for the model
 DEFAULT_TIMEOUT = 60.0
@@ -29,6 +30,8 @@ def run_command(
     if bash is None:
         raise ToolError("execute_command: bash is not installed")
     env = dict(os.environ)
+    for name in SECRET_ENV:  # signoff's own keys are never the agent's to read
+        env.pop(name, None)
     # Never interactive: no pager, no credential prompt waits for a person who isn't there.
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
     if idempotency_key:

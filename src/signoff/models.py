@@ -377,9 +377,11 @@ class Request:
     requested_by: str | None = None
     decision: Decision | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # the store's keyed record of the decision (see store.base.decision_mac); "" if none
+    decision_mac: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "v": SCHEMA_VERSION,
             "id": self.id,
             "call": self.call.to_json(),
@@ -397,6 +399,9 @@ class Request:
             "decision": self.decision.to_json() if self.decision else None,
             "metadata": dict(self.metadata),
         }
+        if self.decision_mac:  # written only when set: older documents read back unchanged
+            doc["decision_mac"] = self.decision_mac
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Request:
@@ -418,4 +423,5 @@ class Request:
             requested_by=doc.get("requested_by"),
             decision=Decision.from_json(decision) if decision else None,
             metadata=doc.get("metadata", {}),
+            decision_mac=doc.get("decision_mac", ""),
         )

@@ -14,9 +14,9 @@ An approved request may be claimed until its expiry; after that it is expired (f
 closed: a stale approval never runs). A worker that finishes after its lease lapsed
 (state in_doubt) may still report with its token: the truth beats the guess.
 
-Integrity: the digest is SHA-256 over the canonical call; the binding is an HMAC-SHA256,
-keyed by a secret kept in the store's own table, over the request id, approvers, digest
-and expiry. Both are checked before a decision and before a claim hands out the payload.
+Integrity: a request's digest and binding are checked before a decision, and a claim also
+checks the decision record that only a decision made through signoff (with the key, kept
+outside the store) writes; see store/integrity.py.
 
 Audit chain: every event's ``hash = sha256(prev_hash + entry)`` where ``entry`` is the
 canonical JSON of the event (its sequence number is implied by its place in the chain);
@@ -25,7 +25,6 @@ where the chain ends is recorded too (see store/chain.py), so a deleted tail sho
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import secrets
@@ -45,6 +44,7 @@ from ..exceptions import (
     NotAuthorized,
     RequestExpired,
 )
+from ..keys import Keys
 from ..models import (
     SCHEMA_VERSION,
     Decision,
@@ -54,6 +54,13 @@ from ..models import (
     canonical_json,
     check_version,
     sha256_hex,
+)
+from .integrity import (
+    bind,
+    check_shape,
+    decision_message,
+    verify_decision,
+    verify_integrity,
 )
 
 DEFAULT_TTL_SECONDS = 24 * 3600.0
@@ -74,7 +81,10 @@ InDoubtOutcome = Literal["done", "failed", "retry"]
 def when(ts: float | None) -> str:
     if ts is None:
         return "never"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError, TypeError):  # a stored time edited by hand
+        return f"{ts!r} (not a valid time)"
 
 
 def age(ts: float) -> str:
@@ -110,9 +120,11 @@ class Event:
     data: Mapping[str, Any]
     prev_hash: str = ""
     hash: str = ""
+    nonce: str | None = None  # keyed entries (see chain.keyed_entry): "n" and "mac"
+    mac: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "v": SCHEMA_VERSION,
             "seq": self.seq,
             "ts": self.ts,
@@ -124,6 +136,9 @@ class Event:
             "prev_hash": self.prev_hash,
             "hash": self.hash,
         }
+        if self.mac is not None:
+            doc.update(n=self.nonce, mac=self.mac)
+        return doc
 
     @classmethod
     def from_entry(cls, seq: int, entry: str, prev_hash: str, hash_: str) -> Event:
@@ -139,6 +154,8 @@ class Event:
             data=doc.get("data", {}),
             prev_hash=prev_hash,
             hash=hash_,
+            nonce=doc.get("n"),
+            mac=doc.get("mac"),
         )
 
 
@@ -162,19 +179,13 @@ class Draft:
     actor: str | None
     data: Mapping[str, Any]
 
+    def doc(self, ts: float) -> dict[str, Any]:
+        return {"v": SCHEMA_VERSION, "ts": ts, "kind": self.kind, "request_id": self.request_id,
+                "run_id": self.run_id, "actor": self.actor, "data": dict(self.data)}
+
     def entry(self, ts: float) -> str:
-        return dumps(
-            {
-                "v": SCHEMA_VERSION,
-                "ts": ts,
-                "kind": self.kind,
-                "request_id": self.request_id,
-                "run_id": self.run_id,
-                "actor": self.actor,
-                "data": dict(self.data),
-            },
-            "event",
-        )
+        """The entry without a MAC (the format of older signoff versions)."""
+        return dumps(self.doc(ts), "event")
 
 
 # what the web notifier records about each delivery (see web/notify.py), on the request
@@ -253,6 +264,10 @@ class Row:
             if exc.__class__ is not InvalidInput:
                 raise
             raise IntegrityError(f"request {rid}: stored document does not parse: {exc}") from exc
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # edited by hand
+            raise IntegrityError(f"request {rid}: stored document does not parse: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        check_shape(request)
         if request.id != rid or request.state != state:
             raise IntegrityError(
                 f"request {rid}: stored document disagrees with its row "
@@ -283,31 +298,6 @@ class Plan:
 # --------------------------------------------------------------------------- integrity
 
 
-def binding_of(key: bytes, request_id: str, approvers: Iterable[str], digest: str,
-               expires_at: float | None) -> str:
-    message = canonical_json(
-        {"id": request_id, "approvers": list(approvers), "digest": digest, "expires_at": expires_at}
-    )
-    return hmac.new(key, message.encode("utf-8"), hashlib.sha256).hexdigest()
-
-
-def verify_integrity(request: Request, key: bytes) -> None:
-    """Raise IntegrityError if the stored call or binding was changed behind our back."""
-    actual = request.call.digest()
-    if not hmac.compare_digest(actual, request.digest):
-        raise IntegrityError(
-            f"request {request.id}: the stored call does not match its digest "
-            f"({actual[:12]}… vs {request.digest[:12]}…); the payload was changed in the "
-            "database and will not be handed out"
-        )
-    expected = binding_of(key, request.id, request.approvers, request.digest, request.expires_at)
-    if not hmac.compare_digest(expected, request.binding):
-        raise IntegrityError(
-            f"request {request.id}: the binding does not verify (approvers, digest or expiry "
-            "were changed, or the binding was forged)"
-        )
-
-
 def token_hash(token: str) -> str:
     return sha256_hex(token)
 
@@ -321,7 +311,7 @@ def authorized(approvers: Sequence[str], actor: str, roles: Iterable[str]) -> bo
 # --------------------------------------------------------------------------- transitions
 
 
-def plan_create(request: Request, *, key: bytes, now: float, ttl_seconds: float | None,
+def plan_create(request: Request, *, keys: Keys, now: float, ttl_seconds: float | None,
                 idempotent: bool) -> Plan:
     if request.state != "pending" or request.decision is not None:
         raise InvalidInput("create_request: a new request must be pending and undecided")
@@ -332,15 +322,9 @@ def plan_create(request: Request, *, key: bytes, now: float, ttl_seconds: float 
     if expires_at <= now:
         raise InvalidInput(f"create_request: expiry {when(expires_at)} is not in the future")
     digest = request.call.digest()
-    stored = replace(
-        request,
-        id=rid,
-        created_at=now,
-        expires_at=expires_at,
-        digest=digest,
-        binding=binding_of(key, rid, request.approvers, digest, expires_at),
-        approvers=tuple(request.approvers),
-    )
+    stored = replace(request, id=rid, created_at=now, expires_at=expires_at, digest=digest,
+                     approvers=tuple(request.approvers), decision_mac="")
+    stored = replace(stored, binding=bind(keys, stored))
     data = {
         "call": stored.call.to_json(),
         "verdict": stored.verdict.to_json(),
@@ -366,7 +350,7 @@ def _expired(row: Row, now: float) -> bool:
     return exp is not None and now >= exp
 
 
-def plan_decide(row: Row, decision: Decision, *, key: bytes, actor: str, roles: Sequence[str],
+def plan_decide(row: Row, decision: Decision, *, keys: Keys, actor: str, roles: Sequence[str],
                 now: float, new_verdict: Verdict | None, binding: str | None) -> Plan:
     req = row.request
     if row.state == "expired":
@@ -376,7 +360,7 @@ def plan_decide(row: Row, decision: Decision, *, key: bytes, actor: str, roles: 
         prior = req.decision
         who = f"{prior.kind} by {prior.actor} at {when(prior.decided_at)}" if prior else "decided"
         raise AlreadyDecided(f"request {req.id} was already decided ({who}); it is {row.state}")
-    verify_integrity(req, key)
+    verify_integrity(req, keys)
     if binding is not None and not hmac.compare_digest(binding, req.binding):
         raise IntegrityError(
             f"request {req.id}: the decision carries a binding that is not this request's; "
@@ -403,18 +387,21 @@ def plan_decide(row: Row, decision: Decision, *, key: bytes, actor: str, roles: 
             state = "rejected"  # a deny still wins: the edited call never runs
         metadata = {**req.metadata, "original_call": req.call.to_json(),
                     "original_digest": req.digest, "original_verdict": req.verdict.to_json()}
-        new = replace(
-            new, call=call, verdict=new_verdict, digest=digest, metadata=metadata, state=state,
-            binding=binding_of(key, req.id, req.approvers, digest, req.expires_at),
-        )
+        new = replace(new, call=call, verdict=new_verdict, digest=digest, metadata=metadata,
+                      state=state)
+        new = replace(new, binding=bind(keys, new))
         data.update(state=state, original_arguments=dict(req.call.arguments),
                     arguments=dict(call.arguments), digest=digest,
                     verdict=new_verdict.to_json())
+    if state == "approved":
+        new = replace(new, decision_mac=keys.mac(
+            "decision", decision_message(new, recorded, state)))
+        data["decision_mac"] = new.decision_mac
     draft = Draft("request.decided", req.id, req.run_id, actor, data)
     return Plan(replace(row, request=new), [draft])
 
 
-def plan_claim(row: Row, *, key: bytes, worker: str, lease_seconds: float, now: float) -> Plan:
+def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: float) -> Plan:
     req = row.request
     events: list[Draft] = []
     if row.state == "claimed" and row.lease_expires_at is not None and now >= row.lease_expires_at:
@@ -439,7 +426,8 @@ def plan_claim(row: Row, *, key: bytes, worker: str, lease_seconds: float, now: 
         return _expire(row, now, RequestExpired(
             f"request {req.id} was approved but not claimed before its expiry at "
             f"{when(req.expires_at)}; it will not run"))
-    verify_integrity(req, key)
+    verify_integrity(req, keys)
+    verify_decision(req, keys)
     token = secrets.token_urlsafe(24)
     lease = now + float(lease_seconds)
     data = {"worker": worker, "lease_expires_at": lease, "digest": req.digest,

@@ -10,14 +10,26 @@ own (on PostgreSQL that row also orders the appends). SQLite marks it on the las
 itself (migration 0008; the mark moves within the page the append writes anyway), and
 keeps a checkpoint ``(seq, hash)`` row that the first entry and every 64th move, so a log
 emptied or cut below the checkpoint is caught even though its end mark went with it.
+
+A plain hash chain can be recomputed by anyone who can write the database, so every entry
+is also keyed: it carries ``"mac"`` (``KID:HEX``, the HMAC of the entry without it, under the
+audit key kept outside the store, see signoff.keys) and a random ``"n"`` that makes each
+entry unique, so a copied entry shows too. Entries of an older signoff have no MAC; they are
+accepted only before the first keyed one. The head is also anchored outside the store
+(store/anchor.py), which catches a cut tail whose end mark was moved.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterable
+from typing import Any
 
+from ..exceptions import InvalidInput
+from ..keys import Keys
 from ..models import sha256_hex
+from .anchor import Anchor
 
 GENESIS_HASH = "0" * 64
 
@@ -26,14 +38,54 @@ def chain_hash(prev_hash: str, entry: str) -> str:
     return sha256_hex(prev_hash + entry)
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                            allow_nan=False)
+
+
+def keyed_entry(doc: dict[str, Any], keys: Keys) -> str:
+    """The entry text of event `doc`, with its nonce and MAC."""
+    doc["n"] = secrets.token_hex(8)
+    try:
+        doc["mac"] = keys.mac("audit", _ENCODER.encode(doc))
+        return _ENCODER.encode(doc)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"event: not JSON ({exc})") from exc
+
+
+def _entry_problem(seq: int, doc: dict[str, Any], keys: Keys, keyed: bool,
+                   seen: set[str]) -> str | None:
+    """Why a parsed entry fails the keyed check (None: it passes)."""
+    mac = doc.pop("mac", None)
+    if mac is None:
+        if keyed:
+            return f"entry {seq} carries no MAC: it was not written by signoff (forged)"
+        return None
+    if not keys.check("audit", _ENCODER.encode(doc), mac):
+        kid = str(mac).split(":", 1)[0]
+        if kid not in keys.masters:
+            return f"entry {seq}: its MAC names key id {kid!r}, which {keys.source} does not " \
+                   "hold (forged, or the key was removed)"
+        return f"entry {seq}: its MAC does not verify with the audit key (forged or edited, " \
+               "then re-hashed)"
+    nonce = str(doc.get("n"))
+    if nonce in seen:
+        return f"entry {seq} is a copy of an earlier entry (replayed)"
+    seen.add(nonce)
+    return None
+
+
 def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
                  head: tuple[int, str] | None,
-                 checkpoint: tuple[int, str] | None = None) -> tuple[bool, int | None, str]:
+                 checkpoint: tuple[int, str] | None = None, *, keys: Keys | None = None,
+                 anchor: Anchor | None = None) -> tuple[bool, int | None, str]:
     """Check (seq, entry, prev_hash, hash, kind, request_id) rows in seq order against the
-    recorded head (None: the entries exist but none is marked as the last one) and an
-    optional checkpoint, an earlier (seq, hash) the chain must still hold."""
+    recorded head (None: the entries exist but none is marked as the last one), an
+    optional checkpoint, an earlier (seq, hash) the chain must still hold, the entries'
+    MACs when `keys` are given, and the anchor kept outside the store."""
     expected_seq = 1
     prev = GENESIS_HASH
+    keyed = False
+    seen: set[str] = set()
     for seq, entry, prev_hash, hash_, kind, request_id in rows:
         if seq != expected_seq:
             if seq > expected_seq:
@@ -50,12 +102,25 @@ def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
             return False, seq, f"entry {seq} is not valid JSON"
         if doc.get("kind") != kind or doc.get("request_id") != request_id:
             return False, seq, f"entry {seq}: its columns disagree with its hashed content"
+        if keys is not None:
+            keyed = keyed or "mac" in doc
+            problem = _entry_problem(seq, doc, keys, keyed, seen)
+            if problem is not None:
+                return False, seq, problem
+        if anchor is not None and ((seq == 1 and hash_ != anchor.first)
+                                   or (seq == anchor.seq and hash_ != anchor.hash)):
+            return False, seq, f"entry {seq} is not the one anchored outside the store (the " \
+                               "log was rewritten, or replaced, up to here)"
         if checkpoint is not None and seq == checkpoint[0] and hash_ != checkpoint[1]:
             return False, seq, f"entry {seq} is not the one the chain's checkpoint recorded " \
                                "(the log was rewritten up to here)"
         prev = hash_
         expected_seq += 1
     last = expected_seq - 1
+    if anchor is not None and anchor.seq > last:
+        return False, last + 1, f"entries {last + 1}..{anchor.seq} (at least) were deleted " \
+                                "from the end (the anchor outside the store holds entry " \
+                                f"{anchor.seq})"
     if checkpoint is not None and checkpoint[0] > last:
         return False, last + 1, f"entries {last + 1}..{checkpoint[0]} (at least) were " \
                                 "deleted from the end"

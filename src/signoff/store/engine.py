@@ -11,19 +11,20 @@ is kept.
 from __future__ import annotations
 
 import json
-import secrets
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..exceptions import ConflictError, InvalidInput, NotFound, SignoffError
+from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
-from . import base, chain
+from . import base, chain, integrity
+from .anchor import Anchor
 from .base import Claim, Draft, Event, Plan, Row
+from .keyed import KeyedLog
 from .runstore import RunsAPI
 
 Cols = Sequence[Any]
@@ -41,10 +42,12 @@ class Tx(Protocol):
     def append(self, entries: list[tuple[Draft, str]], ts: float) -> list[int]: ...
     def meta_get(self, key: str) -> str | None: ...
     def meta_put_if_absent(self, key: str, value: str) -> None: ...
+    def meta_delete(self, key: str) -> None: ...
     def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
                      doc: str) -> None: ...
     def get_grant(self, grant_id: str, lock: bool) -> tuple[str, float | None] | None: ...
-    def revoke_grant(self, grant_id: str, now: float) -> None: ...
+    def revoke_grant(self, grant_id: str, now: float, doc: str) -> None: ...
+    def grant_doc(self, grant_id: str, doc: str) -> None: ...
     def list_grants(self, scope: str | None,
                     run_id: str | None) -> list[tuple[str, str | None]]: ...
     def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]: ...
@@ -54,6 +57,7 @@ class Tx(Protocol):
     def chain_rows(self) -> Iterator[tuple[int, str, str, str, str, str | None]]: ...
     def last_seq(self) -> int: ...
     def chain_end(self) -> tuple[tuple[int, str] | None, tuple[int, str] | None]: ...
+    def chain_tip(self) -> Anchor | None: ...
     # runs (see runstore): columns in RunRow.columns() order
     def run_get(self, run_id: str, lock: bool) -> Cols | None: ...
     def run_insert(self, cols: Cols) -> None: ...
@@ -101,14 +105,13 @@ class RowCache:
             self._rows.pop(request_id, None)
 
 
-class Engine(RunsAPI):
+class Engine(KeyedLog, RunsAPI):
     """Shared implementation of the Store protocol."""
 
     _rows: RowCache = RowCache(0)  # backends with a version trigger set their own
 
     _audit: bool = True  # private switch, only for measuring the audit's cost
     _duplicate: tuple[type[BaseException], ...] = ()  # what insert raises on a taken id
-    _key: bytes = b""
 
     # backends provide these
     def _write(self) -> AbstractContextManager[Tx]:
@@ -143,23 +146,18 @@ class Engine(RunsAPI):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _load_key(self) -> None:
-        with self._read() as tx:
-            value = tx.meta_get("binding_key")
-        if value is None:
-            with self._write() as tx:
-                tx.meta_put_if_absent("binding_key", secrets.token_hex(32))
-                value = tx.meta_get("binding_key")
-        assert value is not None
-        self._key = bytes.fromhex(value)
-
+    # ------------------------------------------------------------------ plumbing
     # ------------------------------------------------------------------ plumbing
 
     def _entries(self, drafts: list[Draft], now: float) -> list[tuple[Draft, str]]:
         # encoded before anything is written, so a bad payload never half-applies
         if not self._audit:
             return []
-        return [(d, d.entry(now)) for d in drafts]
+        return [self._entry(d, now) for d in drafts]
+
+    def _entry(self, draft: Draft, now: float) -> tuple[Draft, str]:
+        self._since_anchor += 1
+        return draft, chain.keyed_entry(draft.doc(now), self._keys)
 
     @staticmethod
     def _append(tx: Tx, entries: list[tuple[Draft, str]], now: float) -> None:
@@ -173,6 +171,22 @@ class Engine(RunsAPI):
     # trigger, migration 0006), so the CAS fails and the row is read again; and a refusal
     # judged on a copy is judged again on a fresh read before it is raised.
     def _transition(self, request_id: str, now: float, fn: Callable[[Row], Plan]) -> Plan:
+        try:
+            return self._transition_once(request_id, now, fn)
+        except IntegrityError as exc:
+            self._refused(request_id, now, exc)
+            raise
+        finally:
+            self._maybe_anchor()
+
+    def _refused(self, request_id: str, now: float, exc: IntegrityError) -> None:
+        """Put a refusal for tampering on the record (best effort: the refusal stands)."""
+        with suppress(SignoffError):
+            self.record("request.integrity_failed", {"error": str(exc)},
+                        request_id=request_id, now=now)
+
+    def _transition_once(self, request_id: str, now: float,
+                         fn: Callable[[Row], Plan]) -> Plan:
         cached = self._rows.get(request_id)
         for _ in range(MAX_CAS_ATTEMPTS):
             if cached is not None:
@@ -211,7 +225,7 @@ class Engine(RunsAPI):
     def create_request(self, request: Request, *, idempotent: bool = False,
                        ttl_seconds: float | None = None, now: float | None = None) -> Request:
         ts = base.clock(now)
-        plan = base.plan_create(request, key=self._key, now=ts, ttl_seconds=ttl_seconds,
+        plan = base.plan_create(request, keys=self._keys, now=ts, ttl_seconds=ttl_seconds,
                                 idempotent=idempotent)
         assert plan.row is not None
         entries, cols = self._entries(plan.events, ts), plan.row.columns()
@@ -220,6 +234,7 @@ class Engine(RunsAPI):
         except self._duplicate as exc:
             raise InvalidInput(f"request {plan.row.request.id!r} already exists") from exc
         self._rows.put(plan.row)
+        self._maybe_anchor()
         return plan.row.request
 
     def _insert(self, cols: Cols, entries: list[tuple[Draft, str]], ts: float) -> None:
@@ -277,7 +292,7 @@ class Engine(RunsAPI):
                new_verdict: Verdict | None = None, binding: str | None = None) -> Request:
         ts = base.clock(now)
         plan = self._transition(request_id, ts, lambda row: base.plan_decide(
-            row, decision, key=self._key, actor=actor, roles=tuple(actor_roles), now=ts,
+            row, decision, keys=self._keys, actor=actor, roles=tuple(actor_roles), now=ts,
             new_verdict=new_verdict, binding=binding))
         assert plan.row is not None
         return plan.row.request
@@ -287,7 +302,7 @@ class Engine(RunsAPI):
               now: float | None = None) -> Claim:
         ts = base.clock(now)
         plan = self._transition(request_id, ts, lambda row: base.plan_claim(
-            row, key=self._key, worker=worker, lease_seconds=lease_seconds, now=ts))
+            row, keys=self._keys, worker=worker, lease_seconds=lease_seconds, now=ts))
         assert plan.row is not None and plan.token is not None
         assert plan.row.lease_expires_at is not None
         return Claim(plan.token, plan.row.lease_expires_at, plan.row.request, worker)
@@ -348,7 +363,7 @@ class Engine(RunsAPI):
                   now: float | None = None) -> Grant:
         ts = base.clock(now)
         stored = replace(grant, id=grant.id or base.new_id(), created_at=grant.created_at or ts)
-        doc = canonical_json(stored.to_json(), where="grant")
+        doc = integrity.signed_grant(self._keys, stored)
         entries = self._entries([Draft("grant.added", None, run_id, stored.created_by,
                                        {"grant": stored.to_json()})], ts)
         with self._write() as tx:
@@ -359,10 +374,12 @@ class Engine(RunsAPI):
         return stored
 
     def list_grants(self, scope: str | None = None, run_id: str | None = None) -> list[Grant]:
-        """Grants not revoked, newest first (expired ones included: see Grant.active)."""
+        """Grants not revoked, newest first (expired ones included: see Grant.active);
+        a grant whose MAC does not verify (written into the database) is left out."""
         with self._read() as tx:
             rows = tx.list_grants(scope, run_id)
-        return [_grant(doc) for doc, _ in rows]
+        checked = (integrity.read_grant(self._keys, doc) for doc, _ in rows)
+        return [grant for grant, problem in checked if problem is None]
 
     def revoke_grant(self, grant_id: str, *, actor: str = "local",
                      now: float | None = None) -> Grant:
@@ -374,7 +391,7 @@ class Engine(RunsAPI):
             grant = _grant(found[0])
             entries = self._entries([Draft("grant.revoked", None, None, actor,
                                            {"grant_id": grant_id, "rule": grant.rule})], ts)
-            tx.revoke_grant(grant_id, ts)
+            tx.revoke_grant(grant_id, ts, integrity.signed_grant(self._keys, grant, revoked_at=ts))
             self._append(tx, entries, ts)
         return grant
 
@@ -388,9 +405,11 @@ class Engine(RunsAPI):
         ts = base.clock(now)
         canonical_json(dict(data), where=f"record {kind}")
         draft = Draft(kind, request_id, run_id, actor, dict(data))
-        entries = [(draft, draft.entry(ts))]
+        entries = [self._entry(draft, ts)]
         with self._write() as tx:
-            return tx.append(entries, ts)[0]
+            seq = tx.append(entries, ts)[0]
+        self._maybe_anchor()
+        return seq
 
     def events_after(self, seq: int, limit: int = 100) -> list[Event]:
         with self._read() as tx:
@@ -423,13 +442,6 @@ class Engine(RunsAPI):
                 raise InvalidInput(f"ack: event {seq} does not exist (last is {head})")
             if seq > tx.cursor_get(consumer):
                 tx.cursor_set(consumer, int(seq))
-
-    def verify_chain(self) -> tuple[bool, int | None, str]:
-        """(ok, first bad seq or None, message): detects edited, deleted, inserted or
-        reordered entries."""
-        with self._read() as tx:
-            head, checkpoint = tx.chain_end()
-            return chain.verify_chain(tx.chain_rows(), head, checkpoint)
 
 
 def _grant(doc: str) -> Grant:

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..keys import Keys
+from .anchor import Anchor
 from .base import DELIVERY_KINDS, Draft
 from .chain import GENESIS_HASH, chain_hash
 from .engine import Engine
@@ -23,6 +25,7 @@ class MemoryDB:
     events: dict[int, list[Any]] = field(default_factory=dict)  # seq -> row
     head: list[Any] = field(default_factory=lambda: [0, GENESIS_HASH])
     meta: dict[str, str] = field(default_factory=dict)
+    keys: Keys = field(default_factory=lambda: Keys.generate("the memory store's own keys"))
     # grant id -> [ord, scope, run_id, doc, revoked_at]
     grants: dict[str, list[Any]] = field(default_factory=dict)
     consumers: dict[str, int] = field(default_factory=dict)
@@ -110,6 +113,16 @@ class MemoryTx:
     def meta_put_if_absent(self, key: str, value: str) -> None:
         self.db.meta.setdefault(key, value)
 
+    def meta_delete(self, key: str) -> None:
+        self.db.meta.pop(key, None)
+
+    def chain_tip(self) -> Anchor | None:
+        if not self.db.events:
+            return None
+        last = max(self.db.events)
+        first = self.db.events.get(1)
+        return Anchor(str(first[7]) if first else "?", last, str(self.db.events[last][7]))
+
     def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
                      doc: str) -> None:
         self.db.counter += 1
@@ -119,8 +132,11 @@ class MemoryTx:
         row = self.db.grants.get(grant_id)
         return None if row is None else (row[3], row[4])
 
-    def revoke_grant(self, grant_id: str, now: float) -> None:
-        self.db.grants[grant_id][4] = now
+    def grant_doc(self, grant_id: str, doc: str) -> None:
+        self.db.grants[grant_id][3] = doc
+
+    def revoke_grant(self, grant_id: str, now: float, doc: str) -> None:
+        self.db.grants[grant_id][3:5] = [doc, now]
 
     def list_grants(self, scope: str | None, run_id: str | None) -> list[tuple[str, str | None]]:
         rows = sorted(self.db.grants.values(), key=lambda r: -r[0])
@@ -224,7 +240,7 @@ class MemoryStore(Engine):
         self._db = db or MemoryDB()
         self._lock = threading.RLock()
         self._tx = MemoryTx(self._db)
-        self._load_key()
+        self._load_keys(self._db.keys)
 
     def __repr__(self) -> str:
         return "MemoryStore()"

@@ -15,6 +15,8 @@ Set the schema with the URL, e.g. ``postgresql://host/db?options=-csearch_path%3
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 import weakref
@@ -23,11 +25,16 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..exceptions import ConfigurationError
+from ..keys import Keys
 from . import migrations
 from .base import Draft, Plan, Row
 from .engine import Engine, RowCache
 from .sql import PG_SQL, SQLTx
 
+# the pool logs each failed attempt to stderr, which a CLI would print under its own error
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+
+CONNECTION_WAIT_S = 5.0  # a busy pool is served well within this; a dead server is not
 MIGRATION_LOCK = 0x5190FF  # pg_advisory_xact_lock key held while migrating
 ROW_CACHE_SIZE = 1024
 # with events: commit asynchronously, then flush (see migration 0005); without: one commit
@@ -39,6 +46,11 @@ ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
 FLUSH = "SELECT pg_logical_emit_message(true, 'signoff', '')"
 
 
+def _without_password(url: str) -> str:
+    """The URL as the anchor's location: a password is no part of where the store is."""
+    return re.sub(r"^([a-z]+://[^:/@]*):[^@/]*@", r"\1@", url)
+
+
 def _joined(entries: list[tuple[Draft, str]]) -> tuple[str, str]:
     """Kinds and entries as newline-joined texts: canonical JSON never holds a raw newline
     (json.dumps escapes it) and kinds are checked for it, so the split is exact."""
@@ -47,7 +59,7 @@ def _joined(entries: list[tuple[Draft, str]]) -> tuple[str, str]:
 
 class PostgresStore(Engine):
     def __init__(self, url: str, *, migrate: bool = True, min_size: int = 1,
-                 max_size: int = 8) -> None:
+                 max_size: int = 8, keys: Keys | None = None) -> None:
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -56,6 +68,7 @@ class PostgresStore(Engine):
                 "PostgreSQL support needs psycopg 3 and psycopg_pool: "
                 "pip install 'signoff[postgres]'") from exc
         self.url = url
+        self._where = _without_password(url)
         self._psycopg = psycopg
         self._duplicate = (psycopg.errors.UniqueViolation,)
         self._listener: Any = None
@@ -69,18 +82,40 @@ class PostgresStore(Engine):
             self._wait_for_pool(psycopg, url)
         except Exception as exc:
             self._pool.close()
-            raise ConfigurationError(
-                f"cannot reach the PostgreSQL store: {' '.join(str(exc).split())}") from exc
+            raise ConfigurationError(f"cannot reach the PostgreSQL store {self._where}: "
+                                     f"{' '.join(str(exc).split())}") from None
         try:
             if migrate:
                 self.migrate()
-            self._load_key()
+            self._anchor_location = "postgres:" + self._where
+            self._load_keys(keys)
         except BaseException:
             self._pool.close()
             raise
 
     def __repr__(self) -> str:
         return "PostgresStore(…)"
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection; a server that went away is one clear error after a few
+        seconds (fail closed: nothing was written, nothing runs), not a 30 s wait and a
+        traceback."""
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with self._pool.connection(timeout=CONNECTION_WAIT_S) as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise ConfigurationError(f"PostgreSQL store {self._where}: no connection within "
+                                     f"{CONNECTION_WAIT_S:g} s (is the server down?): "
+                                     f"{' '.join(str(exc).split())}") from None
+        except self._psycopg.OperationalError as exc:
+            state = getattr(exc, "sqlstate", None) or ""
+            if state and not state.startswith(("08", "57P")):
+                raise  # serialization, deadlock, a cancelled query: not the server gone
+            raise ConfigurationError(f"PostgreSQL store {self._where}: "
+                                     f"{' '.join(str(exc).split())}") from None
 
     def _wait_for_pool(self, psycopg: Any, url: str) -> None:
         """Ready in a second, the usual case; otherwise one direct attempt names what is
@@ -98,7 +133,7 @@ class PostgresStore(Engine):
     def _write(self) -> Iterator[SQLTx]:
         # A transaction that appended events holds the chain-head lock until it commits:
         # it commits asynchronously and then waits for a flush (as migration 0005 explains).
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             tx = SQLTx(conn, "postgres")
             with conn.transaction():
                 yield tx
@@ -115,7 +150,7 @@ class PostgresStore(Engine):
                now: float) -> bool:
         assert plan.row is not None
         c = plan.row.columns()
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             cur = self._cursor(conn)
             cur.execute(APPLY if entries else APPLY_UNAUDITED, (
                 c[0], row.version, c[1], c[7], c[8], c[9], c[10], c[11], now, c[2],
@@ -124,7 +159,7 @@ class PostgresStore(Engine):
         return bool(result is not None and result[0])
 
     def _request_columns(self, request_id: str) -> Sequence[Any] | None:
-        with self._pool.connection() as conn:  # one statement: no transaction needed
+        with self._connection() as conn:  # one statement: no transaction needed
             cur = self._cursor(conn)
             cur.execute(PG_SQL["get"], (request_id,))
             row: Sequence[Any] | None = cur.fetchone()
@@ -139,13 +174,13 @@ class PostgresStore(Engine):
         return cur
 
     def _insert(self, cols: Sequence[Any], entries: list[tuple[Draft, str]], ts: float) -> None:
-        with self._pool.connection() as conn:  # one call: insert, events, commit, flush
+        with self._connection() as conn:  # one call: insert, events, commit, flush
             self._cursor(conn).execute(CREATE if entries else CREATE_UNAUDITED,
                                        (*cols[:8], ts, *_joined(entries)))
 
     @contextmanager
     def _read(self) -> Iterator[SQLTx]:
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             conn.isolation_level = self._psycopg.IsolationLevel.REPEATABLE_READ
             try:
                 with conn.transaction():
@@ -155,13 +190,13 @@ class PostgresStore(Engine):
 
     def migrate(self) -> list[int]:
         applied_now: list[int] = []
-        with self._pool.connection() as conn:  # up to date: no lock, no transaction
+        with self._connection() as conn:  # up to date: no lock, no transaction
             found = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
             if found is not None and found[0] is not None:
                 done = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
                 if migrations.up_to_date(done, "postgres"):
                     return applied_now
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
                          "(version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
@@ -193,6 +228,7 @@ class PostgresStore(Engine):
             return True
 
     def close(self) -> None:
+        self._anchor()
         with self._listen_lock:
             if self._listener is not None:
                 self._listener.close()

@@ -32,6 +32,7 @@ from ..exceptions import (
     NotFound,
     SchemaVersionError,
 )
+from ..keys import Keys
 from ..models import Request
 from ..runs import Run
 from . import base
@@ -199,7 +200,10 @@ class RunsAPI:
     the transactions (and on PostgreSQL may replace a method with a faster one)."""
 
     _duplicate: tuple[type[BaseException], ...] = ()
-    _key: bytes = b""
+    _keys: Keys
+
+    def _maybe_anchor(self) -> None:
+        """Anchor the audit chain's head outside the store now and then (see engine)."""
 
     def _remember_row(self, row: base.Row) -> None:
         """Keep a request row this store just wrote (the engine caches them)."""
@@ -279,7 +283,7 @@ class RunsAPI:
         append the events (and ``run.<status>`` when the status changed)."""
         ts = base.clock(now)
         rows = encode_messages(new_messages, "save_run")
-        creates = [base.plan_create(r, key=self._key, now=ts, ttl_seconds=ttl, idempotent=idem)
+        creates = [base.plan_create(r, keys=self._keys, now=ts, ttl_seconds=ttl, idempotent=idem)
                    for r, idem, ttl in requests]
         try:
             with self._write() as tx:
@@ -306,6 +310,7 @@ class RunsAPI:
         for plan in creates:
             assert plan.row is not None
             self._remember_row(plan.row)
+        self._maybe_anchor()
         return new.run
 
     def claim_run(self, worker: str, *, run_id: str | None = None,
@@ -330,6 +335,7 @@ class RunsAPI:
             tx.run_lease(row.run.id, new.lease_owner, new.lease_expires_at, new.lease_seconds)
             if entries:
                 tx.append(entries, ts)
+        self._maybe_anchor()
         return row.run
 
     def release_run(self, run_id: str, worker: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
+from .anchor import Anchor
 from .base import DELIVERY_KINDS, Draft
 from .chain import GENESIS_HASH, chain_hash
 
@@ -55,11 +56,15 @@ _SQL: dict[str, str] = {
              "hash, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "pg_append": "SELECT signoff_append_text(?, ?, ?, ?, ?)",
     "meta_get": "SELECT value FROM signoff_meta WHERE key = ?",
+    "meta_delete": "DELETE FROM signoff_meta WHERE key = ?",
+    "tip": "SELECT seq, hash FROM signoff_events WHERE seq = 1 "
+           "OR seq = (SELECT MAX(seq) FROM signoff_events) ORDER BY seq",
     "meta_put": "INSERT INTO signoff_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
     "grant_insert": "INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
                     "VALUES (?, ?, ?, ?, ?)",
     "grant_get": "SELECT doc, revoked_at FROM signoff_grants WHERE id = ?",
-    "grant_revoke": "UPDATE signoff_grants SET revoked_at = ? WHERE id = ?",
+    "grant_revoke": "UPDATE signoff_grants SET revoked_at = ?, doc = ? WHERE id = ?",
+    "grant_doc": "UPDATE signoff_grants SET doc = ? WHERE id = ?",
     "events_after": "SELECT seq, entry, prev_hash, hash FROM signoff_events WHERE seq > ? "
                     "ORDER BY seq LIMIT ?",
     "deliveries": "SELECT seq, entry, prev_hash, hash FROM signoff_events "
@@ -208,6 +213,17 @@ class SQLTx:
     def meta_put_if_absent(self, key: str, value: str) -> None:
         self._q("meta_put", (key, value))
 
+    def meta_delete(self, key: str) -> None:
+        self._q("meta_delete", (key,))
+
+    def chain_tip(self) -> Anchor | None:
+        """(hash of entry 1, last seq, its hash), None for an empty log."""
+        rows = self._q("tip").fetchall()
+        if not rows:
+            return None
+        first = str(rows[0][1]) if int(rows[0][0]) == 1 else "?"
+        return Anchor(first, int(rows[-1][0]), str(rows[-1][1]))
+
     def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
                      doc: str) -> None:
         self._q("grant_insert", (grant_id, scope, run_id, created_at, doc))
@@ -216,8 +232,11 @@ class SQLTx:
         row = self._q("grant_get", (grant_id,)).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def revoke_grant(self, grant_id: str, now: float) -> None:
-        self._q("grant_revoke", (now, grant_id))
+    def revoke_grant(self, grant_id: str, now: float, doc: str) -> None:
+        self._q("grant_revoke", (now, doc, grant_id))
+
+    def grant_doc(self, grant_id: str, doc: str) -> None:
+        self._q("grant_doc", (doc, grant_id))
 
     def list_grants(self, scope: str | None, run_id: str | None) -> list[tuple[str, str | None]]:
         where, params = ["revoked_at IS NULL"], []

@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 from ..exceptions import ConfigurationError
+from ..keys import Keys
 from . import migrations
 from .engine import Engine, RowCache
 from .sql import SQLTx
@@ -36,7 +37,8 @@ ROW_CACHE_SIZE = 1024
 
 class SQLiteStore(Engine):
     _duplicate = (sqlite3.IntegrityError,)
-    def __init__(self, path: str | Path, *, migrate: bool = True) -> None:
+    def __init__(self, path: str | Path, *, migrate: bool = True,
+                 keys: Keys | None = None) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,6 +50,21 @@ class SQLiteStore(Engine):
             )
         except sqlite3.Error as exc:
             raise ConfigurationError(f"cannot open SQLite store {self.path}: {exc}") from exc
+        try:
+            self._open(path, migrate, keys)
+        except sqlite3.OperationalError as exc:
+            self._conn.close()
+            raise self._unusable(exc) from None
+
+    def _unusable(self, exc: sqlite3.OperationalError) -> ConfigurationError:
+        """One line naming the store and the cause (a read-only file or directory, a full
+        disk, a lock held too long): nothing was written, nothing runs."""
+        cause = str(exc)
+        if "readonly" in cause or "unable to open" in cause:
+            cause += " (is the file, or its directory, read-only?)"
+        return ConfigurationError(f"SQLite store {self.path}: {cause}")
+
+    def _open(self, path: str | Path, migrate: bool, keys: Keys | None) -> None:
         self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         self._conn.execute("PRAGMA synchronous = FULL")
@@ -64,7 +81,9 @@ class SQLiteStore(Engine):
         self._rows = RowCache(ROW_CACHE_SIZE)  # see Engine._transition
         if migrate:
             self.migrate()
-        self._load_key()
+        if str(path) != ":memory:":
+            self._anchor_location = f"sqlite:{self.path.resolve()}"
+        self._load_keys(keys)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
@@ -85,13 +104,18 @@ class SQLiteStore(Engine):
     @contextmanager
     def _write(self) -> Iterator[SQLTx]:
         with self._lock, self._writer_turn():
-            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._tx
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._tx
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise self._unusable(exc) from None
 
     @contextmanager
     def _writer_turn(self) -> Iterator[None]:
@@ -115,21 +139,24 @@ class SQLiteStore(Engine):
     def _read(self) -> Iterator[SQLTx]:
         # a read transaction: several SELECTs see one snapshot (WAL readers never block)
         with self._lock:
-            self._conn.execute("BEGIN")
             try:
-                yield self._tx
-            finally:
-                self._conn.execute("COMMIT")
+                self._conn.execute("BEGIN")
+                try:
+                    yield self._tx
+                finally:
+                    self._conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                raise self._unusable(exc) from None
 
     def migrate(self) -> list[int]:
         applied_now: list[int] = []
-        try:  # the common case, an up-to-date file, needs no write lock
-            with self._read() as tx:
-                done = [r[0] for r in tx.conn.execute("SELECT version FROM schema_migrations")]
-            if migrations.up_to_date(done, "sqlite"):
-                return applied_now
-        except sqlite3.OperationalError:
-            pass  # a new file: no schema_migrations yet
+        with self._read() as tx:  # the common case, an up-to-date file: no write lock
+            found = tx.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                                    "AND name = 'schema_migrations'").fetchone()
+            done = [r[0] for r in tx.conn.execute("SELECT version FROM schema_migrations")
+                    ] if found else []  # a new file: no schema_migrations yet
+        if found and migrations.up_to_date(done, "sqlite"):
+            return applied_now
         with self._write() as tx:
             tx.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
                             "(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
@@ -145,7 +172,15 @@ class SQLiteStore(Engine):
                 applied_now.append(version)
         return applied_now
 
+    def _erased(self) -> None:
+        # the deleted row's bytes may stay in a free page and in the WAL
+        with self._lock:
+            self._conn.execute("PRAGMA secure_delete = ON")
+            self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
+        self._anchor()
         with self._lock:
             self._conn.close()
             if self._lockfd is not None:

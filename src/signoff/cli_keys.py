@@ -1,0 +1,84 @@
+"""CLI: `signoff keys` (show, rotate, reanchor): the keys kept outside the store.
+
+Nothing here ever prints key material: only where the keys come from and their ids.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from contextlib import closing
+from typing import Any
+
+from .keys import Keys, key_file_path, load_keys, rotate
+
+
+def _where(keys: Keys) -> str:
+    return "$SIGNOFF_KEY" if os.environ.get("SIGNOFF_KEY") else str(key_file_path())
+
+
+def _summary(keys: Keys) -> dict[str, Any]:
+    return {"source": _where(keys), "current": keys.current, "ids": sorted(keys.masters),
+            "legacy_ids": sorted(keys.legacy)}
+
+
+def cmd_keys_show(args: argparse.Namespace) -> int:
+    from .cli import print_json
+
+    keys = load_keys()
+    if args.json:
+        print_json(_summary(keys))
+        return 0
+    print(f"Keys: {_where(keys)}")
+    print(f"Current key id: {keys.current}")
+    older = sorted(set(keys.masters) - {keys.current})
+    print(f"Older key ids (still verify): {', '.join(older) or 'none'}")
+    if keys.legacy:
+        print(f"Moved out of older stores: {', '.join(sorted(keys.legacy))}")
+    return 0
+
+
+def cmd_keys_rotate(args: argparse.Namespace) -> int:
+    from .cli import print_json
+
+    keys = rotate()
+    if args.json:
+        print_json(_summary(keys))
+        return 0
+    print(f"New current key id: {keys.current} ({_where(keys)}).")
+    print("New requests, decisions and audit entries use it; what the older ids made still "
+          "verifies. Web sessions signed with the old key must log in again.")
+    return 0
+
+
+def cmd_keys_reanchor(args: argparse.Namespace) -> int:
+    from .cli import store_for
+
+    with closing(store_for(args)) as store:
+        reset = getattr(store, "reset_anchor", None)
+        tip = reset() if reset is not None else None
+    if tip is None:
+        print("Nothing to anchor (an empty log, or a store kept in memory).")
+        return 0
+    print(f"Anchored the audit chain at entry {tip.seq}, hash {tip.hash}.")
+    return 0
+
+
+def register(sub: Any) -> None:
+    keys: argparse.ArgumentParser = sub.add_parser(
+        "keys", help="the keys kept outside the store: show their ids, rotate them")
+    keys.set_defaults(func=cmd_keys_show, json=False)
+    actions = keys.add_subparsers(dest="keys_command", metavar="ACTION")
+    show = actions.add_parser("show", help="where the keys are and their ids (never the keys)")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_keys_show)
+    rot = actions.add_parser("rotate", help="make a new current key; older ids still verify")
+    rot.add_argument("--json", action="store_true")
+    rot.set_defaults(func=cmd_keys_rotate)
+    anchor = actions.add_parser(
+        "reanchor", help="anchor this store's audit head anew, after you replaced the store "
+                         "on purpose (verify said it is not the anchored one)")
+    anchor.add_argument("--db", help="store URL (default: $SIGNOFF_DB, else "
+                                     ".signoff/signoff.db in the workspace)")
+    anchor.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    anchor.set_defaults(func=cmd_keys_reanchor)

@@ -1,0 +1,98 @@
+"""The audit chain's head, anchored outside the store.
+
+Whoever can write the database can cut the log's tail and move its end mark; no amount of
+hashing inside the database shows that. So the head is also written to a small file next
+to the key file (``<config>/anchors/<location hash>.json``, 0600), MACed with the audit key:
+``{"location", "first", "seq", "hash", "mac"}`` where ``first`` is the hash of entry 1 (which
+chain this is) and ``(seq, hash)`` an entry the chain must still hold. `verify_chain` checks
+the chain against it; `signoff audit verify` moves it forward after a good check.
+
+An anchor only moves forward, and never onto another chain: when the store at a location
+was replaced (a different entry 1), the old anchor stays and verify says so until a person
+resets it (`signoff keys reanchor`). One file per store location per machine:
+with PostgreSQL each machine anchors what it wrote or verified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..exceptions import IntegrityError
+from ..keys import Keys, config_dir
+
+ANCHOR_EVERY = 64  # a long-lived store anchors after this many appends (and on close)
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    first: str  # hash of entry 1
+    seq: int
+    hash: str
+
+
+def anchor_path(location: str) -> Path:
+    name = hashlib.sha256(location.encode("utf-8")).hexdigest()[:32]
+    return config_dir() / "anchors" / f"{name}.json"
+
+
+def _message(location: str, anchor: Anchor) -> str:
+    return json.dumps([location, anchor.first, anchor.seq, anchor.hash], separators=(",", ":"))
+
+
+def read_anchor(keys: Keys, location: str) -> Anchor | None:
+    """The anchor of this location, None if there is none; IntegrityError if it was
+    edited (its MAC does not verify)."""
+    path = anchor_path(location)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        doc = json.loads(text)
+        anchor = Anchor(str(doc["first"]), int(doc["seq"]), str(doc["hash"]))
+        mac = doc["mac"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise IntegrityError(f"the audit anchor {path} does not parse ({exc})") from exc
+    if doc.get("location") != location or not keys.check("audit", _message(location, anchor),
+                                                           mac):
+        raise IntegrityError(f"the audit anchor {path} does not verify with the audit key "
+                             "(edited, or made with a key that is no longer held)")
+    return anchor
+
+
+def write_anchor(keys: Keys, location: str, anchor: Anchor, *, reset: bool = False) -> bool:
+    """Move the anchor forward to `anchor` (never back, never onto another chain unless
+    `reset`); whether it was written."""
+    import fcntl
+
+    path = anchor_path(location)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock = os.open(path.parent / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not reset:
+            try:
+                old = read_anchor(keys, location)
+            except IntegrityError:
+                return False  # keep the evidence for verify
+            if old is not None and (old.first != anchor.first or old.seq >= anchor.seq):
+                return False
+        doc = {"location": location, "first": anchor.first, "seq": anchor.seq,
+               "hash": anchor.hash, "mac": keys.mac("audit", _message(location, anchor))}
+        fd, tmp = tempfile.mkstemp(prefix=".anchor-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(doc) + "\n")
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return True
+    finally:
+        os.close(lock)
