@@ -34,6 +34,8 @@ def path_state(path: str) -> str | None:
         return "directory"
     if not os.path.exists(path):
         return None
+    if not os.path.isfile(path):
+        return "special"  # a FIFO or device: opening it could block for ever
     with open(path, "rb") as handle:
         return _digest(handle.read())
 
