@@ -17,11 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from .exceptions import (
-    AlreadyClaimed,
-    ConflictError,
-    IntegrityError,
     InvalidInput,
-    RequestExpired,
 )
 from .gate import (
     MAX_CONSECUTIVE_REFUSALS,
@@ -32,6 +28,7 @@ from .gate import (
 from .models import Request, ToolCall, sha256_hex
 from .review import record_review
 from .rules import Rule, parse_rule
+from .runner_settle import Settling
 from .runs import (
     REFUSALS,
     Agent,
@@ -43,11 +40,17 @@ from .runs import (
     worker_name,
 )
 from .store import Store
+from .targets import (
+    TARGETS_KEY,
+    Targets,
+    call_targets,
+    expecting,
+)
 
 DEFAULT_MAX_TURNS = 100
 
 
-class Runner:
+class Runner(Settling):
     """Drives runs of one agent against one store. Cheap to build; holds no run state."""
 
     def __init__(
@@ -147,13 +150,14 @@ class Runner:
             if not pending:
                 return self._save(replace(run, status="finished", note=reply.get("content")), new)
             run, verdicts = self._judge(replace(run, pending=tuple(pending)))
-            # The turn and its requests are saved in one transaction before anything runs;
-            # a turn that only asks is saved as paused at once. Allowed calls then run in
-            # order (after a crash, resume runs those whose results were not saved).
+            # The turn is saved before anything runs. A turn that only asks is saved as
+            # paused, its requests in the same transaction. Otherwise the allowed calls run
+            # first, in order, each judged again after the one before it ran and saved as it
+            # finishes (after a crash only the call in flight can run again); the requests
+            # are stored after them, judged and previewed on the files they will meet.
             to_run = any(p.effect in ("allow", "notify") and p.content is None for p in run.pending)
             status: RunStatus = "paused" if run.waiting_on and not to_run else "running"
-            # The turn's requests are created in the same transaction as the turn itself.
-            requests = [
+            requests = [] if to_run else [
                 self._new_request(run, p)
                 for p in run.pending
                 if p.effect == "ask" and p.verdict is not None
@@ -162,7 +166,8 @@ class Runner:
                 run,
                 status=status,
                 pending=tuple(
-                    replace(p, verdict=None) if p.effect == "ask" else p for p in run.pending
+                    replace(p, verdict=None) if p.effect == "ask" and not to_run else p
+                    for p in run.pending
                 ),
             )
             run = saved = self._save(run, new, events=verdicts, requests=requests)
@@ -196,8 +201,11 @@ class Runner:
     # ------------------------------------------------------------------ judging a turn
 
     def _grants(self, run: Run) -> tuple[Rule, ...]:
+        return self._grants_of(run.id)
+
+    def _grants_of(self, run_id: str | None) -> tuple[Rule, ...]:
         rules = []
-        for grant in self.store.list_grants(run_id=run.id):
+        for grant in self.store.list_grants(run_id=run_id) if run_id else ():
             if grant.scope in ("run", "session"):
                 rules.append(parse_rule(grant.rule, source=f"grant:{grant.id}"))
         for grant in self.store.list_grants(scope="project"):
@@ -237,34 +245,71 @@ class Runner:
         return self._tally(run, tuple(judged), fresh), events
 
     def _dispatch(self, run: Run, judged_here: frozenset[str] = frozenset()) -> Run:
-        """Store the turn's requests and run its allowed calls, in call order."""
-        done: list[PendingCall] = []
-        grants: tuple[Rule, ...] | None = None
-        for item in run.pending:
-            stale = item.call_id not in judged_here
-            if item.effect in ("allow", "notify") and item.content is None and stale:
-                # What the stored document says was allowed is judged again before it runs:
-                # a run read back from the store is not trusted to have stayed as written.
-                grants = self._grants(run) if grants is None else grants
-                item = self._rejudge(run, item, grants)
-            if item.effect == "ask" and item.verdict is not None and item.call is not None:
-                self._request(run, item)
-                item = replace(item, verdict=None)
-            elif item.effect in ("allow", "notify") and item.content is None:
-                item = self._run_allowed(run, item)
-            done.append(item)
-        return self._tally(run, tuple(done), run.pending)
+        """Run the turn's allowed calls in call order, then store its asked calls' requests.
 
-    def _rejudge(self, run: Run, item: PendingCall, grants: tuple[Rule, ...]) -> PendingCall:
+        A call is judged again right before it runs when a call before it ran (it may have
+        made the link this one would write through) or when the run was read back from the
+        store; stricter now means it asks (or is refused) instead. Each result is saved as
+        the call finishes. An asked call is judged again before its request is stored."""
+        grants: tuple[Rule, ...] | None = None
+        ran = False
+        for index, item in enumerate(run.pending):
+            if item.effect not in ("allow", "notify") or item.content is not None:
+                continue
+            assert item.call is not None
+            grants = self._grants(run) if grants is None else grants
+            events: list[tuple[str, Mapping[str, Any]]] = []
+            if ran or item.call_id not in judged_here:
+                item, events = self._rejudge(run, item, grants)
+            if item.effect in ("allow", "notify"):
+                assert item.call is not None
+                targets = call_targets(self.agent.policy, item.call)
+                item = self._run_allowed(run, item, targets)
+                ran = True
+            run = self._save(self._replaced(run, index, item), [], events=events)
+        for index, item in enumerate(run.pending):
+            if item.effect == "ask" and item.verdict is not None and item.call is not None:
+                if ran or item.call_id not in judged_here:
+                    grants = self._grants(run) if grants is None else grants
+                    item = self._refresh_ask(item, grants)
+                if item.content is None:
+                    self._request(run, item)
+                    item = replace(item, verdict=None)
+                run = self._replaced(run, index, item)
+        return run
+
+    def _replaced(self, run: Run, index: int, item: PendingCall) -> Run:
+        pending = (*run.pending[:index], item, *run.pending[index + 1:])
+        return self._tally(run, pending, run.pending)
+
+    def _rejudge(
+        self, run: Run, item: PendingCall, grants: tuple[Rule, ...]
+    ) -> tuple[PendingCall, list[tuple[str, Mapping[str, Any]]]]:
+        """An allowed call judged again as the file system is now (on the record if its
+        verdict changed)."""
         assert item.call is not None
         verdict = self.agent.policy.evaluate(item.call, grants=grants)
         if verdict.effect in ("allow", "notify"):
-            return item
+            return replace(item, effect=verdict.effect), []
+        event = ("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json(),
+                             "changed": f"judged {item.effect} with its turn, "
+                                        f"{verdict.effect} when about to run"})
         if verdict.effect == "deny":
             _, content = refusal_content(item.name, verdict, None)
-            return replace(item, effect="deny", outcome="denied", content=content)
+            return replace(item, effect="deny", outcome="denied", content=content), [event]
         request_id = "req_" + sha256_hex(f"{run.id}/{item.call_id}")[:16]
-        return replace(item, effect="ask", request_id=request_id, verdict=verdict)
+        return replace(item, effect="ask", request_id=request_id, verdict=verdict), [event]
+
+    def _refresh_ask(self, item: PendingCall, grants: tuple[Rule, ...]) -> PendingCall:
+        """An asked call judged again after the calls before it ran: a deny refuses it, an
+        ask asks for its reasons now; a looser verdict still asks (it was judged so)."""
+        assert item.call is not None
+        verdict = self.agent.policy.evaluate(item.call, grants=grants)
+        if verdict.effect == "deny":
+            _, content = refusal_content(item.name, verdict, None)
+            return replace(item, effect="deny", outcome="denied", content=content,
+                           verdict=None, request_id=None)
+        return replace(item, verdict=verdict) if verdict.effect == "ask" else item
 
     def _request(self, run: Run, item: PendingCall) -> Request:
         """Store the request of an asked call (after a crash interrupted its turn)."""
@@ -289,143 +334,41 @@ class Runner:
             run_id=run.id,
             tenant=run.tenant,
             approvers=self.agent.approvers,
-            metadata=_request_metadata(item.intent, spec.always_ask),
+            metadata={
+                **_request_metadata(item.intent, spec.always_ask),
+                # what its paths resolve to as the person sees it: checked when it runs
+                TARGETS_KEY: call_targets(self.agent.policy, call),
+            },
         )
         return request, spec.idempotent, ttl
 
-    def _run_allowed(self, run: Run, item: PendingCall) -> PendingCall:
+    def _run_allowed(self, run: Run, item: PendingCall, targets: Targets) -> PendingCall:
         assert item.call is not None
         key = f"{run.id}:{item.call_id}"
         if item.effect == "notify" and self.agent.run_recorded is not None:
             try:
-                value, snapshot = self.agent.run_recorded(item.call, key)
+                with expecting(targets):
+                    value, snapshot = self.agent.run_recorded(item.call, key)
             except Exception as exc:
                 return replace(item, outcome="failed", content=f"Tool {item.name} failed: {exc}")
             if snapshot is not None:
                 record_review(self.store, item.call, snapshot, run_id=run.id)
             return replace(item, outcome="ran", content=result_text(value))
-        return self._execute(item, item.call, idempotency_key=key)
+        return self._execute(item, item.call, idempotency_key=key, targets=targets)
 
-    def _execute(self, item: PendingCall, call: ToolCall, *, idempotency_key: str) -> PendingCall:
+    def _execute(
+        self, item: PendingCall, call: ToolCall, *, idempotency_key: str, targets: Targets
+    ) -> PendingCall:
         fn = self.agent.tools[call.name]
         kwargs = dict(call.arguments)
         if _accepts(fn, "idempotency_key"):
             kwargs["idempotency_key"] = idempotency_key
         try:
-            value = fn(**kwargs)
+            with expecting(targets):
+                value = fn(**kwargs)
         except Exception as exc:
             return replace(item, outcome="failed", content=f"Tool {call.name} failed: {exc}")
         return replace(item, outcome="ran", content=result_text(value))
-
-    # ------------------------------------------------------------------ settling asks
-
-    def _settle(self, run: Run) -> Run:
-        run = self._dispatch(run)  # finish what a crash interrupted before the requests
-        waiting = {rid: self.store.get_request(rid) for rid in run.waiting_on}
-        now = time.time()
-        stale = False
-        if any(
-            r.state == "pending" and r.expires_at is not None and r.expires_at <= now
-            for r in waiting.values()
-        ):
-            stale = bool(self.store.expire_stale(now))  # unanswered in time: never runs
-        if any(r.state == "claimed" for r in waiting.values()):
-            stale = bool(self.store.sweep_leases()) or stale  # its worker died: in doubt
-        settled = []
-        for item in run.pending:
-            if item.content is not None or item.request_id is None:
-                settled.append(item)
-                continue
-            known = None if stale else waiting.get(item.request_id)
-            settled.append(self._settle_one(item, known))
-        run = self._tally(run, tuple(settled), run.pending)
-        doubts = [
-            p
-            for p in run.pending
-            if p.outcome is None
-            and p.request_id
-            and self.store.get_request(p.request_id).state == "in_doubt"
-        ]
-        if doubts:
-            ids = ", ".join(str(p.request_id) for p in doubts)
-            return replace(
-                run,
-                status="needs_attention",
-                note=f"in doubt: {ids} may or may not have run; a person must "
-                "resolve it (signoff resolve ID done|failed|retry)",
-            )
-        return run
-
-    def _settle_one(self, item: PendingCall, request: Request | None = None) -> PendingCall:
-        assert item.request_id is not None
-        request = request or self.store.get_request(item.request_id)
-        state = request.state
-        if state in ("finished", "failed"):
-            # It ran before a crash: reuse what it reported, never run it again.
-            reported = self.store.get_outcome(request.id) or {}
-            content = reported.get("result")
-            if content is None:
-                content = (
-                    f"Tool call {item.name} was marked {state} by a person; its output "
-                    "was not recorded"
-                )
-            return replace(
-                item, outcome="ran" if state == "finished" else "failed", content=str(content)
-            )
-        if state == "pending":
-            return item
-        if state == "expired":
-            return replace(
-                item,
-                outcome="expired",
-                content=f"Tool call {item.name} was not run: the request expired "
-                "without a decision",
-            )
-        if state in ("rejected", "skipped", "answered"):
-            decision, verdict = request.decision, request.verdict
-            if decision is not None and decision.kind == "edit":
-                return replace(
-                    item,
-                    outcome="denied",
-                    content=(
-                        f"Tool call {item.name} was not run: the reviewer's edit is denied by "
-                        f"policy: {verdict.reason}"
-                    ),
-                )
-            settled, text = refusal_content(item.name, verdict, decision)
-            return replace(item, outcome=settled, content=text)
-        if state in ("approved", "in_doubt", "claimed"):
-            return self._claim_and_run(item, request)
-        return item
-
-    def _claim_and_run(self, item: PendingCall, request: Request) -> PendingCall:
-        try:
-            claim = self.store.claim(
-                request.id, worker=self.worker, lease_seconds=self.lease_seconds
-            )
-        except RequestExpired:
-            return replace(
-                item,
-                outcome="expired",
-                content=f"Tool call {item.name} was not run: the approval expired "
-                "before it could run",
-            )
-        except (AlreadyClaimed, ConflictError):
-            return item  # in doubt or held elsewhere: reported by _settle
-        except IntegrityError as exc:
-            return replace(
-                item, outcome="denied", content=f"Tool call {item.name} was not run: {exc}"
-            )
-        # The stored (verified) payload runs, not what the model said: edits included.
-        done = self._execute(item, claim.request.call, idempotency_key=request.id)
-        self.store.finish(
-            request.id,
-            claim.token,
-            ok=done.outcome == "ran",
-            result_digest=sha256_hex(done.content or ""),
-            result=done.content,
-        )
-        return done
 
     # ------------------------------------------------------------------ limits
 

@@ -1,0 +1,174 @@
+"""Settling a paused run's asked calls: what each request became, and running the approved
+ones exactly once, each judged again first (see `runner.Runner`, which mixes this in).
+
+    approved -> judged again (verdict and targets) -> claim -> run -> finish
+             -> changed since the decision: finished as not run, the model is told why
+    rejected / skipped / answered / expired -> a synthesized result with the reason
+    finished / failed before a crash -> the stored result, never run again
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .exceptions import AlreadyClaimed, ConflictError, IntegrityError, RequestExpired
+from .gate import refusal_content
+from .models import Request, ToolCall, sha256_hex
+from .rules import Rule
+from .runs import Agent, PendingCall, Run
+from .store import Store
+from .targets import Targets, call_targets, judgement_change, stored_targets, target_change
+
+
+class Settling:
+    """The settling half of the runner (a mixin: the runner supplies what is declared)."""
+
+    if TYPE_CHECKING:
+        store: Store
+        agent: Agent
+        worker: str
+        lease_seconds: float
+
+        def _dispatch(self, run: Run, judged_here: frozenset[str] = frozenset()) -> Run: ...
+        def _grants_of(self, run_id: str | None) -> tuple[Rule, ...]: ...
+        def _tally(self, run: Run, after: tuple[PendingCall, ...],
+                   before: tuple[PendingCall, ...]) -> Run: ...
+        def _execute(self, item: PendingCall, call: ToolCall, *, idempotency_key: str,
+                     targets: Targets) -> PendingCall: ...
+
+    def _settle(self, run: Run) -> Run:
+        run = self._dispatch(run)  # finish what a crash interrupted before the requests
+        waiting = {rid: self.store.get_request(rid) for rid in run.waiting_on}
+        now = time.time()
+        stale = False
+        if any(
+            r.state == "pending" and r.expires_at is not None and r.expires_at <= now
+            for r in waiting.values()
+        ):
+            stale = bool(self.store.expire_stale(now))  # unanswered in time: never runs
+        if any(r.state == "claimed" for r in waiting.values()):
+            stale = bool(self.store.sweep_leases()) or stale  # its worker died: in doubt
+        settled = []
+        for item in run.pending:
+            if item.content is not None or item.request_id is None:
+                settled.append(item)
+                continue
+            known = None if stale else waiting.get(item.request_id)
+            settled.append(self._settle_one(item, known))
+        run = self._tally(run, tuple(settled), run.pending)
+        doubts = [
+            p
+            for p in run.pending
+            if p.outcome is None
+            and p.request_id
+            and self.store.get_request(p.request_id).state == "in_doubt"
+        ]
+        if doubts:
+            ids = ", ".join(str(p.request_id) for p in doubts)
+            return replace(
+                run,
+                status="needs_attention",
+                note=f"in doubt: {ids} may or may not have run; a person must "
+                "resolve it (signoff resolve ID done|failed|retry)",
+            )
+        return run
+
+    def _settle_one(self, item: PendingCall, request: Request | None = None) -> PendingCall:
+        assert item.request_id is not None
+        request = request or self.store.get_request(item.request_id)
+        state = request.state
+        if state in ("finished", "failed"):
+            # It ran before a crash: reuse what it reported, never run it again.
+            reported = self.store.get_outcome(request.id) or {}
+            content = reported.get("result")
+            if content is None:
+                content = (
+                    f"Tool call {item.name} was marked {state} by a person; its output "
+                    "was not recorded"
+                )
+            return replace(
+                item, outcome="ran" if state == "finished" else "failed", content=str(content)
+            )
+        if state == "pending":
+            return item
+        if state == "expired":
+            return replace(
+                item,
+                outcome="expired",
+                content=f"Tool call {item.name} was not run: the request expired "
+                "without a decision",
+            )
+        if state in ("rejected", "skipped", "answered"):
+            decision, verdict = request.decision, request.verdict
+            if decision is not None and decision.kind == "edit":
+                return replace(
+                    item,
+                    outcome="denied",
+                    content=(
+                        f"Tool call {item.name} was not run: the reviewer's edit is denied by "
+                        f"policy: {verdict.reason}"
+                    ),
+                )
+            settled, text = refusal_content(item.name, verdict, decision)
+            return replace(item, outcome=settled, content=text)
+        if state in ("approved", "in_doubt", "claimed"):
+            return self._claim_and_run(item, request)
+        return item
+
+    def _claim_and_run(self, item: PendingCall, request: Request) -> PendingCall:
+        try:
+            claim = self.store.claim(
+                request.id, worker=self.worker, lease_seconds=self.lease_seconds
+            )
+        except RequestExpired:
+            return replace(
+                item,
+                outcome="expired",
+                content=f"Tool call {item.name} was not run: the approval expired "
+                "before it could run",
+            )
+        except (AlreadyClaimed, ConflictError):
+            return item  # in doubt or held elsewhere: reported by _settle
+        except IntegrityError as exc:
+            return replace(
+                item, outcome="denied", content=f"Tool call {item.name} was not run: {exc}"
+            )
+        # The stored (verified) payload runs, not what the model said: edits included. It
+        # is judged again first: the approval covers the call as it was judged and shown.
+        call = claim.request.call
+        why = self._changed_since_decision(claim.request)
+        if why is not None:
+            text = (f"Tool call {item.name} was not run: it changed after it was approved "
+                    f"({why}). Nothing was done; call it again if it is still needed, and "
+                    "it will be judged and shown anew.")
+            self.store.finish(request.id, claim.token, ok=False,
+                              result_digest=sha256_hex(text), result=text)
+            return replace(item, outcome="denied", content=text)
+        done = self._execute(item, call, idempotency_key=request.id,
+                             targets=call_targets(self.agent.policy, call))
+        self.store.finish(
+            request.id,
+            claim.token,
+            ok=done.outcome == "ran",
+            result_digest=sha256_hex(done.content or ""),
+            result=done.content,
+        )
+        return done
+
+    def _changed_since_decision(self, request: Request) -> str | None:
+        """Why the decided call may not run now, or None: its verdict now is stricter (or
+        asks for other reasons), or a path it names resolves elsewhere than when shown."""
+        call = request.call
+        now = self.agent.policy.evaluate(call, grants=self._grants_of(request.run_id))
+        why = [judgement_change(request.verdict, now)]
+        before = stored_targets(request.metadata)
+        edited = request.decision is not None and request.decision.kind == "edit"
+        if before is not None and not edited:  # an edit names its own paths, judged then
+            why.append(target_change(before, call_targets(self.agent.policy, call),
+                                     self.agent.policy.workspace))
+        return "; ".join(w for w in why if w) or None
+
+
+__all__ = ["Settling"]
