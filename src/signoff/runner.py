@@ -8,6 +8,7 @@ its `finish` so that a crash before the next save never runs the call again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import time
@@ -16,9 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .exceptions import (
-    InvalidInput,
-)
+from .exceptions import ConflictError, InvalidInput
 from .gate import (
     MAX_CONSECUTIVE_REFUSALS,
     MAX_TOTAL_REFUSALS,
@@ -36,6 +35,7 @@ from .runs import (
     Run,
     RunStatus,
     parse_tool_calls,
+    storable,
     tool_message,
     worker_name,
 )
@@ -95,7 +95,7 @@ class Runner(Settling):
             run, [dict(m) for m in messages], worker=self.worker, lease_seconds=self.lease_seconds
         )
         try:
-            return self._drive(run, [dict(m) for m in messages])
+            return self._guarded_drive(run, [dict(m) for m in messages])
         finally:
             self.store.release_run(run.id, self.worker)
 
@@ -110,9 +110,28 @@ class Runner(Settling):
     def continue_claimed(self, run: Run) -> Run:
         """Drive a run this worker has leased, then let the lease go."""
         try:
-            return self._drive(run, self.store.load_messages(run.id))
+            return self._guarded_drive(run, self.store.load_messages(run.id))
         finally:
             self.store.release_run(run.id, self.worker)
+
+    def _guarded_drive(self, run: Run, messages: list[dict[str, Any]]) -> Run:
+        """Drive the run; an error the driver did not expect (a model that failed, input
+        the store could not keep) leaves the run needing attention with the error as its
+        note, never `running` with nobody driving it. The error is raised again."""
+        try:
+            return self._drive(run, messages)
+        except ConflictError:
+            raise  # another process saved the run meanwhile: it is theirs, not stuck
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # the original error is what matters
+                current = self.store.get_run(run.id)
+                if current.status == "running":
+                    note = storable(
+                        f"the driver stopped on an error: {type(exc).__name__}: {exc}; "
+                        f"fix the cause, then signoff resume {run.id}"
+                    )
+                    self._save(replace(current, status="needs_attention", note=note[:2000]), [])
+            raise
 
     # ------------------------------------------------------------------ the loop
 
@@ -144,9 +163,10 @@ class Runner(Settling):
                 messages, self.agent.tool_specs, on_text=self.agent.on_text
             )
             reply = {k: v for k, v in reply.items() if v is not None}
+            pending = parse_tool_calls(reply)  # the model's own text: bad calls are refused
+            reply = storable(reply)  # what is kept: invalid Unicode replaced, never run
             messages.append(reply)
             new.append(reply)
-            pending = parse_tool_calls(reply)
             if not pending:
                 return self._save(replace(run, status="finished", note=reply.get("content")), new)
             run, verdicts = self._judge(replace(run, pending=tuple(pending)))
