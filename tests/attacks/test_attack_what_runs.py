@@ -1,0 +1,417 @@
+"""Attacks on "what runs is what was approved" (issue 11, item 5), performed for real.
+
+The hostile agent is a SCRIPTED model (no LLM) driving the built-in workspace tools: a
+durable run through the real runner and SQLite store, decided and resumed with the real
+CLI in other processes, or the in-process gate that `signoff chat` uses. After each attack
+`.git/config` must be byte for byte what it was, and `git status` must not run the
+`core.fsmonitor` payload the agent tried to plant (a control test shows that it would).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from signoff.agent import ScriptedModel, run_session
+from signoff.gate import Gate
+from signoff.models import Decision, ToolCall
+from signoff.policy import Policy
+from signoff.runner import Runner
+from signoff.settings import load_settings
+from signoff.store import Store, open_store
+from signoff.testing import ScriptedChannel
+from signoff.tools import Workspace
+
+HELPERS = Path(__file__).resolve().parent.parent / "helpers"
+sys.path.insert(0, str(HELPERS))
+
+import what_runs_agent  # noqa: E402  (a helper module, importable by `signoff resume` too)
+from what_runs_agent import FSMONITOR, git_repo  # noqa: E402
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+SETTINGS = """[permissions]
+ask = ["write_file(report.txt)", "write_file(out/**)", "edit_file(README)", "create_project"]
+"""
+
+
+# ---------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    git_repo(str(root))
+    (root / ".signoff").mkdir()
+    (root / ".signoff" / "settings.toml").write_text(SETTINGS)
+    return root
+
+
+def git_config(root: Path) -> bytes:
+    return (root / ".git" / "config").read_bytes()
+
+
+def git_status(root: Path) -> None:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "status", "--short"], cwd=root, env=env, capture_output=True,
+                   check=False, timeout=60)
+
+
+def assert_untouched(root: Path, config: bytes) -> None:
+    assert git_config(root) == config, ".git/config was changed"
+    git_status(root)
+    assert not (root / "fsmonitor_proof").exists(), "git ran the planted fsmonitor payload"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), str(HELPERS)]),
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    return subprocess.run([sys.executable, "-m", "signoff", *args], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+
+
+def db_of(root: Path) -> str:
+    return str(root.parent / "signoff.db")  # outside the workspace: not the agent's to touch
+
+
+def start(root: Path, scenario: str) -> tuple[Store, str]:
+    store = open_store(db_of(root))
+    meta = {"workspace": str(root), "scenario": scenario}
+    runner = Runner(store, what_runs_agent.build(meta), agent_ref="what_runs_agent:build")
+    run = runner.start([{"role": "user", "content": "tidy up"}], metadata=meta)
+    return store, run.id
+
+
+def tool_results(store: Store, run_id: str) -> dict[str, str]:
+    return {m["tool_call_id"]: m["content"] for m in store.load_messages(run_id)
+            if m.get("role") == "tool"}
+
+
+def test_control_the_payload_runs_when_it_is_in_git_config(ws: Path) -> None:
+    """Without this, "no proof file" would prove nothing."""
+    with open(ws / ".git" / "config", "a") as f:
+        f.write(FSMONITOR)
+    git_status(ws)
+    assert (ws / "fsmonitor_proof").read_text().strip() == "ran"
+
+
+# ---------------------------------------------------------------------- finding 3(b)
+
+
+@pytest.mark.parametrize("scenario", ["link_then_write", "write_then_link"])
+def test_a_link_made_earlier_in_the_turn_is_seen_by_the_next_call(ws: Path, scenario: str
+                                                                   ) -> None:
+    config = git_config(ws)
+    store, run_id = start(ws, scenario)
+    run = store.get_run(run_id)
+    if scenario == "link_then_write":
+        # the write was judged again after the link ran: it now asks, naming .git/config
+        assert run.status == "paused"
+        (request,) = store.list_requests(state="pending")
+        assert request.call.name == "write_file"
+        assert ".git/config" in " ".join(request.verdict.reasons)
+        assert request.verdict.effect == "ask"
+        assert_untouched(ws, config)
+        assert cli("reject", request.id, "--reason", "no", "--db", db_of(ws)).returncode == 0
+        assert cli("resume", run_id, "--db", db_of(ws)).returncode == 0
+    assert store.get_run(run_id).status == "finished"
+    assert_untouched(ws, config)
+
+
+@pytest.mark.parametrize("command", [
+    "ln -s .git gitdir",          # a link to the directory, then a path through it
+    "ln -s ./.git/config notes.txt",
+    "ln -s $PWD/.git/config notes.txt",
+])
+def test_other_links_in_the_same_turn(ws: Path, command: str) -> None:
+    config = git_config(ws)
+    target = "gitdir/config" if "gitdir" in command else "notes.txt"
+    what_runs_agent.SCENARIOS["custom"] = [
+        [("execute_command", {"command": command}),
+         ("write_file", {"path": target, "content": FSMONITOR})],
+        [("execute_command", {"command": "git status --short"})],
+    ]
+    store, run_id = start(ws, "custom")
+    run = store.get_run(run_id)
+    ran_link = os.path.islink(ws / target.split("/")[0])
+    # whether the shell ran the link or asked for it, the write never ran unasked
+    assert run.status == "paused"
+    pending = store.list_requests(state="pending")
+    assert pending, "something must be waiting for a person"
+    if ran_link:
+        assert [r.call.name for r in pending] == ["write_file"]
+    assert_untouched(ws, config)
+
+
+def test_link_then_edit_in_the_same_turn(ws: Path) -> None:
+    config = git_config(ws)
+    what_runs_agent.SCENARIOS["edit"] = [
+        [("execute_command", {"command": "ln -s .git/config notes.txt"}),
+         ("edit_file", {"path": "notes.txt", "old": "[core]", "new": FSMONITOR})],
+    ]
+    store, run_id = start(ws, "edit")
+    assert store.get_run(run_id).status == "paused"
+    (request,) = store.list_requests(state="pending")
+    assert request.call.name == "edit_file"
+    assert_untouched(ws, config)
+
+
+# ---------------------------------------------------------------------- finding 4
+
+
+def test_finding_4_the_request_shows_the_link_made_in_its_own_turn(ws: Path) -> None:
+    """The ask first, the link (notify) second, in one turn: the request is stored after
+    the link ran, so the person is shown where the write really goes."""
+    config = git_config(ws)
+    store, _ = start(ws, "ask_then_link")
+    (request,) = store.list_requests(state="pending")
+    assert os.path.islink(ws / "report.txt")
+    assert ".git/config" in " ".join(request.verdict.reasons)
+    assert "new file: report.txt" not in request.preview
+    assert_untouched(ws, config)
+
+
+def swap_to_git_config(root: Path) -> None:
+    os.symlink(".git/config", root / "report.txt")
+
+
+def swap_to_workspace_file(root: Path) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "main.py").write_text("print('hi')\n")
+    os.symlink("src/main.py", root / "report.txt")
+
+
+def swap_to_outside(root: Path) -> None:
+    outside = root.parent / "outside.txt"
+    outside.write_text("outside\n")
+    os.symlink(str(outside), root / "report.txt")
+
+
+def appear_as_file(root: Path) -> None:
+    (root / "report.txt").write_text("someone else's report\n")
+
+
+def swap_to_hooks(root: Path) -> None:
+    os.symlink(".git/hooks/pre-commit", root / "report.txt")
+
+
+SWAPS: dict[str, Callable[[Path], None]] = {
+    "link to .git/config": swap_to_git_config,
+    "link to a workspace file": swap_to_workspace_file,
+    "link outside the workspace": swap_to_outside,
+    "a regular file appears": appear_as_file,
+    "dangling link to a hook": swap_to_hooks,
+}
+
+
+@pytest.mark.parametrize("swap", list(SWAPS))
+def test_finding_4_approved_then_swapped_is_not_run(ws: Path, swap: str) -> None:
+    """A person approves "new file: report.txt"; then the file system changes under it;
+    `signoff approve` and `signoff resume` in other processes must not write anywhere."""
+    config = git_config(ws)
+    store, run_id = start(ws, "approved_new_file")
+    (request,) = store.list_requests(state="pending")
+    assert "report.txt" in request.preview
+    assert request.metadata["targets"]["report.txt"][1] == "missing"
+    SWAPS[swap](ws)  # what a process the agent left behind (or a second run) can do
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    outside = ws.parent / "outside.txt"
+    outside_before = outside.read_bytes() if outside.exists() else None
+    approve = cli("approve", request.id, "--db", db_of(ws))
+    assert approve.returncode == 0, approve.stderr
+    resume = cli("resume", run_id, "--db", db_of(ws))
+    assert resume.returncode == 0, resume.stderr
+    results = tool_results(store, run_id)
+    assert "changed after it was approved" in results["t0c0"]
+    assert "report.txt" in results["t0c0"]
+    assert store.get_request(request.id).state == "failed"  # finished as not run
+    assert_untouched(ws, config)
+    after = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    after.pop(ws / "fsmonitor_proof", None)
+    assert after == before
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert (outside.read_bytes() if outside.exists() else None) == outside_before
+
+
+def test_finding_4_parent_directory_swapped_after_approval(ws: Path) -> None:
+    config = git_config(ws)
+    (ws / "out").mkdir()
+    store, run_id = start(ws, "into_out")
+    (request,) = store.list_requests(state="pending")
+    (ws / "out").rmdir()
+    os.symlink(".git", ws / "out")
+    assert cli("approve", request.id, "--db", db_of(ws)).returncode == 0
+    assert cli("resume", run_id, "--db", db_of(ws)).returncode == 0
+    assert "changed after it was approved" in tool_results(store, run_id)["t0c0"]
+    assert_untouched(ws, config)
+
+
+def test_finding_4_unchanged_approval_still_runs(ws: Path) -> None:
+    """The check is not a wall: an approved call whose targets did not move runs once."""
+    store, run_id = start(ws, "approved_new_file")
+    (request,) = store.list_requests(state="pending")
+    assert cli("approve", request.id, "--db", db_of(ws)).returncode == 0
+    assert cli("resume", run_id, "--db", db_of(ws)).returncode == 0
+    assert (ws / "report.txt").read_text() == FSMONITOR
+    assert store.get_request(request.id).state == "finished"
+
+
+def test_a_deny_added_after_the_approval_wins(ws: Path) -> None:
+    store, run_id = start(ws, "approved_new_file")
+    (request,) = store.list_requests(state="pending")
+    assert cli("approve", request.id, "--db", db_of(ws)).returncode == 0
+    (ws / ".signoff" / "settings.toml").write_text(
+        SETTINGS + 'deny = ["write_file(report.txt)"]\n')
+    assert cli("resume", run_id, "--db", db_of(ws)).returncode == 0
+    assert "now denied" in tool_results(store, run_id)["t0c0"]
+    assert not (ws / "report.txt").exists()
+
+
+# ---------------------------------------------------------------------- the in-process gate
+
+
+def gate_for(root: Path, answers: Any) -> tuple[Gate, Workspace, ScriptedChannel]:
+    workspace = Workspace(root)
+    channel = ScriptedChannel(answers)
+    policy = Policy(load_settings(root, user=False), workspace=root)
+    return Gate(policy, channel, previewer=workspace.preview), workspace, channel
+
+
+GATE_CALLS: dict[str, tuple[ToolCall, Callable[[Path], None]]] = {
+    "write_file new file -> link": (
+        ToolCall("write_file", {"path": "report.txt", "content": FSMONITOR}),
+        swap_to_git_config),
+    "edit_file README -> link": (
+        ToolCall("edit_file", {"path": "README", "old": "hello", "new": FSMONITOR}),
+        lambda root: (os.unlink(root / "README"), os.symlink(".git/config", root / "README"))),
+    "create_project dir -> link": (
+        ToolCall("create_project", {"path": "proj", "files": {"config": FSMONITOR}}),
+        lambda root: os.symlink(".git", root / "proj")),
+    "write_file into a dir -> link": (
+        ToolCall("write_file", {"path": "out/config", "content": FSMONITOR}),
+        lambda root: ((root / "out").rmdir(), os.symlink(".git", root / "out"))),
+}
+
+
+@pytest.mark.parametrize("case", list(GATE_CALLS))
+def test_gate_swap_while_the_box_is_shown_asks_again(ws: Path, case: str) -> None:
+    """The person approves; while the box was up, the target became a link. The gate asks
+    again, showing the change; the person, now seeing it, says no."""
+    config = git_config(ws)
+    (ws / "out").mkdir()
+    call, swap = GATE_CALLS[case]
+    answers = iter([Decision("approve"), Decision("reject", reason="not that")])
+
+    def answer(prompt: Any) -> Decision:
+        if len(channel.prompts) == 1:
+            swap(ws)
+        return next(answers)
+
+    gate, workspace, channel = gate_for(ws, answer)
+    result = gate.execute(call, workspace.as_mapping()[call.name])
+    assert result.outcome == "rejected"
+    assert len(channel.prompts) == 2
+    assert channel.prompts[1].request.verdict.reasons[0].startswith("asked again")
+    assert_untouched(ws, config)
+
+
+def test_gate_refuses_a_call_that_keeps_changing(ws: Path) -> None:
+    """Each time the person approves, the link points somewhere else (each place still
+    asks): after asking again twice, the gate refuses instead of chasing it."""
+    git_dir = {p: p.read_bytes() for p in (ws / ".git").rglob("*") if p.is_file()}
+    targets = iter([".git/description", ".git/HEAD", ".git/config", ".git/info/exclude"])
+
+    def answer(prompt: Any) -> Decision:
+        if os.path.lexists(ws / "report.txt"):
+            os.unlink(ws / "report.txt")
+        os.symlink(next(targets), ws / "report.txt")
+        return Decision("approve")
+
+    gate, workspace, channel = gate_for(ws, answer)
+    call = ToolCall("write_file", {"path": "report.txt", "content": FSMONITOR})
+    result = gate.execute(call, workspace.write_file)
+    assert result.outcome == "denied"
+    assert "kept changing" in result.content
+    assert len(channel.prompts) == 3
+    assert {p: p.read_bytes() for p in (ws / ".git").rglob("*") if p.is_file()} == git_dir
+    git_status(ws)
+    assert not (ws / "fsmonitor_proof").exists()
+
+
+def test_tool_refuses_a_swap_after_the_last_check(ws: Path) -> None:
+    """The window between the gate's check and the tool's open: the tool compares its own
+    resolution with the judged target and does not write through the new link."""
+    from signoff.targets import TargetChanged, expecting
+
+    config = git_config(ws)
+    workspace = Workspace(ws)
+    judged = {"report.txt": [str(ws / "report.txt"), "missing"]}
+    swap_to_git_config(ws)
+    with expecting(judged), pytest.raises(TargetChanged, match="now resolves to"):
+        workspace.write_file("report.txt", FSMONITOR)
+    assert_untouched(ws, config)
+
+
+@pytest.mark.parametrize("swap", ["final", "parent"])
+def test_open_never_follows_a_link_that_appears_after_resolution(ws: Path, swap: str) -> None:
+    """O_NOFOLLOW on every component of the resolved path: a link swapped in after it
+    was resolved is refused (or replaced by the rename), never written through."""
+    from signoff.safe_files import write_regular
+    from signoff.targets import TargetChanged
+
+    config = git_config(ws)
+    (ws / "out").mkdir()
+    resolved = str(ws / "out" / "config") if swap == "parent" else str(ws / "report.txt")
+    if swap == "parent":
+        (ws / "out").rmdir()
+        os.symlink(".git", ws / "out")
+    else:
+        swap_to_git_config(ws)
+    with pytest.raises(TargetChanged):
+        write_regular(resolved, FSMONITOR.encode(), raw="x", tool="write_file")
+    assert_untouched(ws, config)
+
+
+def test_chat_turn_link_then_write_asks(ws: Path) -> None:
+    """`signoff chat`'s loop (run_session over the gate): the same turn as finding 3(b)."""
+    config = git_config(ws)
+    model = ScriptedModel([
+        {"content": "x", "tool_calls": [
+            {"id": "a", "function": {"name": "execute_command",
+                                     "arguments": {"command": "ln -s .git/config notes.txt"}}},
+            {"id": "b", "function": {"name": "write_file",
+                                     "arguments": {"path": "notes.txt", "content": FSMONITOR}}},
+        ]},
+        {"content": "x", "tool_calls": [
+            {"id": "c", "function": {"name": "execute_command",
+                                     "arguments": {"command": "git status --short"}}}]},
+        {"content": "done"},
+    ])
+    gate, workspace, channel = gate_for(ws, [])  # rejects every ask
+    tools = workspace.as_mapping()
+    run_session(model, [{"role": "user", "content": "go"}], gate=gate, tools=tools,
+                tool_specs=workspace.openai_tools())
+    assert [p.request.call.name for p in channel.prompts] == ["write_file"]
+    assert_untouched(ws, config)
+
+
+def test_request_targets_are_plain_json(ws: Path) -> None:
+    """Recorded with the request, so `signoff resume` in a new process compares them."""
+    store, _ = start(ws, "approved_new_file")
+    (request,) = store.list_requests(state="pending")
+    shown = cli("show", request.id, "--json", "--db", db_of(ws))
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    text = json.dumps(doc)
+    assert "targets" in text and "report.txt" in text
