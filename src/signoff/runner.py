@@ -45,6 +45,7 @@ from .targets import (
     Targets,
     call_targets,
     expecting,
+    portable,
 )
 
 DEFAULT_MAX_TURNS = 100
@@ -357,7 +358,8 @@ class Runner(Settling):
             metadata={
                 **_request_metadata(item.intent, spec.always_ask),
                 # what its paths resolve to as the person sees it: checked when it runs
-                TARGETS_KEY: call_targets(self.agent.policy, call),
+                TARGETS_KEY: portable(call_targets(self.agent.policy, call),
+                                      self.agent.policy.workspace),
             },
         )
         return request, spec.idempotent, ttl

@@ -19,7 +19,14 @@ from .models import Request, ToolCall, sha256_hex
 from .rules import Rule
 from .runs import Agent, PendingCall, Run
 from .store import Store
-from .targets import Targets, call_targets, judgement_change, stored_targets, target_change
+from .targets import (
+    Targets,
+    call_targets,
+    judgement_change,
+    portable,
+    stored_targets,
+    target_change,
+)
 
 
 class Settling:
@@ -166,8 +173,9 @@ class Settling:
         before = stored_targets(request.metadata)
         edited = request.decision is not None and request.decision.kind == "edit"
         if before is not None and not edited:  # an edit names its own paths, judged then
-            why.append(target_change(before, call_targets(self.agent.policy, call),
-                                     self.agent.policy.workspace))
+            workspace = self.agent.policy.workspace
+            now_targets = portable(call_targets(self.agent.policy, call), workspace)
+            why.append(target_change(before, now_targets, workspace))
         return "; ".join(w for w in why if w) or None
 
 

@@ -95,6 +95,17 @@ def call_targets(policy: Policy, call: ToolCall) -> Targets:
     return targets
 
 
+def portable(targets: Mapping[str, list[str]], workspace: str) -> Targets:
+    """Targets as stored with a request: paths inside the workspace relative to it (`./x`),
+    so that a run resumed where the workspace has another absolute path still compares."""
+    out: Targets = {}
+    for raw, (path, state) in targets.items():
+        inside = path == workspace or path.startswith(workspace.rstrip(os.sep) + os.sep)
+        out[raw] = [os.path.join(".", os.path.relpath(path, workspace)) if inside else path,
+                    state]
+    return out
+
+
 def stored_targets(metadata: Mapping[str, Any]) -> Targets | None:
     """The targets kept in a request's metadata (None: none were recorded)."""
     value = metadata.get(TARGETS_KEY)
@@ -127,6 +138,7 @@ def _describe(pair: list[str] | None, workspace: str) -> str:
         return "not named"
     path, state = pair
     shown = os.path.relpath(path, workspace) if path.startswith(workspace + os.sep) else path
+    shown = shown[2:] if shown.startswith("./") else shown
     return {"missing": f"a new file {shown}", "file": f"the file {shown}",
             "dir": f"the directory {shown}"}.get(state, f"{shown} ({state})")
 
@@ -196,6 +208,7 @@ __all__ = [
     "expecting",
     "judgement_change",
     "path_state",
+    "portable",
     "raw_paths",
     "stored_targets",
     "target_change",
