@@ -171,10 +171,14 @@ class Settling:
         now = self.agent.policy.evaluate(call, grants=self._grants_of(request.run_id))
         why = [judgement_change(request.verdict, now)]
         before = stored_targets(request.metadata)
-        edited = request.decision is not None and request.decision.kind == "edit"
-        if before is not None and not edited:  # an edit names its own paths, judged then
+        if before is not None:
             workspace = self.agent.policy.workspace
             now_targets = portable(call_targets(self.agent.policy, call), workspace)
+            if request.decision is not None and request.decision.kind == "edit":
+                # an edit may name other paths (judged when it was made); the ones it
+                # kept were shown with the request and must not have moved since
+                before = {k: v for k, v in before.items() if k in now_targets}
+                now_targets = {k: v for k, v in now_targets.items() if k in before}
             why.append(target_change(before, now_targets, workspace))
         return "; ".join(w for w in why if w) or None
 

@@ -244,6 +244,21 @@ def test_finding_4_approved_then_swapped_is_not_run(ws: Path, swap: str) -> None
     assert (outside.read_bytes() if outside.exists() else None) == outside_before
 
 
+@pytest.mark.parametrize("swap", ["link to .git/config", "link to a workspace file"])
+def test_finding_4_edited_then_swapped_is_not_run(ws: Path, swap: str) -> None:
+    """A person edits the content (same path) and approves; the path is swapped after.
+    (To a workspace file the verdict is even looser: only the targets catch it.)"""
+    config = git_config(ws)
+    store, run_id = start(ws, "approved_new_file")
+    (request,) = store.list_requests(state="pending")
+    edited = json.dumps({"path": "report.txt", "content": "edited by a person\n"})
+    assert cli("edit", request.id, "--args", edited, "--db", db_of(ws)).returncode == 0
+    SWAPS[swap](ws)
+    assert cli("resume", run_id, "--db", db_of(ws)).returncode == 0
+    assert "changed after it was approved" in tool_results(store, run_id)["t0c0"]
+    assert_untouched(ws, config)
+
+
 def test_finding_4_parent_directory_swapped_after_approval(ws: Path) -> None:
     config = git_config(ws)
     (ws / "out").mkdir()
