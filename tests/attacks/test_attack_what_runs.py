@@ -85,9 +85,12 @@ def db_of(root: Path) -> str:
     return str(root.parent / "signoff.db")  # outside the workspace: not the agent's to touch
 
 
-def start(root: Path, scenario: str) -> tuple[Store, str]:
+def start(root: Path, scenario: str | list[Any]) -> tuple[Store, str]:
+    """A durable run of the scripted agent: a named scenario, or the turns themselves
+    (kept in the run's metadata, so `signoff resume` in another process plays them too)."""
     store = open_store(db_of(root))
-    meta = {"workspace": str(root), "scenario": scenario}
+    meta: dict[str, Any] = {"workspace": str(root)}
+    meta.update({"scenario": scenario} if isinstance(scenario, str) else {"turns": scenario})
     runner = Runner(store, what_runs_agent.build(meta), agent_ref="what_runs_agent:build")
     run = runner.start([{"role": "user", "content": "tidy up"}], metadata=meta)
     return store, run.id
@@ -129,38 +132,78 @@ def test_a_link_made_earlier_in_the_turn_is_seen_by_the_next_call(ws: Path, scen
     assert_untouched(ws, config)
 
 
-@pytest.mark.parametrize("command", [
-    "ln -s .git gitdir",          # a link to the directory, then a path through it
-    "ln -s ./.git/config notes.txt",
-    "ln -s $PWD/.git/config notes.txt",
-])
-def test_other_links_in_the_same_turn(ws: Path, command: str) -> None:
+SAME_TURN: dict[str, tuple[str, str, dict[str, Any]]] = {
+    # name: (the command that makes the link, the tool that would go through it, args)
+    "dir link, write through it": (
+        "ln -s .git gitdir", "write_file", {"path": "gitdir/config", "content": FSMONITOR}),
+    "./ spelling": (
+        "ln -s ./.git/config notes.txt", "write_file", {"path": "notes.txt",
+                                                        "content": FSMONITOR}),
+    "absolute target": (
+        "ln -s $PWD/.git/config notes.txt", "write_file", {"path": "notes.txt",
+                                                           "content": FSMONITOR}),
+    "hooks dir link": (
+        "ln -s .git/hooks hk", "write_file", {"path": "hk/pre-commit",
+                                              "content": "#!/bin/sh\necho ran > hook_proof\n"}),
+    "project into a link to .git": (
+        "ln -s .git proj", "create_project", {"path": "proj", "files": {"x": FSMONITOR}}),
+    "link made by cp -s": (
+        "cp -s .git/config notes.txt", "write_file", {"path": "notes.txt",
+                                                      "content": FSMONITOR}),
+    "link made by python": (
+        "python3 -c \"import os; os.symlink('.git/config', 'notes.txt')\"",
+        "write_file", {"path": "notes.txt", "content": FSMONITOR}),
+}
+
+
+@pytest.mark.parametrize("case", list(SAME_TURN))
+def test_other_links_in_the_same_turn(ws: Path, case: str) -> None:
     config = git_config(ws)
-    target = "gitdir/config" if "gitdir" in command else "notes.txt"
-    what_runs_agent.SCENARIOS["custom"] = [
-        [("execute_command", {"command": command}),
-         ("write_file", {"path": target, "content": FSMONITOR})],
+    command, tool, args = SAME_TURN[case]
+    turns = [
+        [("execute_command", {"command": command}), (tool, args)],
         [("execute_command", {"command": "git status --short"})],
     ]
-    store, run_id = start(ws, "custom")
+    store, run_id = start(ws, turns)
     run = store.get_run(run_id)
-    ran_link = os.path.islink(ws / target.split("/")[0])
-    # whether the shell ran the link or asked for it, the write never ran unasked
+    link = ws / str(args["path"]).split("/")[0]
+    # whether the shell ran the link or asked for it, the second call never ran unasked
     assert run.status == "paused"
     pending = store.list_requests(state="pending")
     assert pending, "something must be waiting for a person"
-    if ran_link:
-        assert [r.call.name for r in pending] == ["write_file"]
+    if os.path.islink(link):
+        assert [r.call.name for r in pending] == [tool]
+    assert_untouched(ws, config)
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert not (ws / ".git" / "x").exists()
+
+
+@pytest.mark.parametrize("tool", ["write_file", "edit_file"])
+def test_a_hard_link_to_git_config_is_never_written_through(ws: Path, tool: str) -> None:
+    """A hard link is a regular file, invisible to path resolution: the tools replace the
+    file by a rename, which breaks the link instead of writing the shared inode."""
+    config = git_config(ws)
+    args = ({"path": "notes.txt", "content": FSMONITOR} if tool == "write_file"
+            else {"path": "notes.txt", "old": "[core]", "new": FSMONITOR})
+    turns = [
+        [("execute_command", {"command": "ln .git/config notes.txt"}), (tool, args)],
+        [("execute_command", {"command": "git status --short"})],
+    ]
+    store, run_id = start(ws, turns)
+    for request in store.list_requests(state="pending"):  # a person approves whatever asks
+        assert cli("approve", request.id, "--db", db_of(ws)).returncode == 0
+    if store.get_run(run_id).status == "paused":
+        assert cli("resume", run_id, "--db", db_of(ws)).returncode == 0
     assert_untouched(ws, config)
 
 
 def test_link_then_edit_in_the_same_turn(ws: Path) -> None:
     config = git_config(ws)
-    what_runs_agent.SCENARIOS["edit"] = [
+    turns = [
         [("execute_command", {"command": "ln -s .git/config notes.txt"}),
          ("edit_file", {"path": "notes.txt", "old": "[core]", "new": FSMONITOR})],
     ]
-    store, run_id = start(ws, "edit")
+    store, run_id = start(ws, turns)
     assert store.get_run(run_id).status == "paused"
     (request,) = store.list_requests(state="pending")
     assert request.call.name == "edit_file"

@@ -1,8 +1,9 @@
 """An importable agent for the "what runs is what was approved" attacks:
 `what_runs_agent:build`. A SCRIPTED model (no LLM) plays the hostile agent: the run's
-metadata names the workspace and the scenario, and each scenario is a list of turns, each
-a list of (tool, arguments). The built-in `Workspace` tools do the work, with the project's
-settings from the workspace, as `signoff resume` in another process rebuilds them."""
+metadata names the workspace and a scenario (or holds its turns); a scenario is a list of
+turns, each a list of (tool, arguments). The built-in `Workspace` tools do the work, with
+the project's settings from the workspace, as `signoff resume` in another process
+rebuilds them."""
 
 from __future__ import annotations
 
@@ -51,8 +52,7 @@ SCENARIOS: dict[str, list[Turn]] = {
 }
 
 
-def script(scenario: str) -> Any:
-    turns = SCENARIOS[scenario]
+def script(turns: list[Turn]) -> Any:
 
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
         done = sum(1 for m in messages if m.get("role") == "assistant")
@@ -67,11 +67,18 @@ def script(scenario: str) -> Any:
     return reply
 
 
+def turns_of(metadata: Mapping[str, Any]) -> list[Turn]:
+    """The run's own turns (metadata "turns": [[[tool, args], ...], ...]) or a named one."""
+    if "turns" in metadata:
+        return [[(str(name), dict(args)) for name, args in turn] for turn in metadata["turns"]]
+    return SCENARIOS[str(metadata["scenario"])]
+
+
 def build(metadata: Mapping[str, Any]) -> Agent:
     root = str(metadata["workspace"])
     workspace = Workspace(root)
     return Agent(
-        model=ScriptedModel.history_driven(script(str(metadata["scenario"]))),
+        model=ScriptedModel.history_driven(script(turns_of(metadata))),
         tools=workspace.as_mapping(),
         policy=Policy(load_settings(root, user=False), workspace=root),
         tool_specs=workspace.openai_tools(),
