@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ sys.path.insert(0, str(HELPERS))
 import what_runs_agent  # noqa: E402  (a helper module, importable by `signoff resume` too)
 from what_runs_agent import FSMONITOR, git_repo  # noqa: E402
 
+sys.path.insert(0, str(HELPERS.parent))
+from store_helpers import Backend  # noqa: E402
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 SETTINGS = """[permissions]
 ask = ["write_file(report.txt)", "write_file(out/**)", "edit_file(README)", "create_project"]
@@ -44,14 +47,37 @@ ask = ["write_file(report.txt)", "write_file(out/**)", "edit_file(README)", "cre
 # ---------------------------------------------------------------------- fixtures
 
 
+URLS: dict[Path, str] = {}  # workspace -> store URL, when not the SQLite file beside it
+OPENED: list[Store] = []
+
+
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
+def ws(tmp_path: Path) -> Iterator[Path]:
     root = tmp_path / "ws"
     root.mkdir()
     git_repo(str(root))
     (root / ".signoff").mkdir()
     (root / ".signoff" / "settings.toml").write_text(SETTINGS)
-    return root
+    yield root
+    while OPENED:
+        OPENED.pop().close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store(request: pytest.FixtureRequest, ws: Path) -> Iterator[str]:
+    """The same attack on SQLite and on the real PostgreSQL server (a fresh schema)."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    backend = Backend("postgres", ws.parent)
+    URLS[ws] = backend.url
+    try:
+        yield "postgres"
+    finally:
+        while OPENED:
+            OPENED.pop().close()
+        URLS.pop(ws, None)
+        backend.close()
 
 
 def git_config(root: Path) -> bytes:
@@ -82,13 +108,15 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def db_of(root: Path) -> str:
-    return str(root.parent / "signoff.db")  # outside the workspace: not the agent's to touch
+    # outside the workspace: the store is not the agent's to touch
+    return URLS.get(root) or str(root.parent / "signoff.db")
 
 
 def start(root: Path, scenario: str | list[Any]) -> tuple[Store, str]:
     """A durable run of the scripted agent: a named scenario, or the turns themselves
     (kept in the run's metadata, so `signoff resume` in another process plays them too)."""
     store = open_store(db_of(root))
+    OPENED.append(store)
     meta: dict[str, Any] = {"workspace": str(root)}
     meta.update({"scenario": scenario} if isinstance(scenario, str) else {"turns": scenario})
     runner = Runner(store, what_runs_agent.build(meta), agent_ref="what_runs_agent:build")
@@ -113,8 +141,9 @@ def test_control_the_payload_runs_when_it_is_in_git_config(ws: Path) -> None:
 
 
 @pytest.mark.parametrize("scenario", ["link_then_write", "write_then_link"])
-def test_a_link_made_earlier_in_the_turn_is_seen_by_the_next_call(ws: Path, scenario: str
-                                                                   ) -> None:
+def test_a_link_made_earlier_in_the_turn_is_seen_by_the_next_call(
+    ws: Path, scenario: str, any_store: str
+) -> None:
     config = git_config(ws)
     store, run_id = start(ws, scenario)
     run = store.get_run(run_id)
@@ -259,7 +288,8 @@ SWAPS: dict[str, Callable[[Path], None]] = {
 
 
 @pytest.mark.parametrize("swap", list(SWAPS))
-def test_finding_4_approved_then_swapped_is_not_run(ws: Path, swap: str) -> None:
+def test_finding_4_approved_then_swapped_is_not_run(ws: Path, swap: str, any_store: str
+                                                    ) -> None:
     """A person approves "new file: report.txt"; then the file system changes under it;
     `signoff approve` and `signoff resume` in other processes must not write anywhere."""
     config = git_config(ws)
