@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,9 @@ from signoff.store import open_store
 from signoff.tools import Workspace
 
 HARNESS = Path(__file__).resolve().parent.parent / "helpers" / "crash_turn_harness.py"
+sys.path.insert(0, str(HARNESS.parent.parent))
+from store_helpers import Backend  # noqa: E402
+
 JOIN_SECONDS = 20.0  # a regression hangs for ever; the refusal comes in milliseconds
 
 
@@ -158,12 +162,22 @@ BAD_CALLS: dict[str, dict[str, Any]] = {
 }
 
 
-def bad_run(tmp_path: Path, function: dict[str, Any], *, content: str = "working"
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A real SQLite file, or a fresh schema on the real PostgreSQL server."""
+    chosen = Backend(request.param, tmp_path)
+    try:
+        yield chosen
+    finally:
+        chosen.close()
+
+
+def bad_run(backend: Backend, function: dict[str, Any], *, content: str = "working"
             ) -> tuple[Any, Any, Path]:
-    root = tmp_path / "ws"
+    root = backend.path.parent / "ws"
     root.mkdir()
     workspace = Workspace(root)
-    store = open_store(str(tmp_path / "s.db"))
+    store = backend.open()
     model = ScriptedModel([
         {"content": content, "tool_calls": [{"id": "c1", "function": function}]},
         {"content": "done"},
@@ -175,8 +189,8 @@ def bad_run(tmp_path: Path, function: dict[str, Any], *, content: str = "working
 
 
 @pytest.mark.parametrize("case", list(BAD_CALLS))
-def test_invalid_model_input_is_refused_not_stuck(tmp_path: Path, case: str) -> None:
-    store, run, root = bad_run(tmp_path, BAD_CALLS[case])
+def test_invalid_model_input_is_refused_not_stuck(backend: Backend, case: str) -> None:
+    store, run, root = bad_run(backend, BAD_CALLS[case])
     assert store.get_run(run.id).status == "finished"  # the model was told, and went on
     (result,) = [m["content"] for m in store.load_messages(run.id) if m["role"] == "tool"]
     assert "was not run" in result
@@ -186,21 +200,21 @@ def test_invalid_model_input_is_refused_not_stuck(tmp_path: Path, case: str) -> 
     result.encode("utf-8")  # what the model reads back is valid text
 
 
-def test_surrogates_in_the_model_text_are_kept_readable(tmp_path: Path) -> None:
-    store, run, _ = bad_run(tmp_path, {"name": "list_dir", "arguments": {}},
+def test_surrogates_in_the_model_text_are_kept_readable(backend: Backend) -> None:
+    store, run, _ = bad_run(backend, {"name": "list_dir", "arguments": {}},
                             content="thinking \udc80 aloud")
     assert store.get_run(run.id).status == "finished"
     (assistant, *_) = [m for m in store.load_messages(run.id) if m["role"] == "assistant"]
     assert assistant["content"] == "thinking \ufffd aloud"
 
 
-def test_a_model_that_breaks_leaves_the_run_needing_attention(tmp_path: Path) -> None:
+def test_a_model_that_breaks_leaves_the_run_needing_attention(backend: Backend) -> None:
     """A driver error (here: the scripted model cannot even encode 5,000-deep arguments)
     must not leave the run `running` with nobody driving it."""
     deep: Any = []
     for _ in range(5000):
         deep = [deep]
-    store, run_id = open_store(str(tmp_path / "s.db")), "run_broken"
+    store, run_id, tmp_path = backend.open(), "run_broken", backend.path.parent
     model = ScriptedModel([{"content": "x", "tool_calls": [
         {"id": "c1", "function": {"name": "read_file", "arguments": {"path": "a", "x": deep}}}]}])
     root = tmp_path / "ws"
@@ -217,7 +231,7 @@ def test_a_model_that_breaks_leaves_the_run_needing_attention(tmp_path: Path) ->
 # ---------------------------------------------------------------------- crash mid-turn
 
 
-def harness(db: Path, phase: str, boundary: str, effects: Path
+def harness(db: Path | str, phase: str, boundary: str, effects: Path
             ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(HARNESS), str(db), phase, boundary,
                            str(effects)], capture_output=True, text=True, timeout=120,
@@ -228,9 +242,9 @@ BOUNDARIES = [f"{when}:{n}" for n in (1, 2, 3) for when in ("before", "after")]
 
 
 @pytest.mark.parametrize("boundary", BOUNDARIES)
-def test_after_a_crash_only_the_call_in_flight_runs_again(tmp_path: Path, boundary: str
+def test_after_a_crash_only_the_call_in_flight_runs_again(backend: Backend, boundary: str
                                                            ) -> None:
-    db, effects = tmp_path / "signoff.db", tmp_path / "effects.log"
+    db, effects = backend.url, backend.path.parent / "effects.log"
     assert harness(db, "start", boundary, effects).returncode == -9  # SIGKILL
     time.sleep(0.6)  # the dead driver's lease (0.5 s) lapses; nothing is asserted on time
     resumed = harness(db, "resume", "none", effects)
