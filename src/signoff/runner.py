@@ -287,7 +287,11 @@ class Runner(Settling):
                 targets = call_targets(self.agent.policy, item.call)
                 item = self._run_allowed(run, item, targets)
                 ran = True
-            run = self._save(self._replaced(run, index, item), [], events=events)
+            run = self._replaced(run, index, item)
+            if events or not self._read_only(item):
+                # saved as it finished: after a crash only the call in flight runs again
+                # (a read-only tool's result waits for the next save: repeating it is free)
+                run = self._save(run, [], events=events)
         for index, item in enumerate(run.pending):
             if item.effect == "ask" and item.verdict is not None and item.call is not None:
                 if ran or item.call_id not in judged_here:
@@ -298,6 +302,11 @@ class Runner(Settling):
                     item = replace(item, verdict=None)
                 run = self._replaced(run, index, item)
         return run
+
+    def _read_only(self, item: PendingCall) -> bool:
+        return item.effect in ("allow", "notify") and (
+            self.agent.policy.registry.get(item.name).tier == "read"
+        )
 
     def _replaced(self, run: Run, index: int, item: PendingCall) -> Run:
         pending = (*run.pending[:index], item, *run.pending[index + 1:])
