@@ -136,7 +136,8 @@ def write_regular(path: str, data: bytes, *, raw: str, tool: str, exclusive: boo
             _write_all(fd, data)
             return False
         _refuse_kind(mode, raw, tool, path)
-        tmp = f".{name}.signoff-{os.getpid()}-{threading.get_ident()}.tmp"
+        # short, whatever the length of `name` (a name near NAME_MAX must still be writable)
+        tmp = f".signoff-{os.getpid()}-{threading.get_ident()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=folder)
         try:
