@@ -345,6 +345,24 @@ def test_finding_4_parent_directory_swapped_after_approval(ws: Path) -> None:
     assert_untouched(ws, config)
 
 
+@pytest.mark.parametrize("command", ["cp notes.md report.txt", "tee report.txt < notes.md",
+                                     "dd if=notes.md of=report.txt"])
+def test_finding_4_an_approved_shell_command_is_judged_again(ws: Path, command: str) -> None:
+    """The shell has no targets to record: its analysis, run again at claim time, sees
+    that the file it writes now resolves to .git/config, and the approval does not hold."""
+    config = git_config(ws)
+    (ws / "notes.md").write_text(FSMONITOR)
+    (ws / ".signoff" / "settings.toml").write_text(
+        SETTINGS.replace('ask = [', 'ask = ["Bash(cp:*)", "Bash(tee:*)", "Bash(dd:*)", '))
+    store, run_id = start(ws, [[("execute_command", {"command": command})]])
+    (request,) = store.list_requests(state="pending")
+    swap_to_git_config(ws)
+    assert cli("approve", request.id, "--db", db_of(ws)).returncode == 0
+    assert cli("resume", run_id, "--db", db_of(ws)).returncode == 0
+    assert "changed after it was approved" in tool_results(store, run_id)["t0c0"]
+    assert_untouched(ws, config)
+
+
 def test_finding_4_unchanged_approval_still_runs(ws: Path) -> None:
     """The check is not a wall: an approved call whose targets did not move runs once."""
     store, run_id = start(ws, "approved_new_file")
