@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from signoff.agent import ScriptedModel, run_session
 from signoff.gate import Gate
@@ -521,3 +523,76 @@ def test_request_targets_are_plain_json(ws: Path) -> None:
     doc = json.loads(shown.stdout)
     text = json.dumps(doc)
     assert "targets" in text and "report.txt" in text
+
+
+# ---------------------------------------------------------------------- a property
+
+LINK_TARGETS = [".git/config", "src/a.py", "../outside.txt", "src", ".git", "missing.txt"]
+STARTS = ["missing", "file", *[f"link:{t}" for t in LINK_TARGETS]]
+SWAPS_TO = ["none", "remove", "file", "dir", *[f"link:{t}" for t in LINK_TARGETS]]
+
+
+def _make(root: Path, name: str, what: str) -> None:
+    path = root / name
+    if os.path.lexists(path):
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        else:
+            path.unlink()
+    if what == "file":
+        path.write_text("was here\n")
+    elif what == "dir":
+        path.mkdir()
+    elif what.startswith("link:"):
+        os.symlink(what[5:], path)
+
+
+def _snapshot(base: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(base)): p.read_bytes() for p in base.rglob("*")
+            if p.is_file() and not p.is_symlink()}
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=st.sampled_from(STARTS), swap=st.sampled_from(SWAPS_TO),
+       tool=st.sampled_from(["write_file", "edit_file"]))
+def test_property_the_gate_writes_the_judged_target_or_nothing(
+    tmp_path_factory: pytest.TempPathFactory, start: str, swap: str, tool: str
+) -> None:
+    """Whatever the path was when judged and whatever it became while the person looked,
+    the call writes only where the path resolves when it runs, and only after that target
+    was judged (allowed by the policy, or shown to the person): a sensitive file such as
+    .git/config changes only when the last box shown named it."""
+    base = tmp_path_factory.mktemp("prop")
+    root = base / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / "src").mkdir()
+    (root / "src" / "a.py").write_text("[core]\n")
+    (base / "outside.txt").write_text("[core]\n")
+    _make(root, "report.txt", start)
+    args = ({"path": "report.txt", "content": "new\n"} if tool == "write_file"
+            else {"path": "report.txt", "old": "[core]", "new": "new"})
+    before = [_snapshot(base)]
+
+    def answer(prompt: Any) -> Decision:
+        if len(channel.prompts) == 1:
+            _make(root, "report.txt", swap)  # the attacker's change: not the tool's doing
+            before[0] = _snapshot(base)
+        return Decision("approve")
+
+    workspace = Workspace(root)
+    channel = ScriptedChannel(answer)
+    policy = Policy(load_settings(root, user=False), workspace=root)
+    gate = Gate(policy, channel, previewer=workspace.preview)
+    result = gate.execute(ToolCall(tool, args), getattr(workspace, tool))
+    after = _snapshot(base)
+    changed = {n for n in set(before[0]) | set(after) if before[0].get(n) != after.get(n)}
+    if result.outcome != "ran":
+        assert changed == set(), (start, swap, tool, result.outcome, result.content)
+        return
+    final = os.path.relpath(os.path.realpath(root / "report.txt"), base)
+    assert changed <= {final}
+    if "ws/.git/config" in changed:  # a sensitive file: only after a box that named it
+        last = channel.prompts[-1].request
+        assert ".git/config" in " ".join(last.verdict.reasons) + last.preview
