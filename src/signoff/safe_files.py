@@ -111,21 +111,21 @@ def read_regular(path: str, *, raw: str, tool: str, limit: int | None = None
         os.close(fd)
 
 
-def write_regular(path: str, data: bytes, *, raw: str, tool: str, exclusive: bool = False
-                  ) -> bool:
+def write_regular(path: str, data: bytes, *, raw: str, tool: str, exclusive: bool = False,
+                  mode: int | None = None) -> bool:
     """Write `data` as the whole file at the resolved `path`; True if it existed before.
 
     A new file is created with O_EXCL; an existing one (a regular file, nothing else) is
     replaced by a temporary file renamed over it, keeping its mode, so a crash never
     leaves half a file and a link put there meanwhile is replaced, not followed.
-    `exclusive` refuses an existing file (create_project).
+    `exclusive` refuses an existing file (create_project); `mode` sets a new file's mode.
     """
     with parent_dir(path, tool=tool, create=True) as (folder, name):
         try:
-            mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
+            existing = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
         except FileNotFoundError:
-            mode = None
-        if mode is None or exclusive:
+            existing = None
+        if existing is None or exclusive:
             try:
                 fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                              | os.O_CLOEXEC, 0o666, dir_fd=folder)
@@ -133,15 +133,17 @@ def write_regular(path: str, data: bytes, *, raw: str, tool: str, exclusive: boo
                 raise TargetChanged(
                     f"{tool}: {raw} appeared after the path was checked; nothing was written"
                 ) from None
+            if mode is not None:
+                os.fchmod(fd, mode)
             _write_all(fd, data)
             return False
-        _refuse_kind(mode, raw, tool, path)
+        _refuse_kind(existing, raw, tool, path)
         # short, whatever the length of `name` (a name near NAME_MAX must still be writable)
         tmp = f".signoff-{os.getpid()}-{threading.get_ident()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=folder)
         try:
-            os.fchmod(fd, stat.S_IMODE(mode))
+            os.fchmod(fd, stat.S_IMODE(existing))
             _write_all(fd, data)
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         finally:

@@ -149,8 +149,7 @@ def restore_entry(entry: SnapshotEntry, target: str) -> None:
     if entry.link is not None:
         os.symlink(entry.link, target)
     elif entry.before is not None:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as handle:
-            handle.write(entry.before)
-        if entry.mode is not None:
-            os.chmod(target, entry.mode)
+        from .safe_files import write_regular  # no link followed, none written through
+
+        write_regular(target, entry.before, raw=entry.path, tool="revert", exclusive=True,
+                      mode=entry.mode)
