@@ -11,12 +11,15 @@ from signoff.models import ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.settings import Settings
 from signoff.targets import (
+    TargetChanged,
     call_targets,
     judgement_change,
     path_state,
+    pinned,
     portable,
     stored_targets,
     target_change,
+    unjudgeable,
 )
 
 
@@ -80,3 +83,36 @@ def test_path_state_never_opens(tmp_path: Path) -> None:
     states = {n: path_state(str(tmp_path / n)) for n in ("pipe", "dangling", "f", "none")}
     assert states == {"pipe": "fifo", "dangling": "link", "f": "file", "none": "missing"}
     assert path_state(str(tmp_path)) == "dir"
+
+
+def test_pinned_judges_the_resolved_paths(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    (root / ".git").mkdir()
+    os.symlink(".git", root / "proj")
+    os.symlink(".git/config", root / "notes.txt")
+    policy = Policy(Settings(), workspace=root)
+    write = ToolCall("write_file", {"path": "notes.txt", "content": "x"}, "c1")
+    pinned_write = pinned(policy, write, call_targets(policy, write))
+    assert pinned_write.arguments == {"path": f"{root}/.git/config", "content": "x"}
+    assert pinned_write.id == "c1"
+    project = ToolCall("create_project", {"path": "proj", "files": {"config": "x"}})
+    pinned_project = pinned(policy, project, call_targets(policy, project))
+    assert pinned_project.arguments == {"path": f"{root}/.git", "files": {"config": "x"}}
+    shell = ToolCall("execute_command", {"command": "ls"})
+    assert pinned(policy, shell, call_targets(policy, shell)) is shell
+    # judged on the pinned path, the write through the link asks (a sensitive path)
+    assert policy.evaluate(pinned_write).effect == "ask"
+
+
+def test_a_path_that_cannot_be_resolved_is_refused(tmp_path: Path) -> None:
+    def flipping(path: str) -> str:
+        if path.endswith("notes.txt"):
+            raise OSError(22, "Invalid argument")
+        return os.path.realpath(path)
+
+    policy = Policy(Settings(), workspace=tmp_path, resolver=flipping)
+    call = ToolCall("write_file", {"path": "notes.txt", "content": "x"})
+    with pytest.raises(TargetChanged, match="changed while it was being judged"):
+        call_targets(policy, call)
+    verdict = unjudgeable(policy, call, TargetChanged("notes.txt moved"))
+    assert verdict.effect == "deny" and "call it again" in verdict.reason

@@ -34,7 +34,16 @@ from .policy import Policy
 from .registry import ToolSpec, spec_from_function, spec_of
 from .rules import Rule, parse_rule
 from .settings import Mode, add_local_allow_rule
-from .targets import Targets, call_targets, expecting, judgement_change, target_change
+from .targets import (
+    TargetChanged,
+    Targets,
+    call_targets,
+    expecting,
+    judgement_change,
+    pinned,
+    target_change,
+    unjudgeable,
+)
 
 Outcome = Literal["ran", "denied", "rejected", "skipped", "answered", "failed"]
 Previewer = Callable[[ToolCall, ToolSpec], str]
@@ -171,13 +180,14 @@ class Gate:
         return not may
 
     def decide(
-        self, call: ToolCall, *, again: str | None = None
+        self, call: ToolCall, *, again: str | None = None, judge_as: ToolCall | None = None
     ) -> tuple[Verdict, Decision | None, ToolCall | None]:
         """Verdict, the person's decision if one was needed, and the call to run (or None).
-        `again` says why a person is asked a second time (shown first among the reasons)."""
+        `again` says why a person is asked a second time (shown first among the reasons);
+        `judge_as` is the call with its paths pinned to their targets (see targets.pinned)."""
         if self.stopped:
             raise RunStopped(self.stopped)
-        verdict = self.check(call)
+        verdict = self.check(judge_as or call)
         if again is not None and verdict.effect == "ask":
             verdict = replace(verdict, reasons=(again, *verdict.reasons))
         if not self.enabled and verdict.effect == "ask" and call.name != "ask_human":
@@ -198,19 +208,32 @@ class Gate:
 
         Returns the verdict, the decision, the call to run (None: do not run), the targets
         it was judged on (for the tool to check), and why a decided call may not run."""
+        try:
+            return self._judged_once_or_again(call)
+        except (OSError, TargetChanged) as exc:  # a path flipping while it was resolved
+            verdict = unjudgeable(self.policy, call, exc)
+            self._emit("verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
+            return verdict, None, None, None, None
+
+    def _judged_once_or_again(
+        self, call: ToolCall
+    ) -> tuple[Verdict, Decision | None, ToolCall | None, Targets | None, str | None]:
         again: str | None = None
         for _ in range(MAX_ASKS_AGAIN + 1):
+            # judged on where its paths resolve now; the tool may open only those
             targets = call_targets(self.policy, call)
-            verdict, decision, run = self.decide(call, again=again)
+            judge_as = pinned(self.policy, call, targets)
+            verdict, decision, run = self.decide(call, again=again, judge_as=judge_as)
             if run is None or decision is None:
                 return verdict, decision, run, targets, None
             if run is not call:  # an edit: judged just now, on the file system as it is
                 return verdict, decision, run, call_targets(self.policy, run), None
-            now = self.check(call)
+            now_targets = call_targets(self.policy, call)
+            now = self.check(pinned(self.policy, call, now_targets))
             if not self.enabled and now.effect == "ask":
                 now = now.with_effect("allow", "approvals are off (/hitl off)")
             change = judgement_change(verdict, now)
-            moved = target_change(targets, call_targets(self.policy, call), self.policy.workspace)
+            moved = target_change(targets, now_targets, self.policy.workspace)
             if change is None and moved is None:
                 return verdict, decision, run, targets, None
             why = "; ".join(x for x in (moved, change) if x)

@@ -170,7 +170,7 @@ class Runner(Settling):
             new.append(reply)
             if not pending:
                 return self._save(replace(run, status="finished", note=reply.get("content")), new)
-            run, verdicts = self._judge(replace(run, pending=tuple(pending)))
+            run, verdicts, judged = self._judge(replace(run, pending=tuple(pending)))
             # The turn is saved before anything runs. A turn that only asks is saved as
             # paused, its requests in the same transaction. Otherwise the allowed calls run
             # first, in order, each judged again after the one before it ran and saved as it
@@ -179,7 +179,7 @@ class Runner(Settling):
             to_run = any(p.effect in ("allow", "notify") and p.content is None for p in run.pending)
             status: RunStatus = "paused" if run.waiting_on and not to_run else "running"
             requests = [] if to_run else [
-                self._new_request(run, p)
+                self._new_request(run, p, judged.get(p.call_id))
                 for p in run.pending
                 if p.effect == "ask" and p.verdict is not None
             ]
@@ -193,7 +193,7 @@ class Runner(Settling):
             )
             run = saved = self._save(run, new, events=verdicts, requests=requests)
             new = []
-            run = self._dispatch(run, judged_here=frozenset(p.call_id for p in run.pending))
+            run = self._dispatch(run, judged_here=judged)
             if status == "paused":
                 return run  # its requests were stored just now: nothing to settle yet
         return self._save(
@@ -233,11 +233,15 @@ class Runner(Settling):
             rules.append(parse_rule(grant.rule, source=f"grant:{grant.id}"))
         return tuple(rules)
 
-    def _judge(self, run: Run) -> tuple[Run, list[tuple[str, Mapping[str, Any]]]]:
-        """Verdicts for the turn's calls; denials are settled at once. Pure but for grants."""
+    def _judge(
+        self, run: Run
+    ) -> tuple[Run, list[tuple[str, Mapping[str, Any]]], dict[str, Targets]]:
+        """Verdicts for the turn's calls (denials settled at once), and the targets each was
+        judged on, by call id."""
         grants = self._grants(run)
         judged: list[PendingCall] = []
         events: list[tuple[str, Mapping[str, Any]]] = []
+        targets: dict[str, Targets] = {}
         for item in run.pending:
             if item.call is None or item.content is not None:
                 judged.append(item)
@@ -252,7 +256,7 @@ class Runner(Settling):
                     )
                 )
                 continue
-            verdict = self.agent.policy.evaluate(item.call, grants=grants)
+            verdict, targets[item.call_id] = self._judged_now(item.call, grants)
             events.append(("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json()}))
             if verdict.effect == "deny":
                 _, content = refusal_content(item.name, verdict, None)
@@ -263,15 +267,17 @@ class Runner(Settling):
             else:
                 judged.append(replace(item, effect=verdict.effect))
         fresh = tuple(replace(p, content=None) for p in run.pending)  # all new this turn
-        return self._tally(run, tuple(judged), fresh), events
+        return self._tally(run, tuple(judged), fresh), events, targets
 
-    def _dispatch(self, run: Run, judged_here: frozenset[str] = frozenset()) -> Run:
+    def _dispatch(self, run: Run, judged_here: Mapping[str, Targets] | None = None) -> Run:
         """Run the turn's allowed calls in call order, then store its asked calls' requests.
 
         A call is judged again right before it runs when a call before it ran (it may have
         made the link this one would write through) or when the run was read back from the
         store; stricter now means it asks (or is refused) instead. Each result is saved as
-        the call finishes. An asked call is judged again before its request is stored."""
+        the call finishes. An asked call is judged again before its request is stored.
+        `judged_here`: the targets of the calls judged just now (by call id)."""
+        judged_here = judged_here or {}
         grants: tuple[Rule, ...] | None = None
         ran = False
         for index, item in enumerate(run.pending):
@@ -281,10 +287,10 @@ class Runner(Settling):
             grants = self._grants(run) if grants is None else grants
             events: list[tuple[str, Mapping[str, Any]]] = []
             if ran or item.call_id not in judged_here:
-                item, events = self._rejudge(run, item, grants)
+                item, events, targets = self._rejudge(run, item, grants)
+            else:
+                targets = judged_here[item.call_id]
             if item.effect in ("allow", "notify"):
-                assert item.call is not None
-                targets = call_targets(self.agent.policy, item.call)
                 item = self._run_allowed(run, item, targets)
                 ran = True
             run = self._replaced(run, index, item)
@@ -294,11 +300,12 @@ class Runner(Settling):
                 run = self._save(run, [], events=events)
         for index, item in enumerate(run.pending):
             if item.effect == "ask" and item.verdict is not None and item.call is not None:
-                if ran or item.call_id not in judged_here:
+                shown = judged_here.get(item.call_id)
+                if ran or shown is None:
                     grants = self._grants(run) if grants is None else grants
-                    item = self._refresh_ask(item, grants)
+                    item, shown = self._refresh_ask(item, grants)
                 if item.content is None:
-                    self._request(run, item)
+                    self._request(run, item, shown)
                     item = replace(item, verdict=None)
                 run = self._replaced(run, index, item)
         return run
@@ -314,36 +321,40 @@ class Runner(Settling):
 
     def _rejudge(
         self, run: Run, item: PendingCall, grants: tuple[Rule, ...]
-    ) -> tuple[PendingCall, list[tuple[str, Mapping[str, Any]]]]:
+    ) -> tuple[PendingCall, list[tuple[str, Mapping[str, Any]]], Targets]:
         """An allowed call judged again as the file system is now (on the record if its
-        verdict changed)."""
+        verdict changed), and the targets it was judged on."""
         assert item.call is not None
-        verdict = self.agent.policy.evaluate(item.call, grants=grants)
+        verdict, targets = self._judged_now(item.call, grants)
         if verdict.effect in ("allow", "notify"):
-            return replace(item, effect=verdict.effect), []
+            return replace(item, effect=verdict.effect), [], targets
         event = ("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json(),
                              "changed": f"judged {item.effect} with its turn, "
                                         f"{verdict.effect} when about to run"})
         if verdict.effect == "deny":
             _, content = refusal_content(item.name, verdict, None)
-            return replace(item, effect="deny", outcome="denied", content=content), [event]
+            return replace(item, effect="deny", outcome="denied", content=content), [event], targets
         request_id = "req_" + sha256_hex(f"{run.id}/{item.call_id}")[:16]
-        return replace(item, effect="ask", request_id=request_id, verdict=verdict), [event]
+        asked = replace(item, effect="ask", request_id=request_id, verdict=verdict)
+        return asked, [event], targets
 
-    def _refresh_ask(self, item: PendingCall, grants: tuple[Rule, ...]) -> PendingCall:
+    def _refresh_ask(
+        self, item: PendingCall, grants: tuple[Rule, ...]
+    ) -> tuple[PendingCall, Targets]:
         """An asked call judged again after the calls before it ran: a deny refuses it, an
         ask asks for its reasons now; a looser verdict still asks (it was judged so)."""
         assert item.call is not None
-        verdict = self.agent.policy.evaluate(item.call, grants=grants)
+        verdict, targets = self._judged_now(item.call, grants)
         if verdict.effect == "deny":
             _, content = refusal_content(item.name, verdict, None)
             return replace(item, effect="deny", outcome="denied", content=content,
-                           verdict=None, request_id=None)
-        return replace(item, verdict=verdict) if verdict.effect == "ask" else item
+                           verdict=None, request_id=None), targets
+        return (replace(item, verdict=verdict) if verdict.effect == "ask" else item), targets
 
-    def _request(self, run: Run, item: PendingCall) -> Request:
-        """Store the request of an asked call (after a crash interrupted its turn)."""
-        request, idempotent, ttl = self._new_request(run, item)
+    def _request(self, run: Run, item: PendingCall, targets: Targets | None = None) -> Request:
+        """Store the request of an asked call (after its turn's allowed calls ran, or a
+        crash interrupted its turn)."""
+        request, idempotent, ttl = self._new_request(run, item, targets)
         try:
             return self.store.create_request(request, idempotent=idempotent, ttl_seconds=ttl)
         except InvalidInput:
@@ -351,7 +362,9 @@ class Runner(Settling):
             # a worker that took the paused run meanwhile, stored it first. Same request.
             return self.store.get_request(request.id)  # NotFound: a real error
 
-    def _new_request(self, run: Run, item: PendingCall) -> tuple[Request, bool, float | None]:
+    def _new_request(
+        self, run: Run, item: PendingCall, targets: Targets | None = None
+    ) -> tuple[Request, bool, float | None]:
         call, verdict = item.call, item.verdict
         assert call is not None and verdict is not None and item.request_id is not None
         spec = self.agent.policy.registry.get(call.name)
@@ -367,8 +380,10 @@ class Runner(Settling):
             metadata={
                 **_request_metadata(item.intent, spec.always_ask),
                 # what its paths resolve to as the person sees it: checked when it runs
-                TARGETS_KEY: portable(call_targets(self.agent.policy, call),
-                                      self.agent.policy.workspace),
+                TARGETS_KEY: portable(
+                    call_targets(self.agent.policy, call) if targets is None else targets,
+                    self.agent.policy.workspace,
+                ),
             },
         )
         return request, spec.idempotent, ttl

@@ -10,22 +10,26 @@ ones exactly once, each judged again first (see `runner.Runner`, which mixes thi
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .exceptions import AlreadyClaimed, ConflictError, IntegrityError, RequestExpired
 from .gate import refusal_content
-from .models import Request, ToolCall, sha256_hex
+from .models import Request, ToolCall, Verdict, sha256_hex
 from .rules import Rule
 from .runs import Agent, PendingCall, Run
 from .store import Store
 from .targets import (
+    TargetChanged,
     Targets,
     call_targets,
     judgement_change,
+    pinned,
     portable,
     stored_targets,
     target_change,
+    unjudgeable,
 )
 
 
@@ -38,7 +42,8 @@ class Settling:
         worker: str
         lease_seconds: float
 
-        def _dispatch(self, run: Run, judged_here: frozenset[str] = frozenset()) -> Run: ...
+        def _dispatch(self, run: Run, judged_here: Mapping[str, Targets] | None = None
+                      ) -> Run: ...
         def _grants_of(self, run_id: str | None) -> tuple[Rule, ...]: ...
         def _tally(self, run: Run, after: tuple[PendingCall, ...],
                    before: tuple[PendingCall, ...]) -> Run: ...
@@ -145,7 +150,7 @@ class Settling:
         # The stored (verified) payload runs, not what the model said: edits included. It
         # is judged again first: the approval covers the call as it was judged and shown.
         call = claim.request.call
-        why = self._changed_since_decision(claim.request)
+        why, targets = self._changed_since_decision(claim.request)
         if why is not None:
             text = (f"Tool call {item.name} was not run: it changed after it was approved "
                     f"({why}). Nothing was done; call it again if it is still needed, and "
@@ -153,8 +158,7 @@ class Settling:
             self.store.finish(request.id, claim.token, ok=False,
                               result_digest=sha256_hex(text), result=text)
             return replace(item, outcome="denied", content=text)
-        done = self._execute(item, call, idempotency_key=request.id,
-                             targets=call_targets(self.agent.policy, call))
+        done = self._execute(item, call, idempotency_key=request.id, targets=targets)
         self.store.finish(
             request.id,
             claim.token,
@@ -164,23 +168,35 @@ class Settling:
         )
         return done
 
-    def _changed_since_decision(self, request: Request) -> str | None:
-        """Why the decided call may not run now, or None: its verdict now is stricter (or
-        asks for other reasons), or a path it names resolves elsewhere than when shown."""
+    def _judged_now(self, call: ToolCall, grants: tuple[Rule, ...]) -> tuple[Verdict, Targets]:
+        """The verdict on the call as the file system is now, and the targets it judged:
+        the policy sees the paths pinned to where they resolve (see targets.pinned), and
+        the tool is then held to the same targets."""
+        policy = self.agent.policy
+        try:
+            targets = call_targets(policy, call)
+            return policy.evaluate(pinned(policy, call, targets), grants=grants), targets
+        except (OSError, TargetChanged) as exc:  # a path flipping while it was resolved
+            return unjudgeable(policy, call, exc), {}
+
+    def _changed_since_decision(self, request: Request) -> tuple[str | None, Targets]:
+        """Why the decided call may not run now (None: it may), and the targets judged now:
+        its verdict now is stricter (or asks for other reasons), or a path it names
+        resolves elsewhere than when it was shown."""
         call = request.call
-        now = self.agent.policy.evaluate(call, grants=self._grants_of(request.run_id))
+        now, targets = self._judged_now(call, self._grants_of(request.run_id))
         why = [judgement_change(request.verdict, now)]
         before = stored_targets(request.metadata)
         if before is not None:
             workspace = self.agent.policy.workspace
-            now_targets = portable(call_targets(self.agent.policy, call), workspace)
+            now_targets = portable(targets, workspace)
             if request.decision is not None and request.decision.kind == "edit":
                 # an edit may name other paths (judged when it was made); the ones it
                 # kept were shown with the request and must not have moved since
                 before = {k: v for k, v in before.items() if k in now_targets}
                 now_targets = {k: v for k, v in now_targets.items() if k in before}
             why.append(target_change(before, now_targets, workspace))
-        return "; ".join(w for w in why if w) or None
+        return "; ".join(w for w in why if w) or None, targets
 
 
 __all__ = ["Settling"]

@@ -87,12 +87,27 @@ def raw_paths(policy: Policy, call: ToolCall) -> list[str]:
 
 
 def call_targets(policy: Policy, call: ToolCall) -> Targets:
-    """Each path the call names -> where it resolves now and what is there."""
+    """Each path the call names -> where it resolves now and what is there. A path that
+    cannot be resolved because it changes meanwhile (a link flipping under realpath)
+    raises TargetChanged: such a call is refused, never run on a guess."""
     targets: Targets = {}
     for raw in raw_paths(policy, call):
-        resolved = policy.resolve_path(raw)
+        try:
+            resolved = policy.resolve_path(raw)
+        except OSError as exc:
+            raise TargetChanged(f"{raw} could not be resolved ({exc.strerror or exc}): it "
+                                "changed while it was being judged") from None
         targets[raw] = [resolved, path_state(resolved)]
     return targets
+
+
+def unjudgeable(policy: Policy, call: ToolCall, exc: Exception) -> Verdict:
+    """The verdict on a call whose paths changed while it was judged: refused (the model
+    may try again), never run and never shown as something it is not."""
+    reason = str(exc) if isinstance(exc, TargetChanged) else (
+        f"the file system changed while the call was judged ({exc})")
+    return Verdict("deny", "high", "changing", (f"{reason}; not run, call it again",),
+                   policy.registry.get(call.name).tier)
 
 
 def portable(targets: Mapping[str, list[str]], workspace: str) -> Targets:
@@ -104,6 +119,29 @@ def portable(targets: Mapping[str, list[str]], workspace: str) -> Targets:
         out[raw] = [os.path.join(".", os.path.relpath(path, workspace)) if inside else path,
                     state]
     return out
+
+
+def pinned(policy: Policy, call: ToolCall, targets: Mapping[str, list[str]]) -> ToolCall:
+    """The call as the policy should judge it: each path it names replaced by where it
+    resolved in `targets`. The verdict is then about exactly the files the tool may open
+    (it compares its own resolution with the same targets and follows no link), even if a
+    link flips between the resolution and the judgement."""
+    spec = policy.registry.get(call.name)
+    base = call.arguments.get(spec.path_arg, ".") if spec.path_arg else None
+    if not isinstance(base, str) or base not in targets:
+        return call
+    resolved = targets[base][0]
+    arguments = dict(call.arguments)
+    arguments[spec.path_arg or ""] = resolved
+    files = arguments.get("files")
+    if _canonical_name(call.name) in _PROJECT_TOOLS and isinstance(files, Mapping):
+        pinned_files: dict[Any, Any] = {}
+        for name, content in files.items():
+            key = os.path.join(base, name) if isinstance(name, str) else ""
+            pinned_files[os.path.relpath(targets[key][0], resolved) if key in targets
+                         else name] = content
+        arguments["files"] = pinned_files
+    return call.with_arguments(arguments)
 
 
 def stored_targets(metadata: Mapping[str, Any]) -> Targets | None:
@@ -208,8 +246,10 @@ __all__ = [
     "expecting",
     "judgement_change",
     "path_state",
+    "pinned",
     "portable",
     "raw_paths",
     "stored_targets",
     "target_change",
+    "unjudgeable",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from what_runs_support import (
     git_config,
     git_status,
     start,
+    start_flipper,
     swap_to_git_config,
     tool_results,
     ws,
@@ -261,6 +263,29 @@ def test_a_deny_added_after_the_approval_wins(ws: Path) -> None:
     assert "now denied" in tool_results(store, run_id)["t0c0"]
     assert not (ws / "report.txt").exists()
 
+
+
+def test_a_flipping_link_during_a_turn_of_writes(ws: Path, any_store: str) -> None:
+    """A process flips notes.txt between a file and a link to .git/config while durable
+    turns of 30 writes to notes.txt run: each write is judged on the target the tool is
+    then held to, so whatever the interleaving .git/config is never written."""
+    config = git_config(ws)
+    seen: Counter[tuple[str, str | None]] = Counter()
+    flipper = start_flipper(ws)
+    try:
+        for _ in range(3):
+            turn = [("write_file", {"path": "notes.txt", "content": FSMONITOR})] * 30
+            store, run_id = start(ws, [turn])
+            assert git_config(ws) == config
+            run = store.get_run(run_id)
+            assert run.status in ("paused", "finished", "needs_attention")
+            seen.update((p.effect, p.outcome) for p in run.pending)
+    finally:
+        flipper.kill()
+        flipper.wait()
+    allowed = {("ask", None), ("notify", "ran"), ("notify", "failed"), ("deny", "denied")}
+    assert set(seen) <= allowed, seen
+    assert_untouched(ws, config)
 
 
 def test_request_targets_are_plain_json(ws: Path) -> None:

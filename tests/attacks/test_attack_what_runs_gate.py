@@ -31,6 +31,7 @@ from what_runs_support import (
     assert_untouched,
     git_config,
     git_status,
+    start_flipper,
     swap_to_git_config,
     ws,
 )
@@ -236,3 +237,29 @@ def test_property_the_gate_writes_the_judged_target_or_nothing(
     if "ws/.git/config" in changed:  # a sensitive file: only after a box that named it
         last = channel.prompts[-1].request
         assert ".git/config" in " ".join(last.verdict.reasons) + last.preview
+
+
+
+
+def test_a_process_flipping_a_link_in_a_loop_never_gets_a_write_through(ws: Path) -> None:
+    """A process the agent left running flips notes.txt between a file and a link to
+    .git/config while the gate runs write_file notes.txt again and again. Whatever the
+    interleaving, .git/config is never written: the judged target is compared again by
+    the tool, and the open and the rename never follow a link."""
+    config = git_config(ws)
+    flipper = start_flipper(ws)
+    try:
+        workspace = Workspace(ws)
+        gate = Gate(Policy(load_settings(ws, user=False), workspace=ws),
+                    previewer=workspace.preview)  # every ask is rejected: nobody is there
+        outcomes = []
+        for _ in range(300):
+            gate.clear()  # the refusal limit would stop the session: keep attacking
+            call = ToolCall("write_file", {"path": "notes.txt", "content": FSMONITOR})
+            outcomes.append(gate.execute(call, workspace.write_file).outcome)
+            assert git_config(ws) == config
+    finally:
+        flipper.kill()
+        flipper.wait()
+    assert set(outcomes) <= {"ran", "rejected", "failed", "denied"}
+    assert_untouched(ws, config)

@@ -147,8 +147,37 @@ SWAPS: dict[str, Callable[[Path], None]] = {
 
 
 
+FLIPPER = """
+import os, random, sys
+os.chdir(sys.argv[1])
+with open("notes.txt", "w") as f:
+    f.write("plain\\n")
+print("ready", flush=True)
+while True:  # flip notes.txt between a regular file and a link to .git/config
+    with open("flip.tmp", "w") as f:
+        f.write("plain\\n")
+    os.symlink(".git/config", "flip.lnk")
+    os.replace("flip.lnk", "notes.txt")
+    for _ in range(random.randrange(20000)):  # hold each state for a varying while
+        pass
+    os.replace("flip.tmp", "notes.txt")
+    for _ in range(random.randrange(20000)):
+        pass
+"""
+
+
+def start_flipper(root: Path) -> subprocess.Popen[str]:
+    """A process (one the agent could have left running) that flips notes.txt between a
+    regular file and a link to .git/config as fast as it can; kill() it when done."""
+    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(root)],
+                               stdout=subprocess.PIPE, text=True)
+    assert flipper.stdout is not None and flipper.stdout.readline().strip() == "ready"
+    return flipper
+
+
 __all__ = [
     "FSMONITOR", "OPENED", "SETTINGS", "SRC", "SWAPS", "URLS", "any_store", "assert_untouched",
-    "cli", "db_of", "git_config", "git_status", "start", "swap_to_git_config", "tool_results",
+    "cli", "db_of", "git_config", "git_status", "start", "start_flipper", "swap_to_git_config",
+    "tool_results",
     "ws",
 ]
