@@ -27,12 +27,13 @@ import pytest
 from signoff.agent import ScriptedModel
 from signoff.exceptions import InvalidInput
 from signoff.gate import Gate
-from signoff.models import ToolCall
+from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
 from signoff.runner import Runner
 from signoff.runs import Agent
 from signoff.settings import Settings
 from signoff.store import open_store
+from signoff.testing import ScriptedChannel
 from signoff.tools import Workspace
 
 HARNESS = Path(__file__).resolve().parent.parent / "helpers" / "crash_turn_harness.py"
@@ -110,6 +111,49 @@ def test_read_file_refuses_a_socket(tmp_path: Path) -> None:
         assert kind == "raised" and "socket, not a regular file" in str(value)
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("call", [
+    ToolCall("delete_file", {"path": "pipe"}),
+    ToolCall("write_file", {"path": "pipe", "content": "x"}),
+    ToolCall("edit_file", {"path": "link_to_pipe", "old": "a", "new": "b"}),
+])
+def test_the_preview_of_a_call_on_a_fifo_returns_promptly(fifo_ws: Path, call: ToolCall
+                                                         ) -> None:
+    """The box a person sees is drawn from the file: a FIFO must not hang it."""
+    workspace = Workspace(fifo_ws)
+    spec = Policy(Settings(), workspace=fifo_ws).registry.get(call.name)
+    kind, preview = in_thread(workspace.preview, call, spec)
+    assert kind == "ok", preview
+    assert "fifo" in preview
+
+
+def test_deleting_a_fifo_asks_without_hanging(fifo_ws: Path) -> None:
+    """delete_file always asks: the request's preview must be drawn without opening it."""
+    workspace = Workspace(fifo_ws)
+    channel = ScriptedChannel([Decision("reject", reason="no")])
+    gate = Gate(Policy(Settings(), workspace=fifo_ws), channel, previewer=workspace.preview)
+    kind, result = in_thread(gate.execute, ToolCall("delete_file", {"path": "pipe"}),
+                             workspace.delete_file)
+    assert kind == "ok" and result.outcome == "rejected"
+    assert "a fifo, not a regular file" in channel.prompts[0].request.preview
+    assert os.path.exists(fifo_ws / "pipe")
+
+
+def test_a_fifo_made_in_the_turn_does_not_hang_the_request(fifo_ws: Path) -> None:
+    workspace = Workspace(fifo_ws)
+    store = open_store(str(fifo_ws.parent / "s.db"))
+    model = ScriptedModel([{"content": "x", "tool_calls": [
+        {"id": "a", "function": {"name": "execute_command",
+                                 "arguments": {"command": "mkfifo fresh"}}},
+        {"id": "b", "function": {"name": "delete_file", "arguments": {"path": "fresh"}}}]}])
+    agent = Agent(model=model, tools=workspace.as_mapping(),
+                  policy=Policy(Settings(), workspace=fifo_ws), previewer=workspace.preview)
+    kind, run = in_thread(Runner(store, agent).start, [{"role": "user", "content": "go"}])
+    assert kind == "ok", run
+    assert run.status == "paused"
+    (request,) = store.list_requests(state="pending")
+    assert "fifo" in request.preview
 
 
 def test_the_gate_reports_the_fifo_refusal_to_the_model(fifo_ws: Path) -> None:
