@@ -374,7 +374,10 @@ class Gate:
         if run is None:
             return self._refusal(call, verdict, decision)
         try:
-            with expecting(targets):
+            if targets:  # a file tool: held to the targets it was judged on
+                with expecting(targets):
+                    value = fn(**run.arguments)
+            else:
                 value = fn(**run.arguments)
         except Exception as exc:
             return self._failed(call, run, verdict, decision, exc)
@@ -390,7 +393,10 @@ class Gate:
         if run is None:
             return self._refusal(call, verdict, decision)
         try:
-            with expecting(targets):
+            if targets:
+                with expecting(targets):
+                    value = await fn(**run.arguments)
+            else:
                 value = await fn(**run.arguments)
         except Exception as exc:
             return self._failed(call, run, verdict, decision, exc)

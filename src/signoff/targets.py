@@ -126,6 +126,8 @@ def pinned(policy: Policy, call: ToolCall, targets: Mapping[str, list[str]]) -> 
     resolved in `targets`. The verdict is then about exactly the files the tool may open
     (it compares its own resolution with the same targets and follows no link), even if a
     link flips between the resolution and the judgement."""
+    if not targets:
+        return call  # not a file tool: nothing to pin
     spec = policy.registry.get(call.name)
     base = call.arguments.get(spec.path_arg, ".") if spec.path_arg else None
     if not isinstance(base, str) or base not in targets:
