@@ -7,6 +7,7 @@ import json
 import mailbox
 import os
 import signal
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -724,3 +725,15 @@ def test_recording_reports_even_when_the_tool_fails(ws: Workspace) -> None:
         tools["edit_file"](path="a.txt", old="nope", new="y")
     assert len(kept) == 1 and kept[0].entries[0].settled
     assert tools["read_file"] == ws.read_file
+
+
+def test_overwriting_a_file_with_a_long_name_keeps_its_mode(tmp_path: Path) -> None:
+    name = "n" * 250  # the temporary file beside it must not exceed NAME_MAX
+    target = tmp_path / name
+    target.write_text("old")
+    target.chmod(0o750)
+    ws = Workspace(tmp_path)
+    assert ws.write_file(name, "new").startswith("overwrote")
+    assert target.read_text() == "new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o750
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no temporary file left

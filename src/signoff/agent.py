@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from .exceptions import ConfigurationError, InvalidInput, RunStopped
 from .gate import Gate, ToolResult
 from .models import ToolCall
+from .runs import storable
 
 Message = dict[str, Any]
 TextSink = Callable[[str], None]
@@ -77,13 +78,14 @@ def tool_call_from_message(raw: Mapping[str, Any]) -> ToolCall | str:
     """The `ToolCall` of one `tool_calls` entry, or the refusal text the model gets instead
     (its arguments are not a valid JSON object). A refused call must never be run."""
     function = raw.get("function") or {}
-    name = function.get("name") or "?"
+    name = storable(str(function.get("name") or "?"))
     try:
         return ToolCall.from_openai(raw)
-    except InvalidInput as exc:
+    except InvalidInput as exc:  # not JSON, too deep, or invalid Unicode (a lone surrogate)
         return (
-            f"Tool call {name} was not run: its arguments were not valid JSON ({exc}). "
-            "Nothing was executed. Call the tool again with a JSON object as arguments."
+            f"Tool call {name} was not run: its arguments were not a valid JSON object "
+            f"({exc}). Nothing was executed. Call the tool again with a JSON object as "
+            "arguments, in valid UTF-8 text."
         )
 
 

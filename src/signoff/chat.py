@@ -31,6 +31,7 @@ from .gate import Gate, ToolResult
 from .models import Decision, ToolCall
 from .policy import Policy
 from .review import record_review
+from .runs import storable
 from .settings import MODES, Mode, load_settings
 from .snapshots import Snapshot
 from .store import Store, default_url, open_store
@@ -67,7 +68,7 @@ class StreamPrinter:
         self.open = False
 
     def write(self, text: str) -> None:
-        safe = escape_untrusted(text)
+        safe = escape_untrusted(storable(text))  # a lone surrogate cannot reach the terminal
         if not safe:
             return
         self.out.write(safe)
@@ -101,7 +102,7 @@ class FlushingChannel:
 
 def _short(text: str, limit: int = 100) -> str:
     first = text.strip().splitlines()[0] if text.strip() else ""
-    first = escape_untrusted(first, newline=False)
+    first = escape_untrusted(storable(first), newline=False)
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
@@ -216,7 +217,7 @@ class ChatSession:
         if result is not None:
             self._record_review(result)
         function = raw.get("function") or {}
-        name = escape_untrusted(str(function.get("name") or "?"), newline=False)
+        name = escape_untrusted(storable(str(function.get("name") or "?")), newline=False)
         args = _short(str(function.get("arguments") or ""), 80)
         if result is None:
             outcome = "refused"

@@ -6,6 +6,10 @@
     deny    do not run it; the refusal, with its reason, is the tool's result
 
 An edit is validated against the tool's schema and judged again (a deny still wins).
+A call a person decided is judged again just before it runs: if the verdict became
+stricter, or a path it names now resolves elsewhere (a symlink made while the box was
+shown), the decision does not cover it and the person is asked again (then refused); the
+tool itself then checks that its paths still resolve to the judged targets (see targets).
 "Always" saves a grant: in memory for the run or session, or as an allow rule in
 `.signoff/settings.local.toml` for the project. Three refusals in a row or twenty in all
 stop the session. Prompts from several threads or tasks are shown one at a time.
@@ -20,7 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .channels import Channel, Prompt, RejectingChannel
@@ -30,6 +34,16 @@ from .policy import Policy
 from .registry import ToolSpec, spec_from_function, spec_of
 from .rules import Rule, parse_rule
 from .settings import Mode, add_local_allow_rule
+from .targets import (
+    TargetChanged,
+    Targets,
+    call_targets,
+    expecting,
+    judgement_change,
+    pinned,
+    target_change,
+    unjudgeable,
+)
 
 Outcome = Literal["ran", "denied", "rejected", "skipped", "answered", "failed"]
 Previewer = Callable[[ToolCall, ToolSpec], str]
@@ -37,6 +51,7 @@ Listener = Callable[[str, Mapping[str, Any]], None]
 
 MAX_CONSECUTIVE_REFUSALS = 3
 MAX_TOTAL_REFUSALS = 20
+MAX_ASKS_AGAIN = 2  # a call that keeps changing under the person's eyes is then refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,11 +179,17 @@ class Gate:
             may = self._may_deny[name] = self.policy.may_deny(name)
         return not may
 
-    def decide(self, call: ToolCall) -> tuple[Verdict, Decision | None, ToolCall | None]:
-        """Verdict, the person's decision if one was needed, and the call to run (or None)."""
+    def decide(
+        self, call: ToolCall, *, again: str | None = None, judge_as: ToolCall | None = None
+    ) -> tuple[Verdict, Decision | None, ToolCall | None]:
+        """Verdict, the person's decision if one was needed, and the call to run (or None).
+        `again` says why a person is asked a second time (shown first among the reasons);
+        `judge_as` is the call with its paths pinned to their targets (see targets.pinned)."""
         if self.stopped:
             raise RunStopped(self.stopped)
-        verdict = self.check(call)
+        verdict = self.check(judge_as or call)
+        if again is not None and verdict.effect == "ask":
+            verdict = replace(verdict, reasons=(again, *verdict.reasons))
         if not self.enabled and verdict.effect == "ask" and call.name != "ask_human":
             verdict = verdict.with_effect("allow", "approvals are off (/hitl off)")
         if self.listener is not None:
@@ -179,6 +200,55 @@ class Gate:
             return verdict, None, None
         decision = self._ask(call, verdict)
         return verdict, decision, self._call_for(call, decision)
+
+    def _judged(
+        self, call: ToolCall
+    ) -> tuple[Verdict, Decision | None, ToolCall | None, Targets | None, str | None]:
+        """`decide`, then, when a person decided, the same call judged again as it is now.
+
+        Returns the verdict, the decision, the call to run (None: do not run), the targets
+        it was judged on (for the tool to check), and why a decided call may not run."""
+        try:
+            return self._judged_once_or_again(call)
+        except (OSError, TargetChanged) as exc:  # a path flipping while it was resolved
+            verdict = unjudgeable(self.policy, call, exc)
+            self._emit("verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
+            return verdict, None, None, None, None
+
+    def _judged_once_or_again(
+        self, call: ToolCall
+    ) -> tuple[Verdict, Decision | None, ToolCall | None, Targets | None, str | None]:
+        again: str | None = None
+        for _ in range(MAX_ASKS_AGAIN + 1):
+            # judged on where its paths resolve now; the tool may open only those
+            targets = call_targets(self.policy, call)
+            judge_as = pinned(self.policy, call, targets)
+            verdict, decision, run = self.decide(call, again=again, judge_as=judge_as)
+            if run is None or decision is None:
+                return verdict, decision, run, targets, None
+            if run is not call:  # an edit: judged just now, on the file system as it is
+                return verdict, decision, run, call_targets(self.policy, run), None
+            now_targets = call_targets(self.policy, call)
+            now = self.check(pinned(self.policy, call, now_targets))
+            if not self.enabled and now.effect == "ask":
+                now = now.with_effect("allow", "approvals are off (/hitl off)")
+            change = judgement_change(verdict, now)
+            moved = target_change(targets, now_targets, self.policy.workspace)
+            if change is None and moved is None:
+                return verdict, decision, run, targets, None
+            why = "; ".join(x for x in (moved, change) if x)
+            # on the record as a verdict of its own: judged again at run time, and why
+            self._emit("verdict", {"call": call.to_json(), "verdict": now.to_json(),
+                                   "changed": why})
+            if now.effect == "deny":
+                return now, None, None, None, None
+            again = f"asked again: it changed after the decision ({why})"
+        return verdict, decision, None, None, why
+
+    def _changed_refusal(self, call: ToolCall, verdict: Verdict, why: str) -> ToolResult:
+        content = (f"Tool call {call.name} was not run: it kept changing after a person "
+                   f"decided it ({why}); nothing was done")
+        return self._count(ToolResult(call, "denied", content, verdict))
 
     def _ask(self, call: ToolCall, verdict: Verdict) -> Decision:
         spec = self.policy.registry.get(call.name)
@@ -298,11 +368,17 @@ class Gate:
         return self._execute(call, fn)
 
     def _execute(self, call: ToolCall, fn: Callable[..., Any]) -> ToolResult:
-        verdict, decision, run = self.decide(call)
+        verdict, decision, run, targets, changed = self._judged(call)
+        if changed is not None:
+            return self._changed_refusal(call, verdict, changed)
         if run is None:
             return self._refusal(call, verdict, decision)
         try:
-            value = fn(**run.arguments)
+            if targets:  # a file tool: held to the targets it was judged on
+                with expecting(targets):
+                    value = fn(**run.arguments)
+            else:
+                value = fn(**run.arguments)
         except Exception as exc:
             return self._failed(call, run, verdict, decision, exc)
         return self._ran(call, run, verdict, decision, value)
@@ -311,11 +387,17 @@ class Gate:
         self._register(fn)
         import asyncio  # here, not at import: every CLI command and resume imports the gate
 
-        verdict, decision, run = await asyncio.to_thread(self.decide, call)
+        verdict, decision, run, targets, changed = await asyncio.to_thread(self._judged, call)
+        if changed is not None:
+            return self._changed_refusal(call, verdict, changed)
         if run is None:
             return self._refusal(call, verdict, decision)
         try:
-            value = await fn(**run.arguments)
+            if targets:
+                with expecting(targets):
+                    value = await fn(**run.arguments)
+            else:
+                value = await fn(**run.arguments)
         except Exception as exc:
             return self._failed(call, run, verdict, decision, exc)
         return self._ran(call, run, verdict, decision, value)

@@ -30,24 +30,52 @@ DECISION_KINDS: tuple[DecisionKind, ...] = get_args(DecisionKind)
 GRANT_SCOPES: tuple[GrantScope, ...] = get_args(GrantScope)
 
 SCHEMA_VERSION = 1
+MAX_DEPTH = 64  # arguments nested deeper are refused (a 5,000-deep list broke the driver)
 
 
 
 # --------------------------------------------------------------------------- codec
 
 
-def _check_json(value: Any, where: str) -> None:
-    """Refuse what JSON cannot carry faithfully: NaN/Infinity, non-string keys, objects."""
+def unicode_problem(text: str) -> str | None:
+    """Why `text` cannot be stored as UTF-8 (a lone surrogate such as "\\udc80"), or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"invalid Unicode: a lone surrogate {text[exc.start]!a} at character {exc.start}"
+    return None
+
+
+def _check_text(text: str, where: str) -> None:
+    problem = unicode_problem(text)
+    if problem is not None:
+        raise InvalidInput(f"{where}: {problem}")
+
+
+def _check_json(value: Any, where: str, depth: int = 0) -> None:
+    """Refuse what JSON cannot carry faithfully: NaN/Infinity, non-string keys, objects,
+    invalid Unicode, nesting deeper than `MAX_DEPTH`."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is str:
+        _check_text(value, where)
+        return
+    if kind is int or kind is bool or value is None:
         return  # the common cases first: this runs on every gated call
+    if depth >= MAX_DEPTH:
+        raise InvalidInput(f"{where}: nested more than {MAX_DEPTH} levels deep")
     if kind is dict:
         for key, item in value.items():
             if type(key) is not str:
                 raise InvalidInput(f"{where}: object key {key!r} is not a string")
-            _check_json(item, f"{where}.{key}")
+            _check_text(key, f"{where} (a key)")
+            _check_json(item, f"{where}.{key}", depth + 1)
         return
-    if isinstance(value, bool | str | int):
+    if isinstance(value, str):
+        _check_text(value, where)
+        return
+    if isinstance(value, bool | int):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -57,11 +85,12 @@ def _check_json(value: Any, where: str) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidInput(f"{where}: object key {key!r} is not a string")
-            _check_json(item, f"{where}.{key}")
+            _check_text(key, f"{where} (a key)")
+            _check_json(item, f"{where}.{key}", depth + 1)
         return
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            _check_json(item, f"{where}[{index}]")
+            _check_json(item, f"{where}[{index}]", depth + 1)
         return
     raise InvalidInput(f"{where}: {type(value).__name__} is not a JSON value")
 
@@ -105,6 +134,7 @@ class ToolCall:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise InvalidInput("tool call: name must be a non-empty string")
+        _check_text(self.name, f"tool call {self.name!a}: name")
         if not isinstance(self.arguments, Mapping):
             raise InvalidInput(
                 f"tool call {self.name!r}: arguments must be a JSON object, "
@@ -141,9 +171,13 @@ class ToolCall:
         try:
             arguments = json.loads(text, parse_constant=_refuse_constant)
         except (ValueError, TypeError) as exc:
-            raise InvalidInput(f"tool call {name!r}: arguments are not valid JSON ({exc})") from exc
+            raise InvalidInput(f"tool call {name!a}: arguments are not valid JSON ({exc})") from exc
+        except RecursionError:
+            raise InvalidInput(
+                f"tool call {name!a}: arguments are nested too deeply (over {MAX_DEPTH} levels)"
+            ) from None
         if not isinstance(arguments, dict):
-            raise InvalidInput(f"tool call {name!r}: arguments must be a JSON object")
+            raise InvalidInput(f"tool call {name!a}: arguments must be a JSON object")
         return cls(name=name, arguments=arguments, id=str(raw.get("id", "")))
 
 

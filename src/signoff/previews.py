@@ -77,11 +77,13 @@ def _json(arguments: Mapping[str, Any]) -> str:
 
 
 def _text_or_none(path: str) -> str | None:
-    """The file's text, None if it does not exist; binary files raise."""
+    """The file's text, None if it does not exist; binary and special files raise (a FIFO
+    is never opened for reading: the preview would wait for a writer for ever)."""
+    from .safe_files import read_regular
+
     if not os.path.exists(path):
         return None
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data, _ = read_regular(path, raw=os.path.basename(path), tool="preview")
     if is_binary(data):
         raise InvalidInput(f"replaces a binary file of {human_size(len(data))}")
     return data.decode("utf-8", "replace")
@@ -194,9 +196,12 @@ def _delete_preview(ws: Workspace, args: Mapping[str, Any]) -> str:
         return f"{rel} is a directory; delete_file will refuse it"
     if not os.path.exists(target):
         return f"{rel} does not exist; delete_file will fail"
-    size = os.path.getsize(target)
-    with open(target, "rb") as handle:
-        data = handle.read(64 * 1024)
+    from .safe_files import file_kind, read_regular
+
+    kind = file_kind(os.lstat(target).st_mode)
+    if kind != "file":  # a FIFO is not opened: reading it would wait for ever
+        return f"delete {rel} (a {kind}, not a regular file)"
+    data, size = read_regular(target, raw=rel, tool="preview", limit=64 * 1024)
     if is_binary(data):
         return f"delete {rel} (binary file, {human_size(size)})"
     lines = data.decode("utf-8", "replace").splitlines()

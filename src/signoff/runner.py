@@ -8,6 +8,7 @@ its `finish` so that a crash before the next save never runs the call again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import time
@@ -16,13 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .exceptions import (
-    AlreadyClaimed,
-    ConflictError,
-    IntegrityError,
-    InvalidInput,
-    RequestExpired,
-)
+from .exceptions import ConflictError, InvalidInput
 from .gate import (
     MAX_CONSECUTIVE_REFUSALS,
     MAX_TOTAL_REFUSALS,
@@ -32,6 +27,7 @@ from .gate import (
 from .models import Request, ToolCall, sha256_hex
 from .review import record_review
 from .rules import Rule, parse_rule
+from .runner_settle import Settling
 from .runs import (
     REFUSALS,
     Agent,
@@ -39,15 +35,23 @@ from .runs import (
     Run,
     RunStatus,
     parse_tool_calls,
+    storable,
     tool_message,
     worker_name,
 )
 from .store import Store
+from .targets import (
+    TARGETS_KEY,
+    Targets,
+    call_targets,
+    expecting,
+    portable,
+)
 
 DEFAULT_MAX_TURNS = 100
 
 
-class Runner:
+class Runner(Settling):
     """Drives runs of one agent against one store. Cheap to build; holds no run state."""
 
     def __init__(
@@ -92,7 +96,7 @@ class Runner:
             run, [dict(m) for m in messages], worker=self.worker, lease_seconds=self.lease_seconds
         )
         try:
-            return self._drive(run, [dict(m) for m in messages])
+            return self._guarded_drive(run, [dict(m) for m in messages])
         finally:
             self.store.release_run(run.id, self.worker)
 
@@ -107,9 +111,28 @@ class Runner:
     def continue_claimed(self, run: Run) -> Run:
         """Drive a run this worker has leased, then let the lease go."""
         try:
-            return self._drive(run, self.store.load_messages(run.id))
+            return self._guarded_drive(run, self.store.load_messages(run.id))
         finally:
             self.store.release_run(run.id, self.worker)
+
+    def _guarded_drive(self, run: Run, messages: list[dict[str, Any]]) -> Run:
+        """Drive the run; an error the driver did not expect (a model that failed, input
+        the store could not keep) leaves the run needing attention with the error as its
+        note, never `running` with nobody driving it. The error is raised again."""
+        try:
+            return self._drive(run, messages)
+        except ConflictError:
+            raise  # another process saved the run meanwhile: it is theirs, not stuck
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # the original error is what matters
+                current = self.store.get_run(run.id)
+                if current.status == "running":
+                    note = storable(
+                        f"the driver stopped on an error: {type(exc).__name__}: {exc}; "
+                        f"fix the cause, then signoff resume {run.id}"
+                    )
+                    self._save(replace(current, status="needs_attention", note=note[:2000]), [])
+            raise
 
     # ------------------------------------------------------------------ the loop
 
@@ -141,20 +164,22 @@ class Runner:
                 messages, self.agent.tool_specs, on_text=self.agent.on_text
             )
             reply = {k: v for k, v in reply.items() if v is not None}
+            pending = parse_tool_calls(reply)  # the model's own text: bad calls are refused
+            reply = storable(reply)  # what is kept: invalid Unicode replaced, never run
             messages.append(reply)
             new.append(reply)
-            pending = parse_tool_calls(reply)
             if not pending:
                 return self._save(replace(run, status="finished", note=reply.get("content")), new)
-            run, verdicts = self._judge(replace(run, pending=tuple(pending)))
-            # The turn and its requests are saved in one transaction before anything runs;
-            # a turn that only asks is saved as paused at once. Allowed calls then run in
-            # order (after a crash, resume runs those whose results were not saved).
+            run, verdicts, judged = self._judge(replace(run, pending=tuple(pending)))
+            # The turn is saved before anything runs. A turn that only asks is saved as
+            # paused, its requests in the same transaction. Otherwise the allowed calls run
+            # first, in order, each judged again after the one before it ran and saved as it
+            # finishes (after a crash only the call in flight can run again); the requests
+            # are stored after them, judged and previewed on the files they will meet.
             to_run = any(p.effect in ("allow", "notify") and p.content is None for p in run.pending)
             status: RunStatus = "paused" if run.waiting_on and not to_run else "running"
-            # The turn's requests are created in the same transaction as the turn itself.
-            requests = [
-                self._new_request(run, p)
+            requests = [] if to_run else [
+                self._new_request(run, p, judged.get(p.call_id))
                 for p in run.pending
                 if p.effect == "ask" and p.verdict is not None
             ]
@@ -162,12 +187,13 @@ class Runner:
                 run,
                 status=status,
                 pending=tuple(
-                    replace(p, verdict=None) if p.effect == "ask" else p for p in run.pending
+                    replace(p, verdict=None) if p.effect == "ask" and not to_run else p
+                    for p in run.pending
                 ),
             )
             run = saved = self._save(run, new, events=verdicts, requests=requests)
             new = []
-            run = self._dispatch(run, judged_here=frozenset(p.call_id for p in run.pending))
+            run = self._dispatch(run, judged_here=judged)
             if status == "paused":
                 return run  # its requests were stored just now: nothing to settle yet
         return self._save(
@@ -196,19 +222,26 @@ class Runner:
     # ------------------------------------------------------------------ judging a turn
 
     def _grants(self, run: Run) -> tuple[Rule, ...]:
+        return self._grants_of(run.id)
+
+    def _grants_of(self, run_id: str | None) -> tuple[Rule, ...]:
         rules = []
-        for grant in self.store.list_grants(run_id=run.id):
+        for grant in self.store.list_grants(run_id=run_id) if run_id else ():
             if grant.scope in ("run", "session"):
                 rules.append(parse_rule(grant.rule, source=f"grant:{grant.id}"))
         for grant in self.store.list_grants(scope="project"):
             rules.append(parse_rule(grant.rule, source=f"grant:{grant.id}"))
         return tuple(rules)
 
-    def _judge(self, run: Run) -> tuple[Run, list[tuple[str, Mapping[str, Any]]]]:
-        """Verdicts for the turn's calls; denials are settled at once. Pure but for grants."""
+    def _judge(
+        self, run: Run
+    ) -> tuple[Run, list[tuple[str, Mapping[str, Any]]], dict[str, Targets]]:
+        """Verdicts for the turn's calls (denials settled at once), and the targets each was
+        judged on, by call id."""
         grants = self._grants(run)
         judged: list[PendingCall] = []
         events: list[tuple[str, Mapping[str, Any]]] = []
+        targets: dict[str, Targets] = {}
         for item in run.pending:
             if item.call is None or item.content is not None:
                 judged.append(item)
@@ -223,7 +256,7 @@ class Runner:
                     )
                 )
                 continue
-            verdict = self.agent.policy.evaluate(item.call, grants=grants)
+            verdict, targets[item.call_id] = self._judged_now(item.call, grants)
             events.append(("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json()}))
             if verdict.effect == "deny":
                 _, content = refusal_content(item.name, verdict, None)
@@ -234,41 +267,94 @@ class Runner:
             else:
                 judged.append(replace(item, effect=verdict.effect))
         fresh = tuple(replace(p, content=None) for p in run.pending)  # all new this turn
-        return self._tally(run, tuple(judged), fresh), events
+        return self._tally(run, tuple(judged), fresh), events, targets
 
-    def _dispatch(self, run: Run, judged_here: frozenset[str] = frozenset()) -> Run:
-        """Store the turn's requests and run its allowed calls, in call order."""
-        done: list[PendingCall] = []
+    def _dispatch(self, run: Run, judged_here: Mapping[str, Targets] | None = None) -> Run:
+        """Run the turn's allowed calls in call order, then store its asked calls' requests.
+
+        A call is judged again right before it runs when a call before it ran (it may have
+        made the link this one would write through) or when the run was read back from the
+        store; stricter now means it asks (or is refused) instead. Each result is saved as
+        the call finishes. An asked call is judged again before its request is stored.
+        `judged_here`: the targets of the calls judged just now (by call id)."""
+        judged_here = judged_here or {}
         grants: tuple[Rule, ...] | None = None
-        for item in run.pending:
-            stale = item.call_id not in judged_here
-            if item.effect in ("allow", "notify") and item.content is None and stale:
-                # What the stored document says was allowed is judged again before it runs:
-                # a run read back from the store is not trusted to have stayed as written.
-                grants = self._grants(run) if grants is None else grants
-                item = self._rejudge(run, item, grants)
+        ran = False
+        for index, item in enumerate(run.pending):
+            if item.effect not in ("allow", "notify") or item.content is not None:
+                continue
+            assert item.call is not None
+            grants = self._grants(run) if grants is None else grants
+            events: list[tuple[str, Mapping[str, Any]]] = []
+            if ran or item.call_id not in judged_here:
+                item, events, targets = self._rejudge(run, item, grants)
+            else:
+                targets = judged_here[item.call_id]
+            if item.effect in ("allow", "notify"):
+                item = self._run_allowed(run, item, targets)
+                ran = True
+            run = self._replaced(run, index, item)
+            if events or not self._read_only(item):
+                # saved as it finished: after a crash only the call in flight runs again
+                # (a read-only tool's result waits for the next save: repeating it is free)
+                run = self._save(run, [], events=events)
+        for index, item in enumerate(run.pending):
             if item.effect == "ask" and item.verdict is not None and item.call is not None:
-                self._request(run, item)
-                item = replace(item, verdict=None)
-            elif item.effect in ("allow", "notify") and item.content is None:
-                item = self._run_allowed(run, item)
-            done.append(item)
-        return self._tally(run, tuple(done), run.pending)
+                shown = judged_here.get(item.call_id)
+                if ran or shown is None:
+                    grants = self._grants(run) if grants is None else grants
+                    item, shown = self._refresh_ask(item, grants)
+                if item.content is None:
+                    self._request(run, item, shown)
+                    item = replace(item, verdict=None)
+                run = self._replaced(run, index, item)
+        return run
 
-    def _rejudge(self, run: Run, item: PendingCall, grants: tuple[Rule, ...]) -> PendingCall:
+    def _read_only(self, item: PendingCall) -> bool:
+        return item.effect in ("allow", "notify") and (
+            self.agent.policy.registry.get(item.name).tier == "read"
+        )
+
+    def _replaced(self, run: Run, index: int, item: PendingCall) -> Run:
+        pending = (*run.pending[:index], item, *run.pending[index + 1:])
+        return self._tally(run, pending, run.pending)
+
+    def _rejudge(
+        self, run: Run, item: PendingCall, grants: tuple[Rule, ...]
+    ) -> tuple[PendingCall, list[tuple[str, Mapping[str, Any]]], Targets]:
+        """An allowed call judged again as the file system is now (on the record if its
+        verdict changed), and the targets it was judged on."""
         assert item.call is not None
-        verdict = self.agent.policy.evaluate(item.call, grants=grants)
+        verdict, targets = self._judged_now(item.call, grants)
         if verdict.effect in ("allow", "notify"):
-            return item
+            return replace(item, effect=verdict.effect), [], targets
+        event = ("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json(),
+                             "changed": f"judged {item.effect} with its turn, "
+                                        f"{verdict.effect} when about to run"})
         if verdict.effect == "deny":
             _, content = refusal_content(item.name, verdict, None)
-            return replace(item, effect="deny", outcome="denied", content=content)
+            return replace(item, effect="deny", outcome="denied", content=content), [event], targets
         request_id = "req_" + sha256_hex(f"{run.id}/{item.call_id}")[:16]
-        return replace(item, effect="ask", request_id=request_id, verdict=verdict)
+        asked = replace(item, effect="ask", request_id=request_id, verdict=verdict)
+        return asked, [event], targets
 
-    def _request(self, run: Run, item: PendingCall) -> Request:
-        """Store the request of an asked call (after a crash interrupted its turn)."""
-        request, idempotent, ttl = self._new_request(run, item)
+    def _refresh_ask(
+        self, item: PendingCall, grants: tuple[Rule, ...]
+    ) -> tuple[PendingCall, Targets]:
+        """An asked call judged again after the calls before it ran: a deny refuses it, an
+        ask asks for its reasons now; a looser verdict still asks (it was judged so)."""
+        assert item.call is not None
+        verdict, targets = self._judged_now(item.call, grants)
+        if verdict.effect == "deny":
+            _, content = refusal_content(item.name, verdict, None)
+            return replace(item, effect="deny", outcome="denied", content=content,
+                           verdict=None, request_id=None), targets
+        return (replace(item, verdict=verdict) if verdict.effect == "ask" else item), targets
+
+    def _request(self, run: Run, item: PendingCall, targets: Targets | None = None) -> Request:
+        """Store the request of an asked call (after its turn's allowed calls ran, or a
+        crash interrupted its turn)."""
+        request, idempotent, ttl = self._new_request(run, item, targets)
         try:
             return self.store.create_request(request, idempotent=idempotent, ttl_seconds=ttl)
         except InvalidInput:
@@ -276,7 +362,9 @@ class Runner:
             # a worker that took the paused run meanwhile, stored it first. Same request.
             return self.store.get_request(request.id)  # NotFound: a real error
 
-    def _new_request(self, run: Run, item: PendingCall) -> tuple[Request, bool, float | None]:
+    def _new_request(
+        self, run: Run, item: PendingCall, targets: Targets | None = None
+    ) -> tuple[Request, bool, float | None]:
         call, verdict = item.call, item.verdict
         assert call is not None and verdict is not None and item.request_id is not None
         spec = self.agent.policy.registry.get(call.name)
@@ -289,143 +377,44 @@ class Runner:
             run_id=run.id,
             tenant=run.tenant,
             approvers=self.agent.approvers,
-            metadata=_request_metadata(item.intent, spec.always_ask),
+            metadata={
+                **_request_metadata(item.intent, spec.always_ask),
+                # what its paths resolve to as the person sees it: checked when it runs
+                TARGETS_KEY: portable(
+                    call_targets(self.agent.policy, call) if targets is None else targets,
+                    self.agent.policy.workspace,
+                ),
+            },
         )
         return request, spec.idempotent, ttl
 
-    def _run_allowed(self, run: Run, item: PendingCall) -> PendingCall:
+    def _run_allowed(self, run: Run, item: PendingCall, targets: Targets) -> PendingCall:
         assert item.call is not None
         key = f"{run.id}:{item.call_id}"
         if item.effect == "notify" and self.agent.run_recorded is not None:
             try:
-                value, snapshot = self.agent.run_recorded(item.call, key)
+                with expecting(targets):
+                    value, snapshot = self.agent.run_recorded(item.call, key)
             except Exception as exc:
                 return replace(item, outcome="failed", content=f"Tool {item.name} failed: {exc}")
             if snapshot is not None:
                 record_review(self.store, item.call, snapshot, run_id=run.id)
             return replace(item, outcome="ran", content=result_text(value))
-        return self._execute(item, item.call, idempotency_key=key)
+        return self._execute(item, item.call, idempotency_key=key, targets=targets)
 
-    def _execute(self, item: PendingCall, call: ToolCall, *, idempotency_key: str) -> PendingCall:
+    def _execute(
+        self, item: PendingCall, call: ToolCall, *, idempotency_key: str, targets: Targets
+    ) -> PendingCall:
         fn = self.agent.tools[call.name]
         kwargs = dict(call.arguments)
         if _accepts(fn, "idempotency_key"):
             kwargs["idempotency_key"] = idempotency_key
         try:
-            value = fn(**kwargs)
+            with expecting(targets):
+                value = fn(**kwargs)
         except Exception as exc:
             return replace(item, outcome="failed", content=f"Tool {call.name} failed: {exc}")
         return replace(item, outcome="ran", content=result_text(value))
-
-    # ------------------------------------------------------------------ settling asks
-
-    def _settle(self, run: Run) -> Run:
-        run = self._dispatch(run)  # finish what a crash interrupted before the requests
-        waiting = {rid: self.store.get_request(rid) for rid in run.waiting_on}
-        now = time.time()
-        stale = False
-        if any(
-            r.state == "pending" and r.expires_at is not None and r.expires_at <= now
-            for r in waiting.values()
-        ):
-            stale = bool(self.store.expire_stale(now))  # unanswered in time: never runs
-        if any(r.state == "claimed" for r in waiting.values()):
-            stale = bool(self.store.sweep_leases()) or stale  # its worker died: in doubt
-        settled = []
-        for item in run.pending:
-            if item.content is not None or item.request_id is None:
-                settled.append(item)
-                continue
-            known = None if stale else waiting.get(item.request_id)
-            settled.append(self._settle_one(item, known))
-        run = self._tally(run, tuple(settled), run.pending)
-        doubts = [
-            p
-            for p in run.pending
-            if p.outcome is None
-            and p.request_id
-            and self.store.get_request(p.request_id).state == "in_doubt"
-        ]
-        if doubts:
-            ids = ", ".join(str(p.request_id) for p in doubts)
-            return replace(
-                run,
-                status="needs_attention",
-                note=f"in doubt: {ids} may or may not have run; a person must "
-                "resolve it (signoff resolve ID done|failed|retry)",
-            )
-        return run
-
-    def _settle_one(self, item: PendingCall, request: Request | None = None) -> PendingCall:
-        assert item.request_id is not None
-        request = request or self.store.get_request(item.request_id)
-        state = request.state
-        if state in ("finished", "failed"):
-            # It ran before a crash: reuse what it reported, never run it again.
-            reported = self.store.get_outcome(request.id) or {}
-            content = reported.get("result")
-            if content is None:
-                content = (
-                    f"Tool call {item.name} was marked {state} by a person; its output "
-                    "was not recorded"
-                )
-            return replace(
-                item, outcome="ran" if state == "finished" else "failed", content=str(content)
-            )
-        if state == "pending":
-            return item
-        if state == "expired":
-            return replace(
-                item,
-                outcome="expired",
-                content=f"Tool call {item.name} was not run: the request expired "
-                "without a decision",
-            )
-        if state in ("rejected", "skipped", "answered"):
-            decision, verdict = request.decision, request.verdict
-            if decision is not None and decision.kind == "edit":
-                return replace(
-                    item,
-                    outcome="denied",
-                    content=(
-                        f"Tool call {item.name} was not run: the reviewer's edit is denied by "
-                        f"policy: {verdict.reason}"
-                    ),
-                )
-            settled, text = refusal_content(item.name, verdict, decision)
-            return replace(item, outcome=settled, content=text)
-        if state in ("approved", "in_doubt", "claimed"):
-            return self._claim_and_run(item, request)
-        return item
-
-    def _claim_and_run(self, item: PendingCall, request: Request) -> PendingCall:
-        try:
-            claim = self.store.claim(
-                request.id, worker=self.worker, lease_seconds=self.lease_seconds
-            )
-        except RequestExpired:
-            return replace(
-                item,
-                outcome="expired",
-                content=f"Tool call {item.name} was not run: the approval expired "
-                "before it could run",
-            )
-        except (AlreadyClaimed, ConflictError):
-            return item  # in doubt or held elsewhere: reported by _settle
-        except IntegrityError as exc:
-            return replace(
-                item, outcome="denied", content=f"Tool call {item.name} was not run: {exc}"
-            )
-        # The stored (verified) payload runs, not what the model said: edits included.
-        done = self._execute(item, claim.request.call, idempotency_key=request.id)
-        self.store.finish(
-            request.id,
-            claim.token,
-            ok=done.outcome == "ran",
-            result_digest=sha256_hex(done.content or ""),
-            result=done.content,
-        )
-        return done
 
     # ------------------------------------------------------------------ limits
 

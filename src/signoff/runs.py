@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .exceptions import ConfigurationError, InvalidInput
 from .gate import Previewer, default_preview
-from .models import SCHEMA_VERSION, ToolCall, Verdict, check_version
+from .models import SCHEMA_VERSION, ToolCall, Verdict, check_version, unicode_problem
 from .policy import Policy
 
 if TYPE_CHECKING:
@@ -184,16 +184,35 @@ def tool_message(call_id: str, content: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
+def storable(value: Any) -> Any:
+    """`value` (a message, a name) with every lone surrogate replaced by U+FFFD, so that it
+    can be stored and shown; what it said is refused separately, never run as cleaned."""
+    if isinstance(value, str):
+        if unicode_problem(value) is None:
+            return value
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+    if isinstance(value, Mapping):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(v) for v in value]
+    return value
+
+
 def parse_tool_calls(message: Mapping[str, Any]) -> list[PendingCall]:
-    """The calls of an assistant message; malformed arguments are kept, never run."""
+    """The calls of an assistant message; malformed arguments are kept, never run. Read
+    the model's own message, not its `storable` copy: a call with invalid Unicode is
+    refused, not run with U+FFFD in its place."""
     text = message.get("content")
     intent = text.strip()[:2000] if isinstance(text, str) and text.strip() else None
+    intent = storable(intent)
     pending = []
     for index, raw in enumerate(message.get("tool_calls") or ()):
-        call_id = str(raw.get("id") or f"call_{index}")
-        name = str((raw.get("function") or {}).get("name") or "")
+        call_id = storable(str(raw.get("id") or f"call_{index}"))
+        name = storable(str((raw.get("function") or {}).get("name") or ""))
         try:
             call = ToolCall.from_openai(raw)
+            if unicode_problem(call.id):
+                raise InvalidInput(f"tool call {name!a}: id: {unicode_problem(call.id)}")
         except InvalidInput as exc:
             pending.append(
                 PendingCall(
@@ -217,6 +236,7 @@ __all__ = [
     "RunStatus",
     "load_agent",
     "parse_tool_calls",
+    "storable",
     "tool_message",
     "worker_name",
 ]

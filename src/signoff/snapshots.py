@@ -34,6 +34,8 @@ def path_state(path: str) -> str | None:
         return "directory"
     if not os.path.exists(path):
         return None
+    if not os.path.isfile(path):
+        return "special"  # a FIFO or device: opening it could block for ever
     with open(path, "rb") as handle:
         return _digest(handle.read())
 
@@ -147,8 +149,7 @@ def restore_entry(entry: SnapshotEntry, target: str) -> None:
     if entry.link is not None:
         os.symlink(entry.link, target)
     elif entry.before is not None:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as handle:
-            handle.write(entry.before)
-        if entry.mode is not None:
-            os.chmod(target, entry.mode)
+        from .safe_files import write_regular  # no link followed, none written through
+
+        write_regular(target, entry.before, raw=entry.path, tool="revert", exclusive=True,
+                      mode=entry.mode)

@@ -21,8 +21,7 @@ import codecs
 import contextlib
 import os
 import re
-import shutil
-import threading
+import stat
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -43,7 +42,9 @@ from .previews import (
     render_preview,
 )
 from .registry import ALIASES, BUILTIN_SPECS, ToolSpec
+from .safe_files import read_regular, regular_or_none, unlink_entry, write_regular
 from .snapshots import Snapshot, SnapshotEntry, path_state, restore_entry
+from .targets import check_expected
 
 MAX_READ_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 500
@@ -98,6 +99,10 @@ class Workspace:
             raise OutsideWorkspace(
                 f"{raw!r} resolves to {path}, outside the workspace {self.root}; refused"
             )
+        if raw is not None:
+            # The executor's judged target for this path, if it set one (see targets).
+            followed = path if follow else os.path.realpath(joined)
+            check_expected(raw, followed, tool="workspace")
         return path
 
     def contains(self, path: str) -> bool:
@@ -119,9 +124,7 @@ class Workspace:
     def read_file(self, path: str, *, idempotency_key: str | None = None) -> str:
         """The file's text, cut at `MAX_READ_BYTES` with a note; binary files are described."""
         target = self._existing_file(path)
-        size = os.path.getsize(target)
-        with open(target, "rb") as handle:
-            data = handle.read(MAX_READ_BYTES)
+        data, size = read_regular(target, raw=path, tool="read_file", limit=MAX_READ_BYTES)
         truncated = size > len(data)
         if is_binary(data):
             return f"{path}: binary file, {human_size(size)}; not shown"
@@ -178,7 +181,12 @@ class Workspace:
         if not os.path.exists(target):
             raise InvalidInput(f"{path}: no such file or directory in the workspace")
         results: list[str] = []
+        skipped: list[str] = []
         for file in self._walk(target):
+            kind = regular_or_none(file)
+            if kind is not None:  # a FIFO would block the search for ever: never opened
+                skipped.append(f"{self.rel(file)} ({kind})")
+                continue
             for number, line in _matching_lines(file, regex):
                 shown = line if len(line) <= 300 else line[:300] + f"[... {len(line) - 300} chars]"
                 results.append(f"{self.rel(file)}:{number}:{shown}")
@@ -190,10 +198,13 @@ class Workspace:
                     return "\n".join(results + notes)
         if not results:
             results.append(f"no matches for {pattern!r}")
+        if skipped:
+            notes.append(f"(not searched, not regular files: {', '.join(skipped[:20])}"
+                         + (f" and {len(skipped) - 20} more)" if len(skipped) > 20 else ")"))
         return "\n".join(results + notes)
 
     def _walk(self, target: str) -> Iterator[str]:
-        if os.path.isfile(target):
+        if not os.path.isdir(target):
             yield target
             return
         for folder, dirs, files in os.walk(target):  # symlinked directories are not entered
@@ -213,9 +224,8 @@ class Workspace:
         target = self.resolve(path)
         if os.path.isdir(target):
             raise InvalidInput(f"{path} is a directory; write_file writes files")
-        existed = os.path.exists(target)
         data = content.encode("utf-8")
-        _write_bytes(target, data)
+        existed = write_regular(target, data, raw=path, tool="write_file")
         verb = "overwrote" if existed else "created"
         return f"{verb} {self.rel(target)} ({human_size(len(data))})"
 
@@ -230,12 +240,12 @@ class Workspace:
         count = edit_count(text, old)
         if count != 1:
             raise InvalidInput(edit_problem(path, old, count))
-        _write_bytes(target, text.replace(old, new, 1).encode("utf-8"))
+        write_regular(target, text.replace(old, new, 1).encode("utf-8"), raw=path,
+                      tool="edit_file")
         return f"edited {self.rel(target)}: replaced 1 occurrence"
 
     def _text_of(self, target: str, raw: str) -> str:
-        with open(target, "rb") as handle:
-            data = handle.read()
+        data, _ = read_regular(target, raw=raw, tool="edit_file")
         if is_binary(data):
             raise InvalidInput(f"{raw} is a binary file; edit_file edits text")
         try:
@@ -254,7 +264,7 @@ class Workspace:
                 raise InvalidInput(f"create_project: {name!r} must be a relative file path")
             if not isinstance(content, str):
                 raise InvalidInput(f"create_project: content of {name!r} must be a string")
-            target = self.resolve(os.path.join(base, name))
+            target = self.resolve(os.path.join(path, name))  # as judged: see targets
             if not target.startswith(base.rstrip(os.sep) + os.sep):
                 raise OutsideWorkspace(f"create_project: {name!r} leaves the project {path}")
             out.append((name, target, content))
@@ -271,11 +281,10 @@ class Workspace:
                 f"create_project: already exists, nothing written: {', '.join(sorted(existing))}"
             )
         total = 0
-        for _, target, content in planned:
+        for name, target, content in planned:
             data = content.encode("utf-8")
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "xb") as handle:  # "x": never overwrite a file created meanwhile
-                handle.write(data)
+            # exclusive: never overwrite a file created meanwhile, never through a link
+            write_regular(target, data, raw=name, tool="create_project", exclusive=True)
             total += len(data)
         return (
             f"created {len(planned)} files under {self.rel(self.resolve(path))}/ "
@@ -289,8 +298,7 @@ class Workspace:
             raise InvalidInput(f"{path} is a directory; delete_file deletes single files only")
         if not os.path.lexists(target):
             raise InvalidInput(f"{path}: no such file in the workspace")
-        size = os.lstat(target).st_size
-        os.unlink(target)
+        size = unlink_entry(target, tool="delete_file")
         return f"deleted {self.rel(target)} ({human_size(size)})"
 
     # ------------------------------------------------------------------ shell
@@ -469,7 +477,10 @@ def _matching_lines(file: str, regex: re.Pattern[str]) -> Iterator[tuple[int, st
     try:
         if os.path.getsize(file) > MAX_SEARCH_FILE_BYTES:
             return
-        with open(file, "rb") as handle:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return  # swapped for a FIFO or device since the walk looked
             data = handle.read()
     except OSError:
         return
@@ -478,24 +489,6 @@ def _matching_lines(file: str, regex: re.Pattern[str]) -> Iterator[tuple[int, st
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         if regex.search(line):
             yield number, line
-
-
-def _write_bytes(target: str, data: bytes) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a file."""
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    if not os.path.exists(target):
-        with open(target, "wb") as handle:
-            handle.write(data)
-        return
-    tmp = f"{target}.signoff-{os.getpid()}-{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        shutil.copymode(target, tmp)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 __all__ = [
