@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import io
 import os
 import sys
 import uuid
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 from .audit import AuditFilter, describe, event_json, export_jsonl, parse_since, read_log
 from .audit import verify_file as verify_exported
 from .audit import verify_store as verify_stored
-from .channels.render import escape_untrusted
+from .channels.render import escape_json_text, escape_untrusted
 from .cli import store_for
 from .exceptions import InvalidInput, SignoffError
 from .models import GRANT_SCOPES, Grant
@@ -64,11 +65,22 @@ def cmd_export(args: argparse.Namespace) -> int:
             with open(tmp, "w", encoding="utf-8") as handle:
                 count, head = export_jsonl(store, handle)
             os.replace(tmp, target)
-        else:
-            count, head = export_jsonl(store, sys.stdout)
+        else:  # a terminal may be reading: no raw control or bidi code point reaches it
+            count, head = export_jsonl(store, cast(IO[str], _EscapingWriter(sys.stdout)))
     sys.stderr.write(f"exported {count} entries; chain head {head}\n"
                      f"verify offline: signoff audit verify --file FILE --head {head}\n")
     return 0
+
+
+class _EscapingWriter(io.TextIOBase):
+    """Writes JSON text to `target` with `escape_json_text` applied (same values)."""
+
+    def __init__(self, target: IO[str]) -> None:
+        self.target = target
+
+    def write(self, text: str) -> int:
+        self.target.write(escape_json_text(text))
+        return len(text)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -310,7 +322,7 @@ def main(argv: list[str]) -> int:
     try:
         return int(args.func(args))
     except SignoffError as exc:
-        sys.stderr.write(f"signoff: {exc}\n")
+        sys.stderr.write(f"signoff: {escape_untrusted(str(exc))}\n")
         return 2
 
 

@@ -183,10 +183,13 @@ def _decide(args: argparse.Namespace, decision: Decision) -> int:
         "skip": "Skipped",
         "respond": "Answered",
     }[decision.kind]
-    print(f"{verb} {decided.id} ({decided.call.name}: {what}) as {actor}; state {decided.state}.")
+    name = escape_untrusted(decided.call.name, newline=False)
+    print(f"{verb} {decided.id} ({name}: {what}) as {escape_untrusted(actor, newline=False)}; "
+          f"state {decided.state}.")
     if decision.kind == "approve_always" and decided.decision and decided.decision.rule:
-        print(f"Saved grant {decided.decision.rule} for the {decision.scope}.")
-    print(what_next(decided))
+        rule = escape_untrusted(decided.decision.rule, newline=False)
+        print(f"Saved grant {rule} for the {decision.scope}.")
+    print(escape_untrusted(what_next(decided)))
     return 0
 
 
@@ -276,7 +279,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     for item in items:
         table.add_row(
             item.id,
-            item.call.name,
+            escape_untrusted(item.call.name, newline=False),
             escape_untrusted(summary_of(item.call), newline=False),
             item.event.run_id or "-",
             age(item.event.ts),

@@ -210,7 +210,7 @@ def answer_here(
                 )
                 break
             except InvalidInput as exc:
-                out.print(f"Not stored: {exc}")
+                out.print(f"Not stored: {escape_untrusted(str(exc))}")
 
 
 def command_name() -> str:
@@ -257,7 +257,8 @@ def run_demo(
     out.print(f"task: {TASK}")
     metadata = {"workspace": str(root)}
     agent = build_agent(metadata)
-    agent.on_text = lambda text: out.print(Text(f"model: {text}", style="italic"))
+    agent.on_text = lambda text: out.print(
+        Text(f"model: {escape_untrusted(text)}", style="italic"))
     with closing(open_store(db, workspace=root)) as store:
         runner = Runner(store, agent, agent_ref=AGENT_REF)
         run = runner.start(
