@@ -39,6 +39,11 @@ _SCHEMA = (
 )
 
 
+def valid_name(name: str) -> bool:
+    """Whether `name` is an account name (letters, digits, `. _ @ -`, at most 64)."""
+    return bool(_NAME.fullmatch(name))
+
+
 @dataclass(frozen=True, slots=True)
 class Account:
     name: str
@@ -223,4 +228,4 @@ class Accounts:
             return bytes.fromhex(value)
 
 
-__all__ = ["ROLES", "Account", "Accounts", "Role"]
+__all__ = ["ROLES", "Account", "Accounts", "Role", "valid_name"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import io
 import os
 import sys
@@ -17,6 +16,7 @@ from .audit import verify_file as verify_exported
 from .audit import verify_store as verify_stored
 from .channels.render import escape_json_text, escape_untrusted
 from .cli import store_for
+from .cli_runs import add_identity, decider_for
 from .exceptions import InvalidInput, SignoffError
 from .models import GRANT_SCOPES, Grant
 from .rules import parse_rule
@@ -191,9 +191,9 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
     rule = parse_rule(args.rule).text  # InvalidInput names what is wrong
     if args.scope in ("run", "session") and not args.run:
         raise InvalidInput(f"a {args.scope} grant needs --run ID")
-    actor = args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
     written = None
     with closing(store_for(args)) as store:
+        actor = decider_for(args, need_admin=True).actor
         if args.scope == "project":
             stored, written = grant_project_rule(store, rule, actor=actor,
                                                  workspace=args.workspace)
@@ -216,8 +216,8 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
 def cmd_grant_revoke(args: argparse.Namespace) -> int:
     from .approvals import revoke_grant
 
-    actor = args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
     with closing(store_for(args)) as store:
+        actor = decider_for(args, need_admin=True).actor
         grant = revoke_grant(store, args.id, actor=actor, workspace=args.workspace)
     where = " and removed from .signoff/settings.local.toml" if grant.scope == "project" else ""
     print(escape_untrusted(f"Revoked {grant.id} ({grant.rule}, {grant.scope}){where}.",
@@ -298,7 +298,7 @@ def register(sub: Any) -> None:
                      help="project (default: also written to .signoff/settings.local.toml) "
                           "or run/session (needs --run)")
     add.add_argument("--run", help="the run a run or session grant belongs to")
-    add.add_argument("--as", dest="actor", help="who grants (default: $SIGNOFF_ACTOR or you)")
+    add_identity(add)
     add.add_argument("--json", action="store_true")
     add.set_defaults(func=cmd_grant_add)
     lst = grant_actions.add_parser("list", help="grants not revoked, newest first")
@@ -310,7 +310,7 @@ def register(sub: Any) -> None:
         "revoke", help="revoke a grant (a project grant also leaves settings.local.toml)")
     _common(revoke)
     revoke.add_argument("id")
-    revoke.add_argument("--as", dest="actor", help="who revokes (default: $SIGNOFF_ACTOR or you)")
+    add_identity(revoke)
     revoke.set_defaults(func=cmd_grant_revoke)
 
 
