@@ -28,6 +28,7 @@ from ..exceptions import (
 from ..i18n import Lang
 from ..settings import Settings
 from ..store import Store
+from .limits import PAGE_TEXT_LIMIT
 from .web_i18n import wt
 
 if TYPE_CHECKING:
@@ -84,6 +85,18 @@ def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
+def clip_text(value: Any, limit: int = PAGE_TEXT_LIMIT) -> Any:
+    """A string cut for a page, with its full length noted; anything else as it is."""
+    if not isinstance(value, str) or len(value) <= limit:
+        return value
+    return (f"{value[:limit]}\n… [cut: {len(value):,} characters in all; "
+            "the whole request is under “raw” on its page]")
+
+
+def pretty_clipped(value: Any) -> Any:
+    return clip_text(pretty_json(value))
+
+
 def make_env() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(HERE / "templates")),
@@ -93,7 +106,8 @@ def make_env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = when
-    env.filters["pretty"] = pretty_json
+    env.filters["pretty"] = pretty_clipped  # pages show a head; /requests/{id}/raw the whole
+    env.filters["clip"] = clip_text
     return env
 
 
