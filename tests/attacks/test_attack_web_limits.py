@@ -249,3 +249,15 @@ def test_an_approver_sees_no_truncated_json_to_submit(live: LiveServer) -> None:
         assert page.status_code == 200 and "edit-too-large" in page.text
         textarea = re.search(r'<textarea name="arguments"[^>]*>([^<]*)</textarea>', page.text)
         assert textarea is not None and textarea.group(1) == ""
+
+
+def test_event_frames_carry_no_raw_controls(live: LiveServer) -> None:
+    t = tokens(live)
+    hidden = "\u009b2K\u202egnp.exe\u2066\u200b\u0085"
+    ask(live, "req_ctl", {"to": "team@example.com" + hidden})
+    with live.client(t["vera"]) as vera, vera.stream(
+            "GET", "/api/events?after=0&wait=0.2") as res:
+        text = "".join(res.iter_text())
+    assert "req_ctl" in text
+    assert not any(c in text for c in hidden)
+    assert "\\u202e" in text  # escaped, so the JSON still carries it

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,6 +23,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from ..channels.render import safe_json
 from ..store import Store
 from .auth import principal
 from .core import ctx_of, error
@@ -105,7 +105,8 @@ def _seq(raw: str | None) -> int | None:
 
 
 def frame(event: dict[str, Any]) -> str:
-    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    # Escaped like the CLI's --json: `curl` in a terminal shows no raw C1/bidi code point.
+    data = safe_json(event, separators=(",", ":"))
     return f"id: {event['seq']}\nevent: {event['kind']}\ndata: {data}\n\n"
 
 
