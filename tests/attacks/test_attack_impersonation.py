@@ -99,6 +99,7 @@ DECIDING = {
     "resolve": ["resolve", REQUEST, "done"],
     "grant-add": ["grant", "add", "send_payment"],
     "grant-add-run": ["grant", "add", "send_payment", "--scope", "run", "--run", "r1"],
+    "grant-revoke": ["grant", "revoke", "grant_0123456789"],
 }
 
 
@@ -233,3 +234,40 @@ def test_at_a_terminal_the_token_is_asked_for(world: World) -> None:
     child.expect("Approved")
     child.expect(pexpect.EOF)
     assert world.state() == "approved"
+
+
+def test_postgres_store_has_no_local_admin(tmp_path: Path) -> None:
+    """On PostgreSQL nobody owns a store file: --as needs the person's token."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from store_helpers import Backend
+
+    backend = Backend("postgres", tmp_path)  # skips when the server is unreachable
+    try:
+        store = backend.open()
+        store.create_request(Request(
+            id=REQUEST, call=ToolCall("send_payment", {"to": "x", "amount": 1}),
+            verdict=Verdict("ask", "critical", None, ("moves money",)),
+            approvers=("carol", "role:admin")))
+        accounts = Accounts(backend.url)
+        carol = accounts.add("carol", "approver")
+        accounts.close()
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("SIGNOFF_TOKEN", "SIGNOFF_ACTOR", "SIGNOFF_DB")}
+
+        def run(*extra: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "signoff", "approve", REQUEST, "--db", backend.url,
+                 "--workspace", str(tmp_path), *extra],
+                env={**env, **({"SIGNOFF_TOKEN": token} if token else {})}, cwd=tmp_path,
+                capture_output=True, text=True, timeout=60, check=False)
+
+        refused = run("--as", "carol")
+        assert refused.returncode == 2 and "without carol's credentials" in refused.stderr
+        assert store.get_request(REQUEST).state == "pending"
+        done = run("--as", "carol", token=carol)
+        assert done.returncode == 0, done.stderr
+        decided = store.get_request(REQUEST)
+        assert decided.state == "approved" and decided.decision is not None
+        assert decided.decision.actor == "carol"
+    finally:
+        backend.close()

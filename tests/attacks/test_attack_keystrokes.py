@@ -88,6 +88,9 @@ TYPED_AHEAD = {
     "edit-confirmed": 'e\r{"path": "build0"}\r\ry\r',
     "arrow-up-enter": "\x1b[A\r",
     "ctrl-j": "y\n",
+    "ctrl-d": "\x04",
+    "approve-then-paste": "y\rsome pasted text\ry\r",
+    "chinese-yes": "是\r",
 }
 
 
@@ -178,3 +181,18 @@ def test_keys_left_in_pythons_stdin_buffer_do_not_decide(tmp_path: Path) -> None
     child.expect("REFUSED 0")
     child.expect(pexpect.EOF)
     assert ran(tmp_path) == []
+
+
+def test_a_double_tapped_y_does_not_approve_the_next_box(tmp_path: Path) -> None:
+    child = spawn(tmp_path, calls=2)
+    child.expect("WORKING 0")
+    child.sendline("")
+    child.expect(MENU)
+    child.send("y\ry\r")  # the second y is typed before the second box exists
+    child.expect("RESULT removed build0")
+    child.expect("WORKING 1")
+    child.expect(MENU)
+    child.sendline("s")
+    child.expect("REFUSED 1")
+    child.expect(pexpect.EOF)
+    assert ran(tmp_path) == ["ran-build0"]
