@@ -261,3 +261,14 @@ def test_event_frames_carry_no_raw_controls(live: LiveServer) -> None:
     assert "req_ctl" in text
     assert not any(c in text for c in "\u009b\u202e\u2066\u200b\u0085")
     assert "\\u202e" in text  # escaped, so the JSON still carries it
+
+
+def test_a_local_mode_stream_ends_when_the_first_account_is_made(live: LiveServer) -> None:
+    """Local mode (no accounts) lets loopback read as `local`; once an account exists that
+    mode is over, and an open stream must not keep reading as `local`."""
+    listener = Listener(live, {})
+    assert listener.ready.wait(30) and listener.status == 200
+    live.accounts.add("ada", "admin")
+    ask(live, "req_after_local")
+    assert listener.ended()
+    assert not listener.sent("req_after_local")
