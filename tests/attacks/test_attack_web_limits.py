@@ -272,3 +272,17 @@ def test_a_local_mode_stream_ends_when_the_first_account_is_made(live: LiveServe
     ask(live, "req_after_local")
     assert listener.ended()
     assert not listener.sent("req_after_local")
+
+
+@pytest.mark.parametrize("path", ["/api/requests/req_ctl", "/api/requests", "/api/audit",
+                                  "/api/requests/req_ctl%E2%80%AE"])
+def test_api_json_carries_no_raw_controls(live: LiveServer, path: str) -> None:
+    t = tokens(live)
+    hidden = "\u009b2K\u202egnp.exe\u2066\u200b\u0085"
+    ask(live, "req_ctl", {"to": "team@example.com" + hidden})
+    with live.client(t["vera"]) as vera:
+        res = vera.get(path)
+    assert res.status_code in (200, 404)
+    assert not any(c in res.text for c in "\u009b\u202e\u2066\u200b\u0085")
+    if res.status_code == 200 and path == "/api/requests/req_ctl":
+        assert res.json()["call"]["arguments"]["to"] == "team@example.com" + hidden
