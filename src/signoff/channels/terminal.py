@@ -14,7 +14,6 @@ Decision reasons written here go to the model and the audit log, so they stay En
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 import threading
@@ -26,6 +25,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from ..deciders import os_user
 from ..exceptions import InvalidInput
 from ..i18n import Lang, resolve_lang, t
 from ..models import Decision, DecisionKind, GrantScope, Request
@@ -76,9 +76,10 @@ class _GiveUp(Exception):
 
 
 def _current_user() -> str:
+    """The OS user by uid, as the CLI records deciders ($USER is not consulted)."""
     try:
-        return getpass.getuser()
-    except Exception:  # no login name in containers and some CI runners
+        return os_user()
+    except Exception:  # no uid to name on an odd platform
         return "local"
 
 
