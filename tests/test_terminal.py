@@ -519,3 +519,21 @@ def test_in_a_real_terminal_the_default_streams_work_and_escapes_stay_inert() ->
     text = log.getvalue()
     assert "\x1b[2K" not in text and "\x1b]0;" not in text and "\x07" not in text
     assert "\\x1b[2K\\r\\x1b]0;pwned\\x07" in re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_an_edit_judged_deny_cannot_be_confirmed() -> None:
+    def judge(arguments: Mapping[str, Any]) -> Request:
+        request = make_request(arguments=arguments)
+        return Request(request.id, request.call,
+                       Verdict("deny", "critical", "deny: write_file(/etc/**)", ("denied",)))
+
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO('e\n{"path": "/etc/x"}\n\ny\ns\n'), out,
+                              lang="en", actor=ACTOR, width=80)
+    decision = channel.decide(Prompt(make_request(), accept_all, judge_edit=judge))
+    # The box shows the deny; the original call's box is drawn again (on a terminal, keys
+    # typed before it are dropped) and the "y" read after it approves that call.
+    text = out.getvalue()
+    assert decision.kind == "approve" and decision.arguments is None
+    assert "deny: write_file(/etc/**)" in text and "Cancelled" in text
+    assert text.count("╭") == 3  # original, edited (denied), original again

@@ -196,3 +196,24 @@ def test_a_double_tapped_y_does_not_approve_the_next_box(tmp_path: Path) -> None
     child.expect("REFUSED 1")
     child.expect(pexpect.EOF)
     assert ran(tmp_path) == ["ran-build0"]
+
+
+def test_a_key_after_a_cancelled_edit_does_not_approve_the_original_unseen(
+        tmp_path: Path) -> None:
+    """`n` to the edited call and a quick `y` in one go: the `y` was meant for nothing shown
+    yet; the original call's box is drawn again and waits."""
+    child = spawn(tmp_path)
+    child.expect("WORKING 0")
+    child.sendline("")
+    child.expect(MENU)
+    child.sendline("e")
+    child.expect("json> ")
+    child.send('{"path": "other"}\r\r')
+    child.expect(r"Approve the edited call\? \[y/N\]")
+    child.send("n\ry\r")
+    child.expect("Cancelled")
+    child.expect(MENU)
+    child.sendline("s")
+    child.expect("REFUSED 0")
+    child.expect(pexpect.EOF)
+    assert ran(tmp_path) == []

@@ -258,6 +258,10 @@ class _Dialog:
             elif answer in _EDIT:
                 self.strikes = 0
                 decided = self.edit()
+                if decided is None:
+                    # Back to the original call: show it again, so a key meant for the
+                    # edited call's box cannot approve the original one unseen.
+                    self.show(self.prompt.request)
             else:
                 shown, _ = cut(escape_untrusted(raw, newline=False, tab=False), 40, self.lang)
                 self.strike("unreadable", answer=repr(shown))
@@ -323,6 +327,11 @@ class _Dialog:
             return None
         self.say("edit_new_box", style="bold")
         self.show(edited)
+        if edited.verdict.effect == "deny":  # a deny wins: nothing to confirm
+            reason = escape_untrusted(edited.verdict.reason or "denied", newline=False)
+            self.console.print(Text(t("edit_invalid", self.lang, error=reason), style="red"))
+            self.say("cancelled")
+            return None
         if _normalise(self.read(t("edit_confirm", self.lang))) in _YES:
             try:
                 return self.decision("edit", arguments=arguments)
