@@ -20,6 +20,7 @@ from signoff.audit import (
     verify_store,
 )
 from signoff.cli_audit import main
+from signoff.deciders import os_user
 from signoff.exceptions import IntegrityError
 from signoff.models import Decision, Grant
 from signoff.settings import load_settings
@@ -356,8 +357,9 @@ def test_grant_add_project_writes_the_rule_and_records_it(
                     str(tmp_path), "--db", db, "--as", "ann", "--json")
     assert code == 0
     doc = json.loads(out)
-    assert (doc["rule"], doc["scope"], doc["created_by"]) == ("Bash(npm run test:*)", "project",
-                                                              "ann")
+    # The store's owner acting for ann, without ann's token, is recorded as such.
+    assert (doc["rule"], doc["scope"], doc["created_by"]) == (
+        "Bash(npm run test:*)", "project", f"local-admin:{os_user()} as ann")
     allow = [r.text for r in load_settings(tmp_path, user=False).allow]
     assert "Bash(npm run test:*)" in allow
     with open_store(db) as store:

@@ -22,7 +22,7 @@ from signoff.testing import ScriptedChannel
 # A home directory that does not exist and is not under a temp dir: `rm -rf ~` is then
 # judged as deleting the home directory, and even a failure of the policy deletes nothing.
 SAFE_HOME = "/nonexistent-signoff-test-home/user"
-MENU = "[y/Enter] approve"
+MENU = "[y] approve"
 
 
 @pytest.fixture(autouse=True)

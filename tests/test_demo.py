@@ -14,7 +14,7 @@ import pytest
 
 from signoff.store import open_store
 
-MENU = r"\[y/Enter\] approve"
+MENU = r"\[y\] approve"
 
 
 def env_for(home: Path) -> dict[str, str]:
@@ -71,6 +71,10 @@ def test_interactive_always_edit_and_answer(tmp_path: Path, home: Path) -> None:
     child.sendline("e")
     child.expect("json> ")
     child.sendline('{"to": "boss@example.com", "subject": "0.2 done", "body": "Shipped."}')
+    child.sendline("")  # the blank line that ends the block, as the prompt says
+    child.expect("judged again")  # the edited call is shown as it will run
+    child.expect(r"Approve the edited call\? \[y/N\]")
+    child.sendline("y")
     child.expect("Which version should I tag")
     child.sendline("2")
     child.expect(r"finished")

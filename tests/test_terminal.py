@@ -75,7 +75,8 @@ def decide(
 
 KEYS = [
     ("y\n", "approve"),
-    ("\n", "approve"),
+    ("\ny\n", "approve"),  # Enter alone decides nothing; the y after it does
+    ("\n\n\ns\n", "skip"),
     ("Y\n", "approve"),
     ("yes\n", "approve"),
     ("ｙ\n", "approve"),  # full-width letter from a Chinese IME
@@ -85,7 +86,7 @@ KEYS = [
     ("x\ny\n", "approve"),
     ("n\nnot this file\n", "reject"),
     ("a\ny\n", "approve_always"),
-    ('e\n{"path": "b.txt"}\n', "edit"),
+    ('e\n{"path": "b.txt"}\n\ny\n', "edit"),
 ]
 
 
@@ -113,7 +114,7 @@ def test_reject_requires_a_reason() -> None:
 
 def test_help_lists_every_key() -> None:
     _, out = decide("?\ns\n")
-    for key in ["y or Enter", "a ", "n ", "s ", "e ", "?"]:
+    for key in ["y ", "a ", "n ", "s ", "e ", "?", "Enter alone decides nothing"]:
         assert key in out
 
 
@@ -161,19 +162,20 @@ def no_etc(arguments: Mapping[str, Any]) -> str | None:
 
 
 def test_edit_with_invalid_json_then_a_valid_retry() -> None:
-    decision, out = decide('e\n{"path": \n oops\n\n{"path": "b.txt"}\n')
+    decision, out = decide('e\n{"path": \n oops\n\n{"path": "b.txt"}\n\ny\n')
     assert decision.kind == "edit" and decision.arguments == {"path": "b.txt"}
     assert "Not valid JSON" in out
 
 
 def test_edit_with_validator_error_then_a_valid_retry() -> None:
-    decision, out = decide('e\n{"path": "/etc/passwd"}\n{"path": "ok.txt"}\n', validate=no_etc)
+    decision, out = decide('e\n{"path": "/etc/passwd"}\n\n{"path": "ok.txt"}\n\ny\n',
+                           validate=no_etc)
     assert decision.kind == "edit" and decision.arguments == {"path": "ok.txt"}
     assert "outside the workspace" in out and "not accepted" in out
 
 
 def test_edit_multi_line_object() -> None:
-    decision, _ = decide('e\n{\n  "path": "b.txt",\n  "content": "中文"\n}\n')
+    decision, _ = decide('e\n{\n  "path": "b.txt",\n  "content": "中文"\n}\n\ny\n')
     assert decision.arguments == {"path": "b.txt", "content": "中文"}
 
 
@@ -186,9 +188,9 @@ def test_edit_multi_line_object() -> None:
     ],
 )
 def test_edit_refusals_then_cancel_back_to_the_menu(block: str, message: str) -> None:
-    decision, out = decide(f"e\n{block}\ns\n")
+    decision, out = decide(f"e\n{block}\n\ns\n")
     assert decision.kind == "skip"
-    # The blank line after the refusal cancels; "s" is then read by the menu.
+    # The blank line ends the block; the next one cancels; "s" is then read by the menu.
     assert message in out
 
 
@@ -201,7 +203,7 @@ def test_edit_validator_that_crashes_never_approves() -> None:
     def broken(arguments: Mapping[str, Any]) -> str | None:
         raise RuntimeError("schema unavailable")
 
-    decision, out = decide('e\n{"path": "b"}\n\ns\n', validate=broken)
+    decision, out = decide('e\n{"path": "b"}\n\n\ns\n', validate=broken)
     assert decision.kind == "skip" and "schema unavailable" in out
 
 
@@ -291,12 +293,50 @@ def test_endless_help_is_bounded() -> None:
     assert decision.kind == "reject"
 
 
-def test_enter_does_not_approve_a_critical_call() -> None:
-    decision, out = decide("\n" * 5, make_request(risk="critical"))
-    assert decision.kind == "reject" and decision.reason == UNREADABLE_REASON
-    assert "type y to approve" in out
-    decision, _ = decide("\ny\n", make_request(risk="critical"))
+@pytest.mark.parametrize("risk", ["low", "medium", "high", "critical"])
+def test_enter_alone_never_approves(risk: str) -> None:
+    decision, out = decide("\n" * 5, make_request(risk=risk))
+    assert decision.kind == "reject" and decision.reason == NO_REVIEWER  # input ran out
+    assert out.count("Enter alone decides nothing") == 5
+    decision, _ = decide("\n\r\n  \ny\n", make_request(risk=risk))
     assert decision.kind == "approve"
+
+
+def test_endless_enter_is_bounded() -> None:
+    decision, _ = decide("\n" * 1000)
+    assert decision.kind == "reject" and decision.actor == "signoff"
+
+
+def test_edit_shows_the_rejudged_call_and_needs_an_explicit_y() -> None:
+    judged: list[Mapping[str, Any]] = []
+
+    def judge(arguments: Mapping[str, Any]) -> Request:
+        judged.append(arguments)
+        return make_request(arguments=arguments, risk="critical", suggested_rule=None)
+
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO('e\n{"path": "new.txt"}\n\n\ns\n'), out,
+                              lang="en", actor=ACTOR, width=80)
+    decision = channel.decide(Prompt(make_request(), accept_all, judge_edit=judge))
+    text = out.getvalue()
+    # The blank line that ends the block is not the confirmation; the next Enter cancels.
+    assert decision.kind == "skip" and judged == [{"path": "new.txt"}]
+    assert "judged again" in text and "new.txt" in text and "CRITICAL" in text
+    assert text.index("new.txt") > text.index("json>")
+    assert "Cancelled" in text
+
+
+def test_edit_whose_judge_fails_never_approves() -> None:
+    def judge(arguments: Mapping[str, Any]) -> Request:
+        raise RuntimeError("policy unavailable")
+
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO('e\n{"path": "b"}\n\ny\ns\n'), out, lang="en",
+                              actor=ACTOR, width=80)
+    decision = channel.decide(Prompt(make_request(), accept_all, judge_edit=judge))
+    # "y" lands on the menu again after the refusal: it approves the ORIGINAL call, shown.
+    assert decision.kind == "approve" and decision.arguments is None
+    assert "policy unavailable" in out.getvalue()
 
 
 # ----------------------------------------------------------------------------- output safety
@@ -392,7 +432,7 @@ def test_ask_human_question_is_escaped() -> None:
 def test_chinese_with_lang_argument() -> None:
     decision, out = decide("x\nn\n不要写这个文件\n", lang="zh")
     assert decision.reason == "不要写这个文件"
-    for text in ["需要审批", "[y/回车] 批准", "无法识别的输入", "拒绝原因", "已拒绝"]:
+    for text in ["需要审批", "[y] 批准", "无法识别的输入", "拒绝原因", "已拒绝"]:
         assert text in out
 
 
@@ -410,7 +450,7 @@ def test_english_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_chinese_always_and_edit_dialogs() -> None:
-    _, out = decide("a\nn\ne\n[1]\n\ns\n", lang="zh")
+    _, out = decide("a\nn\ne\n[1]\n\n\ns\n", lang="zh")
     for text in ["将保存规则", "本项目", "已取消", "当前参数", "参数必须是 JSON 对象", "已跳过"]:
         assert text in out
 
@@ -479,3 +519,21 @@ def test_in_a_real_terminal_the_default_streams_work_and_escapes_stay_inert() ->
     text = log.getvalue()
     assert "\x1b[2K" not in text and "\x1b]0;" not in text and "\x07" not in text
     assert "\\x1b[2K\\r\\x1b]0;pwned\\x07" in re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_an_edit_judged_deny_cannot_be_confirmed() -> None:
+    def judge(arguments: Mapping[str, Any]) -> Request:
+        request = make_request(arguments=arguments)
+        return Request(request.id, request.call,
+                       Verdict("deny", "critical", "deny: write_file(/etc/**)", ("denied",)))
+
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO('e\n{"path": "/etc/x"}\n\ny\ns\n'), out,
+                              lang="en", actor=ACTOR, width=80)
+    decision = channel.decide(Prompt(make_request(), accept_all, judge_edit=judge))
+    # The box shows the deny; the original call's box is drawn again (on a terminal, keys
+    # typed before it are dropped) and the "y" read after it approves that call.
+    text = out.getvalue()
+    assert decision.kind == "approve" and decision.arguments is None
+    assert "deny: write_file(/etc/**)" in text and "Cancelled" in text
+    assert text.count("╭") == 3  # original, edited (denied), original again

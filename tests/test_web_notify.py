@@ -78,8 +78,9 @@ def test_webhook_is_signed_retried_recorded_and_never_repeated(
     webhooks = [(h, b) for h, b in receiver.received if "x-signoff-signature" in h]
     assert len(webhooks) == 3  # 503, 503, 200
     headers, body = webhooks[-1]
-    assert verify(SECRET.encode(), body, headers["x-signoff-signature"])
-    assert not verify(b"wrong", body, headers["x-signoff-signature"])
+    signature, stamp = headers["x-signoff-signature"], headers["x-signoff-timestamp"]
+    assert verify(SECRET.encode(), body, signature, stamp)
+    assert not verify(b"wrong", body, signature, stamp)
     doc = json.loads(body)
     assert doc["event"] == "request.created" and doc["request"]["id"] == req.id
     assert doc["url"] == f"https://inbox.example/requests/{req.id}"

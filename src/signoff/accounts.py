@@ -41,6 +41,11 @@ _SCHEMA = (
 )
 
 
+def valid_name(name: str) -> bool:
+    """Whether `name` is an account name (letters, digits, `. _ @ -`, at most 64)."""
+    return bool(_NAME.fullmatch(name))
+
+
 @dataclass(frozen=True, slots=True)
 class Account:
     name: str
@@ -229,4 +234,4 @@ class Accounts:
         return load_keys().key(purpose)
 
 
-__all__ = ["ROLES", "Account", "Accounts", "Role"]
+__all__ = ["ROLES", "Account", "Accounts", "Role", "valid_name"]

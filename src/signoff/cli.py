@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __version__
-from .channels.render import escape_untrusted
+from .channels.render import escape_untrusted, safe_json
 from .exceptions import InvalidInput, SignoffError
 from .models import ToolCall, Verdict
 from .policy import Policy
@@ -48,7 +48,8 @@ def plain_table(*columns: str) -> Table:
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    """`--json` output: readable non-ASCII, but no code point a terminal would act on."""
+    sys.stdout.write(safe_json(value) + "\n")
 
 
 # ------------------------------------------------------------------ check
@@ -91,13 +92,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         out = sys.stdout
         for number, command, error in _shell_lines(args.shell_file):
             if error is not None:
-                out.write(json.dumps({"line": number, "error": error}) + "\n")
+                out.write(safe_json({"line": number, "error": error}) + "\n")
                 continue
             assert command is not None
             verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
             doc = verdict_json(verdict)
             doc["line"] = number
-            out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+            out.write(safe_json(doc) + "\n")
         return 0
     if args.shell is not None:
         call = ToolCall("execute_command", {"command": args.shell})
@@ -191,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except SignoffError as exc:
-        sys.stderr.write(f"signoff: {exc}\n")
+        sys.stderr.write(f"signoff: {escape_untrusted(str(exc))}\n")
         return 2
     except OSError as exc:
         if exc.filename is None:

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import getpass
+import io
 import os
 import sys
 import uuid
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 from .audit import AuditFilter, describe, event_json, export_jsonl, parse_since, read_log
 from .audit import verify_file as verify_exported
 from .audit import verify_store as verify_stored
-from .channels.render import escape_untrusted
+from .channels.render import escape_json_text, escape_untrusted
 from .cli import store_for
+from .cli_runs import add_identity, decider_for
 from .exceptions import InvalidInput, SignoffError
 from .models import GRANT_SCOPES, Grant
 from .rules import parse_rule
@@ -64,11 +65,22 @@ def cmd_export(args: argparse.Namespace) -> int:
             with open(tmp, "w", encoding="utf-8") as handle:
                 count, head = export_jsonl(store, handle)
             os.replace(tmp, target)
-        else:
-            count, head = export_jsonl(store, sys.stdout)
+        else:  # a terminal may be reading: no raw control or bidi code point reaches it
+            count, head = export_jsonl(store, cast(IO[str], _EscapingWriter(sys.stdout)))
     sys.stderr.write(f"exported {count} entries; chain head {head}\n"
                      f"verify offline: signoff audit verify --file FILE --head {head}\n")
     return 0
+
+
+class _EscapingWriter(io.TextIOBase):
+    """Writes JSON text to `target` with `escape_json_text` applied (same values)."""
+
+    def __init__(self, target: IO[str]) -> None:
+        self.target = target
+
+    def write(self, text: str) -> int:
+        self.target.write(escape_json_text(text))
+        return len(text)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -179,9 +191,9 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
     rule = parse_rule(args.rule).text  # InvalidInput names what is wrong
     if args.scope in ("run", "session") and not args.run:
         raise InvalidInput(f"a {args.scope} grant needs --run ID")
-    actor = args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
     written = None
     with closing(store_for(args)) as store:
+        actor = decider_for(args, need_admin=True).actor
         if args.scope == "project":
             stored, written = grant_project_rule(store, rule, actor=actor,
                                                  workspace=args.workspace)
@@ -204,8 +216,8 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
 def cmd_grant_revoke(args: argparse.Namespace) -> int:
     from .approvals import revoke_grant
 
-    actor = args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
     with closing(store_for(args)) as store:
+        actor = decider_for(args, need_admin=True).actor
         grant = revoke_grant(store, args.id, actor=actor, workspace=args.workspace)
     where = " and removed from .signoff/settings.local.toml" if grant.scope == "project" else ""
     print(escape_untrusted(f"Revoked {grant.id} ({grant.rule}, {grant.scope}){where}.",
@@ -286,7 +298,7 @@ def register(sub: Any) -> None:
                      help="project (default: also written to .signoff/settings.local.toml) "
                           "or run/session (needs --run)")
     add.add_argument("--run", help="the run a run or session grant belongs to")
-    add.add_argument("--as", dest="actor", help="who grants (default: $SIGNOFF_ACTOR or you)")
+    add_identity(add)
     add.add_argument("--json", action="store_true")
     add.set_defaults(func=cmd_grant_add)
     lst = grant_actions.add_parser("list", help="grants not revoked, newest first")
@@ -298,7 +310,7 @@ def register(sub: Any) -> None:
         "revoke", help="revoke a grant (a project grant also leaves settings.local.toml)")
     _common(revoke)
     revoke.add_argument("id")
-    revoke.add_argument("--as", dest="actor", help="who revokes (default: $SIGNOFF_ACTOR or you)")
+    add_identity(revoke)
     revoke.set_defaults(func=cmd_grant_revoke)
 
 
@@ -310,7 +322,7 @@ def main(argv: list[str]) -> int:
     try:
         return int(args.func(args))
     except SignoffError as exc:
-        sys.stderr.write(f"signoff: {exc}\n")
+        sys.stderr.write(f"signoff: {escape_untrusted(str(exc))}\n")
         return 2
 
 

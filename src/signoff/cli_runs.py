@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
-import os
 from contextlib import closing
 from typing import Any
 
@@ -14,11 +12,12 @@ from rich.text import Text
 from .approvals import decide, what_next
 from .channels.render import escape_untrusted, render_request
 from .cli import store_for
+from .deciders import Decider, resolve_decider
 from .exceptions import InvalidInput
 from .models import Decision, Request, ToolCall
 from .review import review_items
 from .settings import load_settings
-from .store import Store
+from .store import Store, default_url
 from .store.base import age
 from .worker import resume_run, work
 
@@ -31,15 +30,21 @@ _RISK_STYLE = {
 }
 
 
-def _actor(args: argparse.Namespace) -> str:
-    return args.actor or os.environ.get("SIGNOFF_ACTOR") or getpass.getuser()
+def settings_roles(workspace: str) -> dict[str, list[str]]:
+    """Roles of local names, from `[approvers]` in the settings (`alice = ["admin"]`)."""
+    table = load_settings(workspace).extra.get("approvers", {})
+    if not isinstance(table, dict):
+        return {}
+    return {str(name): [r for r in roles if isinstance(r, str)]
+            for name, roles in table.items() if isinstance(roles, list)}
 
 
-def _roles(args: argparse.Namespace, actor: str) -> list[str]:
-    """Roles of a local actor, from `[approvers]` in the settings (`alice = ["admin"]`)."""
-    table = load_settings(args.workspace).extra.get("approvers", {})
-    roles = table.get(actor, []) if isinstance(table, dict) else []
-    return [r for r in roles if isinstance(r, str)]
+def decider_for(args: argparse.Namespace, *, need_admin: bool = False) -> Decider:
+    """Who decides: the OS user, or `--as NAME` with NAME's credentials (see deciders)."""
+    url = getattr(args, "db", None) or default_url(getattr(args, "workspace", "."))
+    return resolve_decider(str(url), getattr(args, "actor", None),
+                           token_file=getattr(args, "token_file", None),
+                           settings_roles=settings_roles(args.workspace), need_admin=need_admin)
 
 
 def summary(request: Request) -> str:
@@ -164,14 +169,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _decide(args: argparse.Namespace, decision: Decision) -> int:
-    actor = _actor(args)
     with closing(store_for(args)) as store:
+        decider = decider_for(args)  # after the store exists: its file's owner is known
+        actor = decider.actor
         decided = decide(
             store,
             args.id,
             decision,
             actor=actor,
-            roles=_roles(args, actor),
+            roles=decider.roles,
             workspace=args.workspace,
         )
     what = escape_untrusted(summary(decided), newline=False)[:100]
@@ -183,10 +189,13 @@ def _decide(args: argparse.Namespace, decision: Decision) -> int:
         "skip": "Skipped",
         "respond": "Answered",
     }[decision.kind]
-    print(f"{verb} {decided.id} ({decided.call.name}: {what}) as {actor}; state {decided.state}.")
+    name = escape_untrusted(decided.call.name, newline=False)
+    print(f"{verb} {decided.id} ({name}: {what}) as {escape_untrusted(actor, newline=False)}; "
+          f"state {decided.state}.")
     if decision.kind == "approve_always" and decided.decision and decided.decision.rule:
-        print(f"Saved grant {decided.decision.rule} for the {decision.scope}.")
-    print(what_next(decided))
+        rule = escape_untrusted(decided.decision.rule, newline=False)
+        print(f"Saved grant {rule} for the {decision.scope}.")
+    print(escape_untrusted(what_next(decided)))
     return 0
 
 
@@ -220,7 +229,8 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 def cmd_resolve(args: argparse.Namespace) -> int:
     with closing(store_for(args)) as store:
-        request = store.resolve_in_doubt(args.id, args.outcome, actor=_actor(args))
+        actor = decider_for(args).actor
+        request = store.resolve_in_doubt(args.id, args.outcome, actor=actor)
     print(f"Resolved {request.id} as {args.outcome}; state {request.state}.")
     return 0
 
@@ -276,7 +286,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     for item in items:
         table.add_row(
             item.id,
-            item.call.name,
+            escape_untrusted(item.call.name, newline=False),
             escape_untrusted(summary_of(item.call), newline=False),
             item.event.run_id or "-",
             age(item.event.ts),
@@ -291,7 +301,7 @@ def cmd_revert(args: argparse.Namespace) -> int:
     from .review import parse_review_id, revert
 
     with closing(store_for(args)) as store:
-        message = revert(store, parse_review_id(args.id), actor=_actor(args))
+        message = revert(store, parse_review_id(args.id), actor=decider_for(args).actor)
     print(escape_untrusted(message))
     return 0
 
@@ -301,6 +311,15 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         applied = store.migrate()
     print(f"migrations applied: {applied or 'none (up to date)'}")
     return 0
+
+
+def add_identity(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--as", dest="actor", metavar="NAME",
+        help="decide as NAME: needs NAME's token (--token-file or $SIGNOFF_TOKEN, or a "
+             "prompt on a terminal), or the store's local admin (default: you, the OS user)")
+    parser.add_argument("--token-file", metavar="FILE",
+                        help="a file holding the --as account's token")
 
 
 def register(sub: Any) -> None:
@@ -331,7 +350,7 @@ def register(sub: Any) -> None:
     ):
         p = add(name, func, help)
         p.add_argument("id")
-        p.add_argument("--as", dest="actor", help="who decides (default: $SIGNOFF_ACTOR or you)")
+        add_identity(p)
         if name == "answer":
             p.add_argument("text")
         else:
@@ -347,7 +366,7 @@ def register(sub: Any) -> None:
     p = add("resolve", cmd_resolve, "settle a call in doubt: done, failed or retry")
     p.add_argument("id")
     p.add_argument("outcome", choices=("done", "failed", "retry"))
-    p.add_argument("--as", dest="actor")
+    add_identity(p)
     p = add("runs", cmd_runs, "list runs")
     p.add_argument("--json", action="store_true")
     p.add_argument("--status", default=None)
@@ -364,8 +383,9 @@ def register(sub: Any) -> None:
         "revert", cmd_revert, "undo a change that ran without asking (refused if changed since)"
     )
     p.add_argument("id", help="a review item id, like rev_12")
-    p.add_argument("--as", dest="actor")
+    add_identity(p)
     add("migrate", cmd_migrate, "apply the store's schema migrations")
 
 
-__all__ = ["register", "request_json", "requests_json", "summary"]
+__all__ = ["add_identity", "decider_for", "register", "request_json", "requests_json",
+           "summary"]

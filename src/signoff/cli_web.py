@@ -61,6 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .web.app import create_app
+    from .web.limits import DEFAULT_MAX_BODY
     from .web.notify import Notifier
 
     url = _url(args)
@@ -72,7 +73,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     store = open_store(url)
     app = create_app(url, workspace=workspace, settings=settings, store=store,
                      accounts=accounts, base_url=base,
-                     forbid_self_approval=True if args.no_self_approval else None)
+                     forbid_self_approval=True if args.no_self_approval else None,
+                     max_body=args.max_body or DEFAULT_MAX_BODY)
     stop = threading.Event()
     notifier = Notifier.from_settings(store, settings, base_url=base)
     thread = None
@@ -132,6 +134,16 @@ def cmd_users(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of bytes, at least 1")
+    return value
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, help="store URL (default: $SIGNOFF_DB, else "
                         ".signoff/signoff.db in the workspace)")
@@ -147,6 +159,9 @@ def register(sub: Any) -> None:
     serve.add_argument("--no-self-approval", action="store_true",
                        help="a requester may not approve their own request")
     serve.add_argument("--log-level", default="info")
+    serve.add_argument("--max-body", type=_positive_bytes, default=None, metavar="BYTES",
+                       help="largest request body accepted; bigger ones get 413 "
+                       "(default 1048576, 1 MiB)")
     serve.set_defaults(func=cmd_serve)
 
     notify = sub.add_parser("notify", help="deliver notifications from the events feed")

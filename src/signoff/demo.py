@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from .channels import Prompt
 from .channels.render import escape_untrusted
 from .channels.terminal import TerminalChannel
 from .exceptions import InvalidInput
-from .models import ToolCall
+from .models import Request, ToolCall
 from .policy import Policy
 from .runner import Runner
 from .runs import Agent, Run
@@ -193,11 +194,18 @@ def answer_here(
             def validate(args: Mapping[str, Any], call: ToolCall = call) -> str | None:
                 return agent.policy.edit_problem(call, args)
 
+            def judge(args: Mapping[str, Any], request: Request = request) -> Request:
+                edited = agent.policy.validated_edit(request.call, args)
+                spec = agent.policy.registry.get(edited.name)
+                return replace(request, call=edited, verdict=agent.policy.evaluate(edited),
+                               preview=agent.previewer(edited, spec), digest=edited.digest())
+
             prompt = Prompt(
                 request=request,
                 validate_edit=validate,
                 always_rule=request.verdict.suggested_rule,
                 always_scope="run",
+                judge_edit=judge,
             )
             decision = channel.decide(prompt)
             try:
@@ -210,7 +218,7 @@ def answer_here(
                 )
                 break
             except InvalidInput as exc:
-                out.print(f"Not stored: {exc}")
+                out.print(f"Not stored: {escape_untrusted(str(exc))}")
 
 
 def command_name() -> str:
@@ -257,7 +265,8 @@ def run_demo(
     out.print(f"task: {TASK}")
     metadata = {"workspace": str(root)}
     agent = build_agent(metadata)
-    agent.on_text = lambda text: out.print(Text(f"model: {text}", style="italic"))
+    agent.on_text = lambda text: out.print(
+        Text(f"model: {escape_untrusted(text)}", style="italic"))
     with closing(open_store(db, workspace=root)) as store:
         runner = Runner(store, agent, agent_ref=AGENT_REF)
         run = runner.start(

@@ -266,6 +266,7 @@ class Gate:
             always_rule=verdict.suggested_rule,
             always_scope="session",
             schema=spec.schema,
+            judge_edit=lambda args: self._edited_request(request, args),
         )
         with self._prompt_lock:  # one prompt at a time, across threads and tasks
             try:
@@ -278,6 +279,13 @@ class Gate:
         if decision.kind == "approve_always":
             self._remember(decision, verdict)
         return decision
+
+    def _edited_request(self, request: Request, arguments: Mapping[str, Any]) -> Request:
+        """The request as the edit would make it: judged again, with its own preview."""
+        edited = self.policy.validated_edit(request.call, arguments)
+        spec = self.policy.registry.get(edited.name)
+        return replace(request, call=edited, verdict=self.check(edited),
+                       preview=self.previewer(edited, spec), digest=edited.digest())
 
     def _edit_problem(self, call: ToolCall, arguments: Mapping[str, Any]) -> str | None:
         return self.policy.edit_problem(call, arguments, grants=tuple(self._grant_rules))

@@ -60,12 +60,12 @@ MESSAGES: dict[str, dict[Lang, str]] = {
     "effect_deny": {"en": "deny", "zh": "拒绝"},
     # menu and dialogs
     "menu": {
-        "en": "[y/Enter] approve  [a] always  [n] reject  [s] skip  [e] edit  [?] help",
-        "zh": "[y/回车] 批准  [a] 总是允许  [n] 拒绝  [s] 跳过  [e] 修改参数  [?] 帮助",
-    },
-    "menu_critical": {
         "en": "[y] approve  [a] always  [n] reject  [s] skip  [e] edit  [?] help",
         "zh": "[y] 批准  [a] 总是允许  [n] 拒绝  [s] 跳过  [e] 修改参数  [?] 帮助",
+    },
+    "enter_decides_nothing": {
+        "en": "Enter alone decides nothing: type y to approve, n to reject, ? for help.",
+        "zh": "仅按回车不会做出任何决定：输入 y 批准，n 拒绝，? 查看帮助。",
     },
     "menu_ask": {
         "en": "Type your answer{pick} and press Enter.  /s skip  /n reject  /? help",
@@ -74,21 +74,23 @@ MESSAGES: dict[str, dict[Lang, str]] = {
     "menu_ask_pick": {"en": " (or an option number)", "zh": "（或选项编号）"},
     "help": {
         "en": (
-            "y or Enter  approve this exact call once\n"
+            "y           approve this exact call once (Enter alone decides nothing)\n"
             "a           approve and remember a rule (you see the rule first)\n"
             "n           reject; you give a reason, which goes back to the agent\n"
             "s           skip this call; the agent is told it did not run\n"
-            "e           edit the arguments as JSON; they are checked again\n"
+            "e           edit the arguments as JSON; they are judged again and shown\n"
             "?           this help\n"
+            "Keys typed before the box appeared are ignored.\n"
             "Five unreadable answers in a row reject the call. Ctrl-C rejects it."
         ),
         "zh": (
-            "y 或回车   仅批准这一次调用\n"
+            "y          仅批准这一次调用（仅按回车不会做出决定）\n"
             "a          批准并记住一条规则（先显示规则）\n"
             "n          拒绝；需填写原因，原因会返回给智能体\n"
             "s          跳过此调用；智能体会得知它未执行\n"
-            "e          以 JSON 修改参数；修改后会重新检查\n"
+            "e          以 JSON 修改参数；修改后会重新判定并显示\n"
             "?          显示本帮助\n"
+            "在审批框出现之前输入的按键会被忽略。\n"
             "连续五次无法识别的输入将拒绝此调用。按 Ctrl-C 也会拒绝。"
         ),
     },
@@ -109,10 +111,6 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "zh": "无法识别的输入 {answer}；输入 ? 查看帮助。",
     },
     "tries_left": {"en": "({left} tries left)", "zh": "（还剩 {left} 次）"},
-    "critical_needs_y": {
-        "en": "This call is critical: type y to approve it (Enter alone does not).",
-        "zh": "这是严重风险的调用：请输入 y 批准（仅按回车无效）。",
-    },
     "bad_option": {
         "en": "There is no option {n}; pick 1 to {max} or type an answer.",
         "zh": "没有编号为 {n} 的选项；请选择 1 到 {max}，或直接输入回答。",
@@ -149,6 +147,11 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "(a blank line first cancels):",
         "zh": "请输入新的参数（一个 JSON 对象），以空行结束（直接输入空行则取消）：",
     },
+    "edit_new_box": {
+        "en": "The edited call, judged again; this is what will run:",
+        "zh": "修改后的调用（已重新判定），将按此执行：",
+    },
+    "edit_confirm": {"en": "Approve the edited call? [y/N] ", "zh": "批准修改后的调用？[y/N] "},
     "edit_schema": {"en": "Expected fields: {fields}", "zh": "应包含字段：{fields}"},
     "edit_bad_json": {"en": "Not valid JSON: {error}", "zh": "不是有效的 JSON：{error}"},
     "edit_not_object": {

@@ -16,6 +16,9 @@ from ..models import Decision, GrantScope, Request
 # Returns None when the edited arguments are acceptable, else a message naming the problem
 # (schema violation, or the policy denies the edited call).
 EditValidator = Callable[[Mapping[str, Any]], str | None]
+# The request as it would read with the edited arguments: the policy's new verdict and the
+# new preview, shown to the person before the edit is confirmed.
+EditJudge = Callable[[Mapping[str, Any]], Request]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,7 @@ class Prompt:
     always_rule: str | None = None  # the exact rule "always" would save
     always_scope: GrantScope = "session"
     schema: Mapping[str, Any] | None = None
+    judge_edit: EditJudge | None = None  # without it the edited arguments are shown as is
 
 
 class Channel(Protocol):
@@ -41,4 +45,4 @@ class RejectingChannel:
         return Decision(kind="reject", actor="signoff", reason=self.reason)
 
 
-__all__ = ["Channel", "EditValidator", "Prompt", "RejectingChannel"]
+__all__ = ["Channel", "EditJudge", "EditValidator", "Prompt", "RejectingChannel"]

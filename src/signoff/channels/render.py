@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
 import unicodedata
 from collections.abc import Mapping
@@ -101,6 +102,45 @@ def escape_untrusted(text: str, *, newline: bool = True, tab: bool = True) -> st
             continue
         previous_kept = False
     return "".join(out)
+
+
+def _needs_json_escape(char: str) -> bool:
+    code = ord(char)
+    return code > 0x7E and (
+        code in _INVISIBLE or unicodedata.category(char) in _ESCAPED_CATEGORIES
+    )
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON spells a code point beyond the BMP as a surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+_BEYOND_ASCII = re.compile("[\x7f-\U0010ffff]")
+
+
+def _escape_match(match: re.Match[str]) -> str:
+    char = match.group()
+    return _json_escape(char) if _needs_json_escape(char) else char
+
+
+def escape_json_text(text: str) -> str:
+    """JSON text with the code points `escape_untrusted` hides spelled `\\uXXXX`.
+
+    For JSON that `json.dumps(..., ensure_ascii=False)` wrote: C1 controls, DEL, bidi
+    overrides and isolates, zero-width and other format characters, separators, surrogates,
+    private-use and unassigned code points become escapes (they can only occur inside
+    strings, so the value parses back the same); other non-ASCII text stays readable.
+    """
+    return _BEYOND_ASCII.sub(_escape_match, text)
+
+
+def safe_json(value: Any, **options: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, **options)`, safe to print on a terminal."""
+    return escape_json_text(json.dumps(value, ensure_ascii=False, **options))
 
 
 def cut(text: str, limit: int, lang: Lang) -> tuple[str, str]:
@@ -364,10 +404,12 @@ __all__ = [
     "argument_rows",
     "build_box",
     "cut",
+    "escape_json_text",
     "escape_untrusted",
     "is_question",
     "plain_console",
     "preview_lines",
     "question_parts",
     "render_request",
+    "safe_json",
 ]

@@ -2,8 +2,11 @@
 
 Fail closed at every turn: end of input, no terminal, Ctrl-C, five unreadable answers in
 a row, or an endless stream of answers that never decide, all end in a rejection. Nothing
-but an explicit `y`, Enter (not for critical calls), a confirmed `a`, a validated edit or
-an answer to a question lets a call through.
+but an explicit `y`, a confirmed `a`, a validated and confirmed edit or an answer to a
+question lets a call through.
+
+A key counts only once its box is on the screen: whatever was typed ahead is dropped right
+after each box is drawn (see `keyboard.LineSource`), and Enter alone never decides.
 
 Decision reasons written here go to the model and the audit log, so they stay English
 ("no reviewer available"); what the reviewer reads on screen follows `lang`.
@@ -11,21 +14,23 @@ Decision reasons written here go to the model and the audit log, so they stay En
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 import threading
 import time
 import unicodedata
+from dataclasses import replace
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
+from ..deciders import os_user
 from ..exceptions import InvalidInput
 from ..i18n import Lang, resolve_lang, t
-from ..models import Decision, DecisionKind, GrantScope
+from ..models import Decision, DecisionKind, GrantScope, Request
 from . import Prompt
+from .keyboard import LineSource
 from .render import (
     DEFAULT_WIDTH,
     MAX_BOX_WIDTH,
@@ -71,9 +76,10 @@ class _GiveUp(Exception):
 
 
 def _current_user() -> str:
+    """The OS user by uid, as the CLI records deciders ($USER is not consulted)."""
     try:
-        return getpass.getuser()
-    except Exception:  # no login name in containers and some CI runners
+        return os_user()
+    except Exception:  # no uid to name on an odd platform
         return "local"
 
 
@@ -149,6 +155,7 @@ class _Dialog:
         self.prompt = prompt
         self.console = console
         self.stream = stream
+        self.lines = LineSource(stream) if stream is not None else None
         self.lang = channel.lang
         self.strikes = 0
         self.reads = 0
@@ -160,12 +167,12 @@ class _Dialog:
 
     def read(self, label: str = "> ") -> str:
         """One line without its line ending; end of input raises `_NoReviewer`."""
-        if self.stream is None:
+        if self.lines is None:
             raise _NoReviewer
         self.console.print(Text(label, style="bold"), end="")
         self.console.file.flush()
         try:
-            line = self.stream.readline()
+            line = self.lines.readline()
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             raise _NoReviewer from exc
         if line == "":
@@ -195,11 +202,18 @@ class _Dialog:
 
     # ------------------------------------------------------------------ flow
 
-    def run(self) -> Decision:
-        request = self.prompt.request
+    def show(self, request: Request) -> None:
+        """Draw a box; only keys typed after it is on the screen can answer it."""
         self.console.print()
         width = min(self.console.width, MAX_BOX_WIDTH)
         self.console.print(build_box(request, self.lang, width=width))
+        self.console.file.flush()
+        if self.lines is not None:
+            self.lines.discard_typed_ahead()
+
+    def run(self) -> Decision:
+        request = self.prompt.request
+        self.show(request)
         if self.channel.require_tty and not _isatty(self.stream):
             return self.auto_reject(NO_REVIEWER, "no_reviewer")
         try:
@@ -219,15 +233,15 @@ class _Dialog:
             )
 
     def menu(self) -> Decision:
-        critical = self.prompt.request.verdict.risk == "critical"
         while True:
-            self.say("menu_critical" if critical else "menu", style="bold")
+            self.say("menu", style="bold")
             raw = self.read()
             answer = _normalise(raw)
-            if answer == "" and critical:
-                self.strike("critical_needs_y")
+            if answer == "":
+                # Enter alone decides nothing: it may be a key meant for something else.
+                self.say("enter_decides_nothing", style="yellow")
                 continue
-            if answer == "" or answer in _YES:
+            if answer in _YES:
                 return self.decision("approve")
             if answer in _HELP:
                 self.strikes = 0
@@ -244,6 +258,10 @@ class _Dialog:
             elif answer in _EDIT:
                 self.strikes = 0
                 decided = self.edit()
+                if decided is None:
+                    # Back to the original call: show it again, so a key meant for the
+                    # edited call's box cannot approve the original one unseen.
+                    self.show(self.prompt.request)
             else:
                 shown, _ = cut(escape_untrusted(raw, newline=False, tab=False), 40, self.lang)
                 self.strike("unreadable", answer=repr(shown))
@@ -292,13 +310,45 @@ class _Dialog:
                 self.say("cancelled")
                 return None
             problem = self.check_edit(text)
-            if isinstance(problem, Decision):
-                return problem
-            self.console.print(Text(problem, style="red"))
-            self.say("edit_retry", style="dim")
+            if isinstance(problem, str):
+                self.console.print(Text(problem, style="red"))
+                self.say("edit_retry", style="dim")
+                continue
+            return self.confirm_edit(problem)
 
-    def check_edit(self, text: str) -> Decision | str:
-        """The edit decision, or the message that says why these arguments are refused."""
+    def confirm_edit(self, arguments: dict[str, Any]) -> Decision | None:
+        """Show the edited call as it will run, judged again, and ask for an explicit y."""
+        try:
+            edited = self.edited_request(arguments)
+        except Exception as exc:  # a judge that fails must not approve anything
+            message = escape_untrusted(str(exc) or type(exc).__name__, newline=False)
+            self.console.print(Text(t("edit_invalid", self.lang, error=message), style="red"))
+            self.say("cancelled")
+            return None
+        self.say("edit_new_box", style="bold")
+        self.show(edited)
+        if edited.verdict.effect == "deny":  # a deny wins: nothing to confirm
+            reason = escape_untrusted(edited.verdict.reason or "denied", newline=False)
+            self.console.print(Text(t("edit_invalid", self.lang, error=reason), style="red"))
+            self.say("cancelled")
+            return None
+        if _normalise(self.read(t("edit_confirm", self.lang))) in _YES:
+            try:
+                return self.decision("edit", arguments=arguments)
+            except InvalidInput as exc:
+                message = escape_untrusted(str(exc), newline=False)
+                self.console.print(Text(t("edit_invalid", self.lang, error=message), style="red"))
+        self.say("cancelled")
+        return None
+
+    def edited_request(self, arguments: dict[str, Any]) -> Request:
+        if self.prompt.judge_edit is not None:
+            return self.prompt.judge_edit(arguments)
+        request = self.prompt.request
+        return replace(request, call=request.call.with_arguments(arguments))
+
+    def check_edit(self, text: str) -> dict[str, Any] | str:
+        """The edited arguments, or the message that says why they are refused."""
         try:
             arguments = json.loads(text, parse_constant=_refuse_constant)
         except ValueError as exc:
@@ -311,29 +361,24 @@ class _Dialog:
             error = str(exc) or type(exc).__name__
         if error:
             return t("edit_invalid", self.lang, error=escape_untrusted(error, newline=False))
-        try:
-            return self.decision("edit", arguments=arguments)
-        except InvalidInput as exc:
-            return t("edit_invalid", self.lang, error=escape_untrusted(str(exc), newline=False))
+        return arguments
 
     def read_json_block(self) -> str | None:
-        """Lines until a blank line or a complete JSON value; None if the first is blank."""
+        """Lines until a blank line, as the prompt says; None if the first is blank.
+
+        The block ends at the blank line and nowhere else, so that blank line is read here
+        and cannot fall through to answer the next box."""
         lines: list[str] = []
+        size = 0
         while True:
             line = self.read("json> " if not lines else "    > ")
             if not line.strip():
                 return "\n".join(lines) if lines else None
             lines.append(line)
-            text = "\n".join(lines)
-            if len(text) > MAX_EDIT_CHARS:
+            size += len(line) + 1
+            if size > MAX_EDIT_CHARS:
                 self.say("edit_too_long", style="red")
-                lines = []
-                continue
-            try:
-                json.loads(text)
-            except ValueError:
-                continue  # not complete yet: keep reading
-            return text
+                lines, size = [], 0
 
     def question(self) -> Decision:
         _, options = question_parts(self.prompt.request)

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import approvals
@@ -22,7 +22,7 @@ from ..models import RISKS
 from ..stats import load_stats
 from . import audit_view
 from .auth import csrf_ok, principal
-from .core import Context, ctx_of, error, error_code, status_of, whole_number
+from .core import Context, JSONResponse, ctx_of, error, error_code, status_of, whole_number
 from .service import Filters, api_request, api_requests, decide, decision_from
 from .stats_view import min_count_param, since_param
 

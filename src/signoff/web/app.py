@@ -6,6 +6,7 @@
     API     /api/...  /openapi.json                               (see api.py, openapi.py)
     live    /api/events                                           (see events.py)
 
+Request bodies are capped (`max_body`, 1 MiB by default; see limits.py).
 Every response carries a Content-Security-Policy without inline script, `nosniff`,
 `frame-ancestors 'none'` and `Referrer-Policy: same-origin`.
 """
@@ -28,6 +29,7 @@ from ..settings import Settings, load_settings
 from ..store import Store, open_store
 from . import api, audit_view, events, openapi, pages, stats_view
 from .core import HERE, Context
+from .limits import DEFAULT_MAX_BODY, BodyLimit
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
@@ -80,8 +82,10 @@ def create_app(
     accounts: Accounts | None = None,
     forbid_self_approval: bool | None = None,
     base_url: str = "",
+    max_body: int = DEFAULT_MAX_BODY,
 ) -> Starlette:
-    """Build the app. Pass `store`/`accounts` to share objects (tests, `memory:`)."""
+    """Build the app. Pass `store`/`accounts` to share objects (tests, `memory:`);
+    `max_body` caps request bodies (bytes; 413 above it)."""
     root = Path(workspace).resolve()
     url = store_url_of(store_url, root)
     owned: list[Any] = []
@@ -116,7 +120,8 @@ def create_app(
               Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.ctx = ctx
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(BodyLimit, max_bytes=max_body)
+    app.add_middleware(SecurityHeaders)  # outermost: the 413 carries the headers too
     return app
 
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse as StarletteJSONResponse
 
 from ..accounts import Account, Accounts
-from ..channels.render import escape_untrusted
+from ..channels.render import escape_untrusted, safe_json
 from ..exceptions import (
     ConflictError,
     IntegrityError,
@@ -28,6 +28,7 @@ from ..exceptions import (
 from ..i18n import Lang
 from ..settings import Settings
 from ..store import Store
+from .limits import PAGE_TEXT_LIMIT
 from .web_i18n import wt
 
 if TYPE_CHECKING:
@@ -84,6 +85,18 @@ def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
+def clip_text(value: Any, limit: int = PAGE_TEXT_LIMIT) -> Any:
+    """A string cut for a page, with its full length noted; anything else as it is."""
+    if not isinstance(value, str) or len(value) <= limit:
+        return value
+    return (f"{value[:limit]}\n… [cut: {len(value):,} characters in all; "
+            "the whole request is under “raw” on its page]")
+
+
+def pretty_clipped(value: Any) -> Any:
+    return clip_text(pretty_json(value))
+
+
 def make_env() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(HERE / "templates")),
@@ -93,7 +106,8 @@ def make_env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = when
-    env.filters["pretty"] = pretty_json
+    env.filters["pretty"] = pretty_clipped  # pages show a head; /requests/{id}/raw the whole
+    env.filters["clip"] = clip_text
     return env
 
 
@@ -158,6 +172,14 @@ def whole_number(raw: str | None, name: str, default: int, low: int, high: int) 
     return value
 
 
+class JSONResponse(StarletteJSONResponse):
+    """JSON as Starlette writes it, with C1, bidi and zero-width code points escaped (the
+    same values): `curl` in a terminal shows model text inert, like the CLI's --json."""
+
+    def render(self, content: Any) -> bytes:
+        return safe_json(content, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
 def error(status: int, message: str, code: str = "error") -> JSONResponse:
     return JSONResponse({"error": code, "message": message}, status_code=status)
 
@@ -171,4 +193,5 @@ def env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in ("1", "true", "yes")
 
 
-__all__ = ["Account", "Context", "ctx_of", "error", "inert", "lang_of", "status_of", "when"]
+__all__ = ["Account", "Context", "JSONResponse", "ctx_of", "error", "inert", "lang_of", "status_of",
+           "when"]

@@ -4,13 +4,16 @@ PostgreSQL's `wait_for_event` is LISTEN/NOTIFY, so pages hear of a decision at o
 SQLite polls. `GET /api/events?after=SEQ&wait=S` streams events as server-sent events
 (`id:` = seq, `event:` = kind, `data:` = the event JSON) for up to S seconds (default 25),
 then ends; EventSource reconnects with `Last-Event-ID` and misses nothing.
+
+The account behind a stream is checked again every `RECHECK` seconds: once it is removed,
+or its role changed, the stream ends (no further event is sent); a reconnect is then
+judged like any new request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -20,12 +23,15 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from ..channels.render import safe_json
 from ..store import Store
 from .auth import principal
 from .core import ctx_of, error
 
 DEFAULT_WAIT = 25.0
 MAX_WAIT = 300.0
+RECHECK = 1.0  # seconds between checks that the stream's account still may read
+KEEP_ALIVE = 15.0
 PUBLIC_KINDS = ("request.", "run.", "grant.", "review", "notify.")
 
 
@@ -99,7 +105,8 @@ def _seq(raw: str | None) -> int | None:
 
 
 def frame(event: dict[str, Any]) -> str:
-    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    # Escaped like the CLI's --json: `curl` in a terminal shows no raw C1/bidi code point.
+    data = safe_json(event, separators=(",", ":"))
     return f"id: {event['seq']}\nevent: {event['kind']}\ndata: {data}\n\n"
 
 
@@ -117,6 +124,14 @@ async def stream(request: HTTPRequest) -> Response:
                      "invalid")
     start = after if after >= 0 else await anyio.to_thread.run_sync(ctx.store.last_seq)
     broadcaster = ctx.broadcaster
+    granted = (who.name, who.role)
+
+    async def still_allowed() -> bool:
+        try:
+            now, _ = await anyio.to_thread.run_sync(principal, request)
+        except Exception:  # the accounts cannot be read: stop rather than keep sending
+            return False
+        return now is not None and (now.name, now.role) == granted
 
     async def gen() -> AsyncIterator[str]:
         seq = start
@@ -124,10 +139,15 @@ async def stream(request: HTTPRequest) -> Response:
         woke = broadcaster.subscribe() if broadcaster else asyncio.Event()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
+        next_ping = loop.time() + KEEP_ALIVE
         try:
             while True:
                 woke.clear()  # before reading: a wake-up during the read is not lost
                 batch = await anyio.to_thread.run_sync(ctx.store.events_after, seq, 200)
+                # Checked after the read: an account removed before an event was written
+                # is seen removed here, so that event is never sent to it.
+                if not await still_allowed():
+                    return
                 for event in batch:
                     seq = event.seq
                     if event.kind.startswith(PUBLIC_KINDS):
@@ -141,9 +161,11 @@ async def stream(request: HTTPRequest) -> Response:
                 if left <= 0:
                     return
                 try:
-                    await asyncio.wait_for(woke.wait(), timeout=min(left, 15.0))
+                    await asyncio.wait_for(woke.wait(), timeout=min(left, RECHECK))
                 except TimeoutError:
-                    yield ": keep-alive\n\n"
+                    if loop.time() >= next_ping:
+                        next_ping = loop.time() + KEEP_ALIVE
+                        yield ": keep-alive\n\n"
                 if await request.is_disconnected():
                     return
         finally:

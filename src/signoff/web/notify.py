@@ -19,8 +19,10 @@ retry), so a restart neither loses nor repeats a notification; a crash mid-deliv
 it again with the same `Idempotency-Key` (the event's sequence number). Each outcome is
 recorded as a `notify.delivered` or `notify.failed` event on the request.
 
-Webhook headers: `X-Signoff-Signature: sha256=<hex HMAC-SHA256 of the body>`,
-`X-Signoff-Event`, `Idempotency-Key`.
+Webhook headers: `X-Signoff-Timestamp: <unix seconds>`, `X-Signoff-Signature:
+sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`, `X-Signoff-Event`, `Idempotency-Key`.
+Receivers check both with `verify()`, which refuses a timestamp older (or newer) than
+five minutes, so a captured delivery cannot be replayed later.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from ..store import Event, Store
 from ..store.base import DELIVERED, DELIVERY_FAILED
 
 DEFAULT_EVENTS = ("request.created",)
+DEFAULT_TOLERANCE = 300.0  # seconds a signed timestamp stays acceptable to a receiver
 
 
 @dataclass(frozen=True)
@@ -82,13 +85,43 @@ class Channel:
                    float(table.get("timeout", 10.0)))
 
 
-def sign(secret: bytes, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+def sign(secret: bytes, body: bytes, timestamp: int) -> str:
+    """`sha256=` + the hex HMAC-SHA256 of `<timestamp>.<body>` (Slack's scheme)."""
+    signed = str(int(timestamp)).encode() + b"." + body
+    return "sha256=" + hmac.new(secret, signed, hashlib.sha256).hexdigest()
 
 
-def verify(secret: bytes, body: bytes, header: str) -> bool:
-    """For receivers: does `X-Signoff-Signature` match this body?"""
-    return hmac.compare_digest(sign(secret, body), header)
+def _ascii(value: object) -> str | None:
+    if isinstance(value, bytes):
+        return value.decode("ascii") if value.isascii() else None
+    return value if isinstance(value, str) and value.isascii() else None
+
+
+def verify(secret: bytes, body: bytes, signature: str | bytes | None,
+           timestamp: str | bytes | None, *, tolerance: float = DEFAULT_TOLERANCE,
+           now: float | None = None) -> bool:
+    """For receivers: do `X-Signoff-Signature` and `X-Signoff-Timestamp` sign this body,
+    and is the timestamp within `tolerance` seconds of now (default 5 minutes)?
+
+    Constant-time in the signature, and it never raises: a missing, non-ASCII or
+    malformed header, a timestamp outside the window (a replay) or any other problem is
+    simply False.
+    """
+    try:
+        sig = _ascii(signature)
+        stamp = _ascii(timestamp)
+        if not secret or not isinstance(body, bytes) or sig is None or stamp is None:
+            return False
+        if not stamp.isdigit() or len(stamp) > 12:  # whole seconds, no sign, no float
+            return False
+        moment = int(stamp)
+        current = time.time() if now is None else now
+        if not abs(current - moment) <= tolerance:
+            return False
+        expected = sign(secret, body, moment).encode()
+        return hmac.compare_digest(expected, sig.encode())
+    except Exception:  # a receiver's check must answer, never crash its handler
+        return False
 
 
 def _slack_escape(text: str) -> str:
@@ -169,8 +202,6 @@ class Notifier:
         body = self.body(channel, event)
         headers = {"Content-Type": "application/json", "User-Agent": "signoff-notify",
                    "X-Signoff-Event": event.kind, "Idempotency-Key": str(event.seq)}
-        if channel.secret:
-            headers["X-Signoff-Signature"] = sign(channel.secret, body)
         status = ""
         attempts = 0
         ok = False
@@ -178,6 +209,10 @@ class Notifier:
             attempts = attempt + 1
             if attempt:
                 self.sleep(channel.backoff * 2 ** (attempt - 1))
+            if channel.secret:  # signed afresh for each attempt: retries stay in the window
+                stamp = int(time.time())
+                headers["X-Signoff-Timestamp"] = str(stamp)
+                headers["X-Signoff-Signature"] = sign(channel.secret, body, stamp)
             ok, status, retry = self._post(channel, body, headers)
             if ok or not retry:
                 break
@@ -201,4 +236,4 @@ class Notifier:
             return False, f"error: {exc}", True
 
 
-__all__ = ["Channel", "Notifier", "sign", "verify"]
+__all__ = ["DEFAULT_TOLERANCE", "Channel", "Notifier", "sign", "verify"]

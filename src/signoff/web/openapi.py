@@ -20,7 +20,8 @@ def _resp(desc: str, schema: dict[str, Any] | None = None, *codes: int) -> dict[
         out["200"]["content"] = {"application/json": {"schema": schema}}
     texts = {400: "bad request", 401: "no valid token", 403: "not allowed (role, approvers, "
              "CSRF)", 404: "not found", 409: "already decided or conflict",
-             410: "expired", 422: "invalid input"}
+             410: "expired", 413: "the body is over the server's cap (1 MiB by default)",
+             422: "invalid input"}
     for code in (401, *codes):
         out[str(code)] = {"description": texts[code],
                           "content": {"application/json": {"schema": _ERR}}}
@@ -165,7 +166,7 @@ DOCUMENT: dict[str, Any] = {
                 "schema": {"$ref": "#/components/schemas/Decision"}}}},
             "responses": _resp("the decided request",
                                {"$ref": "#/components/schemas/Request"},
-                               400, 403, 404, 409, 410, 422)}},
+                               400, 403, 404, 409, 410, 413, 422)}},
         "/api/grants": {"get": {
             "summary": "remembered approvals",
             "parameters": [_q("run", "only this run's grants", {"type": "string"})],

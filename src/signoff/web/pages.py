@@ -8,6 +8,7 @@ Every form post checks the CSRF token; every decision goes through `service.deci
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -34,8 +35,9 @@ from .auth import (
     session_of,
     set_session,
 )
-from .core import Context, ctx_of, lang_of, status_of, translator
-from .service import Filters, decide, decision_from, deliveries, revert
+from .core import Context, ctx_of, lang_of, pretty_json, status_of, translator
+from .limits import PAGE_TEXT_LIMIT
+from .service import Filters, api_request, decide, decision_from, deliveries, revert
 
 
 def render(request: HTTPRequest, template: str, status: int = 200,
@@ -150,6 +152,7 @@ def _details(ctx: Context, request_id: str) -> dict[str, Any]:
         "summary": summary(r),
         "intent": r.metadata.get("intent"),
         "asks_human": _asks_human(r),
+        "call_cut": len(pretty_json(dict(r.call.arguments))) > PAGE_TEXT_LIMIT,
     }
 
 
@@ -165,6 +168,25 @@ async def request_page(request: HTTPRequest) -> Response:
         return render(request, "error.html", 404, message=str(exc))
     return render(request, "request.html", done=request.query_params.get("done"), seq=seq,
                   **details)
+
+
+async def raw_request(request: HTTPRequest) -> Response:
+    """The whole request as JSON (what a page cuts), for a signed-in reader."""
+    who, _ = principal(request)
+    if who is None:
+        return Response("sign in first\n", status_code=401, media_type="text/plain")
+    ctx = ctx_of(request)
+    try:
+        doc = await _run(lambda: api_request(ctx, ctx.store.get_request(
+            request.path_params["id"])))
+    except NotFound as exc:
+        return Response(f"{exc}\n", status_code=404, media_type="text/plain")
+    headers = {}
+    if request.query_params.get("download"):
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", str(doc.get("id", "request")))[:100]
+        headers["Content-Disposition"] = f'attachment; filename="{name}.json"'
+    body = json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 async def status_fragment(request: HTTPRequest) -> Response:
@@ -317,6 +339,7 @@ ROUTES = [
     Route("/fragments/card/{id}", card),
     Route("/fragments/request/{id}/status", status_fragment),
     Route("/requests/{id}", request_page),
+    Route("/requests/{id}/raw", raw_request),
     Route("/requests/{id}/decide", decide_form, methods=["POST"]),
     Route("/grants", grants),
     Route("/grants/{id}/revoke", revoke, methods=["POST"]),

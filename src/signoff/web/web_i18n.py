@@ -27,6 +27,14 @@ WEB: dict[str, dict[Lang, str]] = {
     "age": {"en": "Created", "zh": "创建时间"},
     "expires": {"en": "Expires", "zh": "过期时间"},
     "call": {"en": "Exact call", "zh": "确切调用"},
+    "cut_note": {"en": "The arguments are too long to show whole here; only their start is "
+                 "shown.", "zh": "参数过长，此处仅显示开头部分。"},
+    "raw": {"en": "See the whole request (raw JSON)", "zh": "查看完整请求（原始 JSON）"},
+    "raw_download": {"en": "download it", "zh": "下载"},
+    "edit_too_large": {"en": "These arguments are too large to edit here: download them, "
+                       "then edit with signoff edit ID --args or the API.",
+                       "zh": "参数过大，无法在此修改：请下载后用 "
+                             "signoff edit ID --args 或 API 修改。"},
     "arguments": {"en": "Arguments", "zh": "参数"},
     "preview": {"en": "What will happen", "zh": "将会发生什么"},
     "shell_parts": {"en": "Shell analysis", "zh": "Shell 分析"},
