@@ -27,6 +27,7 @@ from .shell_facts import Context, Facts, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
 from .shell_programs import judge_words
+from .shell_reach import note_mentions, note_trees
 
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
 
@@ -42,6 +43,10 @@ class CommandPart:
     writes: tuple[str, ...]
     inside_workspace: bool
     reasons: tuple[str, ...]
+    trees: tuple[str, ...] = ()  # directories read as a whole (grep -r, cp -r, tar c)
+    tree_writes: tuple[str, ...] = ()  # directories whose contents something else defines
+    links: tuple[str, ...] = ()  # targets of links this part makes
+    mentions: tuple[str, ...] = ()  # every argument that names a path, resolved
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +195,9 @@ def judge_command(cmd: Cmd, ctx: Context) -> list[Facts]:
         out.insert(0, f)  # e.g. BASH_ENV=… bash -c 'ls': the prefix itself is the risk
     for r in cmd.redirects:
         _redirect(target, r, cmd, ctx)
+    for facts in {id(x): x for x in (*out, target)}.values():
+        note_trees(facts, cmd, ctx)
+    note_mentions(target, cmd, ctx)
     if cmd.function is not None and cmd.words[0].text == cmd.function:
         target.deny("a function that calls itself (fork bomb pattern)")
     return out
@@ -259,7 +267,9 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
     reasons = f.reasons or [_DEFAULT_REASON[f.cls]]
     return CommandPart(" ".join(f.argv), tuple(f.argv), f.cls, effect, f.catastrophic,
                        tuple(dict.fromkeys(f.reads)), tuple(dict.fromkeys(f.writes)), inside,
-                       tuple(reasons))
+                       tuple(reasons), tuple(dict.fromkeys(f.trees)),
+                       tuple(dict.fromkeys(f.tree_writes)), tuple(dict.fromkeys(f.links)),
+                       tuple(dict.fromkeys(f.mentions)))
 
 
 _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files",

@@ -31,6 +31,10 @@ class Facts:
     reasons: list[str] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
+    trees: list[str] = field(default_factory=list)  # directories read as a whole
+    tree_writes: list[str] = field(default_factory=list)  # trees changed by content or -R
+    links: list[str] = field(default_factory=list)  # what links made here point to
+    mentions: list[str] = field(default_factory=list)  # every argument that names a path
     catastrophic: bool = False
     force_ask: bool = False  # e.g. a secret read or a write outside the workspace
     unknown_paths: bool = False
