@@ -255,7 +255,9 @@ CASES = [
     Case(".env.example read allowed", R, {"path": ".env.example"}, "allow"),
     Case(".git write asks", W, {"path": ".git/config", "content": ""}, "ask"),
     Case(".git read allowed", R, {"path": ".git/HEAD"}, "allow"),
-    Case(".signoff write asks", W, {"path": ".signoff/settings.toml", "content": ""}, "ask"),
+    # signoff's own state is protected: deny, not ask (issue 11, item 1)
+    Case(".signoff write denied", W, {"path": ".signoff/settings.toml", "content": ""}, "deny"),
+    Case(".signoff read denied", R, {"path": ".signoff/signoff.db"}, "deny"),
     Case("key file read asks", R, {"path": "certs/server.pem"}, "ask"),
     Case("~/.ssh read asks", R, {"path": "~/.ssh/id_ed25519"}, "ask"),
     Case("sensitive beats allow", W, {"path": ".env", "content": ""}, "ask", allow=["write_file"]),

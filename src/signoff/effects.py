@@ -1,0 +1,260 @@
+"""Effects: what one call touches, worked out before any rule is matched.
+
+Every call, a declared tool's or a shell command part's, becomes an `Effects`: the paths it
+reads and writes (each resolved), the directory trees it reads or fills as a whole, the
+targets of links it makes, every argument that names a path, the programs it runs, the URL
+and host it reaches, and its arguments (for argument rules and amounts). The policy then
+matches rules and boundaries against these effects once (`judge_paths` for the path
+facets), so a `Read(secrets/**)` deny means the same for `read_file`, `search_code` and
+`cat`.
+
+A path may be a shell glob pattern (`/ws/.signof?/x`): it is judged by what it *can*
+match, never by listing the disk.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import posixpath
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from .models import ToolCall
+from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match
+from .registry import ToolSpec
+from .rules import PathContext, Rule
+
+if TYPE_CHECKING:
+    from .shell import CommandPart
+
+Resolve = Callable[[str], tuple[str, ...]]
+Access = Literal["read", "write"]
+_SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    trees: tuple[str, ...] = ()  # directories read as a whole
+    tree_writes: tuple[str, ...] = ()  # directories whose contents something else defines
+    links: tuple[str, ...] = ()  # what links made by the call point to: read and write
+    mentions: tuple[str, ...] = ()  # every argument naming a path (programs we do not know)
+    programs: tuple[str, ...] = ()
+    url: str | None = None
+    host: str | None = None
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    problem: str | None = None  # the call cannot be judged (a bad or missing argument)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (*self.reads, *self.writes)
+
+
+def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
+    """The effects of a declared (non-shell) tool's call."""
+    args = call.arguments
+    if spec.kind in ("file_read", "file_write") and spec.path_arg:
+        raws, problem = _declared_paths(args, spec)
+        if problem:
+            return Effects(problem=problem, arguments=args)
+        paths = tuple(dict.fromkeys(p for raw in raws for p in resolve(raw)))
+        if spec.kind == "file_read":
+            return Effects(reads=paths, arguments=args)
+        return Effects(writes=paths, arguments=args)
+    if spec.kind == "network" and spec.url_arg:
+        url = args.get(spec.url_arg)
+        if not isinstance(url, str):
+            problem = f"argument {spec.url_arg!r} must be a URL string"
+            return Effects(problem=problem, arguments=args)
+        return Effects(url=url, host=(urlsplit(url).hostname or "").lower(), arguments=args)
+    return Effects(arguments=args)
+
+
+def _declared_paths(args: Mapping[str, Any], spec: ToolSpec) -> tuple[list[str], str | None]:
+    """Every path argument's value: `path_arg` (default `spec.default_path`), `path_args`
+    (a string or a list of strings each) and the keys of `files_arg` joined to `path_arg`."""
+    raws: list[str] = []
+    for key in spec.path_arguments():
+        main = key == spec.path_arg
+        value = args.get(key, spec.default_path if main else None)
+        if value is None and not main:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, str) or "\x00" in item:
+                return [], f"argument {key!r} must be a path string"
+            raws.append(item)
+    if spec.files_arg and spec.files_arg in args:
+        files = args[spec.files_arg]
+        if not isinstance(files, Mapping):
+            return [], f"argument {spec.files_arg!r} must map file names to contents"
+        base = raws[0] if raws else "."
+        for name in files:
+            if not isinstance(name, str) or not name or "\x00" in name:
+                return [], f"argument {spec.files_arg!r} holds a file name that is not a path"
+            raws.append(os.path.join(base, name))
+    return raws, None
+
+
+def of_part(part: CommandPart) -> Effects:
+    """The effects of one shell command part, as `shell.analyze` found them."""
+    return Effects(
+        reads=part.reads,
+        writes=part.writes,
+        trees=part.trees,
+        tree_writes=part.tree_writes,
+        links=part.links,
+        mentions=part.mentions,
+        programs=_programs(part.argv),
+    )
+
+
+def _programs(argv: Sequence[str]) -> tuple[str, ...]:
+    if not argv:
+        return ()
+    names = [posixpath.basename(argv[0])]
+    for flag, value in itertools.pairwise(argv):
+        if flag == "-m":  # python -m signoff
+            names.append(value.split(".")[0])
+    return tuple(names)
+
+
+# ------------------------------------------------------------------ judging path effects
+
+
+@dataclass(frozen=True, slots=True)
+class PathVerdict:
+    effect: Literal["deny", "ask"]
+    rule: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class PathRules:
+    """What paths are judged by: protected state, path rules by access, and the secret
+    (read) and sensitive (write) boundary lists."""
+
+    protected: ProtectedPaths
+    ctx: PathContext
+    deny: Mapping[Access, tuple[Rule, ...]]
+    ask: Mapping[Access, tuple[Rule, ...]]
+    secret: tuple[Rule, ...] = ()
+    sensitive: tuple[Rule, ...] = ()
+
+    def protected_verdict(self, effects: Effects, *, dotglob: bool = False) -> PathVerdict | None:
+        """Deny anything inside signoff's own state; ask for trees that hold it."""
+        if "signoff" in effects.programs:
+            return PathVerdict("deny", "protected", "runs signoff itself, which holds the "
+                               "approvals and keys: only a person runs it")
+        touched = (*effects.paths, *effects.links, *effects.mentions, *effects.trees,
+                   *effects.tree_writes)
+        for path in touched:
+            where = self.protected.inside(path, dotglob=dotglob)
+            if where:
+                return PathVerdict("deny", "protected", f"{path} is signoff's own state "
+                                   f"({where}): no tool may read or change it")
+        for path in (*effects.trees, *effects.tree_writes):
+            where = self.protected.holds(path, dotglob=dotglob)
+            if where:
+                verb = "reads" if path in effects.trees else "writes"
+                return PathVerdict("ask", "protected", f"{verb} the whole of {path}, which "
+                                   f"holds signoff's own state ({where})")
+        return None
+
+    def verdict(self, effects: Effects, *, dotglob: bool = False) -> PathVerdict | None:
+        """The strongest thing the path rules and boundaries say about these effects
+        (deny before ask); None when they say nothing. Allow rules are not consulted:
+        a path allow never allows a shell command by itself."""
+        found = self.protected_verdict(effects, dotglob=dotglob)
+        if found and found.effect == "deny":
+            return found
+        uses: tuple[tuple[Access, tuple[str, ...], tuple[str, ...]], ...] = (
+            ("read", (*effects.reads, *effects.links), effects.trees),
+            ("write", (*effects.writes, *effects.links), effects.tree_writes),
+        )
+        for kind, lists in (("deny", self.deny), ("ask", self.ask)):
+            for access, paths, trees in uses:
+                for rule in lists.get(access, ()):
+                    for path in paths:
+                        if rule_may_match(rule, path, self.ctx, dotglob=dotglob):
+                            return PathVerdict(kind, rule.text,  # type: ignore[arg-type]
+                                               f"{path}: {_VERB[kind]} by rule {rule.text}")
+                    for tree in trees:
+                        hit = rule_in_tree(rule, tree, self.ctx)
+                        if hit == "inside":
+                            return PathVerdict(kind, rule.text,  # type: ignore[arg-type]
+                                               f"{tree}: {_VERB[kind]} by rule {rule.text}")
+                        if hit == "holds" and found is None:
+                            found = PathVerdict("ask", rule.text, f"{_TREE_VERB[access]} the "
+                                                f"whole of {tree}, where rule {rule.text} "
+                                                "names paths")
+        if found:
+            return found
+        for access, paths, _ in uses:
+            for boundary in self.secret if access == "read" else self.sensitive:
+                for path in paths:
+                    if path.endswith(_SAFE_ENV_SUFFIXES):
+                        continue
+                    if rule_may_match(boundary, path, self.ctx, dotglob=dotglob):
+                        what = "secret" if access == "read" else "sensitive"
+                        return PathVerdict("ask", "boundary", f"{path} is a {what} path "
+                                           f"({boundary.specifier})")
+        return None
+
+
+_VERB = {"deny": "denied", "ask": "asks"}
+_TREE_VERB: dict[Access, str] = {"read": "reads", "write": "writes"}
+
+
+def rule_may_match(rule: Rule, path: str, ctx: PathContext, *, dotglob: bool = False) -> bool:
+    """Whether a path rule matches `path`, or could match a name the glob `path` expands
+    to (over-approximated: when in doubt, it may)."""
+    if not is_pattern(path) or rule.specifier is None:
+        return rule.matches_path(path, ctx)
+    anchor = rule_anchor(rule.specifier, ctx)
+    if anchor is None:  # a bare name (`*.pem`, `.env`): any component may be it
+        name = rule.specifier.strip().rstrip("/")
+        return any(name_may_match(part, name, dotglob) for part in path.split("/") if part)
+    return glob_relation(path, anchor, dotglob) == "inside"
+
+
+def rule_in_tree(rule: Rule, tree: str, ctx: PathContext) -> Literal["inside", "holds"] | None:
+    """Does a rule name `tree` itself ("inside"), or possibly something in it ("holds")?"""
+    if not is_pattern(tree) and rule.matches_path(tree, ctx):
+        return "inside"
+    if rule.specifier is None:
+        return "inside"
+    anchor = rule_anchor(rule.specifier, ctx)
+    if anchor is None:
+        return "holds"
+    return "holds" if glob_relation(tree, anchor, True) is not None else None
+
+
+def rule_anchor(specifier: str, ctx: PathContext) -> str | None:
+    """The literal directory a path rule is anchored at (up to its first glob), or None
+    for a bare name that matches at any depth. Mirrors `rules.compile_path_pattern`."""
+    spec = specifier.strip()
+    if spec.startswith("//"):
+        base, rest = "/", spec[2:]
+    elif spec == "~" or spec.startswith("~/"):
+        base, rest = ctx.home, spec[2:]
+    elif spec.startswith("/"):
+        base, rest = ctx.project_root, spec[1:]
+    elif spec.startswith("./"):
+        base, rest = ctx.workspace, spec[2:]
+    elif "/" in spec.rstrip("/"):
+        base, rest = ctx.workspace, spec
+    else:
+        return None
+    literal: list[str] = []
+    for part in rest.rstrip("/").split("/"):
+        if not part or is_pattern(part):
+            break
+        literal.append(part)
+    return posixpath.join(base, *literal) if literal else base
+
+
+__all__ = ["Effects", "PathRules", "PathVerdict", "of_call", "of_part", "rule_may_match"]
