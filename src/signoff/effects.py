@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from .models import ToolCall
-from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match
+from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match, spellings
 from .registry import ToolSpec
 from .rules import PathContext, Rule
 
@@ -212,6 +212,11 @@ _TREE_VERB: dict[Access, str] = {"read": "reads", "write": "writes"}
 def rule_may_match(rule: Rule, path: str, ctx: PathContext, *, dotglob: bool = False) -> bool:
     """Whether a path rule matches `path`, or could match a name the glob `path` expands
     to (over-approximated: when in doubt, it may)."""
+    return any(_may_match(rule, spelling, ctx, dotglob or any_dot)
+               for spelling, any_dot in spellings(path))
+
+
+def _may_match(rule: Rule, path: str, ctx: PathContext, dotglob: bool) -> bool:
     if not is_pattern(path) or rule.specifier is None:
         return rule.matches_path(path, ctx)
     anchor = rule_anchor(rule.specifier, ctx)
@@ -223,6 +228,16 @@ def rule_may_match(rule: Rule, path: str, ctx: PathContext, *, dotglob: bool = F
 
 def rule_in_tree(rule: Rule, tree: str, ctx: PathContext) -> Literal["inside", "holds"] | None:
     """Does a rule name `tree` itself ("inside"), or possibly something in it ("holds")?"""
+    found: Literal["inside", "holds"] | None = None
+    for spelling, _ in spellings(tree):
+        hit = _in_tree(rule, spelling, ctx)
+        if hit == "inside":
+            return hit
+        found = found or hit
+    return found
+
+
+def _in_tree(rule: Rule, tree: str, ctx: PathContext) -> Literal["inside", "holds"] | None:
     if not is_pattern(tree) and rule.matches_path(tree, ctx):
         return "inside"
     if rule.specifier is None:

@@ -142,9 +142,13 @@ class Policy:
 
     def hidden(self, path: str) -> bool:
         """Whether a tool that walks a tree (search_code) must skip this resolved path:
-        signoff's own state, or a path a read deny rule names."""
-        return bool(self.protected.inside(path)) or any(
-            rule.matches_path(path, self.ctx) for rule in self.path_rules.deny["read"]
+        signoff's own state, a path a read rule denies or asks for, a secret. Reading one
+        of those on purpose (read_file) is judged and asked; a search never returns it."""
+        if self.protected.inside(path):
+            return True
+        rules = (*self.path_rules.deny["read"], *self.path_rules.ask["read"], *self._secret)
+        return any(rule.matches_path(path, self.ctx) for rule in rules) and not path.endswith(
+            _SAFE_ENV_SUFFIXES
         )
 
     def with_mode(self, mode: Mode) -> Policy:

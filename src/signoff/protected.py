@@ -96,12 +96,13 @@ class ProtectedPaths:
         """("inside", p) when `path` is p or under it (or a pattern that can match so),
         ("holds", p) when it is a directory above p, else None."""
         holds: tuple[Relation, str] | None = None
-        for protected in self.paths:
-            found = _relation(path, protected, dotglob)
-            if found == "inside":
-                return "inside", protected
-            if found == "holds" and holds is None:
-                holds = ("holds", protected)
+        for spelling, any_dot in spellings(path):
+            for protected in self.paths:
+                found = _relation(spelling, protected, dotglob or any_dot)
+                if found == "inside":
+                    return "inside", protected
+                if found == "holds" and holds is None:
+                    holds = ("holds", protected)
         return holds
 
     def inside(self, path: str, *, dotglob: bool = False) -> str | None:
@@ -113,6 +114,33 @@ class ProtectedPaths:
         """The protected path that lies under the directory `path`, or None."""
         found = self.relation(path, dotglob=dotglob)
         return found[1] if found and found[0] == "holds" else None
+
+
+_BRACE_LIST = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACE_SEQUENCE = re.compile(r"\{[^{}]*\.\.[^{}]*\}")
+
+
+def spellings(path: str, limit: int = 64) -> list[tuple[str, bool]]:
+    """The paths a word with braces stands for (`.{signoff,x}` is `.signoff` and `.x`),
+    each with whether it may hold a leading dot a glob would not show: a sequence
+    (`{a..z}`) becomes `*` that may match anything, dots included."""
+    if "{" not in path:
+        return [(path, False)]
+    out = [path]
+    for _ in range(8):
+        grown: list[str] = []
+        for item in out:
+            match = _BRACE_LIST.search(item)
+            if match is None:
+                grown.append(item)
+                continue
+            grown.extend(item[: match.start()] + alt + item[match.end():]
+                         for alt in match.group(1).split(","))
+        if grown == out:
+            break
+        out = grown[:limit]
+    return [(_BRACE_SEQUENCE.sub("*", item), bool(_BRACE_SEQUENCE.search(item)))
+            for item in out]
 
 
 def _components(path: str) -> list[str]:
@@ -220,6 +248,7 @@ __all__ = [
     "glob_relation",
     "is_pattern",
     "name_may_match",
+    "spellings",
     "store_files",
     "user_config_dir",
 ]

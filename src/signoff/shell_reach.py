@@ -42,6 +42,7 @@ _TREE_WRITERS: dict[str, frozenset[str]] = {
     "chown": frozenset({"-R", "--recursive"}),
     "chgrp": frozenset({"-R", "--recursive"}),
 }
+STDIN_ARGS = "<stdin>"  # how the xargs judge marks arguments read from standard input
 # Options whose value names what to leave out: naming a path there does not touch it.
 _EXCLUDING = ("--exclude", "--ignore", "--skip", "--glob=!", "--iglob=!")
 
@@ -84,6 +85,11 @@ def note_trees(f: Facts, cmd: Cmd, ctx: Context) -> None:
                 return
             roots = [ctx.resolve(cmd.cwd)]
         f.trees.extend(r for r in roots if r not in f.trees)
+    if STDIN_ARGS in args and base not in K.NO_PATH_ARGS:
+        # `… | xargs cat`: the names come from another program's output, any path at all.
+        f.trees.append("/")
+        if f.cls != "read_only":
+            f.tree_writes.append("/")
     writers = _TREE_WRITERS.get(base)
     if writers and _flagged(args, writers):
         f.tree_writes.extend(w for w in f.writes if w not in f.tree_writes)
