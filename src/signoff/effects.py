@@ -44,6 +44,7 @@ class Effects:
     links: tuple[str, ...] = ()  # what links made by the call point to: read and write
     mentions: tuple[str, ...] = ()  # every argument naming a path (programs we do not know)
     programs: tuple[str, ...] = ()
+    unknown_paths: bool = False  # some path is only known at run time
     url: str | None = None
     host: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
@@ -109,6 +110,7 @@ def of_part(part: CommandPart) -> Effects:
         links=part.links,
         mentions=part.mentions,
         programs=_programs(part.argv),
+        unknown_paths=part.unknown_paths,
     )
 
 
@@ -193,6 +195,9 @@ class PathRules:
                                                 "names paths")
         if found:
             return found
+        if effects.unknown_paths:
+            return PathVerdict("ask", None, "names a file only known at run time: it could be "
+                               "signoff's own state or a path a rule denies")
         for access, paths, _ in uses:
             for boundary in self.secret if access == "read" else self.sensitive:
                 for path in paths:

@@ -47,6 +47,7 @@ class CommandPart:
     tree_writes: tuple[str, ...] = ()  # directories whose contents something else defines
     links: tuple[str, ...] = ()  # targets of links this part makes
     mentions: tuple[str, ...] = ()  # every argument that names a path, resolved
+    unknown_paths: bool = False  # a file operand is only known at run time
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +270,7 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
                        tuple(dict.fromkeys(f.reads)), tuple(dict.fromkeys(f.writes)), inside,
                        tuple(reasons), tuple(dict.fromkeys(f.trees)),
                        tuple(dict.fromkeys(f.tree_writes)), tuple(dict.fromkeys(f.links)),
-                       tuple(dict.fromkeys(f.mentions)))
+                       tuple(dict.fromkeys(f.mentions)), f.unknown_paths or f.unknown_reads)
 
 
 _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files",

@@ -38,6 +38,7 @@ class Facts:
     catastrophic: bool = False
     force_ask: bool = False  # e.g. a secret read or a write outside the workspace
     unknown_paths: bool = False
+    unknown_reads: bool = False  # reads a file named only at run time (`cat "$(…)"`)
     network: bool = False
     fetch: bool = False  # network data comes out on stdout
     runs_stdin: bool = False  # executes what arrives on stdin as code
