@@ -193,6 +193,8 @@ class Policy:
         spec = self.registry.get(name)
         if spec.kind == "shell" or (self.mode == "plan" and spec.tier != "read"):
             return True
+        if spec.kind in ("file_read", "file_write") and spec.path_arguments():
+            return True  # any path may be signoff's own state, which is always denied
         return bool(self._rules_for(spec).deny)
 
     # ------------------------------------------------------------------ dispatch

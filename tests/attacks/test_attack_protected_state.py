@@ -18,6 +18,7 @@ import pytest
 from protected_harness import CANARY, SELF_GRANT, Bench, make_bench
 
 from signoff.agent import ScriptedModel
+from signoff.exceptions import CallDenied
 from signoff.models import ToolCall
 from signoff.policy import Policy
 from signoff.protected import ProtectedPaths, store_files
@@ -358,3 +359,16 @@ def test_durable_run_self_grant_is_denied_and_the_later_rm_still_asks(
     assert again.status == "paused" and (bench.ws / "important" / "data.txt").exists()
     refusals = [m["content"] for m in store.load_messages(run.id) if m.get("role") == "tool"]
     assert all(CANARY not in text for text in refusals)
+
+
+def test_approvals_off_still_denies_protected_state(bench: Bench) -> None:
+    """/hitl off skips judging tools that can never be denied; a file tool always can."""
+    bench.gate.enabled = False
+    read = bench.gate.wrap(bench.tools["read_file"])
+    write = bench.gate.wrap(bench.tools["write_file"])
+    with pytest.raises(CallDenied):
+        read(path=".signoff/settings.local.toml")
+    with pytest.raises(CallDenied):
+        write(path=SETTINGS, content=SELF_GRANT)
+    assert read(path="README.md") == "# project\n"
+    assert load_settings(bench.ws).mode == "default"
