@@ -19,6 +19,7 @@ from protected_harness import CANARY, SELF_GRANT, Bench, make_bench
 
 from signoff.agent import ScriptedModel
 from signoff.exceptions import CallDenied
+from signoff.gate import Gate
 from signoff.models import ToolCall
 from signoff.policy import Policy
 from signoff.protected import ProtectedPaths, store_files
@@ -26,6 +27,7 @@ from signoff.runner import Runner
 from signoff.runs import Agent
 from signoff.settings import Settings, load_settings
 from signoff.store import open_store
+from signoff.testing import ScriptedChannel
 from signoff.tools import Workspace
 
 Call = tuple[str, dict[str, Any]]
@@ -363,9 +365,10 @@ def test_durable_run_self_grant_is_denied_and_the_later_rm_still_asks(
 
 def test_approvals_off_still_denies_protected_state(bench: Bench) -> None:
     """/hitl off skips judging tools that can never be denied; a file tool always can."""
-    bench.gate.enabled = False
-    read = bench.gate.wrap(bench.tools["read_file"])
-    write = bench.gate.wrap(bench.tools["write_file"])
+    gate = Gate(Policy(Settings(), workspace=bench.ws), ScriptedChannel())  # no deny rules
+    gate.set_enabled(False)
+    read = gate.wrap(bench.tools["read_file"])
+    write = gate.wrap(bench.tools["write_file"])
     with pytest.raises(CallDenied):
         read(path=".signoff/settings.local.toml")
     with pytest.raises(CallDenied):
