@@ -529,7 +529,8 @@ def test_may_deny_is_precise(tree: dict[str, str]) -> None:
     assert policy.may_deny("send_email")
     assert policy.may_deny("write_file")  # through the Edit group
     assert policy.may_deny("execute_command")  # shell analysis can deny
-    assert not policy.may_deny("read_file")
+    assert policy.may_deny("read_file")  # any path may be signoff's own state (issue 11)
+    assert not policy.may_deny("ask_human") and not policy.may_deny("fetch_url")
     assert policy.with_mode("plan").may_deny("send_email")
 
 

@@ -133,6 +133,7 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         sources = pos if target_dir else pos[:-1]
         for w in sources:
             note_delete(f, w, cwd, ctx, recursive=True, verb="moves away")
+            note_read(f, w, cwd, ctx)  # what is moved can be read at its new place
         for w in target_dir or pos[-1:]:
             if w.text in K.PSEUDO_FILES:
                 f.raise_to("destructive", "moving to /dev/null deletes")
