@@ -114,13 +114,22 @@ def of_part(part: CommandPart) -> Effects:
     )
 
 
+# Programs that run another program named among their arguments (`uvx signoff`).
+_PACKAGE_RUNNERS = frozenset({"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda",
+                              "mamba", "micromamba", "pixi", "npx", "pnpx", "bunx"})
+
+
 def _programs(argv: Sequence[str]) -> tuple[str, ...]:
+    """The program a part runs, and the ones it names to be run (`python -m x`, `uvx x`)."""
     if not argv:
         return ()
-    names = [posixpath.basename(argv[0])]
+    first = posixpath.basename(argv[0])
+    names = [first]
     for flag, value in itertools.pairwise(argv):
         if flag == "-m":  # python -m signoff
             names.append(value.split(".")[0])
+    if first in _PACKAGE_RUNNERS:
+        names.extend(posixpath.basename(word).split("==")[0].split("@")[0] for word in argv[1:])
     return tuple(names)
 
 

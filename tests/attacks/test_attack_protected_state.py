@@ -175,6 +175,25 @@ SHELL: list[tuple[str, str, str]] = [
     # signoff itself, run by the agent
     ("signoff approve", "signoff approve req_123", "deny"),
     ("python -m signoff", "python3 -m signoff inbox --json", "deny"),
+    ("signoff by path", ".venv/bin/signoff approve req_123", "deny"),
+    ("uvx signoff", "uvx signoff approve req_123", "deny"),
+    ("uv run signoff", "uv run --with x signoff approve req_123", "deny"),
+    ("pipx signoff", "pipx run signoff==1.0 inbox", "deny"),
+    ("env SIGNOFF_DB", "env SIGNOFF_DB=/tmp/x.db signoff inbox", "deny"),
+    ("redirect read", "cat < .signoff/settings.local.toml", "deny"),
+    ("exec fd read", "exec 3< .signoff/signoff.db; cat <&3", "deny"),
+    ("source", "source .signoff/settings.local.toml", "deny"),
+    ("dot", ". .signoff/settings.local.toml", "deny"),
+    ("ls", "ls -la .signoff", "deny"),
+    ("stat", "stat .signoff/signoff.db", "deny"),
+    ("cp -l", f"cp -l {SETTINGS} h && cat h", "deny"),
+    ("mv and recreate", f"mv .signoff .old && mkdir .signoff && cp evil.txt {SETTINGS}",
+     "deny"),
+    ("zip -r .", "zip -qr ../all.zip .", "refused"),
+    ("tar | base64", "tar cf - . | base64", "refused"),
+    ("chmod -R", "chmod -R a+rw .", "refused"),
+    ("xargs from find", "find .signoff -type f | xargs cat", "deny"),
+    ("xargs from ls", "ls -A | xargs cat", "refused"),
 ]
 
 
