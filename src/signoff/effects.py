@@ -186,17 +186,19 @@ class PathRules:
             ("read", (*effects.reads, *effects.links), effects.trees),
             ("write", (*effects.writes, *effects.links), effects.tree_writes),
         )
-        for kind, lists in (("deny", self.deny), ("ask", self.ask)):
+        passes: tuple[tuple[Literal["deny", "ask"], Mapping[Access, tuple[Rule, ...]]], ...] = (
+            ("deny", self.deny), ("ask", self.ask))
+        for kind, lists in passes:
             for access, paths, trees in uses:
                 for rule in lists.get(access, ()):
                     for path in paths:
                         if rule_may_match(rule, path, self.ctx, dotglob=dotglob):
-                            return PathVerdict(kind, rule.text,  # type: ignore[arg-type]
+                            return PathVerdict(kind, rule.text,
                                                f"{path}: {_VERB[kind]} by rule {rule.text}")
                     for tree in trees:
                         hit = rule_in_tree(rule, tree, self.ctx)
                         if hit == "inside":
-                            return PathVerdict(kind, rule.text,  # type: ignore[arg-type]
+                            return PathVerdict(kind, rule.text,
                                                f"{tree}: {_VERB[kind]} by rule {rule.text}")
                         if hit == "holds" and found is None:
                             found = PathVerdict("ask", rule.text, f"{_TREE_VERB[access]} the "

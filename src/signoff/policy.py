@@ -307,6 +307,10 @@ class Policy:
                 hits = (rule.matches_path(p, self.ctx) for p in paths)
                 return bool(paths) and (all(hits) if every else any(hits))
 
+            if len(paths) == 1:  # the common case, without a generator per rule
+                only = paths[0]
+                return (lambda rule, every: rule.matches_path(only, self.ctx)), boundary, (
+                    suggest_path)
             return match_paths, boundary, suggest_path
         if spec.kind == "network" and effects.url is not None:
             url, host = effects.url, effects.host or ""
@@ -336,8 +340,10 @@ class Policy:
         """The path as `..` reads on paper and as the OS reads it (`link/..` is the link
         target's parent): both are judged, so neither spelling slips past a rule."""
         joined = self._joined(raw)
-        return tuple(dict.fromkeys((self.resolve(os.path.normpath(joined)),
-                                    self.resolve(joined))))
+        normal = os.path.normpath(joined)
+        if normal == joined:
+            return (self.resolve(normal),)
+        return tuple(dict.fromkeys((self.resolve(normal), self.resolve(joined))))
 
     def _joined(self, raw: str) -> str:
         expanded = self.home + raw[1:] if raw == "~" or raw.startswith("~/") else raw

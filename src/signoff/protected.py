@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -79,6 +79,10 @@ class ProtectedPaths:
     file systems fold case, so `.SIGNOFF` may be `.signoff`)."""
 
     paths: tuple[str, ...]
+    _folded: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_folded", tuple(p.casefold() for p in self.paths))
 
     @classmethod
     def of(
@@ -96,6 +100,14 @@ class ProtectedPaths:
         """("inside", p) when `path` is p or under it (or a pattern that can match so),
         ("holds", p) when it is a directory above p, else None."""
         holds: tuple[Relation, str] | None = None
+        if not is_pattern(path) and "{" not in path:  # the common case: plain prefixes
+            folded = posixpath.normpath(path).casefold()
+            for protected, key in zip(self.paths, self._folded, strict=True):
+                if folded == key or folded.startswith(key + "/"):
+                    return "inside", protected
+                if holds is None and key.startswith(folded.rstrip("/") + "/"):
+                    holds = ("holds", protected)
+            return holds
         for spelling, any_dot in spellings(path):
             for protected in self.paths:
                 found = _relation(spelling, protected, dotglob or any_dot)
