@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -104,6 +105,8 @@ class Context:
             if cwd is None:
                 return None
             text = posixpath.join(cwd, text)
+        if _PROC_LINK.match(posixpath.normpath(text)):
+            return None  # /proc/self/cwd is the command's directory, not ours: unknown here
         return self.resolve(text)
 
     def inside(self, path: str) -> bool:
@@ -117,6 +120,8 @@ class Context:
         return path[len(prefix):] if path.startswith(prefix) else None
 
 
+# A process's own view of the file system: where it leads depends on the process.
+_PROC_LINK = re.compile(r"^/+proc/+[^/]+/+(?:task/+[^/]+/+)?(?:cwd|root|map_files)(?:/|$)")
 _ROOTS: dict[str, str] = {}  # workspace and home rarely move: resolve them once
 
 

@@ -113,6 +113,11 @@ SHELL: list[tuple[str, str, str]] = [
     ("env wrapper", f"env LC_ALL=C cat {SETTINGS}", "deny"),
     ("xargs", f"echo {SETTINGS} | xargs cat", "refused"),
     ("cat $(...)", "cat $(printf .signoff)/settings.local.toml", "refused"),
+    ("/proc/self/cwd", "cat /proc/self/cwd/.signoff/settings.local.toml", "refused"),
+    ("cd /proc/self/cwd", "cd /proc/self/cwd && cat .signoff/settings.local.toml", "refused"),
+    ("/proc/self/root", "cat /proc/self/root{ws}/.signoff/settings.local.toml", "refused"),
+    ("HOME=.signoff ~", "HOME={ws}/.signoff; cat ~/settings.local.toml", "refused"),
+    ("OLDPWD cd -", "OLDPWD={ws}/.signoff; cd - && cat settings.local.toml", "refused"),
     ("python open", "python3 -c \"print(open('.signoff/settings.local.toml').read())\"",
      "refused"),
     # recursive reads over a tree that holds protected state
