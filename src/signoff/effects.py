@@ -71,7 +71,18 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
         if not isinstance(url, str):
             problem = f"argument {spec.url_arg!r} must be a URL string"
             return Effects(problem=problem, arguments=args)
-        return Effects(url=url, host=(urlsplit(url).hostname or "").lower(), arguments=args)
+        parts = urlsplit(url)
+        local = resolve(parts.path) if parts.scheme.lower() == "file" and parts.path else ()
+        return Effects(reads=local, url=url, host=(parts.hostname or "").lower(),
+                       arguments=args)
+    if spec.path_arguments():
+        # Another kind of tool that names files (`upload(path=...)`): its paths meet
+        # protected state, though its rules match on arguments.
+        raws, problem = _declared_paths(args, spec)
+        if problem:
+            return Effects(problem=problem, arguments=args)
+        paths = tuple(dict.fromkeys(p for raw in raws for p in resolve(raw)))
+        return Effects(reads=paths, writes=paths, arguments=args)
     return Effects(arguments=args)
 
 

