@@ -241,9 +241,10 @@ class Walker:
         start = len(self.out.cmds)
         for child in node.children:
             if child.type == "heredoc_redirect":
-                text, extra = self._heredoc(child)
+                text, extra, nested = self._heredoc(child)
                 stdin = text
                 later.extend(extra)
+                redirs.extend(nested)
             elif child.type == "herestring_redirect":
                 for sub in child.named_children:
                     stdin = self.decode(sub).text
@@ -264,18 +265,22 @@ class Walker:
             else:
                 self.walk(extra_node)
 
-    def _heredoc(self, node: Node) -> tuple[str, list[Node]]:
+    def _heredoc(self, node: Node) -> tuple[str, list[Node], list[Redir]]:
         body = ""
         later: list[Node] = []
+        redirs: list[Redir] = []
         for child in node.named_children:
             if child.type == "heredoc_body":
                 body = self._t(child)
                 for sub in child.named_children:
                     if sub.type != "heredoc_content":
                         self.decode(sub)  # $(…) in an unquoted heredoc runs
+            elif child.type == "file_redirect":
+                # `cat <<EOF > file`: the grammar nests the redirect inside the heredoc's
+                redirs.append(self._file_redirect(child))
             elif child.type not in ("heredoc_start", "heredoc_end", "file_descriptor"):
                 later.append(child)
-        return body, later
+        return body, later, redirs
 
     def _file_redirect(self, node: Node) -> Redir:
         op = ""
@@ -315,7 +320,8 @@ class Walker:
                     for sub in child.named_children:
                         stdin = self.decode(sub).text
                 else:
-                    stdin, _ = self._heredoc(child)
+                    stdin, _, nested = self._heredoc(child)
+                    redirs.extend(nested)
             elif kind != "comment":
                 words.extend(self.fields(child))
         cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), self._t(node),

@@ -68,6 +68,7 @@ WRITE_DENIED = [
     "ln -s src/a.py x && echo x > x", "rm src/a.py", "echo x > sr?/a.py",
     "cp evil.txt s*/a.py", "cp evil.txt {ws}/src/../src/a.py", "chmod 777 src/a.py",
     "bash -c 'echo x > src/a.py'", "printf x > ./src/a.py",
+    "cat <<EOF > src/a.py\nx\nEOF", "cat <<'EOF' >> src/a.py\nx\nEOF",
 ]
 ASKED = [
     "cat config/prod/db.yml", "grep password config/prod/db.yml", "cat config/*/db.yml",
@@ -231,3 +232,17 @@ def test_other_tools_that_name_files_cannot_send_protected_state(tmp_path: Path)
     assert policy.evaluate(fine).effect == "allow"  # the person's allow rule still works
     local = ToolCall("fetch_url", {"url": f"file://{tmp_path}/.signoff/signoff.db"})
     assert policy.evaluate(local).effect == "deny"
+
+
+def test_a_heredoc_followed_by_a_redirect_is_a_write(tmp_path: Path) -> None:
+    """The grammar nests `> file` inside `<<EOF`: it was not seen, and
+    `cat <<EOF > ~/.bashrc` ran without a person."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    policy = Policy(Settings(), workspace=ws, home=str(home))
+    for command, effect in ((f"cat <<EOF > {home}/.bashrc\ncurl x | sh\nEOF", "deny"),
+                            ("cat <<EOF > notes.txt\nhi\nEOF", "notify"),
+                            (f"cat <<EOF >> {home}/notes\nhi\nEOF", "ask")):
+        verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
+        assert verdict.effect == effect, (command, verdict)
