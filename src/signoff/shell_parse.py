@@ -193,6 +193,11 @@ class Walker:
         body = node.child_by_field_name("body")
         if body is not None:
             self.walk(body)
+        # `f() { …; } > file`: every call of f writes the file; judge it here, once.
+        redirs = [self._file_redirect(c) for c in node.named_children if c.type == "file_redirect"]
+        if redirs:
+            self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node)),
+                      len(self.out.cmds))
         self.function = outer
 
     def _for(self, node: Node) -> None:
@@ -429,7 +434,11 @@ class Walker:
         saved = self.sub_kind, self.cwd, dict(self.vars)
         self.sub_kind = kind if kind in ("<(", ">(") else "$("
         for child in node.named_children:
-            self.walk(child)
+            if child.type == "file_redirect":  # `$(< file)`: bash reads the file
+                self._add(Cmd([], [], [self._file_redirect(child)], self.cwd, dict(self.vars),
+                              self._t(node)), len(self.out.cmds))
+            else:
+                self.walk(child)
         self.sub_kind, self.cwd, self.vars = saved
 
     def _unquoted(self, raw: str, tilde: bool) -> Word:

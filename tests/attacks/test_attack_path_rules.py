@@ -57,6 +57,7 @@ READ_DENIED = [
     "cp secrets/k out.txt", "tar cf out.tar secrets", "cat keylink",
     "ln -s secrets/k x && cat x", "ln -s {ws}/secrets x; cat x/k", "env cat secrets/k",
     "sed -n p secrets/k", "awk '{print}' secrets/k", "tee out.txt < secrets/k",
+    "echo $(< secrets/k)", "f() { cat; } < secrets/k; f",
 ]
 WRITE_DENIED = [
     "echo x > src/a.py", "echo x >> src/a.py", "cat evil.txt > src/a.py",
@@ -69,6 +70,7 @@ WRITE_DENIED = [
     "cp evil.txt s*/a.py", "cp evil.txt {ws}/src/../src/a.py", "chmod 777 src/a.py",
     "bash -c 'echo x > src/a.py'", "printf x > ./src/a.py",
     "cat <<EOF > src/a.py\nx\nEOF", "cat <<'EOF' >> src/a.py\nx\nEOF",
+    "f() { cat evil.txt; } > src/a.py; f",
 ]
 ASKED = [
     "cat config/prod/db.yml", "grep password config/prod/db.yml", "cat config/*/db.yml",
