@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import shell_knowledge as K
 from .models import Effect
@@ -174,6 +174,32 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
 
 
 def judge_command(cmd: Cmd, ctx: Context) -> list[Facts]:
+    """The facts of one simple command, in every directory it may run in (an earlier
+    `cd` that fails leaves the shell where it was: `cd x; cat y` may read ./y)."""
+    facts = _judge_in(cmd, ctx)
+    for alt in cmd.alt_cwds:
+        _merge_alternative(facts, _judge_in(replace(cmd, cwd=alt, alt_cwds=()), ctx))
+    return facts
+
+
+def _merge_alternative(facts: list[Facts], other: list[Facts]) -> None:
+    for f, g in zip(facts, other, strict=False):
+        for mine, theirs in ((f.reads, g.reads), (f.writes, g.writes), (f.trees, g.trees),
+                             (f.tree_writes, g.tree_writes), (f.links, g.links),
+                             (f.mentions, g.mentions)):
+            mine.extend(x for x in theirs if x not in mine)
+        f.unknown_paths |= g.unknown_paths
+        f.unknown_reads |= g.unknown_reads
+        f.secret |= g.secret
+        f.force_ask |= g.force_ask
+        f.catastrophic |= g.catastrophic
+        f.raise_to(g.cls, "")
+        for reason in g.reasons:
+            f.note(reason)
+    facts.extend(other[len(facts):])
+
+
+def _judge_in(cmd: Cmd, ctx: Context) -> list[Facts]:
     f = Facts([w.text for w in cmd.words])
     for name, value in cmd.assigns:
         if K.DANGEROUS_ENV.match(name):

@@ -68,6 +68,7 @@ class Cmd:
     sub_kind: str = ""  # "$(", "<(", ">(" when this runs inside a substitution
     stdin_text: str | None = None  # heredoc or here-string fed to this command
     function: str | None = None  # name of the function whose body holds this command
+    alt_cwds: tuple[str | None, ...] = ()  # where it runs if an earlier `cd` failed
     calls_function: bool = False  # words[0] names a function defined earlier in the string
     problems: list[str] = field(default_factory=list)
 
@@ -135,6 +136,8 @@ class Walker:
         self.src = source
         self.home = home
         self.cwd = cwd
+        self.alt_cwds: list[str | None] = []  # other directories the shell may be in
+        self.last_cd_alt: list[str | None] | None = None  # alts as they were before a cd
         self.vars = dict(variables)
         self.out = Walk()
         self.depth = depth
@@ -168,10 +171,33 @@ class Walker:
         return
 
     def _subshell(self, node: Node) -> None:
-        saved = self.cwd, dict(self.vars)
+        saved = self.cwd, dict(self.vars), list(self.alt_cwds)
         for child in node.named_children:
             self.walk(child)
-        self.cwd, self.vars = saved[0], saved[1]
+        self.cwd, self.vars, self.alt_cwds = saved[0], saved[1], saved[2]
+
+    def _list(self, node: Node) -> None:
+        """`cd x && cmd`: cmd runs only where cd succeeded. After `;` or `||` a failed cd
+        leaves the shell where it was, so later commands are judged in both places."""
+        children = node.children
+        operator = next((self._t(c) for c in children if not c.is_named), "")
+        named = [c for c in children if c.is_named and c.type != "comment"]
+        if operator != "&&" or len(named) != 2:
+            for child in named:
+                self.walk(child)
+            self.last_cd_alt = None  # `a || cd x` succeeds without the cd
+            return
+        before = list(self.alt_cwds)
+        self.last_cd_alt = None
+        self.walk(named[0])
+        if named[0].type not in ("command", "list"):
+            self.last_cd_alt = None  # a subshell, a pipeline, an if: its cd proves nothing
+        after_left = list(self.alt_cwds)
+        if self.last_cd_alt is not None:  # the left side ended with a cd that succeeded
+            self.alt_cwds = self.last_cd_alt
+        self.walk(named[1])
+        # Afterwards: wherever the right side left the shell, or where the left one failed.
+        self.alt_cwds = _merged(before + after_left + self.alt_cwds, self.cwd)
 
     def _pipeline(self, node: Node, first: list[int] | None = None) -> None:
         stages: list[list[int]] = [first] if first is not None else []
@@ -179,9 +205,9 @@ class Walker:
             if child.type == "comment":
                 continue
             start = len(self.out.cmds)
-            saved = self.cwd
+            saved, saved_alts = self.cwd, list(self.alt_cwds)
             self.walk(child)
-            self.cwd = saved  # every stage runs in its own subshell
+            self.cwd, self.alt_cwds = saved, saved_alts  # each stage runs in its own subshell
             stages.append(list(range(start, len(self.out.cmds))))
         self.out.pipes.append(stages)
 
@@ -339,6 +365,7 @@ class Walker:
         idx = len(self.out.cmds)
         cmd.function = self.function
         cmd.sub_kind = self.sub_kind
+        cmd.alt_cwds = tuple(self.alt_cwds)
         for inner in self.out.cmds[start:]:
             if inner.owner is None and inner.sub_kind and inner.function == self.function:
                 inner.owner = idx
@@ -349,6 +376,19 @@ class Walker:
         if not words:
             return
         head = words[0].text
+        self.last_cd_alt = None
+        if head in ("cd", "pushd", "popd"):
+            old, before = self.cwd, list(self.alt_cwds)
+            self._change_directory(head, words)
+            if self.cwd != old:
+                self.last_cd_alt = before
+                self.alt_cwds = _merged([old, *before], self.cwd)
+        elif head in _DYNAMIC_ASSIGNERS or head == "printf":
+            for w in words[1:]:
+                if re.fullmatch(r"[A-Za-z_]\w*", w.text):
+                    self.vars[w.text] = None
+
+    def _change_directory(self, head: str, words: list[Word]) -> None:
         if head in ("cd", "pushd"):
             args = [w for w in words[1:] if not w.text.startswith("-") or w.text == "-"]
             if not args:
@@ -357,12 +397,8 @@ class Walker:
                 self.cwd = None
             else:
                 self.cwd = posixpath.normpath(posixpath.join(self.cwd, args[0].text))
-        elif head == "popd":
+        else:  # popd
             self.cwd = None
-        elif head in _DYNAMIC_ASSIGNERS or head == "printf":
-            for w in words[1:]:
-                if re.fullmatch(r"[A-Za-z_]\w*", w.text):
-                    self.vars[w.text] = None
 
     def _assign_pair(self, node: Node) -> tuple[str, Word]:
         name_node = node.child_by_field_name("name")
@@ -503,7 +539,14 @@ class Walker:
 
 
 
+def _merged(alternatives: list[str | None], current: str | None) -> list[str | None]:
+    """Distinct other directories, at most four (more: unknown, which asks)."""
+    out = list(dict.fromkeys(a for a in alternatives if a != current))
+    return out if len(out) <= 4 else [None]
+
+
 _HANDLERS = {
+    "list": Walker._list,
     "comment": Walker._comment,
     "subshell": Walker._subshell,
     "pipeline": Walker._pipeline,

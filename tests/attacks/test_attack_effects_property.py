@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from signoff.models import ToolCall
@@ -58,8 +58,22 @@ TEMPLATES = [
     "dd if={r} of={w} status=none", "rsync -a {r} {w}", "install {r} {w}", "sort -o {w} {r}",
     "touch {w}", "echo hi > {w}", "mkdir -p {w}", "cd {d} && cat {r}", "cd {d} && cp {r} {w}",
     "cd {d} && echo x > {w}", "tar cf - {r} | tar xf - -C {w}", "find {d} -name k",
+    # the same operations in other syntax: heredocs, functions, groups, substitutions
+    "cat <<EOF > {w}\nx\nEOF", "f() {{ cat {r}; }} > {w}; f", "echo \"$(< {r})\"",
+    "cat <(cat {r})", "{{ cat {r}; }} > {w}", "(cd {d}; cat {r})", "echo x | tee -a {w}",
+    "find {d} -type f -exec cat {{}} +", "ls {d} | xargs cat", "while read l; do :; done < {r}",
+    "cp {r} {w} 2>/dev/null || cat {r}", "bash -c 'cat {r} > {w}'",
 ]
 JOINERS = [" && ", "; ", " || "]
+# Ordinary operands, drawn twice as often, so that many commands are allowed and run.
+SAFE_READS = ["evil.txt", "docs/readme.md", "docs", "stage/sg/settings.local.toml", "x",
+              "out.txt", "docs/*", "*.txt", "stage", "d/l"]
+SAFE_WRITES = ["docs/out", "out.txt", "x", "d/l", "docs/", "stage/new", "x/y", "docs/*"]
+SAFE_DIRS = ["docs", "stage", "x", "d", "stage/sg"]
+
+
+def operand(risky: list[str], safe: list[str]) -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from(risky), st.sampled_from(safe), st.sampled_from(safe))
 
 
 @contextmanager
@@ -120,21 +134,23 @@ def commands(draw: st.DrawFn) -> str:
     for _ in range(draw(st.integers(1, 3))):
         template = draw(st.sampled_from(TEMPLATES))
         parts.append(template.format(
-            r=draw(st.sampled_from(READS)), R=draw(st.sampled_from(["../.signoff", ".signoff",
-                                                                    "../secrets", "/"])),
-            w=draw(st.sampled_from(WRITES)), d=draw(st.sampled_from(DIRS))))
+            r=draw(operand(READS, SAFE_READS)),
+            R=draw(st.sampled_from(["../.signoff", ".signoff", "../secrets", "/", "docs",
+                                    "../docs", "evil.txt"])),
+            w=draw(operand(WRITES, SAFE_WRITES)), d=draw(operand(DIRS, SAFE_DIRS))))
     joined = parts[0]
     for part in parts[1:]:
         joined += draw(st.sampled_from(JOINERS)) + part
     return joined
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(commands())
 def test_no_allowed_shell_command_touches_protected_or_denied_paths(command: str) -> None:
     with tree() as ws:
         text = fill(command, ws)
         verdict = policy_for(ws).evaluate(ToolCall("execute_command", {"command": text}))
+        event(f"verdict {verdict.effect}")
         if verdict.effect not in ("allow", "notify"):
             return
         before = snapshot(ws)
@@ -193,6 +209,7 @@ def test_no_allowed_declared_call_touches_protected_or_denied_paths(
                     {fill(n, ws): c for n, c in v.items()}) for k, v in raw.items()}
         policy = policy_for(ws)
         verdict = policy.evaluate(ToolCall(name, args))
+        event(f"verdict {verdict.effect}")
         if verdict.effect not in ("allow", "notify"):
             return
         before = snapshot(ws)

@@ -248,3 +248,20 @@ def test_a_heredoc_followed_by_a_redirect_is_a_write(tmp_path: Path) -> None:
                             (f"cat <<EOF >> {home}/notes\nhi\nEOF", "ask")):
         verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
         assert verdict.effect == effect, (command, verdict)
+
+
+def test_a_cd_that_may_fail_is_judged_both_ways(tmp_path: Path) -> None:
+    """`cd x; rm -rf *` wipes the project when x does not exist: bash stays where it was."""
+    (tmp_path / "build").mkdir()
+    policy = Policy(Settings(), workspace=tmp_path)
+    table = {
+        "cd build; rm -rf *": "deny",  # may run in the project root
+        "cd nowhere || true; rm -rf *": "deny",
+        "cd build && rm -rf *": "ask",  # runs only inside build/
+        "cd build && cd sub && rm -rf *": "ask",
+        "mkdir -p out && cd out && touch x": "notify",
+        "cd build; ls": "allow",
+    }
+    for command, effect in table.items():
+        verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
+        assert verdict.effect == effect, (command, verdict)
