@@ -12,10 +12,14 @@ from __future__ import annotations
 import posixpath
 import re
 import threading
-from dataclasses import dataclass, field
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
+
+from .shell_words import BRACE_SEQ_RE, Cmd, Redir, Walk, Word, decode_ansi_c, expand_braces
+
+# The records live in shell_words; importing them from here keeps working.
+__all__ = ["Cmd", "Redir", "Walk", "Walker", "Word", "decode_ansi_c", "expand_braces", "parse"]
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()  # a Parser is not thread-safe: one per thread, reused
@@ -41,91 +45,8 @@ def parse(source: str) -> tuple[Tree, bytes]:
 _ASCII_ONLY = bytes(b if b < 0x80 else 0x78 for b in range(256))
 
 
-@dataclass(slots=True)
-class Word:
-    text: str
-    dynamic: bool = False  # holds a value only known at run time
-    glob: bool = False  # unquoted *, ? or [ (or a brace sequence): expands at run time
-    quoted: bool = False
-
-
-@dataclass(slots=True)
-class Redir:
-    op: str
-    fd: str
-    target: Word | None  # None for a descriptor duplication such as 2>&1
-
-
-@dataclass(slots=True)
-class Cmd:
-    words: list[Word]
-    assigns: list[tuple[str, Word]]
-    redirects: list[Redir]
-    cwd: str | None
-    vars: dict[str, str | None]
-    source: str
-    owner: int | None = None  # index of the command whose word holds this substitution
-    sub_kind: str = ""  # "$(", "<(", ">(" when this runs inside a substitution
-    stdin_text: str | None = None  # heredoc or here-string fed to this command
-    function: str | None = None  # name of the function whose body holds this command
-    alt_cwds: tuple[str | None, ...] = ()  # where it runs if an earlier `cd` failed
-    calls_function: bool = False  # words[0] names a function defined earlier in the string
-    problems: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Walk:
-    cmds: list[Cmd] = field(default_factory=list)
-    pipes: list[list[list[int]]] = field(default_factory=list)  # pipeline -> stage -> cmd ids
-    functions: set[str] = field(default_factory=set)
-    problems: list[str] = field(default_factory=list)
-
-
-_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_ANSI_RE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
-                      r"|c.|.)", re.DOTALL)
-_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
-_BRACE_SEQ_RE = re.compile(r"\{[^{}]*\.\.[^{}]*\}")
 _REDIRECT_TYPES = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _DYNAMIC_ASSIGNERS = {"read", "mapfile", "readarray", "getopts", "select"}
-
-
-def decode_ansi_c(body: str) -> str:
-    def one(m: re.Match[str]) -> str:
-        esc = m.group(1)
-        head = esc[0]
-        if head in "xuU":
-            try:
-                return chr(int(esc[1:], 16))
-            except (ValueError, OverflowError):
-                return "\ufffd"
-        if head.isdigit():
-            return chr(int(esc, 8) & 0xFF)
-        if head == "c" and len(esc) == 2:
-            return chr(ord(esc[1]) & 0x1F)
-        return _ANSI_SIMPLE.get(esc, "\\" + esc)
-
-    return _ANSI_RE.sub(one, body)
-
-
-def expand_braces(text: str, limit: int = 64) -> list[str]:
-    """`{rm,-rf,/}` -> ["rm", "-rf", "/"]; bash does this before anything else."""
-    out = [text]
-    for _ in range(8):
-        nxt: list[str] = []
-        changed = False
-        for item in out:
-            m = _BRACE_RE.search(item)
-            if m is None:
-                nxt.append(item)
-                continue
-            changed = True
-            nxt.extend(item[: m.start()] + alt + item[m.end():] for alt in m.group(1).split(","))
-        out = nxt[:limit]
-        if not changed:
-            break
-    return out
 
 
 class Walker:
@@ -460,7 +381,7 @@ class Walker:
         if kind in ("command_substitution", "process_substitution"):
             self._substitution(node, raw[:2])
             return Word(raw, dynamic=True)
-        if kind == "brace_expression" or (kind == "word" and _BRACE_SEQ_RE.search(raw)):
+        if kind == "brace_expression" or (kind == "word" and BRACE_SEQ_RE.search(raw)):
             return Word(raw, glob=True)
         for child in node.named_children:  # anything else: resolve only its substitutions
             self.decode(child)
