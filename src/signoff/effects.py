@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 Resolve = Callable[[str], tuple[str, ...]]
 Access = Literal["read", "write"]
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
+PROTECTED = "protected"  # the rule named by verdicts about signoff's own state
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,20 +170,20 @@ class PathRules:
     def protected_verdict(self, effects: Effects, *, dotglob: bool = False) -> PathVerdict | None:
         """Deny anything inside signoff's own state; ask for trees that hold it."""
         if "signoff" in effects.programs:
-            return PathVerdict("deny", "protected", "runs signoff itself, which holds the "
+            return PathVerdict("deny", PROTECTED, "runs signoff itself, which holds the "
                                "approvals and keys: only a person runs it")
         touched = (*effects.paths, *effects.links, *effects.mentions, *effects.trees,
                    *effects.tree_writes)
         for path in touched:
             where = self.protected.inside(path, dotglob=dotglob)
             if where:
-                return PathVerdict("deny", "protected", f"{path} is signoff's own state "
+                return PathVerdict("deny", PROTECTED, f"{path} is signoff's own state "
                                    f"({where}): no tool may read or change it")
         for path in (*effects.trees, *effects.tree_writes):
             where = self.protected.holds(path, dotglob=dotglob)
             if where:
                 verb = "reads" if path in effects.trees else "writes"
-                return PathVerdict("ask", "protected", f"{verb} the whole of {path}, which "
+                return PathVerdict("ask", PROTECTED, f"{verb} the whole of {path}, which "
                                    f"holds signoff's own state ({where})")
         return None
 
@@ -218,7 +219,7 @@ class PathRules:
         if found:
             return found
         if effects.unknown_paths:
-            return PathVerdict("ask", None, "names a file only known at run time: it could be "
+            return PathVerdict("ask", PROTECTED, "names a file only known at run time: it could be "
                                "signoff's own state or a path a rule denies")
         for access, paths, _ in uses:
             for boundary in self.secret if access == "read" else self.sensitive:
@@ -299,4 +300,6 @@ def rule_anchor(specifier: str, ctx: PathContext) -> str | None:
     return posixpath.join(base, *literal) if literal else base
 
 
-__all__ = ["Effects", "PathRules", "PathVerdict", "of_call", "of_part", "rule_may_match"]
+__all__ = [
+    "PROTECTED", "Effects", "PathRules", "PathVerdict", "of_call", "of_part", "rule_may_match",
+]

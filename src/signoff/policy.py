@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .effects import Access, Effects, PathRules, of_call, of_part
+from .effects import PROTECTED, Access, Effects, PathRules, of_call, of_part
 from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .protected import ProtectedPaths, default_protected
@@ -168,7 +168,9 @@ class Policy:
     def evaluate(self, call: ToolCall, *, grants: Sequence[Rule] = ()) -> Verdict:
         spec = self.registry.get(call.name)
         verdict = self._evaluate(call, spec, grants)
-        if self.mode == "auto" and verdict.effect == "ask" and not spec.always_ask:
+        if self.mode == "auto" and verdict.effect == "ask" and not spec.always_ask and not (
+            touches_protected(verdict)  # may reach signoff's own state: a person decides
+        ):
             return verdict.with_effect("allow", "auto mode: asks become allows")
         return verdict
 
@@ -460,6 +462,14 @@ class Policy:
         return part.effect, None, None
 
 
+def touches_protected(verdict: Verdict) -> bool:
+    """An ask because the call may reach signoff's own state (a tree that holds it, a
+    path known only at run time): no mode or switch turns it into an allow."""
+    return verdict.rule == PROTECTED or any(
+        p.effect == "ask" and p.rule == PROTECTED for p in verdict.parts
+    )
+
+
 def _none() -> None:
     return None
 
@@ -496,4 +506,4 @@ def _suggest_arguments(call: ToolCall) -> str | None:
     return None
 
 
-__all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy"]
+__all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy", "touches_protected"]

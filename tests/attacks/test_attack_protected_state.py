@@ -339,6 +339,20 @@ def test_auto_mode_and_allow_everything_do_not_open_protected_state(bench: Bench
             assert policy.evaluate(call).effect == "deny", (mode, call)
 
 
+def test_auto_mode_still_asks_when_protected_state_may_be_reached(bench: Bench) -> None:
+    """Auto mode turns asks into allows, but not the asks that exist because a command
+    may reach signoff's own state (a whole tree that holds it, a path known only later)."""
+    policy = Policy(Settings(), workspace=bench.ws, mode="auto")
+    for command in (f"grep -ra {CANARY} .", "rg -uuu binding_key",
+                    "cat $(printf .signoff)/settings.local.toml",
+                    "ls -A | xargs cat", "cp -r . ../copy"):
+        verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
+        assert verdict.effect == "ask", (command, verdict)
+    # other asks still become allows in auto mode
+    assert policy.evaluate(ToolCall("execute_command", {"command": "rm -r build"})).effect == (
+        "allow")
+
+
 def test_protected_paths_judge_globs_by_what_they_can_match() -> None:
     paths = ProtectedPaths(("/w/.signoff",))
     inside = ["/w/.signoff", "/w/.signoff/x", "/w/.signof?/x", "/w/.s*", "/w/.*/x",
