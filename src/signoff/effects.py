@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from .models import ToolCall
+from .models import ToolCall, ToolKind, Verdict
 from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match, spellings
 from .registry import ToolSpec
 from .rules import PathContext, Rule
@@ -233,6 +233,40 @@ class PathRules:
         return None
 
 
+    def hidden(self, path: str) -> bool:
+        """Whether a tool that walks a tree (search_code) must skip this resolved path:
+        signoff's own state, a path a read rule denies or asks for, a secret. Reading one
+        of those on purpose (read_file) is judged and asked; a search never returns it."""
+        if self.protected.inside(path):
+            return True
+        rules = (*self.deny.get("read", ()), *self.ask.get("read", ()), *self.secret)
+        return not path.endswith(_SAFE_ENV_SUFFIXES) and any(
+            rule.matches_path(path, self.ctx) for rule in rules
+        )
+
+
+def by_access(
+    rules: Sequence[Rule], kind_of: Callable[[Rule], ToolKind]
+) -> dict[Access, tuple[Rule, ...]]:
+    """Rules with a path that name a file tool (`Read(...)`, `Edit(...)`,
+    `write_file(...)`), by the access they govern: shell operands meet them too."""
+    out: dict[Access, list[Rule]] = {"read": [], "write": []}
+    for rule in rules:
+        access = _FILE_ACCESS.get(kind_of(rule))
+        if access and rule.specifier is not None:
+            out[access].append(rule)
+    return {access: tuple(found) for access, found in out.items()}
+
+
+def touches_protected(verdict: Verdict) -> bool:
+    """An ask because the call may reach signoff's own state (a tree that holds it, a
+    path known only at run time): no mode or switch turns it into an allow."""
+    return verdict.rule == PROTECTED or any(
+        p.effect == "ask" and p.rule == PROTECTED for p in verdict.parts
+    )
+
+
+_FILE_ACCESS: dict[str, Access] = {"file_read": "read", "file_write": "write"}
 _VERB = {"deny": "denied", "ask": "asks"}
 _TREE_VERB: dict[Access, str] = {"read": "reads", "write": "writes"}
 
@@ -301,5 +335,6 @@ def rule_anchor(specifier: str, ctx: PathContext) -> str | None:
 
 
 __all__ = [
-    "PROTECTED", "Effects", "PathRules", "PathVerdict", "of_call", "of_part", "rule_may_match",
+    "PROTECTED", "Effects", "PathRules", "PathVerdict", "by_access", "of_call", "of_part",
+    "rule_may_match", "touches_protected",
 ]

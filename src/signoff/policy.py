@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .effects import PROTECTED, Access, Effects, PathRules, of_call, of_part
+from .effects import Effects, PathRules, by_access, of_call, of_part, touches_protected
 from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .protected import ProtectedPaths, default_protected
@@ -55,7 +55,6 @@ SENSITIVE_WRITE = (
     "//etc", "//usr", "//bin", "//sbin", "//boot", "//var", "//System",
 )
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
-_FILE_ACCESS: dict[str, Access] = {"file_read": "read", "file_write": "write"}
 
 _TIER_RISK: dict[str, Risk] = {
     "read": "none",
@@ -121,35 +120,19 @@ class Policy:
         self.protected = ProtectedPaths.of(
             (*default_protected(self.roots), *self.extra_protected), resolver=resolver
         )
+        registry = self.registry
         self.path_rules = PathRules(
             self.protected,
             self.ctx,
-            deny=self._path_rules(self.settings.deny),
-            ask=self._path_rules(self.settings.ask),
+            deny=by_access(self.settings.deny, lambda rule: registry.get(rule.tool).kind),
+            ask=by_access(self.settings.ask, lambda rule: registry.get(rule.tool).kind),
             secret=self._secret,
             sensitive=self._sensitive,
         )
 
-    def _path_rules(self, rules: Iterable[Rule]) -> dict[Access, tuple[Rule, ...]]:
-        """Rules with a path that name a file tool (`Read(...)`, `Edit(...)`,
-        `write_file(...)`), by the access they govern: shell operands meet them too."""
-        out: dict[Access, list[Rule]] = {"read": [], "write": []}
-        for rule in rules:
-            access = _FILE_ACCESS.get(self.registry.get(rule.tool).kind)
-            if access and rule.specifier is not None:
-                out[access].append(rule)
-        return {access: tuple(found) for access, found in out.items()}
-
     def hidden(self, path: str) -> bool:
-        """Whether a tool that walks a tree (search_code) must skip this resolved path:
-        signoff's own state, a path a read rule denies or asks for, a secret. Reading one
-        of those on purpose (read_file) is judged and asked; a search never returns it."""
-        if self.protected.inside(path):
-            return True
-        rules = (*self.path_rules.deny["read"], *self.path_rules.ask["read"], *self._secret)
-        return any(rule.matches_path(path, self.ctx) for rule in rules) and not path.endswith(
-            _SAFE_ENV_SUFFIXES
-        )
+        """Whether a tree walk (search_code) skips this path: see `PathRules.hidden`."""
+        return self.path_rules.hidden(path)
 
     def with_mode(self, mode: Mode) -> Policy:
         clone = Policy(
@@ -460,14 +443,6 @@ class Policy:
         if self.mode == "accept-edits" and part.cls == "reversible_write" and part.inside_workspace:
             return "allow", "mode", "accept-edits: workspace edit"
         return part.effect, None, None
-
-
-def touches_protected(verdict: Verdict) -> bool:
-    """An ask because the call may reach signoff's own state (a tree that holds it, a
-    path known only at run time): no mode or switch turns it into an allow."""
-    return verdict.rule == PROTECTED or any(
-        p.effect == "ask" and p.rule == PROTECTED for p in verdict.parts
-    )
 
 
 def _none() -> None:
