@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .effects import Effects, PathRules, by_access, of_call, of_part, touches_protected
+from .effects import PROTECTED, Effects, PathRules, by_access, of_call, of_part, touches_protected
 from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .protected import ProtectedPaths, default_protected
@@ -401,7 +401,10 @@ class Policy:
         rule_text = next((s.rule for s in deciding if s.rule), None)
         suggestion = None
         asking = [p for p, s in zip(analysis.parts, summaries, strict=True) if s.effect == "ask"]
-        if effect == "ask" and len(asking) == 1 and not asking[0].catastrophic:
+        protected_ask = any(s.effect == "ask" and s.rule == PROTECTED for s in summaries)
+        if effect == "ask" and len(asking) == 1 and not asking[0].catastrophic and not (
+            protected_ask  # no rule can allow it: approve once, never "always"
+        ):
             try:
                 suggestion = shell.suggest_rule(asking[0], call.name)
             except ValueError:

@@ -425,3 +425,8 @@ def test_approvals_off_still_denies_protected_state(bench: Bench) -> None:
         write(path=SETTINGS, content=SELF_GRANT)
     assert read(path="README.md") == "# project\n"
     assert load_settings(bench.ws).mode == "default"
+
+
+def test_an_ask_about_protected_state_offers_no_always_rule(bench: Bench) -> None:
+    verdict = bench.policy.evaluate(ToolCall("execute_command", {"command": "grep -r x ."}))
+    assert verdict.effect == "ask" and verdict.suggested_rule is None
