@@ -46,6 +46,7 @@ class Effects:
     mentions: tuple[str, ...] = ()  # every argument naming a path (programs we do not know)
     programs: tuple[str, ...] = ()
     unknown_paths: bool = False  # some path is only known at run time
+    code: tuple[str, ...] = ()  # arguments of a part whose effects are unknown (inline code)
     url: str | None = None
     host: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
@@ -123,6 +124,7 @@ def of_part(part: CommandPart) -> Effects:
         mentions=part.mentions,
         programs=_programs(part.argv),
         unknown_paths=part.unknown_paths,
+        code=tuple(part.argv[1:]) if part.cls == "opaque" else (),
     )
 
 
@@ -172,6 +174,11 @@ class PathRules:
         if "signoff" in effects.programs:
             return PathVerdict("deny", PROTECTED, "runs signoff itself, which holds the "
                                "approvals and keys: only a person runs it")
+        for text in effects.code:  # `python3 -c "open('.signoff/x','w')"`, `awk '{print > …}'`
+            named = next((n for n in self.protected.names if n in text), None)
+            if named:
+                return PathVerdict("deny", PROTECTED, f"code that names signoff's own state "
+                                   f"({named}): no tool may read or change it")
         touched = (*effects.paths, *effects.links, *effects.mentions, *effects.trees,
                    *effects.tree_writes)
         for path in touched:

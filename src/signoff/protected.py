@@ -84,6 +84,14 @@ class ProtectedPaths:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_folded", tuple(p.casefold() for p in self.paths))
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """How code would name protected state: each full path, and the names that are
+        signoff's alone (`.signoff`, a store file such as `signoff.db-wal`)."""
+        short = (posixpath.basename(p) for p in self.paths)
+        own = (n for n in short if n.startswith(".") or ".db" in n)
+        return tuple(dict.fromkeys((*self.paths, *own)))
+
     @classmethod
     def of(
         cls, paths: Iterable[str | os.PathLike[str]], *, resolver: object = os.path.realpath

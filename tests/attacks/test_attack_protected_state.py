@@ -430,3 +430,27 @@ def test_approvals_off_still_denies_protected_state(bench: Bench) -> None:
 def test_an_ask_about_protected_state_offers_no_always_rule(bench: Bench) -> None:
     verdict = bench.policy.evaluate(ToolCall("execute_command", {"command": "grep -r x ."}))
     assert verdict.effect == "ask" and verdict.suggested_rule is None
+
+
+INLINE_CODE = [
+    "python3 -c \"open('.signoff/settings.local.toml','w').write('default_mode = \\\"auto\\\"')\"",
+    "python3 -c \"print(open('.signoff/signoff.db','rb').read())\"",
+    "awk '{print > \".signoff/settings.local.toml\"}' evil.txt",
+    "perl -e 'unlink \".signoff/signoff.db\"'",
+    "python3 -c \"import os; os.remove('{ws}/.signoff/settings.local.toml')\"",
+    "python3 -c \"print(open('{config}/key').read())\"",
+]
+
+
+@pytest.mark.parametrize("command", INLINE_CODE)
+def test_inline_code_naming_protected_state_is_denied_even_when_allowed(
+    bench: Bench, command: str
+) -> None:
+    """A person allowed the interpreter; code that names signoff's state is still denied."""
+    allowed = Settings.from_rules(allow=["Bash(python3:*)", "Bash(awk:*)", "Bash(perl:*)"])
+    bench.gate = Gate(Policy(allowed, workspace=bench.ws), ScriptedChannel())
+    before = bench.state()
+    result = bench.shell(_fill(command, bench))
+    assert result.verdict.effect == "deny" and result.outcome == "denied", result.verdict
+    assert bench.state() == before and not bench.leaked()
+    assert bench.shell("python3 -c 'print(6 * 7)'").content.strip().endswith("42")
