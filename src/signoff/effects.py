@@ -211,9 +211,14 @@ class PathRules:
             for access, paths, trees in uses:
                 for rule in lists.get(access, ()):
                     for path in paths:
-                        if rule_may_match(rule, path, self.ctx, dotglob=dotglob):
+                        if rule_may_match(rule, path, self.ctx, dotglob=dotglob,
+                                          strict=kind == "deny"):
                             return PathVerdict(kind, rule.text,
                                                f"{path}: {_VERB[kind]} by rule {rule.text}")
+                        if kind == "deny" and found is None and rule_may_match(
+                                rule, path, self.ctx, dotglob=dotglob):
+                            found = PathVerdict("ask", rule.text, f"{path} may expand to a "
+                                                f"path denied by rule {rule.text}")
                     for tree in trees:
                         hit = rule_in_tree(rule, tree, self.ctx)
                         if hit == "inside":
@@ -233,7 +238,7 @@ class PathRules:
                 for path in paths:
                     if path.endswith(_SAFE_ENV_SUFFIXES):
                         continue
-                    if rule_may_match(boundary, path, self.ctx, dotglob=dotglob):
+                    if rule_may_match(boundary, path, self.ctx, dotglob=dotglob, strict=True):
                         what = "secret" if access == "read" else "sensitive"
                         return PathVerdict("ask", "boundary", f"{path} is a {what} path "
                                            f"({boundary.specifier})")
@@ -278,20 +283,24 @@ _VERB = {"deny": "denied", "ask": "asks"}
 _TREE_VERB: dict[Access, str] = {"read": "reads", "write": "writes"}
 
 
-def rule_may_match(rule: Rule, path: str, ctx: PathContext, *, dotglob: bool = False) -> bool:
+def rule_may_match(rule: Rule, path: str, ctx: PathContext, *, dotglob: bool = False,
+                   strict: bool = False) -> bool:
     """Whether a path rule matches `path`, or could match a name the glob `path` expands
-    to (over-approximated: when in doubt, it may)."""
-    return any(_may_match(rule, spelling, ctx, dotglob or any_dot)
+    to (over-approximated: when in doubt, it may). `strict` leaves out the doubtful case
+    of two globs that may overlap (`*.txt` and a rule's `id_rsa*`)."""
+    return any(_may_match(rule, spelling, ctx, dotglob or any_dot, strict)
                for spelling, any_dot in spellings(path))
 
 
-def _may_match(rule: Rule, path: str, ctx: PathContext, dotglob: bool) -> bool:
-    if not is_pattern(path) or rule.specifier is None:
+def _may_match(rule: Rule, path: str, ctx: PathContext, dotglob: bool, strict: bool) -> bool:
+    if rule.matches_path(path, ctx) or not is_pattern(path) or rule.specifier is None:
+        # A glob whose own text the rule matches (`id_rsa*` for `id_rsa*`) is certain.
         return rule.matches_path(path, ctx)
     anchor = rule_anchor(rule.specifier, ctx)
     if anchor is None:  # a bare name (`*.pem`, `.env`): any component may be it
         name = rule.specifier.strip().rstrip("/")
-        return any(name_may_match(part, name, dotglob) for part in path.split("/") if part)
+        return any(name_may_match(part, name, dotglob) and not (
+            strict and is_pattern(part) and is_pattern(name)) for part in path.split("/") if part)
     return glob_relation(path, anchor, dotglob) == "inside"
 
 

@@ -76,6 +76,8 @@ def note_trees(f: Facts, cmd: Cmd, ctx: Context) -> None:
     args = f.argv[1:]
     readers = _TREE_READERS.get(base, frozenset())
     recursive = _flagged(args, readers) or ("grep" in base and _grep_recurses(args))
+    if base == "rg" and any(a in ("--files", "--type-list") for a in args):
+        recursive = False  # names only, not contents
     if base in _TREE_READERS and recursive:
         roots = list(f.reads)
         if not roots and base in _DEFAULT_ROOT:

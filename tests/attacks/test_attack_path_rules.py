@@ -265,3 +265,22 @@ def test_a_cd_that_may_fail_is_judged_both_ways(tmp_path: Path) -> None:
     for command, effect in table.items():
         verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
         assert verdict.effect == effect, (command, verdict)
+
+
+def test_ordinary_globs_stay_allowed_and_doubtful_ones_ask(tmp_path: Path) -> None:
+    """A glob is denied when it certainly reaches a denied place; when it only might (two
+    globs that may overlap: `*.txt` and `Read(id_rsa*)`) it asks; the built-in secret
+    list never makes `cat *.txt` ask."""
+    plain = Policy(Settings(), workspace=tmp_path)
+    for command in ("cat *.txt", "wc -l src/*.py", "head -5 src/*.py", "md5sum dist/*.tar.gz",
+                    "grep -c shutdown logs/*.log", "rg --files", "ls *"):
+        verdict = plain.evaluate(ToolCall("execute_command", {"command": command}))
+        assert verdict.effect == "allow", (command, verdict)
+    strict = Policy(Settings.from_rules(deny=["Read(id_rsa*)", "Read(secrets/**)"]),
+                    workspace=tmp_path)
+    table = {"cat *.txt": "ask", "cat id_rsa*": "deny", "cat id_rsa.pub": "deny",
+             "cat s*/k": "deny", "cat *.md": "ask", "cat docs/*.md": "ask",
+             "cat README.md": "allow"}
+    for command, effect in table.items():
+        verdict = strict.evaluate(ToolCall("execute_command", {"command": command}))
+        assert verdict.effect == effect, (command, verdict)
