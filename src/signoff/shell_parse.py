@@ -149,6 +149,17 @@ class Walker:
 
     def _for(self, node: Node) -> None:
         var = node.child_by_field_name("variable")
+        values = [w for child in node.children_by_field_name("value") for w in self.fields(child)]
+        body = node.child_by_field_name("body")
+        if var is not None and body is not None and values and len(values) <= 8 and not any(
+            w.dynamic for w in values
+        ):
+            # `for f in *.md a.txt`: the body is judged once per value (a glob stays a glob).
+            for value in values:
+                self.vars[self._t(var)] = value.text
+                self.walk(body)
+            self.vars[self._t(var)] = None
+            return
         if var is not None:
             self.vars[self._t(var)] = None  # loop values: run time
         for child in node.named_children:

@@ -273,7 +273,8 @@ def test_ordinary_globs_stay_allowed_and_doubtful_ones_ask(tmp_path: Path) -> No
     list never makes `cat *.txt` ask."""
     plain = Policy(Settings(), workspace=tmp_path)
     for command in ("cat *.txt", "wc -l src/*.py", "head -5 src/*.py", "md5sum dist/*.tar.gz",
-                    "grep -c shutdown logs/*.log", "rg --files", "ls *"):
+                    "grep -c shutdown logs/*.log", "rg --files", "ls *",
+                    'for f in *.md; do wc -l "$f"; done', "for d in src docs; do ls $d; done"):
         verdict = plain.evaluate(ToolCall("execute_command", {"command": command}))
         assert verdict.effect == "allow", (command, verdict)
     strict = Policy(Settings.from_rules(deny=["Read(id_rsa*)", "Read(secrets/**)"]),
