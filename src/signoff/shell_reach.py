@@ -115,11 +115,14 @@ def note_mentions(f: Facts, cmd: Cmd, ctx: Context) -> None:
 
 
 def _path_candidates(text: str) -> list[str]:
+    if text.startswith("-"):  # an option names a file only through its value
+        if "=" in text:
+            return [c for c in (text.partition("=")[2],) if c and c != "-"]  # --db=FILE
+        rest = text[2:]
+        return [rest] if not text.startswith("--") and ("/" in rest or "." in rest) else []
     out = [text]
     if "=" in text:
-        out.append(text.partition("=")[2])  # --db=FILE, of=FILE, NAME=FILE
-    if text.startswith("-") and not text.startswith("--") and len(text) > 2:
-        out.append(text[2:])  # -oFILE
+        out.append(text.partition("=")[2])  # of=FILE, NAME=FILE
     return [c for c in out if c and c != "-"]
 
 
