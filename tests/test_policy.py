@@ -255,7 +255,9 @@ CASES = [
     Case(".env.example read allowed", R, {"path": ".env.example"}, "allow"),
     Case(".git write asks", W, {"path": ".git/config", "content": ""}, "ask"),
     Case(".git read allowed", R, {"path": ".git/HEAD"}, "allow"),
-    Case(".signoff write asks", W, {"path": ".signoff/settings.toml", "content": ""}, "ask"),
+    # signoff's own state is protected: deny, not ask (issue 11, item 1)
+    Case(".signoff write denied", W, {"path": ".signoff/settings.toml", "content": ""}, "deny"),
+    Case(".signoff read denied", R, {"path": ".signoff/signoff.db"}, "deny"),
     Case("key file read asks", R, {"path": "certs/server.pem"}, "ask"),
     Case("~/.ssh read asks", R, {"path": "~/.ssh/id_ed25519"}, "ask"),
     Case("sensitive beats allow", W, {"path": ".env", "content": ""}, "ask", allow=["write_file"]),
@@ -527,7 +529,8 @@ def test_may_deny_is_precise(tree: dict[str, str]) -> None:
     assert policy.may_deny("send_email")
     assert policy.may_deny("write_file")  # through the Edit group
     assert policy.may_deny("execute_command")  # shell analysis can deny
-    assert not policy.may_deny("read_file")
+    assert policy.may_deny("read_file")  # any path may be signoff's own state (issue 11)
+    assert not policy.may_deny("ask_human") and not policy.may_deny("fetch_url")
     assert policy.with_mode("plan").may_deny("send_email")
 
 

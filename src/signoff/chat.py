@@ -30,6 +30,7 @@ from .exceptions import ConfigurationError, SignoffError
 from .gate import Gate, ToolResult
 from .models import Decision, ToolCall
 from .policy import Policy
+from .protected import store_files
 from .review import record_review
 from .runs import storable
 from .settings import MODES, Mode, load_settings
@@ -331,11 +332,12 @@ class ChatSession:
 # ------------------------------------------------------------------ wiring
 
 
-def _workspace_tools(root: str, on_snapshot: Callable[[ToolCall, Snapshot], None] | None = None
+def _workspace_tools(root: str, on_snapshot: Callable[[ToolCall, Snapshot], None] | None = None,
+                     hidden: Callable[[str], bool] | None = None,
                      ) -> tuple[dict[str, ToolFn], list[dict[str, Any]], Any]:
     from .tools import Workspace
 
-    workspace = Workspace(root)
+    workspace = Workspace(root, hidden=hidden)
     return (dict(workspace.as_mapping(on_snapshot=on_snapshot)), workspace.openai_tools(),
             workspace.preview)
 
@@ -355,10 +357,12 @@ def build_session(
     root = os.path.realpath(workspace)
     printer = StreamPrinter(out or sys.stdout)
     snapshots: dict[str, Snapshot] = {}  # what each file change replaced, by call digest
-    tools, specs, previewer = _workspace_tools(
-        root, lambda call, snapshot: snapshots.__setitem__(call.digest(), snapshot))
-    policy = Policy(load_settings(root, user=user_settings), workspace=root, mode=mode)
     url = store_url if store_url is not None else default_url(root)
+    policy = Policy(load_settings(root, user=user_settings), workspace=root, mode=mode,
+                    protected=store_files(url))  # the store, wherever it is, is off limits
+    tools, specs, previewer = _workspace_tools(
+        root, lambda call, snapshot: snapshots.__setitem__(call.digest(), snapshot),
+        hidden=policy.hidden)
     record = open_store(url)  # invariant 8: the session is on the record, or it does not start
     session_id = f"chat_{uuid.uuid4().hex[:12]}"
     gate = Gate(

@@ -159,8 +159,8 @@ def script(messages: list[dict[str, Any]]) -> dict[str, Any]:
 def build_agent(metadata: Mapping[str, Any]) -> Agent:
     """The demo's agent factory: any process rebuilds the agent from the run's metadata."""
     root = Path(metadata["workspace"])
-    workspace = Workspace(root)
     policy = Policy(load_settings(root, user=False), workspace=root)
+    workspace = Workspace(root, hidden=policy.hidden)
     return Agent(
         model=ScriptedModel.history_driven(script),
         tools=workspace.as_mapping(),

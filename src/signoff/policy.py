@@ -9,6 +9,12 @@ Order of evaluation (the first that decides wins):
 4. the default of the tool's tier (read -> allow; write inside the workspace -> notify;
    everything else -> ask), adjusted by the mode
 
+Every call is first turned into its effects (`effects.py`: paths read and written,
+trees, link targets, URL and host, arguments), and rules and boundaries are matched
+against those effects: a path rule means the same for a declared tool and for every file
+operand and redirect of a shell command. signoff's own state (`protected.py`) is denied
+to every tool, whatever the rules say.
+
 `auto` mode then turns ask into allow; deny never changes. The only I/O is resolving
 paths (symlinks), done by an injectable resolver.
 """
@@ -21,8 +27,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .effects import PROTECTED, Effects, PathRules, by_access, of_call, of_part, touches_protected
 from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
+from .protected import ProtectedPaths, default_protected
 from .registry import Registry, ToolSpec
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .settings import MODES, Mode, Settings
@@ -85,6 +93,7 @@ class Policy:
         mode: Mode | None = None,
         home: str | None = None,
         resolver: Resolver = os.path.realpath,
+        protected: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self.settings = settings or Settings()
         self.registry = registry or Registry()
@@ -106,6 +115,24 @@ class Policy:
         )
         self._secret = tuple(parse_rule(f"x({p})") for p in SECRET_READ)
         self._candidates: dict[str, _Candidates] = {}
+        # Told extras (e.g. the store's files) plus what is always signoff's own state.
+        self.extra_protected = tuple(os.fspath(p) for p in protected)
+        self.protected = ProtectedPaths.of(
+            (*default_protected(self.roots), *self.extra_protected), resolver=resolver
+        )
+        registry = self.registry
+        self.path_rules = PathRules(
+            self.protected,
+            self.ctx,
+            deny=by_access(self.settings.deny, lambda rule: registry.get(rule.tool).kind),
+            ask=by_access(self.settings.ask, lambda rule: registry.get(rule.tool).kind),
+            secret=self._secret,
+            sensitive=self._sensitive,
+        )
+
+    def hidden(self, path: str) -> bool:
+        """Whether a tree walk (search_code) skips this path: see `PathRules.hidden`."""
+        return self.path_rules.hidden(path)
 
     def with_mode(self, mode: Mode) -> Policy:
         clone = Policy(
@@ -115,6 +142,7 @@ class Policy:
             mode=mode,
             home=self.home,
             resolver=self.resolve,
+            protected=self.extra_protected,
         )
         return clone
 
@@ -123,7 +151,9 @@ class Policy:
     def evaluate(self, call: ToolCall, *, grants: Sequence[Rule] = ()) -> Verdict:
         spec = self.registry.get(call.name)
         verdict = self._evaluate(call, spec, grants)
-        if self.mode == "auto" and verdict.effect == "ask" and not spec.always_ask:
+        if self.mode == "auto" and verdict.effect == "ask" and not spec.always_ask and not (
+            touches_protected(verdict)  # may reach signoff's own state: a person decides
+        ):
             return verdict.with_effect("allow", "auto mode: asks become allows")
         return verdict
 
@@ -148,6 +178,8 @@ class Policy:
         spec = self.registry.get(name)
         if spec.kind == "shell" or (self.mode == "plan" and spec.tier != "read"):
             return True
+        if spec.kind in ("file_read", "file_write") and spec.path_arguments():
+            return True  # any path may be signoff's own state, which is always denied
         return bool(self._rules_for(spec).deny)
 
     # ------------------------------------------------------------------ dispatch
@@ -169,9 +201,13 @@ class Policy:
             return self._shell(call, spec, grants)
         rules = self._rules_for(spec)
         grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
-        matcher, boundary, suggestion = self._inspect(call, spec)
-        if matcher is None:  # the argument we need is missing or malformed
-            return Verdict("ask", "medium", None, (boundary or "cannot judge",), spec.tier)
+        effects = of_call(call, spec, self.resolve_all)
+        if effects.problem:  # the argument we need is missing or malformed
+            return Verdict("ask", "medium", None, (effects.problem,), spec.tier)
+        off_limits = self.path_rules.protected_verdict(effects)
+        if off_limits is not None and off_limits.effect == "deny":
+            return Verdict("deny", "critical", off_limits.rule, (off_limits.reason,), spec.tier)
+        matcher, boundary, suggestion = self._inspect(call, spec, effects)
 
         for rule in rules.deny:
             if matcher(rule, False):
@@ -234,29 +270,36 @@ class Policy:
     # ------------------------------------------------------------------ per kind
 
     def _inspect(
-        self, call: ToolCall, spec: ToolSpec
-    ) -> tuple[Callable[[Rule, bool], bool] | None, str | None, Callable[[], str | None]]:
-        """A rule matcher for this call, the boundary it crosses (if any), and how to
-        build the rule that "always allow" would save (lazily: the allow path skips it)."""
-        args = call.arguments
+        self, call: ToolCall, spec: ToolSpec, effects: Effects
+    ) -> tuple[Callable[[Rule, bool], bool], str | None, Callable[[], str | None]]:
+        """A rule matcher over the call's effects, the boundary it crosses (if any), and
+        how to build the rule that "always allow" would save (lazily: the allow path
+        skips it). Deny and ask rules match when any path matches, allow rules only when
+        every path does."""
         if spec.kind in ("file_read", "file_write") and spec.path_arg:
-            raw = args.get(spec.path_arg, ".")
-            if not isinstance(raw, str) or "\x00" in raw:
-                return None, f"argument {spec.path_arg!r} must be a path string", _none
-            path = self.resolve_path(raw)
-            boundary = self._path_boundary(path, write=spec.kind == "file_write")
+            paths = effects.paths
+            boundary = next(
+                filter(None, (self._path_boundary(p, write=spec.kind == "file_write")
+                              for p in paths)),
+                None,
+            )
 
             def suggest_path() -> str | None:
-                rel = os.path.relpath(path, self.workspace)
-                return None if boundary else f"{call.name}(./{_escape_glob(rel)})"
+                rel = os.path.relpath(paths[0], self.workspace)
+                return None if boundary or not paths else f"{call.name}(./{_escape_glob(rel)})"
 
-            return (lambda rule, every: rule.matches_path(path, self.ctx)), boundary, suggest_path
-        if spec.kind == "network" and spec.url_arg:
-            url = args.get(spec.url_arg)
-            if not isinstance(url, str):
-                return None, f"argument {spec.url_arg!r} must be a URL string", _none
+            def match_paths(rule: Rule, every: bool) -> bool:
+                hits = (rule.matches_path(p, self.ctx) for p in paths)
+                return bool(paths) and (all(hits) if every else any(hits))
+
+            if len(paths) == 1:  # the common case, without a generator per rule
+                only = paths[0]
+                return (lambda rule, every: rule.matches_path(only, self.ctx)), boundary, (
+                    suggest_path)
+            return match_paths, boundary, suggest_path
+        if spec.kind == "network" and effects.url is not None:
+            url, host = effects.url, effects.host or ""
             parts = urlsplit(url)
-            host = (parts.hostname or "").lower()
             boundary = None
             if parts.scheme not in ("http", "https") or not host:
                 boundary = f"{url!r} is not an http(s) URL"
@@ -266,6 +309,7 @@ class Policy:
                 boundary = f"{host} is not an allowed domain"
             domain_rule = f"{call.name}(domain:{host})" if host and not boundary else None
             return (lambda rule, every: rule.matches_url(url)), boundary, lambda: domain_rule
+        args = effects.arguments
         boundary = self._amount_boundary(spec, args)
         return (
             (lambda rule, every: rule.matches_arguments(args, every=every)),
@@ -275,9 +319,20 @@ class Policy:
 
     def resolve_path(self, raw: str) -> str:
         # `~` is this policy's home (which tests and servers may set), not the process's.
+        return self.resolve(os.path.normpath(self._joined(raw)))
+
+    def resolve_all(self, raw: str) -> tuple[str, ...]:
+        """The path as `..` reads on paper and as the OS reads it (`link/..` is the link
+        target's parent): both are judged, so neither spelling slips past a rule."""
+        joined = self._joined(raw)
+        normal = os.path.normpath(joined)
+        if normal == joined:
+            return (self.resolve(normal),)
+        return tuple(dict.fromkeys((self.resolve(normal), self.resolve(joined))))
+
+    def _joined(self, raw: str) -> str:
         expanded = self.home + raw[1:] if raw == "~" or raw.startswith("~/") else raw
-        joined = expanded if os.path.isabs(expanded) else os.path.join(self.workspace, expanded)
-        return self.resolve(os.path.normpath(joined))
+        return expanded if os.path.isabs(expanded) else os.path.join(self.workspace, expanded)
 
     def inside_workspace(self, path: str) -> bool:
         return any(path == root or path.startswith(root.rstrip("/") + "/") for root in self.roots)
@@ -324,9 +379,11 @@ class Policy:
         for rule in rules.deny:  # a deny on the whole text also holds
             if rule.specifier is not None and rule.matches_shell(whole):
                 return self._deny(spec, f"denied by rule {rule.text}", rule)
+        # `shopt -s dotglob` or GLOBIGNORE make `*` match dot names: judge globs so.
+        dotglob = "dotglob" in command or "GLOBIGNORE" in command
         summaries: list[ShellPartSummary] = []
         for part in analysis.parts:
-            part_effect, part_rule, reason = self._shell_part(part, rules, grant_rules)
+            part_effect, part_rule, reason = self._shell_part(part, rules, grant_rules, dotglob)
             summaries.append(
                 ShellPartSummary(
                     part.text,
@@ -344,7 +401,10 @@ class Policy:
         rule_text = next((s.rule for s in deciding if s.rule), None)
         suggestion = None
         asking = [p for p, s in zip(analysis.parts, summaries, strict=True) if s.effect == "ask"]
-        if effect == "ask" and len(asking) == 1 and not asking[0].catastrophic:
+        protected_ask = any(s.effect == "ask" and s.rule == PROTECTED for s in summaries)
+        if effect == "ask" and len(asking) == 1 and not asking[0].catastrophic and not (
+            protected_ask  # no rule can allow it: approve once, never "always"
+        ):
             try:
                 suggestion = shell.suggest_rule(asking[0], call.name)
             except ValueError:
@@ -352,18 +412,24 @@ class Policy:
         return Verdict(effect, risk, rule_text, reasons, spec.tier, suggestion, tuple(summaries))
 
     def _shell_part(
-        self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule]
+        self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule], dotglob: bool
     ) -> tuple[Effect, str | None, str | None]:
         for rule in rules.deny:
             if rule.matches_shell(part.text):
                 return "deny", rule.text, f"denied by rule {rule.text}"
         if part.catastrophic:
             return "deny", "catastrophic", None
+        # The part's file operands, redirects, trees and links meet the path rules.
+        by_path = self.path_rules.verdict(of_part(part), dotglob=dotglob)
+        if by_path is not None and by_path.effect == "deny":
+            return "deny", by_path.rule, by_path.reason
         if self.mode == "plan" and part.cls != "read_only":
             return "deny", "mode", "plan mode is read-only"
         for rule in rules.ask:
             if rule.matches_shell(part.text):
                 return "ask", rule.text, f"rule {rule.text} asks"
+        if by_path is not None:  # an ask rule on a path, a boundary: no allow rule lifts it
+            return "ask", by_path.rule, by_path.reason
         if part.writes and not part.inside_workspace:
             # A boundary: `Bash(echo:*)` must not allow `echo x > ~/.profile`.
             return (
@@ -418,4 +484,4 @@ def _suggest_arguments(call: ToolCall) -> str | None:
     return None
 
 
-__all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy"]
+__all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy", "touches_protected"]

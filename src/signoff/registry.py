@@ -37,6 +37,11 @@ class ToolSpec:
     path_arg: str | None = None
     url_arg: str | None = None
     amount_arg: str | None = None
+    # More arguments holding paths (each a string or a list of strings), and an argument
+    # mapping file names, relative to `path_arg`'s value, to contents (`create_project`).
+    path_args: tuple[str, ...] = ()
+    files_arg: str | None = None
+    default_path: str | None = "."  # what a missing `path_arg` means (the workspace root)
     idempotent: bool = False
     always_ask: bool = False  # ask_human: the human *is* the tool
     schema: Mapping[str, Any] | None = None
@@ -61,6 +66,11 @@ class ToolSpec:
             )
             raise InvalidInput(f"arguments for {self.name!r} are not valid: {problems}") from exc
         return model.model_dump(exclude_unset=True)
+
+    def path_arguments(self) -> tuple[str, ...]:
+        """Every argument that names a path: `path_arg` first, then `path_args`."""
+        names = (self.path_arg, *self.path_args) if self.path_arg else self.path_args
+        return tuple(dict.fromkeys(names))
 
     def argument(self, arguments: Mapping[str, Any], role: str) -> Any:
         key = getattr(self, f"{role}_arg")
@@ -102,10 +112,13 @@ def spec_from_function(fn: Callable[..., Any], **options: Any) -> ToolSpec:
         validator=validator,
         **options,
     )
-    for role in ("command", "path", "url", "amount"):
+    for role in ("command", "path", "url", "amount", "files"):
         key = getattr(spec, f"{role}_arg")
         if key is not None and key not in validator.model_fields:
             raise InvalidInput(f"tool {name!r}: {role}_arg {key!r} is not a parameter")
+    for key in spec.path_args:
+        if key not in validator.model_fields:
+            raise InvalidInput(f"tool {name!r}: path_args names {key!r}, not a parameter")
     return spec
 
 
@@ -118,6 +131,8 @@ def tool(
     path_arg: str | None = None,
     url_arg: str | None = None,
     amount_arg: str | None = None,
+    path_args: tuple[str, ...] = (),
+    files_arg: str | None = None,
     idempotent: bool = False,
     description: str | None = None,
 ) -> Callable[[F], F]:
@@ -140,6 +155,8 @@ def tool(
             path_arg=path_arg,
             url_arg=url_arg,
             amount_arg=amount_arg,
+            path_args=tuple(path_args),
+            files_arg=files_arg,
             idempotent=idempotent,
             description=description,
         )
@@ -236,6 +253,7 @@ BUILTIN_SPECS: dict[str, ToolSpec] = {
             "file_write",
             {"path": "str", "files": "files"},
             path_arg="path",
+            files_arg="files",
             description="Create a directory tree of new files.",
         ),
         _builtin(
@@ -323,6 +341,8 @@ def alias_spec(alias: str) -> ToolSpec:
         path_arg=theirs(base.path_arg),
         url_arg=theirs(base.url_arg),
         amount_arg=theirs(base.amount_arg),
+        path_args=tuple(t for t in map(theirs, base.path_args) if t),
+        files_arg=theirs(base.files_arg),
         schema=None,
         validator=None,
     )

@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import shell_knowledge as K
 from .models import Effect
@@ -27,6 +27,7 @@ from .shell_facts import Context, Facts, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
 from .shell_programs import judge_words
+from .shell_reach import note_mentions, note_trees
 
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
 
@@ -42,6 +43,11 @@ class CommandPart:
     writes: tuple[str, ...]
     inside_workspace: bool
     reasons: tuple[str, ...]
+    trees: tuple[str, ...] = ()  # directories read as a whole (grep -r, cp -r, tar c)
+    tree_writes: tuple[str, ...] = ()  # directories whose contents something else defines
+    links: tuple[str, ...] = ()  # targets of links this part makes
+    mentions: tuple[str, ...] = ()  # every argument that names a path, resolved
+    unknown_paths: bool = False  # a file operand is only known at run time
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +174,32 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
 
 
 def judge_command(cmd: Cmd, ctx: Context) -> list[Facts]:
+    """The facts of one simple command, in every directory it may run in (an earlier
+    `cd` that fails leaves the shell where it was: `cd x; cat y` may read ./y)."""
+    facts = _judge_in(cmd, ctx)
+    for alt in cmd.alt_cwds:
+        _merge_alternative(facts, _judge_in(replace(cmd, cwd=alt, alt_cwds=()), ctx))
+    return facts
+
+
+def _merge_alternative(facts: list[Facts], other: list[Facts]) -> None:
+    for f, g in zip(facts, other, strict=False):
+        for mine, theirs in ((f.reads, g.reads), (f.writes, g.writes), (f.trees, g.trees),
+                             (f.tree_writes, g.tree_writes), (f.links, g.links),
+                             (f.mentions, g.mentions)):
+            mine.extend(x for x in theirs if x not in mine)
+        f.unknown_paths |= g.unknown_paths
+        f.unknown_reads |= g.unknown_reads
+        f.secret |= g.secret
+        f.force_ask |= g.force_ask
+        f.catastrophic |= g.catastrophic
+        f.raise_to(g.cls, "")
+        for reason in g.reasons:
+            f.note(reason)
+    facts.extend(other[len(facts):])
+
+
+def _judge_in(cmd: Cmd, ctx: Context) -> list[Facts]:
     f = Facts([w.text for w in cmd.words])
     for name, value in cmd.assigns:
         if K.DANGEROUS_ENV.match(name):
@@ -190,6 +222,9 @@ def judge_command(cmd: Cmd, ctx: Context) -> list[Facts]:
         out.insert(0, f)  # e.g. BASH_ENV=… bash -c 'ls': the prefix itself is the risk
     for r in cmd.redirects:
         _redirect(target, r, cmd, ctx)
+    for facts in {id(x): x for x in (*out, target)}.values():
+        note_trees(facts, cmd, ctx)
+    note_mentions(target, cmd, ctx)
     if cmd.function is not None and cmd.words[0].text == cmd.function:
         target.deny("a function that calls itself (fork bomb pattern)")
     return out
@@ -259,7 +294,9 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
     reasons = f.reasons or [_DEFAULT_REASON[f.cls]]
     return CommandPart(" ".join(f.argv), tuple(f.argv), f.cls, effect, f.catastrophic,
                        tuple(dict.fromkeys(f.reads)), tuple(dict.fromkeys(f.writes)), inside,
-                       tuple(reasons))
+                       tuple(reasons), tuple(dict.fromkeys(f.trees)),
+                       tuple(dict.fromkeys(f.tree_writes)), tuple(dict.fromkeys(f.links)),
+                       tuple(dict.fromkeys(f.mentions)), f.unknown_paths or f.unknown_reads)
 
 
 _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -31,9 +32,14 @@ class Facts:
     reasons: list[str] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
+    trees: list[str] = field(default_factory=list)  # directories read as a whole
+    tree_writes: list[str] = field(default_factory=list)  # trees changed by content or -R
+    links: list[str] = field(default_factory=list)  # what links made here point to
+    mentions: list[str] = field(default_factory=list)  # every argument that names a path
     catastrophic: bool = False
     force_ask: bool = False  # e.g. a secret read or a write outside the workspace
     unknown_paths: bool = False
+    unknown_reads: bool = False  # reads a file named only at run time (`cat "$(…)"`)
     network: bool = False
     fetch: bool = False  # network data comes out on stdout
     runs_stdin: bool = False  # executes what arrives on stdin as code
@@ -99,6 +105,8 @@ class Context:
             if cwd is None:
                 return None
             text = posixpath.join(cwd, text)
+        if _PROC_LINK.match(posixpath.normpath(text)):
+            return None  # /proc/self/cwd is the command's directory, not ours: unknown here
         return self.resolve(text)
 
     def inside(self, path: str) -> bool:
@@ -112,6 +120,8 @@ class Context:
         return path[len(prefix):] if path.startswith(prefix) else None
 
 
+# A process's own view of the file system: where it leads depends on the process.
+_PROC_LINK = re.compile(r"^/+proc/+[^/]+/+(?:task/+[^/]+/+)?(?:cwd|root|map_files)(?:/|$)")
 _ROOTS: dict[str, str] = {}  # workspace and home rarely move: resolve them once
 
 

@@ -133,26 +133,29 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         sources = pos if target_dir else pos[:-1]
         for w in sources:
             note_delete(f, w, cwd, ctx, recursive=True, verb="moves away")
+            note_read(f, w, cwd, ctx)  # what is moved can be read at its new place
         for w in target_dir or pos[-1:]:
             if w.text in K.PSEUDO_FILES:
                 f.raise_to("destructive", "moving to /dev/null deletes")
             note_write(f, w, cwd, ctx)
+            note_landing(f, sources, w, cwd, ctx, contents=False)
         return
     if base in ("cp", "install", "ln", "rsync", "convert", "ffmpeg"):
         target_dir = option_values(args, "-t", "--target-directory")
-        for w in pos if target_dir else pos[:-1]:
-            if base != "ln":
-                note_read(f, w, cwd, ctx)
-                continue
-            target = ctx.path(w, cwd)
-            if target and is_secret(target, ctx):
-                f.secret = True  # `ln -s ~/.ssh/id_rsa key; cat key` reads it by another name
-                f.ask(f"links to a secret ({target})")
+        sources = pos if target_dir else pos[:-1]
         dest = target_dir or pos[-1:]
         if base == "ln" and len(pos) == 1:
             dest = [Word(posixpath.basename(pos[0].text))]
+            sources = pos
+        for w in sources:
+            if base != "ln":
+                note_read(f, w, cwd, ctx)
+                continue
+            note_link(f, w, dest, cwd, ctx)
         for w in dest:
             note_write(f, w, cwd, ctx)
+            if base in ("cp", "install", "ln", "rsync"):
+                note_landing(f, sources, w, cwd, ctx, contents=base in ("cp", "rsync"))
         return
     if base == "tar":
         first = texts[0] if texts else ""
@@ -232,3 +235,46 @@ def judge_dd(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         elif key == "of":
             f.raise_to("reversible_write", "dd writes its output in place")
             note_write(f, Word(value, w.dynamic, w.glob, w.quoted), cmd.cwd, ctx)
+
+
+def note_link(f: Facts, source: Word, dest: list[Word], cwd: str | None, ctx: Context) -> None:
+    """`ln [-s] TARGET LINK`: a link is a second name for its target, so the target is
+    recorded (relative to the link's directory, as the kernel reads it, and to cwd)."""
+    if source.dynamic:
+        f.unknown_paths = True
+        f.ask(f"links to a path only known at run time ({source.text})")
+        return
+    spellings = [source.text]
+    if not source.text.startswith("/"):
+        for d in dest:
+            if not d.dynamic:
+                spellings += [posixpath.join(d.text, source.text),
+                              posixpath.join(posixpath.dirname(d.text), source.text)]
+    for text in spellings:
+        target = ctx.path(Word(text, glob=source.glob), cwd)
+        if target is None:
+            continue
+        f.links.append(target)
+        if is_secret(target, ctx):
+            f.secret = True  # `ln -s ~/.ssh/id_rsa key; cat key` reads it by another name
+            f.ask(f"links to a secret ({target})")
+
+
+def note_landing(f: Facts, sources: list[Word], dest: Word, cwd: str | None, ctx: Context,
+                 *, contents: bool) -> None:
+    """Where copies land when `dest` is a directory: dest/NAME for each source. A source
+    that is a directory's contents (`stage/.`, rsync's `stage/`) or a name known only at
+    run time defines what lands by what is on disk then: the whole of `dest` is written."""
+    if dest.dynamic:
+        return
+    for source in sources:
+        name = posixpath.basename(source.text.rstrip("/"))
+        whole = source.dynamic or name in ("", ".", "..") or (
+            contents and source.text.endswith("/") and f.argv[:1] == ["rsync"])
+        if whole:
+            path = ctx.path(dest, cwd)
+            if path is not None:
+                f.tree_writes.append(path)
+            continue
+        note_write(f, Word(posixpath.join(dest.text, name), glob=source.glob or dest.glob),
+                   cwd, ctx)

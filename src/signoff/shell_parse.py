@@ -26,6 +26,10 @@ from .shell_arith import (
     subscript_problem,
     test_problem,
 )
+from .shell_words import BRACE_SEQ_RE, Cmd, Redir, Walk, Word, decode_ansi_c, expand_braces
+
+# The records live in shell_words; importing them from here keeps working.
+__all__ = ["Cmd", "Redir", "Walk", "Walker", "Word", "decode_ansi_c", "expand_braces", "parse"]
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()  # a Parser is not thread-safe: one per thread, reused
@@ -52,37 +56,6 @@ _ASCII_ONLY = bytes(b if b < 0x80 else 0x78 for b in range(256))
 
 
 @dataclass(slots=True)
-class Word:
-    text: str
-    dynamic: bool = False  # holds a value only known at run time
-    glob: bool = False  # unquoted *, ? or [ (or a brace sequence): expands at run time
-    quoted: bool = False
-
-
-@dataclass(slots=True)
-class Redir:
-    op: str
-    fd: str
-    target: Word | None  # None for a descriptor duplication such as 2>&1
-
-
-@dataclass(slots=True)
-class Cmd:
-    words: list[Word]
-    assigns: list[tuple[str, Word]]
-    redirects: list[Redir]
-    cwd: str | None
-    vars: dict[str, str | None]
-    source: str
-    owner: int | None = None  # index of the command whose word holds this substitution
-    sub_kind: str = ""  # "$(", "<(", ">(" when this runs inside a substitution
-    stdin_text: str | None = None  # heredoc or here-string fed to this command
-    function: str | None = None  # name of the function whose body holds this command
-    calls_function: bool = False  # words[0] names a function defined earlier in the string
-    problems: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
 class _Heredoc:
     text: str = ""
     words: list[Word] = field(default_factory=list)
@@ -90,59 +63,8 @@ class _Heredoc:
     later: list[Node] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class Walk:
-    cmds: list[Cmd] = field(default_factory=list)
-    pipes: list[list[list[int]]] = field(default_factory=list)  # pipeline -> stage -> cmd ids
-    functions: set[str] = field(default_factory=set)
-    problems: list[str] = field(default_factory=list)
-
-
-_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_ANSI_RE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
-                      r"|c.|.)", re.DOTALL)
-_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
-_BRACE_SEQ_RE = re.compile(r"\{[^{}]*\.\.[^{}]*\}")
 _REDIRECT_TYPES = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _DYNAMIC_ASSIGNERS = {"read", "mapfile", "readarray", "getopts", "select"}
-
-
-def decode_ansi_c(body: str) -> str:
-    def one(m: re.Match[str]) -> str:
-        esc = m.group(1)
-        head = esc[0]
-        if head in "xuU":
-            try:
-                return chr(int(esc[1:], 16))
-            except (ValueError, OverflowError):
-                return "\ufffd"
-        if head.isdigit():
-            return chr(int(esc, 8) & 0xFF)
-        if head == "c" and len(esc) == 2:
-            return chr(ord(esc[1]) & 0x1F)
-        return _ANSI_SIMPLE.get(esc, "\\" + esc)
-
-    return _ANSI_RE.sub(one, body)
-
-
-def expand_braces(text: str, limit: int = 64) -> list[str]:
-    """`{rm,-rf,/}` -> ["rm", "-rf", "/"]; bash does this before anything else."""
-    out = [text]
-    for _ in range(8):
-        nxt: list[str] = []
-        changed = False
-        for item in out:
-            m = _BRACE_RE.search(item)
-            if m is None:
-                nxt.append(item)
-                continue
-            changed = True
-            nxt.extend(item[: m.start()] + alt + item[m.end():] for alt in m.group(1).split(","))
-        out = nxt[:limit]
-        if not changed:
-            break
-    return out
 
 
 class Walker(ArithmeticChecks):
@@ -153,6 +75,8 @@ class Walker(ArithmeticChecks):
         self.src = source
         self.home = home
         self.cwd = cwd
+        self.alt_cwds: list[str | None] = []  # other directories the shell may be in
+        self.last_cd_alt: list[str | None] | None = None  # alts as they were before a cd
         self.vars = dict(variables)
         self.out = Walk()
         self.depth = depth
@@ -186,10 +110,33 @@ class Walker(ArithmeticChecks):
         return
 
     def _subshell(self, node: Node) -> None:
-        saved = self.cwd, dict(self.vars)
+        saved = self.cwd, dict(self.vars), list(self.alt_cwds)
         for child in node.named_children:
             self.walk(child)
-        self.cwd, self.vars = saved[0], saved[1]
+        self.cwd, self.vars, self.alt_cwds = saved[0], saved[1], saved[2]
+
+    def _list(self, node: Node) -> None:
+        """`cd x && cmd`: cmd runs only where cd succeeded. After `;` or `||` a failed cd
+        leaves the shell where it was, so later commands are judged in both places."""
+        children = node.children
+        operator = next((self._t(c) for c in children if not c.is_named), "")
+        named = [c for c in children if c.is_named and c.type != "comment"]
+        if operator != "&&" or len(named) != 2:
+            for child in named:
+                self.walk(child)
+            self.last_cd_alt = None  # `a || cd x` succeeds without the cd
+            return
+        before = list(self.alt_cwds)
+        self.last_cd_alt = None
+        self.walk(named[0])
+        if named[0].type not in ("command", "list"):
+            self.last_cd_alt = None  # a subshell, a pipeline, an if: its cd proves nothing
+        after_left = list(self.alt_cwds)
+        if self.last_cd_alt is not None:  # the left side ended with a cd that succeeded
+            self.alt_cwds = self.last_cd_alt
+        self.walk(named[1])
+        # Afterwards: wherever the right side left the shell, or where the left one failed.
+        self.alt_cwds = _merged(before + after_left + self.alt_cwds, self.cwd)
 
     def _pipeline(self, node: Node, first: list[int] | None = None) -> None:
         stages: list[list[int]] = [first] if first is not None else []
@@ -197,9 +144,9 @@ class Walker(ArithmeticChecks):
             if child.type == "comment":
                 continue
             start = len(self.out.cmds)
-            saved = self.cwd
+            saved, saved_alts = self.cwd, list(self.alt_cwds)
             self.walk(child)
-            self.cwd = saved  # every stage runs in its own subshell
+            self.cwd, self.alt_cwds = saved, saved_alts  # each stage runs in its own subshell
             stages.append(list(range(start, len(self.out.cmds))))
         self.out.pipes.append(stages)
 
@@ -211,10 +158,27 @@ class Walker(ArithmeticChecks):
         body = node.child_by_field_name("body")
         if body is not None:
             self.walk(body)
+        # `f() { …; } > file`: every call of f writes the file; judge it here, once.
+        redirs = [self._file_redirect(c)[0] for c in node.named_children
+                  if c.type == "file_redirect"]
+        if redirs:
+            self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node)),
+                      len(self.out.cmds))
         self.function = outer
 
     def _for(self, node: Node) -> None:
         var = node.child_by_field_name("variable")
+        values = [w for child in node.children_by_field_name("value") for w in self.fields(child)]
+        body = node.child_by_field_name("body")
+        if var is not None and body is not None and values and len(values) <= 8 and not any(
+            w.dynamic for w in values
+        ):
+            # `for f in *.md a.txt`: the body is judged once per value (a glob stays a glob).
+            for value in values:
+                self.vars[self._t(var)] = value.text
+                self.walk(body)
+            self.vars[self._t(var)] = None
+            return
         if var is not None:
             self.vars[self._t(var)] = None  # loop values: run time
         for child in node.named_children:
@@ -390,6 +354,7 @@ class Walker(ArithmeticChecks):
         idx = len(self.out.cmds)
         cmd.function = self.function
         cmd.sub_kind = self.sub_kind
+        cmd.alt_cwds = tuple(self.alt_cwds)
         for inner in self.out.cmds[start:]:
             if inner.owner is None and inner.sub_kind and inner.function == self.function:
                 inner.owner = idx
@@ -400,6 +365,19 @@ class Walker(ArithmeticChecks):
         if not words:
             return
         head = words[0].text
+        self.last_cd_alt = None
+        if head in ("cd", "pushd", "popd"):
+            old, before = self.cwd, list(self.alt_cwds)
+            self._change_directory(head, words)
+            if self.cwd != old:
+                self.last_cd_alt = before
+                self.alt_cwds = _merged([old, *before], self.cwd)
+        elif head in _DYNAMIC_ASSIGNERS or head == "printf":
+            for w in words[1:]:
+                if re.fullmatch(r"[A-Za-z_]\w*", w.text):
+                    self.vars[w.text] = None
+
+    def _change_directory(self, head: str, words: list[Word]) -> None:
         if head in ("cd", "pushd"):
             args = [w for w in words[1:] if not w.text.startswith("-") or w.text == "-"]
             if not args:
@@ -408,12 +386,8 @@ class Walker(ArithmeticChecks):
                 self.cwd = None
             else:
                 self.cwd = posixpath.normpath(posixpath.join(self.cwd, args[0].text))
-        elif head == "popd":
+        else:  # popd
             self.cwd = None
-        elif head in _DYNAMIC_ASSIGNERS or head == "printf":
-            for w in words[1:]:
-                if re.fullmatch(r"[A-Za-z_]\w*", w.text):
-                    self.vars[w.text] = None
 
     def _assign_pair(self, node: Node) -> tuple[str, Word]:
         name_node = node.child_by_field_name("name")
@@ -480,7 +454,7 @@ class Walker(ArithmeticChecks):
         if kind in ("command_substitution", "process_substitution"):
             self._substitution(node, raw[:2])
             return Word(raw, dynamic=True)
-        if kind == "brace_expression" or (kind == "word" and _BRACE_SEQ_RE.search(raw)):
+        if kind == "brace_expression" or (kind == "word" and BRACE_SEQ_RE.search(raw)):
             return Word(raw, glob=True)
         for child in node.named_children:  # anything else: resolve only its substitutions
             self.decode(child)
@@ -490,7 +464,11 @@ class Walker(ArithmeticChecks):
         saved = self.sub_kind, self.cwd, dict(self.vars)
         self.sub_kind = kind if kind in ("<(", ">(") else "$("
         for child in node.named_children:
-            self.walk(child)
+            if child.type == "file_redirect":  # `$(< file)`: bash reads the file
+                self._add(Cmd([], [], [self._file_redirect(child)[0]], self.cwd, dict(self.vars),
+                              self._t(node)), len(self.out.cmds))
+            else:
+                self.walk(child)
         self.sub_kind, self.cwd, self.vars = saved
 
     def _unquoted(self, raw: str, tilde: bool) -> Word:
@@ -555,7 +533,14 @@ class Walker(ArithmeticChecks):
 
 
 
+def _merged(alternatives: list[str | None], current: str | None) -> list[str | None]:
+    """Distinct other directories, at most four (more: unknown, which asks)."""
+    out = list(dict.fromkeys(a for a in alternatives if a != current))
+    return out if len(out) <= 4 else [None]
+
+
 _HANDLERS = {
+    "list": Walker._list,
     "comment": Walker._comment,
     "subshell": Walker._subshell,
     "pipeline": Walker._pipeline,

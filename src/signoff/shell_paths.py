@@ -33,6 +33,7 @@ def holds_secrets(path: str, ctx: Context) -> bool:
 def note_read(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
     path = ctx.path(word, cwd)
     if path is None:
+        f.unknown_reads = True  # harmless for most files, but it may be a protected one
         if word.text.startswith("/proc/") and "environ" in word.text:
             f.secret = True  # /proc/$pid/environ: someone's environment
             f.ask("reads a process environment")

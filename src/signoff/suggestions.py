@@ -14,7 +14,7 @@ from .rules import Rule, parse_rule
 from .stats_history import JudgedCall, Question
 from .store import Event
 
-_PSEUDO_RULES = ("boundary", "mode", "policy", "catastrophic")
+_PSEUDO_RULES = ("boundary", "mode", "policy", "catastrophic", "protected")
 _PATH_KEYS = ("path", "file_path", "filename")
 
 SuggestionKind = Literal["allow", "deny", "remove_ask_rule"]

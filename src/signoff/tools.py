@@ -69,8 +69,11 @@ class Workspace:
         sender: str = DEFAULT_SENDER,
         max_output: int = MAX_OUTPUT_BYTES,
         fetch_timeout: float = FETCH_TIMEOUT,
+        hidden: Callable[[str], bool] | None = None,
     ) -> None:
         self.root = os.path.realpath(os.path.expanduser(os.fspath(root)))
+        # Paths a tree walk (search_code) skips: the policy's denied and protected paths.
+        self.hidden = hidden or (lambda path: False)
         if not os.path.isdir(self.root):
             raise InvalidInput(f"workspace root {self.root} is not a directory")
         self.allow_outside = allow_outside
@@ -205,14 +208,21 @@ class Workspace:
 
     def _walk(self, target: str) -> Iterator[str]:
         if not os.path.isdir(target):
-            yield target
+            if not self.hidden(target):
+                yield target
             return
         for folder, dirs, files in os.walk(target):  # symlinked directories are not entered
-            dirs[:] = sorted(d for d in dirs if d not in SEARCH_SKIP)
+            dirs[:] = sorted(
+                d for d in dirs
+                if d not in SEARCH_SKIP and not self.hidden(os.path.join(folder, d))
+            )
             for name in sorted(files):
                 file = os.path.join(folder, name)
+                real = os.path.realpath(file)
+                if self.hidden(file) or self.hidden(real):
+                    continue  # denied or signoff's own: skipped, never returned
                 # A symlinked file may point outside the root: check where it really goes.
-                if self.allow_outside or self.contains(os.path.realpath(file)):
+                if self.allow_outside or self.contains(real):
                     yield file
 
     # ------------------------------------------------------------------ file changes
