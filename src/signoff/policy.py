@@ -25,6 +25,7 @@ from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .registry import Registry, ToolSpec
 from .rules import PathContext, Rule, host_matches, parse_rule
+from .runs_later import SENSITIVE_PATTERNS as _RUNS_LATER
 from .settings import MODES, Mode, Settings
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ SENSITIVE_WRITE = (
     *_CREDENTIALS, ".git", ".signoff", "~/.kube", "~/.docker", "~/.config", "~/.bashrc",
     "~/.bash_profile", "~/.zshrc", "~/.profile", "~/.gitconfig",
     "//etc", "//usr", "//bin", "//sbin", "//boot", "//var", "//System",
+    *_RUNS_LATER,  # code that git, a shell or CI runs later (runs_later.py says why)
 )
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
 

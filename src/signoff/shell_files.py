@@ -15,6 +15,7 @@ from .shell_paths import (
     holds_secrets,
     is_secret,
     note_delete,
+    note_link_target,
     note_read,
     note_write,
 )
@@ -151,6 +152,9 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         dest = target_dir or pos[-1:]
         if base == "ln" and len(pos) == 1:
             dest = [Word(posixpath.basename(pos[0].text))]
+        if base == "ln" or (base == "cp" and has_flag(
+                args, "-s", "-l", "--symbolic-link", "--link")):
+            _note_links(f, pos if target_dir or len(pos) == 1 else pos[:-1], dest, cwd, ctx)
         for w in dest:
             note_write(f, w, cwd, ctx)
         return
@@ -206,6 +210,19 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         f.opaque(f"{base} hands files to another application")
     if base == "ssh-keygen":
         f.ask("ssh-keygen manages SSH keys")
+
+
+def _note_links(f: Facts, sources: list[Word], dest: list[Word], cwd: str | None,
+                ctx: Context) -> None:
+    """A link's target is judged from where the link lands (its directory, or the
+    destination directory itself) and from the current directory."""
+    dirs: list[str | None] = [cwd]
+    for w in dest:
+        landing = ctx.path(w, cwd)
+        if landing:
+            dirs += [landing, posixpath.dirname(landing)]
+    for w in sources:
+        note_link_target(f, w, dirs, ctx)
 
 
 def judge_delete(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:

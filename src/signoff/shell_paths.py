@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 
 from . import shell_knowledge as K
+from .runs_later import glob_runs_later, relative, runs_later
 from .shell_facts import Context, Facts, under
 from .shell_parse import Word
 
@@ -74,10 +75,43 @@ def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
         rel = path[len(ctx.workspace):].lstrip("/")
         if rel and under(rel, K.WORKSPACE_PROTECTED):
             f.ask(f"writes a protected path in the workspace ({rel})")
+        note_runs_later(f, word, path, ctx, "writes")
     elif home_rel is None and (path == "/" or under(path, K.SYSTEM_WRITE_DENY)):
         f.deny(f"overwrites system files ({path})")
     else:
         f.ask(f"writes outside the workspace ({path})")
+
+
+def note_runs_later(f: Facts, word: Word, path: str, ctx: Context, verb: str) -> None:
+    """Ask when `path` (inside the workspace) is code that git, a shell or CI runs later;
+    a glob is judged by every name it could expand to."""
+    rel = relative(path, ctx.workspace)
+    if rel is None:
+        return
+    why = glob_runs_later(rel) if word.glob else runs_later(rel)
+    if why:
+        f.ask(f"{verb} code that runs later ({why})")
+
+
+def note_link_target(f: Facts, word: Word, link_dirs: list[str | None], ctx: Context) -> None:
+    """`ln [-s] TARGET LINK`: a link to protected state or to code that runs later lets a
+    later, harmless-looking write (`cp x link/hooks/pre-commit`) go there, so making it asks.
+    A relative symbolic target is read from the link's directory or from the current one
+    (`ln -r`): every reading in `link_dirs` is judged."""
+    if word.dynamic:
+        f.unknown_paths = True
+        f.ask(f"links to a path only known at run time ({word.text})")
+        return
+    for base in link_dirs:
+        path = ctx.path(word, base)
+        if path is None or not ctx.inside(path):
+            continue
+        rel = relative(path, ctx.workspace) or ""
+        why = (glob_runs_later(rel) if word.glob else runs_later(rel)) or (
+            f"{rel} is protected" if rel and under(rel, K.WORKSPACE_PROTECTED) else None)
+        if why:
+            f.ask(f"links to code that runs later or protected state ({why})")
+            return
 
 
 def bulk_target(path: str) -> str:
@@ -106,6 +140,8 @@ def note_delete(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
         f.ask(f"{verb} outside the workspace ({path})")
     elif under(path[len(ctx.workspace):].lstrip("/"), K.WORKSPACE_PROTECTED):
         f.ask(f"{verb} a protected path in the workspace ({path})")
+    else:
+        note_runs_later(f, word, path, ctx, verb)
 
 
 def catastrophic_target(path: str, ctx: Context, recursive: bool) -> str:
