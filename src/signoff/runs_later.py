@@ -105,6 +105,97 @@ def _table() -> tuple[tuple[tuple[str, ...], str], ...]:
     return tuple((tuple(p.removeprefix("**/").split("/")), why) for p, why in RUNS_LATER)
 
 
+# --------------------------------------------------------------------------- git config
+
+# git configuration keys that make git run a program, load more configuration, or send
+# data somewhere else. A key matching one of these (fnmatch, lower case) asks with its reason.
+GIT_CONFIG_RUNS: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "git status runs it"),
+    ("core.hookspath", "git runs the hooks in that directory"),
+    ("core.sshcommand", "git runs it to reach remotes"),
+    ("core.editor", "git commit and rebase run it"),
+    ("core.pager", "git log and diff run it"),
+    ("core.askpass", "git runs it to ask for credentials"),
+    ("core.gitproxy", "git runs it to connect"),
+    ("core.alternaterefscommand", "git runs it on fetch and push"),
+    ("core.attributesfile", "the attributes it names choose filters that run programs"),
+    ("core.worktree", "moves where git writes the working tree"),
+    ("core.bare", "turns the repository's layout around"),
+    ("sequence.editor", "git rebase -i runs it"),
+    ("diff.external", "git diff runs it"),
+    ("diff.*.command", "git diff runs it"),
+    ("diff.*.textconv", "git diff and blame run it"),
+    ("difftool.*", "git difftool runs it"),
+    ("merge.*.driver", "git merge runs it"),
+    ("mergetool.*", "git mergetool runs it"),
+    ("filter.*", "git add and checkout run clean/smudge/process filters"),
+    ("credential.*", "git runs the credential helper"),
+    ("gpg.*", "git runs the signing program"),
+    ("alias.*", "an alias can run any shell command (!) or carry -c options"),
+    ("include.*", "includes another configuration file"),
+    ("includeif.*", "includes another configuration file"),
+    ("uploadpack.*", "git runs the packObjectsHook"),
+    ("receive.*", "changes what receiving pushes runs and accepts"),
+    ("pager.*", "git runs that pager"),
+    ("interactive.difffilter", "git add -p runs it"),
+    ("http.*", "proxies and credentials: where git sends data"),
+    ("https.*", "proxies and credentials: where git sends data"),
+    ("remote.*", "remote URLs, proxies and upload/receive programs"),
+    ("url.*", "rewrites remote URLs: where git sends data"),
+    ("protocol.*", "allows transports such as ext:: that run commands"),
+    ("ssh.*", "chooses how git runs ssh"),
+    ("submodule.*", "submodule update commands (!) and URLs"),
+    ("web.browser", "git runs that browser"),
+    ("browser.*", "git runs that browser"),
+    ("help.browser", "git runs that browser"),
+    ("man.*", "git runs that man viewer"),
+    ("instaweb.*", "git instaweb runs it"),
+    ("sendemail.*", "git send-email runs the SMTP program named here"),
+    ("imap.*", "git imap-send runs the tunnel command"),
+    ("trailer.*", "git interpret-trailers runs the trailer command"),
+    ("guitool.*", "git gui runs it"),
+    ("lfs.*", "git-lfs runs custom transfer agents"),
+    ("init.templatedir", "git init copies hooks from that template"),
+    ("safe.*", "trusts repositories owned by someone else, with their config"),
+    ("extensions.*", "changes how git reads the repository"),
+    ("maintenance.*", "background maintenance jobs"),
+)
+# Keys known not to run anything: `git config KEY VALUE` for these is an ordinary change.
+# Anything else asks: a new key is judged by a person, not assumed harmless.
+GIT_CONFIG_HARMLESS: tuple[str, ...] = (
+    "user.*", "author.*", "committer.*", "color.*", "column.*", "advice.*", "log.*",
+    "format.*", "pretty.*", "status.*", "blame.*", "grep.*", "i18n.*", "tag.sort",
+    "versionsort.*", "init.defaultbranch", "pull.rebase", "pull.ff", "push.default",
+    "push.autosetupremote", "push.followtags", "fetch.prune", "fetch.prunetags",
+    "fetch.fsckobjects", "transfer.fsckobjects", "merge.ff", "merge.conflictstyle",
+    "merge.tool", "diff.tool", "rebase.autosquash", "rebase.autostash", "rebase.updaterefs",
+    "rebase.instructionformat", "rerere.enabled", "rerere.autoupdate", "diff.algorithm",
+    "diff.renames", "diff.colormoved", "diff.mnemonicprefix", "diff.noprefix",
+    "diff.context", "diff.statgraphwidth", "branch.autosetupmerge", "branch.autosetuprebase",
+    "branch.sort", "branch.*.remote", "branch.*.merge", "branch.*.rebase",
+    "branch.*.description", "commit.verbose", "commit.template", "commit.cleanup",
+    "commit.status", "checkout.defaultremote", "clean.requireforce", "apply.whitespace",
+    "am.threeway", "stash.showpatch", "stash.showstat", "gc.auto", "gc.autodetach",
+    "core.autocrlf", "core.eol", "core.filemode", "core.ignorecase", "core.quotepath",
+    "core.whitespace", "core.safecrlf", "core.precomposeunicode", "core.longpaths",
+    "core.compression", "core.abbrev", "core.commentchar", "core.commentstring",
+    "core.logallrefupdates", "core.untrackedcache", "core.preloadindex", "core.checkstat",
+    "core.trustctime", "core.excludesfile", "core.symlinks", "core.autocrlf",
+    "help.autocorrect", "index.*", "pack.*", "feature.*", "notes.*",
+)
+
+
+def git_config_key_asks(key: str) -> str | None:
+    """Why setting git configuration `key` asks, or None when it is known harmless."""
+    lowered = key.lower()
+    for pattern, why in GIT_CONFIG_RUNS:
+        if fnmatch.fnmatchcase(lowered, pattern):
+            return f"git config {key}: {why}"
+    if any(fnmatch.fnmatchcase(lowered, p) for p in GIT_CONFIG_HARMLESS):
+        return None
+    return f"git config {key} is not a key known to be harmless (keys can make git run programs)"
+
+
 def runs_later(rel: str) -> str | None:
     """Why writing workspace-relative `rel` writes code that runs later, or None.
 
@@ -165,4 +256,7 @@ def relative(path: str, workspace: str) -> str | None:
     return posixpath.normpath(path[len(prefix):]) if path.startswith(prefix) else None
 
 
-__all__ = ["RUNS_LATER", "SENSITIVE_PATTERNS", "glob_runs_later", "relative", "runs_later"]
+__all__ = [
+    "GIT_CONFIG_HARMLESS", "GIT_CONFIG_RUNS", "RUNS_LATER", "SENSITIVE_PATTERNS",
+    "git_config_key_asks", "glob_runs_later", "relative", "runs_later",
+]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from . import shell_knowledge as K
 from .models import Effect
 from .shell_args import lookalike
-from .shell_facts import Context, Facts, ShellClass
+from .shell_facts import Context, Facts, Reader, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
 from .shell_programs import judge_words
@@ -83,10 +83,14 @@ def unicode_problem(text: str) -> str:
 
 
 def analyze(command: str, *, workspace: str, home: str | None = None, cwd: str | None = None,
-            resolver: Callable[[str], str] | None = None) -> ShellAnalysis:
-    """Judge one shell command line; never raises (an internal error is opaque: ask)."""
+            resolver: Callable[[str], str] | None = None,
+            reader: Reader | None = None) -> ShellAnalysis:
+    """Judge one shell command line; never raises (an internal error is opaque: ask).
+
+    `reader` reads the patches and archives whose content names what a command writes
+    (default: regular files up to 1 MiB from the file system)."""
     try:
-        return _analyze(command, workspace, home, cwd, resolver or os.path.realpath)
+        return _analyze(command, workspace, home, cwd, resolver or os.path.realpath, reader)
     except Exception as exc:  # fail closed: an analyzer bug must never approve anything
         part = _opaque_part(command, f"could not be analyzed ({type(exc).__name__})")
         return ShellAnalysis(command, (part,), "ask", part.reasons)
@@ -99,10 +103,10 @@ def _opaque_part(text: str, reason: str, catastrophic: bool = False,
 
 
 def _analyze(command: str, workspace: str, home: str | None, cwd: str | None,
-             resolver: Callable[[str], str]) -> ShellAnalysis:
+             resolver: Callable[[str], str], reader: Reader | None) -> ShellAnalysis:
     if not command.strip():
         return ShellAnalysis(command, (), "allow", ())
-    ctx = Context(workspace, home or os.path.expanduser("~"), resolver, lambda *a: [])
+    ctx = Context(workspace, home or os.path.expanduser("~"), resolver, lambda *a: [], reader)
     ctx.script = lambda text, at, env: _nested_script(text, at, env, ctx)
     start_cwd = ctx.resolve(cwd) if cwd else ctx.workspace
     facts, problems, parse_error = run_script(command, start_cwd, {}, ctx)

@@ -7,6 +7,7 @@ import re
 
 from . import shell_knowledge as K
 from .shell_args import has_flag, option_values, positionals, texts_of
+from .shell_content import judge_patch, judge_rsync_files_from, judge_tar_extract, judge_unzip
 from .shell_facts import Context, Facts
 from .shell_network import is_remote, judge_network
 from .shell_parse import Cmd, Word
@@ -117,6 +118,11 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
     if base == "rsync" and has_flag(args, "--delete", "--delete-after", "--delete-before"):
         f.raise_to("destructive", "rsync --delete deletes files at the destination")
     recursive = has_flag(args, "-R", "-r", "--recursive")
+    if base in ("patch", "unzip", "7z", "7za", "7zr") or (
+            base == "rsync" and option_values(args, "--files-from")):
+        _content_defined(base, args, pos, f, cmd, ctx)
+        if base != "rsync":
+            return
     if base in ("chmod", "chown", "chgrp"):
         mode_word = pos[0].text if pos else ""
         if base == "chmod" and (re.fullmatch(r"0?[2-7][0-7]{3}", mode_word)
@@ -185,6 +191,8 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
             note_read(f, w, cwd, ctx)
         for w in option_values(args, "-C", "--directory") or [Word(".")]:
             note_write(f, w, cwd, ctx)
+        if "x" in cluster or has_flag(args, "-x", "--extract", "--get"):
+            judge_tar_extract(args, archive, f, cmd, ctx)
         return
     if mode == "all":
         for w in pos:
@@ -223,6 +231,29 @@ def _note_links(f: Facts, sources: list[Word], dest: list[Word], cwd: str | None
             dirs += [landing, posixpath.dirname(landing)]
     for w in sources:
         note_link_target(f, w, dirs, ctx)
+
+
+def _content_defined(base: str, args: list[Word], pos: list[Word], f: Facts, cmd: Cmd,
+                     ctx: Context) -> None:
+    """Programs whose targets are named inside a patch, an archive or a file list."""
+    if base == "patch":
+        judge_patch(args, f, cmd, ctx)
+    elif base == "unzip":
+        judge_unzip(args, f, cmd, ctx)
+    elif base == "rsync":
+        judge_rsync_files_from(args, pos[-1:], f, cmd, ctx)
+    else:  # 7z: a format signoff cannot list; listing and testing only read
+        verb = pos[0].text if pos else ""
+        if verb in ("l", "t", "h", "i"):
+            f.cls = "read_only"
+            f.reasons = [f"{base} {verb} lists or tests an archive"]
+        elif verb == "a" or verb == "u":
+            for w in pos[1:2]:
+                note_write(f, w, cmd.cwd, ctx)
+            for w in pos[2:]:
+                note_read(f, w, cmd.cwd, ctx)
+        else:
+            f.ask(f"{base} {verb} writes files named inside an archive signoff cannot list")
 
 
 def judge_delete(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:

@@ -1,0 +1,439 @@
+"""Commands whose targets are named by content: patches and archives.
+
+`patch -p1 < fix.patch`, `git apply x.patch`, `git am`, `tar x`, `unzip`: the files they
+write are not in the command line but in a file. Such a command asks unless every target
+is read from the content and judged as a write of its own (through `shell_paths`, the same
+judgement as `cp x TARGET`): the content must be a regular file inside the workspace of at
+most 1 MiB (read through the context's injectable reader, so the analysis is the same for
+the same file system), or a here-document in the command itself. Content from a pipe, a
+process substitution or a file that cannot be read asks; so does anything the parser here
+does not understand (an ed script, a name transform, an unknown archive format).
+"""
+
+from __future__ import annotations
+
+import bz2
+import io
+import lzma
+import posixpath
+import re
+import stat
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .shell_args import has_flag, option_values, positionals, texts_of
+from .shell_facts import Context, Facts
+from .shell_parse import Cmd, Word
+from .shell_paths import note_link_target, note_read, note_write
+
+MAX_MEMBERS = 5000  # more targets than this: ask rather than judge them one by one
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_content(files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context,
+                 what: str) -> tuple[list[bytes] | None, str]:
+    """The bytes of each named file, or of standard input when none is named; on failure
+    None and why (which makes the command ask)."""
+    if any(w.text == "-" for w in files):
+        files = [w for w in files if w.text != "-"]
+        if cmd.stdin_text is None and not _stdin_file(cmd):
+            return None, f"the {what} comes from standard input (a pipe or the terminal)"
+    out: list[bytes] = []
+    if not files:
+        if cmd.stdin_text is not None:
+            return [cmd.stdin_text.encode("utf-8", "surrogateescape")], ""
+        src = _stdin_file(cmd)
+        if src is None:
+            return None, f"the {what} comes from standard input (a pipe or the terminal)"
+        files = [src]
+    for w in files:
+        path = ctx.path(w, cwd)
+        if path is None:
+            return None, f"the {what} is named only at run time ({w.text})"
+        if not ctx.inside(path):
+            return None, f"the {what} is outside the workspace ({path})"
+        data = ctx.reader(path)
+        if data is None:
+            return None, (f"the {what} {w.text} cannot be read now (missing, not a regular "
+                          "file, or over 1 MiB)")
+        out.append(data)
+    return out, ""
+
+
+def _stdin_file(cmd: Cmd) -> Word | None:
+    files = [r.target for r in cmd.redirects if r.op == "<" and r.fd in ("", "0")]
+    return files[-1] if files else None
+
+
+# --------------------------------------------------------------------------- patches
+
+_GIT_HEADER = re.compile(r"^diff --git (.*)$")
+_ED_COMMAND = re.compile(r"^\d+(,\d+)?[acdi]$|^\d+(,\d+)?[acd]\d+(,\d+)?$")
+_CONTEXT_RANGE = re.compile(r"^\*\*\* \d+(,\d+)? \*\*\*\*")
+_C_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
+              '"': '"', "\\": "\\"}
+
+
+def _unquote(name: str) -> str:
+    """git quotes unusual names C-style: "a/sp\\303\\251cial"."""
+    name = name.split("\t", 1)[0].rstrip("\r")
+    if not (len(name) >= 2 and name.startswith('"') and name.endswith('"')):
+        return name
+    raw = bytearray()
+    body = name[1:-1]
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "01234567" and re.match(r"[0-7]{3}", body[i + 1:i + 4]):
+                raw.append(int(body[i + 1:i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            raw.extend(_C_ESCAPES.get(nxt, nxt).encode())
+            i += 2
+            continue
+        raw.extend(c.encode("utf-8", "surrogateescape"))
+        i += 1
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def patch_names(text: str) -> tuple[list[str], list[str], list[str], str]:
+    """(names with a strip prefix, names without one, executable names, problem).
+
+    Names with a prefix come from `diff --git`, `---`/`+++`, `***`/`---` and `Index:`
+    lines; `rename/copy from/to` names are never stripped. `problem` is set when the text
+    holds something that is not a diff of named files (an ed script, a symlink)."""
+    lines = text.splitlines()
+    prefixed: list[str] = []
+    plain: list[str] = []
+    executable: list[str] = []
+    old_left = new_left = 0  # lines still expected in the current hunk
+    for k, line in enumerate(lines):
+        nxt = lines[k + 1] if k + 1 < len(lines) else ""
+        if old_left > 0 or new_left > 0:
+            head = line[:1]
+            if head in (" ", ""):
+                old_left, new_left = old_left - 1, new_left - 1
+                continue
+            if head == "-":
+                old_left -= 1
+                continue
+            if head == "+":
+                new_left -= 1
+                continue
+            if head == "\\":
+                continue
+            old_left = new_left = 0
+        m = _GIT_HEADER.match(line)
+        if m:
+            prefixed.extend(_split_git_names(m.group(1)))
+        elif (line.startswith("--- ") and nxt.startswith("+++ ")) or (
+                line.startswith("*** ") and nxt.startswith("--- ")
+                and not _CONTEXT_RANGE.match(line)):
+            prefixed += [_unquote(line[4:]), _unquote(nxt[4:])]
+        elif line.startswith("Index: "):
+            prefixed.append(line[7:].strip())
+        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
+            plain.append(_unquote(line.split(" ", 2)[2]))
+        elif line.startswith(("new file mode ", "new mode ")):
+            mode = line.rsplit(" ", 1)[-1]
+            if mode.startswith("120"):
+                return prefixed, plain, executable, "the patch creates a symbolic link"
+            if mode.startswith("100") and int(mode[-3:] or "0", 8) & 0o111:
+                executable.append(prefixed[-1] if prefixed else "")
+        elif line.startswith("@@ "):
+            m2 = re.match(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@", line)
+            if m2:
+                old_left = int(m2.group(1) if m2.group(1) is not None else 1)
+                new_left = int(m2.group(2) if m2.group(2) is not None else 1)
+        elif _ED_COMMAND.match(line):
+            return prefixed, plain, executable, ("the patch holds an ed-style or normal diff "
+                                                 "(no file names; patch may run ed)")
+    names = [n for n in prefixed if n and n != "/dev/null"]
+    if not names and not plain:
+        return [], [], executable, "no file names were found in the patch"
+    return names, plain, executable, ""
+
+
+def _split_git_names(rest: str) -> list[str]:
+    """`a/x b/y` (or quoted): every reading of where the first name ends is kept."""
+    if rest.startswith('"'):
+        end = rest.find('" ', 1)
+        return [_unquote(rest[:end + 1]), _unquote(rest[end + 2:])] if end > 0 else [rest]
+    out: list[str] = []
+    for m in re.finditer(r" (?=[^ ])", rest):
+        out += [rest[:m.start()], _unquote(rest[m.end():])]
+    return out or [rest]
+
+
+def strip_name(name: str, level: int) -> str | None:
+    """`-pN`: drop N leading components (None when the name has too few)."""
+    if level == 0:
+        return name
+    parts = [p for p in name.split("/") if p]
+    return "/".join(parts[level:]) if len(parts) > level else None
+
+
+def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
+    """GNU `patch`: every file named in the patch is judged as a write."""
+    f.raise_to("reversible_write", "patch changes the files named in the patch")
+    cwd = cmd.cwd
+    for w in option_values(args, "-d", "--directory"):
+        cwd = ctx.path(w, cwd)
+    if has_flag(args, "-B", "--prefix", "-Y", "--basename-prefix", "-z", "--suffix"):
+        f.ask("patch -B/-Y/-z writes backups to places built from options")
+    pos = positionals(args, frozenset({"-p", "-d", "-i", "-o", "-D", "-F", "-V", "-r", "-B",
+                                       "-Y", "-z", "-g", "--directory", "--input", "--output",
+                                       "--strip", "--ifdef", "--fuzz", "--reject-file"}))
+    patch_files = option_values(args, "-i", "--input") or pos[1:2]
+    for w in pos[:1] + option_values(args, "-o", "--output", "-r", "--reject-file"):
+        note_write(f, w, cwd, ctx)  # the original file named on the command line, -o, -r
+    levels = _strip_levels(args, "-p", "--strip")
+    contents, why = read_content(patch_files, cmd, cwd, ctx, "patch")
+    if contents is None:
+        f.ask(why)
+        return
+    candidates: list[str] = []
+    for data in contents:
+        names, plain, executable, problem = patch_names(data.decode("utf-8", "surrogateescape"))
+        if problem:
+            f.ask(problem)
+            return
+        for level in levels if levels else (0, 1):
+            candidates += [n for n in (strip_name(x, level) for x in names) if n]
+        if not levels:
+            candidates += [posixpath.basename(n) for n in names]  # no -p: the base name
+        candidates += plain
+        _note_executable(f, executable)
+    _judge_targets(f, candidates, [cwd], ctx, "patch")
+
+
+def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | None,
+                    ctx: Context) -> bool:
+    """`git apply` / `git am`: True when it writes (then the caller records the repo)."""
+    texts = texts_of(args)
+    if sub == "apply" and "--apply" not in texts and any(
+            t in ("--stat", "--numstat", "--summary", "--check") for t in texts):
+        f.note("git apply --stat/--check only reads the patch")
+        return False
+    if sub == "am" and any(t in ("--continue", "--skip", "--abort", "--quit", "--resolved",
+                                 "-r", "--show-current-patch", "--retry")
+                           or t.startswith("--show-current-patch") for t in texts):
+        return True  # works on patches an earlier, judged `git am` stored
+    if sub == "am" and has_flag(args, "-i", "--interactive"):
+        f.opaque("git am -i runs an editor")
+    levels = _strip_levels(args, "-p") or [1]
+    prefixes = [w.text for w in option_values(args, "--directory")] or [""]
+    files = positionals(args, frozenset({"-p", "-C", "--directory", "--include", "--exclude",
+                                         "--whitespace", "--exclude-dir", "--patch-format",
+                                         "-S", "--build-fake-ancestor"}))
+    contents, why = read_content(files, cmd, cwd, ctx, "patch")
+    f.raise_to("reversible_write", f"git {sub} changes the files named in the patch")
+    if contents is None:
+        f.ask(why)
+        return True
+    candidates: list[str] = []
+    for data in contents:
+        names, plain, executable, problem = patch_names(data.decode("utf-8", "surrogateescape"))
+        if problem:
+            f.ask(problem)
+            return True
+        stripped = [n for n in (strip_name(x, lv) for x in names for lv in levels) if n]
+        candidates += [posixpath.join(p, n) for p in prefixes for n in stripped + plain]
+        _note_executable(f, executable)
+    _judge_targets(f, candidates, [cwd], ctx, f"git {sub}")
+    return True
+
+
+def _strip_levels(args: list[Word], *names: str) -> list[int]:
+    levels: list[int] = []
+    for w in option_values(args, *names):
+        if w.text.isdigit():
+            levels.append(int(w.text))
+        else:
+            levels.append(-1)
+    return [lv for lv in levels if lv >= 0] + ([0, 1] if -1 in levels else [])
+
+
+def _note_executable(f: Facts, names: Iterable[str]) -> None:
+    for name in names:
+        if name:
+            f.note(f"makes {name} executable")
+
+
+# --------------------------------------------------------------------------- archives
+
+
+def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
+                      ctx: Context) -> None:
+    """`tar x`: every member name, after -C and --strip-components, judged as a write."""
+    texts = texts_of(args)
+    if any(t in ("--transform", "--xform", "-s") or t.startswith(("--transform=", "--xform="))
+           for t in texts):
+        f.ask("tar renames members with a transform: the names written are not the archive's")
+        return
+    if has_flag(args, "-O", "--to-stdout"):
+        return
+    if not archive or any(w.text == "-" for w in archive):
+        contents, why = read_content([], cmd, cmd.cwd, ctx, "archive")  # tar reads stdin
+    else:
+        contents, why = read_content(archive, cmd, cmd.cwd, ctx, "archive")
+    if contents is None:
+        f.ask(why)
+        return
+    strip = 0
+    for w in option_values(args, "--strip-components", "--strip"):
+        if not w.text.isdigit():
+            f.ask(f"tar --strip-components={w.text} is not a number")
+            return
+        strip = int(w.text)
+    roots = [ctx.path(w, cmd.cwd) for w in option_values(args, "-C", "--directory")] or [cmd.cwd]
+    keep_absolute = has_flag(args, "-P", "--absolute-names")
+    for data in contents:
+        try:
+            raw = _decompressed(data)
+            if raw is None:
+                f.ask(f"the archive unpacks to more than {MAX_UNPACKED >> 20} MiB")
+                return
+            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:",
+                              ignore_zeros=has_flag(args, "-i", "--ignore-zeros")) as tar:
+                members = tar.getmembers()
+        except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error,
+                lzma.LZMAError) as exc:
+            f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
+            return
+        if len(members) > MAX_MEMBERS:
+            f.ask(f"the archive holds more than {MAX_MEMBERS} members")
+            return
+        names: list[str] = []
+        for m in members:
+            kept = m.name if keep_absolute else m.name.lstrip("/")
+            name = strip_name(kept, strip) if strip else kept
+            if not name:
+                continue
+            names.append(name)
+            if m.issym() or m.islnk():
+                for root in roots:
+                    base = posixpath.dirname(posixpath.join(root or "", name)) if m.issym() \
+                        else root
+                    note_link_target(f, Word(m.linkname), [base], ctx)
+                    target = ctx.path(Word(m.linkname), base)
+                    if target is None or not ctx.inside(target):
+                        f.ask(f"the archive links {name} to {m.linkname}, outside the workspace")
+            elif not (m.isfile() or m.isdir()):
+                f.ask(f"the archive creates a device or FIFO ({name})")
+            if m.isfile() and m.mode & stat.S_IXUSR:
+                f.note(f"makes {name} executable")
+        _judge_targets(f, names, roots, ctx, "tar")
+
+
+MAX_UNPACKED = 64 << 20  # a compressed tar is listed only up to this many bytes
+
+
+def _decompressed(data: bytes) -> bytes | None:
+    """gzip / bzip2 / xz unpacked with a bound (a small bomb must not cost a gigabyte)."""
+    makers: dict[bytes, Callable[[], Any]] = {
+        b"\x1f\x8b": lambda: zlib.decompressobj(wbits=31),
+        b"BZh": bz2.BZ2Decompressor,
+        b"\xfd7zXZ\x00": lzma.LZMADecompressor,
+    }
+    make = next((m for magic, m in makers.items() if data.startswith(magic)), None)
+    if make is None:
+        return data
+    out = b""
+    rest = data
+    while rest and len(out) <= MAX_UNPACKED:  # concatenated streams: every one is unpacked
+        if not any(rest.startswith(magic) for magic in makers):
+            break  # trailing garbage: the unpackers stop there too
+        unpacker = make()
+        out += unpacker.decompress(rest, MAX_UNPACKED + 1 - len(out))
+        rest = unpacker.unused_data
+    return out if len(out) <= MAX_UNPACKED else None
+
+
+def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
+    """`unzip a.zip [-d dir]`: every member name judged as a write."""
+    if has_flag(args, "-l", "-t", "-v", "-Z", "-p", "-c", "-z"):
+        f.cls = "read_only"
+        f.reasons = ["unzip lists, tests or prints an archive"]
+        for w in positionals(args, frozenset({"-d", "-x"}))[:1]:
+            note_read(f, w, cmd.cwd, ctx)
+        return
+    f.raise_to("reversible_write", "unzip writes the files named in the archive")
+    pos = positionals(args, frozenset({"-d", "-P"}))
+    if not pos:
+        f.ask("unzip without an archive")
+        return
+    archive = pos[0]
+    path = ctx.path(archive, cmd.cwd)
+    if path and not archive.text.endswith(".zip") and ctx.reader(path) is None:
+        archive = Word(archive.text + ".zip", archive.dynamic, archive.glob, archive.quoted)
+    contents, why = read_content([archive], cmd, cmd.cwd, ctx, "archive")
+    if contents is None:
+        f.ask(why)
+        return
+    roots = [ctx.path(w, cmd.cwd) for w in option_values(args, "-d")] or [cmd.cwd]
+    junk = has_flag(args, "-j")
+    try:
+        with zipfile.ZipFile(io.BytesIO(contents[0])) as zf:
+            infos = zf.infolist()
+            names: list[str] = []
+            for info in infos[:MAX_MEMBERS + 1]:
+                mode = info.external_attr >> 16
+                name = posixpath.basename(info.filename) if junk else info.filename
+                if stat.S_ISLNK(mode):
+                    f.ask(f"the archive holds a symbolic link ({info.filename})")
+                elif mode & stat.S_IXUSR and not info.is_dir():
+                    f.note(f"makes {name} executable")
+                names.append(name.lstrip("/"))
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
+        return
+    if len(names) > MAX_MEMBERS:
+        f.ask(f"the archive holds more than {MAX_MEMBERS} members")
+        return
+    _judge_targets(f, names, roots, ctx, "unzip")
+
+
+def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cmd,
+                           ctx: Context) -> None:
+    """`rsync --files-from=LIST SRC DEST`: each listed name lands under DEST."""
+    lists = option_values(args, "--files-from")
+    contents, why = read_content(lists, cmd, cmd.cwd, ctx, "file list")
+    if contents is None:
+        f.ask(why)
+        return
+    sep = "\0" if has_flag(args, "-0", "--from0") else "\n"
+    names = [n.strip("\r") for data in contents
+             for n in data.decode("utf-8", "surrogateescape").split(sep)
+             if n.strip() and not n.startswith(("#", ";"))]
+    roots = [ctx.path(w, cmd.cwd) for w in dest]
+    _judge_targets(f, [n.lstrip("/") for n in names], roots, ctx, "rsync")
+
+
+def _judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Context,
+                   tool: str) -> None:
+    """Each target, under each place it may land, goes through the same write judgement."""
+    unique = list(dict.fromkeys(names))
+    if len(unique) > MAX_MEMBERS:
+        f.ask(f"{tool} names more than {MAX_MEMBERS} targets")
+        return
+    for root in roots:
+        if root is None:
+            f.unknown_paths = True
+            f.ask(f"{tool} writes under a directory only known at run time")
+            continue
+        for name in unique:
+            note_write(f, Word(name), root, ctx)
+    shown = ", ".join(unique[:5]) + (f" and {len(unique) - 5} more" if len(unique) > 5 else "")
+    if unique:
+        f.note(f"{tool} writes {shown}")
+
+
+__all__ = ["judge_git_patch", "judge_patch", "judge_rsync_files_from", "judge_tar_extract",
+           "judge_unzip", "patch_names", "read_content"]
