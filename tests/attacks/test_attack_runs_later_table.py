@@ -1,0 +1,153 @@
+"""Issue 11, item 2, as verdict tables (`signoff check` level: `Policy.evaluate`).
+
+Every place in `runs_later.RUNS_LATER` and every key family in `GIT_CONFIG_RUNS` is
+tried through the declared file tools and through the shell routes; none may be allowed
+or notified. Harmless neighbours (reading config, harmless keys, ordinary files) keep
+their verdicts, so the list does not make everyday work ask.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from signoff.models import ToolCall
+from signoff.policy import Policy
+from signoff.runs_later import GIT_CONFIG_HARMLESS, GIT_CONFIG_RUNS, RUNS_LATER, runs_later
+from signoff.settings import Settings
+
+WS = "/home/dev/proj"
+HOME = "/home/dev"
+
+
+def _policy(mode: str = "default") -> Policy:
+    return Policy(Settings(), workspace=WS, home=HOME, resolver=lambda p: p,
+                  mode=mode)  # type: ignore[arg-type]
+
+
+def _places() -> list[str]:
+    """Concrete paths for every pattern: at the root, nested, and a file inside."""
+    out: list[str] = []
+    for pattern, _ in RUNS_LATER:
+        name = pattern.removeprefix("**/")
+        out += [name, f"pkg/{name}", f"{name}/inner.sh"]
+    return out
+
+
+PLACES = _places()
+
+
+def _effect(name: str, mode: str = "default", **arguments: object) -> str:
+    return _policy(mode).evaluate(ToolCall(name, dict(arguments))).effect
+
+
+@pytest.mark.parametrize("mode", ["default", "accept-edits"])
+@pytest.mark.parametrize("place", PLACES)
+def test_file_tools_ask_for_every_place(place: str, mode: str) -> None:
+    for tool, extra in (("write_file", {"content": "x"}),
+                        ("edit_file", {"old": "a", "new": "b"}),
+                        ("delete_file", {}),
+                        ("create_project", {"files": {"a": "b"}})):
+        got = _effect(tool, mode, path=place, **extra)
+        assert got in ("ask", "deny"), f"{tool} {place} in {mode}: {got}"
+
+
+SHELL_WRITES = [
+    "echo x > {p}", "echo x >> {p}", "printf x | tee {p}", "cp a.txt {p}", "mv a.txt {p}",
+    "touch {p}", "chmod +x {p}", "rm -f {p}", "sed -i s/a/b/ {p}", "install a.txt {p}",
+    "ln -s a.txt {p}", "dd if=a.txt of={p}", "truncate -s 0 {p}", "cp -t {p} a.txt",
+    "mkdir -p {p}", "ln -s {p} link", "cp -l {p} copy",
+]
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("form", SHELL_WRITES)
+def test_shell_writes_ask_for_every_place(form: str, place: str) -> None:
+    command = form.format(p=shlex.quote(place))
+    got = _effect("execute_command", command=command)
+    assert got in ("ask", "deny"), f"{command!r}: {got}"
+
+
+@pytest.mark.parametrize("place", [".bashrc", ".zshrc", ".profile", ".gitconfig",
+                                   ".config/git/config", ".bash_profile", ".zshenv"])
+def test_home_start_up_files(place: str) -> None:
+    assert _effect("write_file", path=f"~/{place}", content="x") in ("ask", "deny")
+    assert _effect("execute_command", command=f"echo x >> ~/{place}") in ("ask", "deny")
+
+
+def _keys(patterns: list[str]) -> list[str]:
+    return [p.replace("*", "x") for p in patterns]
+
+
+RUNNING_KEYS = _keys([p for p, _ in GIT_CONFIG_RUNS])
+HARMLESS_KEYS = _keys(list(GIT_CONFIG_HARMLESS))
+CONFIG_WRITES = [
+    "git config {k} v", "git config --local {k} v", "git config --global {k} v",
+    "git config --system {k} v", "git config -f cfg {k} v", "git config --file=cfg {k} v",
+    "git config --add {k} v", "git config --replace-all {k} v", "git config set {k} v",
+    "git config set --append {k} v", "git -c {k}=v status", "git -c {k} status",
+    "git --config-env={k}=HOME log", "git --config-env {k}=HOME log",
+    "git -C sub config {k} v", "git config {K} v",
+]
+
+
+@pytest.mark.parametrize("key", RUNNING_KEYS)
+@pytest.mark.parametrize("form", CONFIG_WRITES)
+def test_git_config_keys_that_run_programs_ask(form: str, key: str) -> None:
+    command = form.format(k=key, K=key.upper())
+    assert _effect("execute_command", command=command) in ("ask", "deny"), command
+
+
+@pytest.mark.parametrize("key", RUNNING_KEYS + HARMLESS_KEYS)
+@pytest.mark.parametrize("form", ["git config --get {k}", "git config get {k}",
+                                  "git config --get-all {k}", "git config {k}",
+                                  "git config --show-origin --get {k}"])
+def test_reading_any_key_is_allowed(form: str, key: str) -> None:
+    assert _effect("execute_command", command=form.format(k=key)) == "allow"
+
+
+@pytest.mark.parametrize("key", HARMLESS_KEYS)
+def test_harmless_keys_stay_ordinary(key: str) -> None:
+    assert _effect("execute_command", command=f"git config {key} v") == "notify"
+    assert _effect("execute_command", command=f"git -c {key}=v log -1") == "allow"
+
+
+@pytest.mark.parametrize("key", ["my.custom", "core.unknownnewthing", "x"])
+def test_unknown_keys_ask(key: str) -> None:
+    assert _effect("execute_command", command=f"git config {key} v") == "ask"
+
+
+@pytest.mark.parametrize("path", ["src/app.py", "README.md", "docs/hooks.md", "github/x.yml",
+                                  "workflows/ci.yml", "scripts/run.sh", "config/HEAD.md",
+                                  ".gitignore", "src/bashrc.py"])
+def test_ordinary_files_stay_notify(path: str) -> None:
+    assert _effect("write_file", path=path, content="x") == "notify"
+    assert _effect("execute_command", command=f"echo x > {path}") == "notify"
+
+
+_NAMES = sorted({p.removeprefix("**/").split("/")[0] for p, _ in RUNS_LATER}
+                | {"src", "a", "docs", "hooks", "workflows", "lib"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(_NAMES), min_size=1, max_size=4),
+       quote=st.sampled_from(["plain", "single", "double", "backslash", "dotslash"]),
+       form=st.sampled_from(SHELL_WRITES))
+def test_property_any_spelling_of_a_runs_later_path_asks(parts: list[str], quote: str,
+                                                         form: str) -> None:
+    rel = "/".join(parts)
+    spelled = {"plain": rel, "single": f"'{rel}'", "double": f'"{rel}"',
+               "backslash": rel.replace(".", "\\."), "dotslash": f"./{rel}"}[quote]
+    got = _effect("execute_command", command=form.format(p=spelled))
+    if runs_later(rel) is not None:
+        assert got in ("ask", "deny"), (form, spelled, got)
+
+
+def test_the_list_says_why_for_every_place(tmp_path: Path) -> None:
+    for pattern, why in RUNS_LATER:
+        assert pattern.startswith("**/") and why, pattern
+        assert runs_later(pattern.removeprefix("**/")) is not None
