@@ -18,6 +18,7 @@ from .shell_paths import (
     note_delete,
     note_link_target,
     note_read,
+    note_repository_copy,
     note_write,
 )
 
@@ -150,6 +151,7 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         for w in pos if target_dir else pos[:-1]:
             if base != "ln":
                 note_read(f, w, cwd, ctx)
+                note_repository_copy(f, w, cwd, ctx)
                 continue
             target = ctx.path(w, cwd)
             if target and is_secret(target, ctx):

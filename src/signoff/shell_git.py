@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from . import shell_knowledge as K
 from .runs_later import git_config_key_asks, relative
-from .shell_args import has_flag, texts_of
+from .shell_args import has_flag, positionals, texts_of
 from .shell_content import judge_git_patch
 from .shell_facts import Context, Facts, ShellClass
 from .shell_parse import Cmd, Word
@@ -87,6 +87,11 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
                 write("reversible_write", "git stash puts changes aside")
             else:
                 f.note(f"git {sub} {action} only reads")
+        elif sub == "worktree" and action == "add":
+            targets = positionals(args[i + 1:], frozenset({"-b", "-B", "--reason"}))[1:2]
+            for w in targets:
+                note_write(f, w, cwd, ctx)
+            write("reversible_write", "git worktree add checks out another working tree")
         elif action in ("drop", "clear", "remove", "prune", "expire", "delete"):
             write("destructive", f"git {sub} {action} deletes irreversibly")
         else:

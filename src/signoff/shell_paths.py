@@ -114,6 +114,18 @@ def note_link_target(f: Facts, word: Word, link_dirs: list[str | None], ctx: Con
             return
 
 
+def note_repository_copy(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
+    """Copying a `.git` directory (or its HEAD) elsewhere makes a repository under another
+    name, whose config git obeys when run there; its config is then no longer a `.git` path."""
+    path = ctx.path(word, cwd)
+    rel = relative(path, ctx.workspace) if path else None
+    if rel is None:
+        return
+    parts = rel.lower().split("/")
+    if ".git" in parts or parts[-1] == "head":
+        f.ask(f"copies git internals ({rel}): the copy is a repository git would obey")
+
+
 def bulk_target(path: str) -> str:
     """`/x/*` or `/x/.*` wipes /x: judge the directory, not the pattern."""
     base = posixpath.basename(path)

@@ -381,3 +381,21 @@ def test_harmless_neighbours_still_run(repo: Repo, command: str, effect: str) ->
     result = repo.sh(command)
     assert result.verdict.effect == effect, result.verdict
     assert result.ran and repo.asked == 0, result.content
+
+
+@pytest.mark.parametrize("command", [
+    "cp -r .git stage",
+    "cp -a .git/. stage/",
+    "rsync -a .git/ stage/",
+    "git init --bare stage",
+    "git init --separate-git-dir=stage",
+    "mkdir -p stage/refs stage/objects && echo 'ref: refs/heads/main' > stage/HEAD",
+    "cp .git/HEAD stage/",
+    "tar cf g.tar .git && mkdir stage && tar xf g.tar -C stage --strip-components=1",
+])
+def test_embedded_repository_routes_ask(repo: Repo, command: str) -> None:
+    """A directory holding HEAD, objects/ and refs/ is a repository for git, whose config
+    (`stage/config`, no `.git` in its name) git obeys when run inside it."""
+    _refused(repo, repo.sh(command))
+    assert not (repo.ws / "stage" / "HEAD").exists()
+    assert not (repo.ws / "stage" / "config").exists()
