@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from . import shell_knowledge as K
 from .models import Effect
 from .shell_args import lookalike
+from .shell_content import judge_races
 from .shell_facts import Context, Facts, Reader, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
@@ -168,6 +169,7 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
         per_cmd.append(found)
     data_flow(walk, per_cmd, ctx)
     facts = [f for group in per_cmd for f in group]
+    judge_races(facts)
     return facts, list(walk.problems), root.has_error
 
 

@@ -35,9 +35,10 @@ MAX_MEMBERS = 5000  # more targets than this: ask rather than judge them one by 
 
 
 def read_content(files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context,
-                 what: str) -> tuple[list[bytes] | None, str]:
+                 what: str, f: Facts | None = None) -> tuple[list[bytes] | None, str]:
     """The bytes of each named file, or of standard input when none is named; on failure
-    None and why (which makes the command ask)."""
+    None and why (which makes the command ask). Paths read are recorded in
+    `f.content_from`, so that a command that also writes them asks (`judge_races`)."""
     if any(w.text == "-" for w in files):
         files = [w for w in files if w.text != "-"]
         if cmd.stdin_text is None and not _stdin_file(cmd):
@@ -56,6 +57,8 @@ def read_content(files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context,
             return None, f"the {what} is named only at run time ({w.text})"
         if not ctx.inside(path):
             return None, f"the {what} is outside the workspace ({path})"
+        if f is not None:
+            f.content_from.append(path)
         data = ctx.reader(path)
         if data is None:
             return None, (f"the {what} {w.text} cannot be read now (missing, not a regular "
@@ -112,30 +115,19 @@ def patch_names(text: str) -> tuple[list[str], list[str], list[str], str]:
     prefixed: list[str] = []
     plain: list[str] = []
     executable: list[str] = []
-    old_left = new_left = 0  # lines still expected in the current hunk
+    # No hunk bookkeeping: hunk lines start with " ", "+" or "-", so they never look like
+    # the headers below except a "--- "/"+++ " pair, and a spurious name only asks more.
     for k, line in enumerate(lines):
         nxt = lines[k + 1] if k + 1 < len(lines) else ""
-        if old_left > 0 or new_left > 0:
-            head = line[:1]
-            if head in (" ", ""):
-                old_left, new_left = old_left - 1, new_left - 1
-                continue
-            if head == "-":
-                old_left -= 1
-                continue
-            if head == "+":
-                new_left -= 1
-                continue
-            if head == "\\":
-                continue
-            old_left = new_left = 0
         m = _GIT_HEADER.match(line)
         if m:
             prefixed.extend(_split_git_names(m.group(1)))
         elif (line.startswith("--- ") and nxt.startswith("+++ ")) or (
                 line.startswith("*** ") and nxt.startswith("--- ")
                 and not _CONTEXT_RANGE.match(line)):
-            prefixed += [_unquote(line[4:]), _unquote(nxt[4:])]
+            for header in (line[4:], nxt[4:]):
+                # GNU patch may end an unquoted name at a space (before a timestamp).
+                prefixed += [_unquote(header), _unquote(header).split(" ", 1)[0]]
         elif line.startswith("Index: "):
             prefixed.append(line[7:].strip())
         elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
@@ -146,11 +138,6 @@ def patch_names(text: str) -> tuple[list[str], list[str], list[str], str]:
                 return prefixed, plain, executable, "the patch creates a symbolic link"
             if mode.startswith("100") and int(mode[-3:] or "0", 8) & 0o111:
                 executable.append(prefixed[-1] if prefixed else "")
-        elif line.startswith("@@ "):
-            m2 = re.match(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@", line)
-            if m2:
-                old_left = int(m2.group(1) if m2.group(1) is not None else 1)
-                new_left = int(m2.group(2) if m2.group(2) is not None else 1)
         elif _ED_COMMAND.match(line):
             return prefixed, plain, executable, ("the patch holds an ed-style or normal diff "
                                                  "(no file names; patch may run ed)")
@@ -194,7 +181,7 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     for w in pos[:1] + option_values(args, "-o", "--output", "-r", "--reject-file"):
         note_write(f, w, cwd, ctx)  # the original file named on the command line, -o, -r
     levels = _strip_levels(args, "-p", "--strip")
-    contents, why = read_content(patch_files, cmd, cwd, ctx, "patch")
+    contents, why = read_content(patch_files, cmd, cwd, ctx, "patch", f)
     if contents is None:
         f.ask(why)
         return
@@ -232,7 +219,7 @@ def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | N
     files = positionals(args, frozenset({"-p", "-C", "--directory", "--include", "--exclude",
                                          "--whitespace", "--exclude-dir", "--patch-format",
                                          "-S", "--build-fake-ancestor"}))
-    contents, why = read_content(files, cmd, cwd, ctx, "patch")
+    contents, why = read_content(files, cmd, cwd, ctx, "patch", f)
     f.raise_to("reversible_write", f"git {sub} changes the files named in the patch")
     if contents is None:
         f.ask(why)
@@ -273,26 +260,35 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
                       ctx: Context) -> None:
     """`tar x`: every member name, after -C and --strip-components, judged as a write."""
     texts = texts_of(args)
-    if any(t in ("--transform", "--xform", "-s") or t.startswith(("--transform=", "--xform="))
-           for t in texts):
+    longs = [t.partition("=")[0] for t in texts if t.startswith("--") and len(t) > 2]
+    if "-s" in texts or any(_abbreviates(t, ("--transform", "--xform")) for t in longs):
         f.ask("tar renames members with a transform: the names written are not the archive's")
+        return
+    if any(_abbreviates(t, _TAR_RUNS) for t in longs):
+        f.runs_code = True
+        f.opaque("tar runs a program named in its options")
         return
     if has_flag(args, "-O", "--to-stdout"):
         return
     if not archive or any(w.text == "-" for w in archive):
-        contents, why = read_content([], cmd, cmd.cwd, ctx, "archive")  # tar reads stdin
+        contents, why = read_content([], cmd, cmd.cwd, ctx, "archive", f)  # tar reads stdin
     else:
-        contents, why = read_content(archive, cmd, cmd.cwd, ctx, "archive")
+        contents, why = read_content(archive, cmd, cmd.cwd, ctx, "archive", f)
     if contents is None:
         f.ask(why)
         return
     strip = 0
-    for w in option_values(args, "--strip-components", "--strip"):
-        if not w.text.isdigit():
-            f.ask(f"tar --strip-components={w.text} is not a number")
+    stripping = [t for t in texts if t.startswith("--") and _abbreviates(
+        t.partition("=")[0], ("--strip-components",))]
+    for t in stripping:
+        value = t.partition("=")[2]
+        if not value.isdigit():
+            f.ask(f"tar {t}: the number of components is not given as --strip-components=N")
             return
-        strip = int(w.text)
-    roots = [ctx.path(w, cmd.cwd) for w in option_values(args, "-C", "--directory")] or [cmd.cwd]
+        strip = max(strip, int(value))
+    # -C applies from where it is given; the current directory is judged too.
+    roots = [*(ctx.path(w, cmd.cwd) for w in option_values(args, "-C", "--directory")),
+             cmd.cwd]
     keep_absolute = has_flag(args, "-P", "--absolute-names")
     for data in contents:
         try:
@@ -300,8 +296,9 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
             if raw is None:
                 f.ask(f"the archive unpacks to more than {MAX_UNPACKED >> 20} MiB")
                 return
-            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:",
-                              ignore_zeros=has_flag(args, "-i", "--ignore-zeros")) as tar:
+            # ignore_zeros: GNU tar skips a bad header and goes on extracting; so must
+            # the listing, or a member hidden behind garbage is never judged.
+            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:", ignore_zeros=True) as tar:
                 members = tar.getmembers()
         except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error,
                 lzma.LZMAError) as exc:
@@ -330,6 +327,16 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
             if m.isfile() and m.mode & stat.S_IXUSR:
                 f.note(f"makes {name} executable")
         _judge_targets(f, names, roots, ctx, "tar")
+
+
+# Long options of tar that run a program (GNU tar accepts any unambiguous abbreviation).
+_TAR_RUNS = ("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script",
+             "--new-volume-script", "--rsh-command", "--rmt-command")
+
+
+def _abbreviates(option: str, names: Iterable[str]) -> bool:
+    """`--tra` may be `--transform`: getopt_long takes any unambiguous prefix."""
+    return len(option) >= 4 and any(name.startswith(option) for name in names)
 
 
 MAX_UNPACKED = 64 << 20  # a compressed tar is listed only up to this many bytes
@@ -373,7 +380,7 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     path = ctx.path(archive, cmd.cwd)
     if path and not archive.text.endswith(".zip") and ctx.reader(path) is None:
         archive = Word(archive.text + ".zip", archive.dynamic, archive.glob, archive.quoted)
-    contents, why = read_content([archive], cmd, cmd.cwd, ctx, "archive")
+    contents, why = read_content([archive], cmd, cmd.cwd, ctx, "archive", f)
     if contents is None:
         f.ask(why)
         return
@@ -391,6 +398,8 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
                 elif mode & stat.S_IXUSR and not info.is_dir():
                     f.note(f"makes {name} executable")
                 names.append(name.lstrip("/"))
+                if "\\" in name:  # unzip turns DOS separators into directories
+                    names.append(name.replace("\\", "/").lstrip("/"))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
         return
@@ -404,7 +413,7 @@ def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cm
                            ctx: Context) -> None:
     """`rsync --files-from=LIST SRC DEST`: each listed name lands under DEST."""
     lists = option_values(args, "--files-from")
-    contents, why = read_content(lists, cmd, cmd.cwd, ctx, "file list")
+    contents, why = read_content(lists, cmd, cmd.cwd, ctx, "file list", f)
     if contents is None:
         f.ask(why)
         return
@@ -414,6 +423,17 @@ def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cm
              if n.strip() and not n.startswith(("#", ";"))]
     roots = [ctx.path(w, cmd.cwd) for w in dest]
     _judge_targets(f, [n.lstrip("/") for n in names], roots, ctx, "rsync")
+
+
+def judge_races(facts: list[Facts]) -> None:
+    """The content judged is the content as it is now: if another part of the same command
+    writes the patch or archive first (`cp evil.patch ok.patch; patch < ok.patch`), what
+    runs is not what was read, so ask."""
+    for f in facts:
+        for path in f.content_from:
+            if any(path == w or path.startswith(w.rstrip("/") + "/")
+                   for g in facts if g is not f for w in g.writes):
+                f.ask(f"another part of the command writes {path}, which was read to judge it")
 
 
 def _judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Context,
@@ -435,5 +455,5 @@ def _judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Con
         f.note(f"{tool} writes {shown}")
 
 
-__all__ = ["judge_git_patch", "judge_patch", "judge_rsync_files_from", "judge_tar_extract",
-           "judge_unzip", "patch_names", "read_content"]
+__all__ = ["judge_git_patch", "judge_patch", "judge_races", "judge_rsync_files_from",
+           "judge_tar_extract", "judge_unzip", "patch_names", "read_content"]

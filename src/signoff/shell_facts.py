@@ -42,6 +42,7 @@ class Facts:
     secret: bool = False  # reads a secret (file, or the environment)
     downloads: list[str] = field(default_factory=list)
     executes: list[str] = field(default_factory=list)
+    content_from: list[str] = field(default_factory=list)  # patches/archives read to judge
     cmd: int = -1
 
     def raise_to(self, cls: ShellClass, reason: str) -> None:

@@ -196,6 +196,9 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         if "x" in cluster or has_flag(args, "-x", "--extract", "--get"):
             judge_tar_extract(args, archive, f, cmd, ctx)
         return
+    if base in ("gzip", "gunzip", "bzip2", "xz", "unxz") and has_flag(args, "-N", "--name") and (
+            base in ("gunzip", "unxz") or has_flag(args, "-d", "--decompress")):
+        f.ask(f"{base} -N restores a file name stored inside the archive")
     if mode == "all":
         for w in pos:
             note_write(f, w, cwd, ctx, content=base not in ("touch", "mkdir"))
@@ -208,6 +211,10 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
     elif mode == "cwd":
         for w in option_values(args, "-d", "-o", "--output", "-f") or [Word(".")]:
             note_write(f, w, cwd, ctx)
+        if base == "split":  # split FILE PREFIX: the pieces are PREFIX + a suffix
+            for w in positionals(args, frozenset({"-a", "-b", "-C", "-l", "-n", "-t",
+                                                  "--additional-suffix"}))[1:2]:
+                note_write(f, Word(w.text + "*", w.dynamic, True, w.quoted), cwd, ctx)
     elif mode == "flag":
         for w in option_values(args, "-o", "-out", "--output"):
             note_write(f, w, cwd, ctx)

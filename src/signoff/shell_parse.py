@@ -376,7 +376,8 @@ class Walker:
     def fields(self, node: Node) -> list[Word]:
         """The words one argument node becomes after brace expansion and splitting."""
         word = self.decode(node, tilde=True)
-        if node.type == "word" and "{" in word.text and "," in word.text:
+        # `{.git,src}/hooks` parses as a concatenation: bash expands its braces too.
+        if node.type in ("word", "concatenation") and "{" in word.text and "," in word.text:
             return [Word(t, word.dynamic, word.glob, word.quoted) for t in expand_braces(
                 word.text)]
         if self._split:
@@ -400,8 +401,10 @@ class Walker:
             return Word(raw)
         if kind == "concatenation":
             parts = [self.decode(c, tilde and i == 0) for i, c in enumerate(node.named_children)]
-            return Word("".join(p.text for p in parts), any(p.dynamic for p in parts),
-                        any(p.glob for p in parts), any(p.quoted for p in parts))
+            text = "".join(p.text for p in parts)
+            return Word(text, any(p.dynamic for p in parts),
+                        any(p.glob for p in parts) or bool(_BRACE_SEQ_RE.search(text)),
+                        any(p.quoted for p in parts))
         if kind == "simple_expansion":
             return self._lookup(raw[1:], quoted=False)
         if kind == "expansion":

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from . import shell_knowledge as K
 from .runs_later import glob_runs_later, relative, runs_later
 from .shell_facts import Context, Facts, under
-from .shell_parse import Word
+from .shell_parse import Word, expand_braces
 
 
 def is_secret(path: str, ctx: Context) -> bool:
@@ -88,9 +89,19 @@ def note_runs_later(f: Facts, word: Word, path: str, ctx: Context, verb: str) ->
     rel = relative(path, ctx.workspace)
     if rel is None:
         return
-    why = glob_runs_later(rel) if word.glob else runs_later(rel)
-    if why:
-        f.ask(f"{verb} code that runs later ({why})")
+    # `{.git,src}/hooks` inside a longer word reaches here unexpanded: judge each reading.
+    for text in _readings(rel, word):
+        why = glob_runs_later(text) if word.glob else runs_later(text)
+        if why:
+            f.ask(f"{verb} code that runs later ({why})")
+            return
+
+
+def _readings(rel: str, word: Word) -> list[str]:
+    """Each text a glob word may stand for: brace lists expanded, `{a..z}` as `*`."""
+    if not word.glob or "{" not in rel:
+        return [rel]
+    return [re.sub(r"\{[^{}]*\.\.[^{}]*\}", "*", t) for t in expand_braces(rel)]
 
 
 def note_link_target(f: Facts, word: Word, link_dirs: list[str | None], ctx: Context) -> None:
@@ -107,11 +118,12 @@ def note_link_target(f: Facts, word: Word, link_dirs: list[str | None], ctx: Con
         if path is None or not ctx.inside(path):
             continue
         rel = relative(path, ctx.workspace) or ""
-        why = (glob_runs_later(rel) if word.glob else runs_later(rel)) or (
-            f"{rel} is protected" if rel and under(rel, K.WORKSPACE_PROTECTED) else None)
-        if why:
-            f.ask(f"links to code that runs later or protected state ({why})")
-            return
+        for text in _readings(rel, word):
+            why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
+                f"{text} is protected" if text and under(text, K.WORKSPACE_PROTECTED) else None)
+            if why:
+                f.ask(f"links to code that runs later or protected state ({why})")
+                return
 
 
 def note_repository_copy(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
