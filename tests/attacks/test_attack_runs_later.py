@@ -399,3 +399,79 @@ def test_embedded_repository_routes_ask(repo: Repo, command: str) -> None:
     _refused(repo, repo.sh(command))
     assert not (repo.ws / "stage" / "HEAD").exists()
     assert not (repo.ws / "stage" / "config").exists()
+
+
+# --------------------------------------------------------------------------- found by probing
+
+
+def _ustar(name: str, text: str) -> bytes:
+    info = tarfile.TarInfo(name)
+    data = text.encode()
+    info.size = len(data)
+    info.mode = 0o755
+    return info.tobuf(format=tarfile.USTAR_FORMAT) + data + b"\0" * (-len(data) % 512)
+
+
+def _probing_files(repo: Repo) -> dict[str, Path]:
+    """Files where each spelling's planted code lands, after writing its inputs."""
+    ws, payload = repo.ws, _payload(repo.proof)
+    # GNU tar skips a bad header and goes on; Python's tarfile stops there by default.
+    (ws / "hidden.tar").write_bytes(_ustar("benign.txt", "hi\n") + b"\xff" * 512
+                                    + _ustar(".git/hooks/pre-commit", payload) + b"\0" * 1024)
+    zbuf = io.BytesIO()
+    with zipfile.ZipFile(zbuf, "w") as zf:
+        info = zipfile.ZipInfo(".git\\hooks\\pre-commit")
+        info.create_system = 0  # MS-DOS: unzip turns the backslashes into directories
+        zf.writestr(info, payload)
+    (ws / "dos.zip").write_bytes(zbuf.getvalue())
+    import gzip
+    with open(ws / "x.gz", "wb") as raw, gzip.GzipFile(".envrc", "wb", fileobj=raw) as gz:
+        gz.write(b"echo ran\n")
+    (ws / "ts.patch").write_text("--- a/.envrc 2020-01-01 00:00:00\n+++ b/.envrc 2020-01-01 "
+                                 "00:00:00\n@@ -0,0 +1 @@\n+echo ran\n", encoding="utf-8")
+    (ws / "ok.patch").write_text("--- a/notes.txt\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+hi\n",
+                                 encoding="utf-8")
+    (ws / "evil.patch").write_text(_new_file_patch(".husky/pre-commit", payload),
+                                   encoding="utf-8")
+    (ws / "ok.tar").write_bytes(_tar({"docs/a.md": "hi\n"}, mode=0o644))
+    return {"hook": repo.hook, "envrc": ws / ".envrc", "husky": ws / ".husky" / "pre-commit",
+            "proof": repo.proof}
+
+
+@pytest.mark.parametrize(("command", "lands"), [
+    ("tar xf hidden.tar", "hook"),
+    ("unzip -o dos.zip", "hook"),
+    ("gunzip -N x.gz", "envrc"),
+    ("gzip -dN x.gz", "envrc"),
+    ("patch -p1 < ts.patch", "envrc"),
+    ("cp evil.patch ok.patch; patch -p1 < ok.patch", "husky"),
+    ("cp evil.patch ok.patch && git apply ok.patch", "husky"),
+    ("tee {.git,src}/hooks/pre-commit < hook.sh", "hook"),
+    ("tee .gi{s..u}/hooks/pre-commit < hook.sh", "hook"),
+    ("tar xf ok.tar --to-com='sh -c \"echo ran > {proof}\"'", "proof"),
+    ("tar xf ok.tar --checkpoint=1 --checkpoint-ac='exec=sh -c \"echo ran > {proof}\"'",
+     "proof"),
+    ("tar xf ok.tar --tr='s,^docs,.git/hooks,'", "hook"),
+])
+def test_spellings_found_by_probing_ask(repo: Repo, command: str, lands: str) -> None:
+    where = _probing_files(repo)[lands]
+    text = command.replace("{proof}", str(repo.proof))
+    _refused(repo, repo.sh(text))
+    assert not where.exists()
+    repo.commit()
+    assert not repo.proof.exists()
+
+
+@pytest.mark.parametrize(("command", "lands"), [
+    ("tar xf hidden.tar", "hook"),
+    ("unzip -o dos.zip", "hook"),
+    ("gunzip -N x.gz", "envrc"),
+    ("patch -p1 < ts.patch", "envrc"),
+])
+def test_those_spellings_are_real(repo: Repo, command: str, lands: str) -> None:
+    """The control: approved, the real binaries do write where the refusal said."""
+    if command.startswith("unzip") and not shutil.which("unzip"):
+        pytest.skip("needs unzip")
+    where = _probing_files(repo)[lands]
+    repo.sh(command, answer="approve")
+    assert where.exists()
