@@ -151,3 +151,36 @@ def test_the_list_says_why_for_every_place(tmp_path: Path) -> None:
     for pattern, why in RUNS_LATER:
         assert pattern.startswith("**/") and why, pattern
         assert runs_later(pattern.removeprefix("**/")) is not None
+
+
+# A small grammar of file operations: (template, which operand is written).
+_OPS = [
+    "cp a.txt {t}", "mv a.txt {t}", "tee {t} < a.txt", "cat a.txt > {t}", "echo x >> {t}",
+    "sed -i s/a/b/ {t}", "ln -sf ../a.txt {t}", "install -m 755 a.txt {t}", "touch {t}",
+    "chmod +x {t}", "dd if=a.txt of={t}", "rsync a.txt {t}", "git mv a.txt {t}",
+    "cp -t {t} a.txt", "truncate -s 0 {t}", "printf x | tee -a {t}", "sort -o {t} a.txt",
+]
+_DIRS = ["", "src", ".git", "pkg/.github", "sub"]
+_LEAVES = ["a.py", "hooks/pre-commit", "config", "workflows/ci.yml", ".envrc", "HEAD",
+           ".gitattributes", "notes.md", ".husky/pre-commit", "Jenkinsfile"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(_DIRS), st.sampled_from(_OPS),
+                                st.sampled_from(_LEAVES)), min_size=1, max_size=3),
+       joiner=st.sampled_from([" && ", "; ", " || ", "\n"]),
+       wrap=st.sampled_from(["{c}", "bash -c {q}", "sh -c {q}", "env bash -c {q}", "( {c} )",
+                             "timeout 5 sh -c {q}", "eval {q}", "{{ {c}; }}"]))
+def test_property_file_operations_never_plant_code_silently(
+        steps: list[tuple[str, str, str]], joiner: str, wrap: str) -> None:
+    parts, planted = [], False
+    for folder, op, leaf in steps:
+        rel = f"{folder}/{leaf}" if folder else leaf
+        planted = planted or runs_later(rel) is not None
+        parts.append(f"cd {folder} && {op.format(t=leaf)}; cd -" if folder and leaf != "HEAD"
+                     else op.format(t=rel))
+    inner = joiner.join(parts)
+    command = wrap.format(c=inner, q=shlex.quote(inner))
+    got = _effect("execute_command", command=command)
+    if planted:
+        assert got in ("ask", "deny"), (command, got)
