@@ -248,6 +248,75 @@ def _component_matches(name: str, pattern: str) -> bool:
     return fnmatch.fnmatch(name.lower(), pattern.lower())
 
 
+# --------------------------------------------------------------------------- configured places
+
+_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+_ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+
+
+def config_entries(text: str) -> list[tuple[str, str]]:
+    """`(key, value)` pairs of a git config file (`section.sub.name`, lower-cased
+    section and name); enough of git's syntax to find the programs and paths it names."""
+    out: list[tuple[str, str]] = []
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        m = _SECTION.match(line)
+        if m:
+            name, sub, rest = m.groups()
+            section = name.lower() + (f".{sub}" if sub is not None else "")
+            line = rest.strip()
+            if not line:
+                continue
+        e = _ENTRY.match(line)
+        if e and section:
+            value = (e.group(2) or "").split(" #")[0].split(" ;")[0].strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            out.append((f"{section}.{e.group(1).lower()}", value))
+    return out
+
+
+def configured_places(config_text: str, config_dir: str, workspace: str
+                      ) -> list[tuple[str, str]]:
+    """Places inside `workspace` that a git config makes code: its hooks directory, the
+    files it includes, and programs it names by a path (`core.fsmonitor = tools/x.sh`).
+    Returns `(workspace-relative path, why)`."""
+    out: list[tuple[str, str]] = []
+    for key, value in config_entries(config_text):
+        if not value:
+            continue
+        if key == "core.hookspath" or (key.endswith(".path") and key.startswith(
+                ("include", "includeif"))):
+            target = value
+        elif git_config_key_asks(key) and not key.startswith(("remote.", "url.", "http")):
+            target = value.lstrip("!").split()[0] if value.lstrip("!").split() else ""
+            if "/" not in target:
+                continue  # a program found on PATH, not a file in the project
+        else:
+            continue
+        if target.startswith("~"):
+            continue  # in the home directory: outside the workspace, which asks anyway
+        # Included files are relative to the config file; hooks and programs to the
+        # working tree, where git runs them.
+        base = config_dir if key.startswith("include") else workspace
+        path = posixpath.normpath(posixpath.join(base, target))
+        rel = relative(path, workspace)
+        if rel is not None and rel not in ("", "."):
+            out.append((rel, f"git config {key} makes it code that git runs"))
+    return out
+
+
+def configured_runs_later(rel: str, places: list[tuple[str, str]]) -> str | None:
+    """Why `rel` is code because of the repository's own config, or None."""
+    for place, why in places:
+        if rel == place or rel.startswith(place.rstrip("/") + "/"):
+            return f"{place}: {why}"
+    return None
+
+
 def relative(path: str, workspace: str) -> str | None:
     """`path` relative to `workspace` (both absolute, normalised), or None outside it."""
     if path == workspace:
@@ -258,5 +327,6 @@ def relative(path: str, workspace: str) -> str | None:
 
 __all__ = [
     "GIT_CONFIG_HARMLESS", "GIT_CONFIG_RUNS", "RUNS_LATER", "SENSITIVE_PATTERNS",
-    "git_config_key_asks", "glob_runs_later", "relative", "runs_later",
+    "config_entries", "configured_places", "configured_runs_later", "git_config_key_asks",
+    "glob_runs_later", "relative", "runs_later",
 ]

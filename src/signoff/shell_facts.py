@@ -80,6 +80,8 @@ class Context:
         self.home = _resolve_root(home, resolver)
         self.functions: set[str] = set()
         self.depth = 0
+        # Places the repository's own git config makes code (runs_later.configured_places).
+        self.git_places: list[tuple[str, str]] | None = None
 
     def resolve(self, path: str) -> str:
         norm = posixpath.normpath(path)

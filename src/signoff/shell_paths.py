@@ -6,7 +6,13 @@ import posixpath
 import re
 
 from . import shell_knowledge as K
-from .runs_later import glob_runs_later, relative, runs_later
+from .runs_later import (
+    configured_places,
+    configured_runs_later,
+    glob_runs_later,
+    relative,
+    runs_later,
+)
 from .shell_facts import Context, Facts, under
 from .shell_parse import Word, expand_braces
 
@@ -91,10 +97,34 @@ def note_runs_later(f: Facts, word: Word, path: str, ctx: Context, verb: str) ->
         return
     # `{.git,src}/hooks` inside a longer word reaches here unexpanded: judge each reading.
     for text in _readings(rel, word):
-        why = glob_runs_later(text) if word.glob else runs_later(text)
+        why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
+            configured_runs_later(text, git_places(ctx)))
         if why:
             f.ask(f"{verb} code that runs later ({why})")
             return
+
+
+def git_places(ctx: Context) -> list[tuple[str, str]]:
+    """What the workspace's git config (and the user's) makes code: a custom hooks
+    directory, included files, programs named by path; and where `.git/hooks` links to.
+    Read once per analysis through the context's reader."""
+    if ctx.git_places is None:
+        places: list[tuple[str, str]] = []
+        gitdir = posixpath.join(ctx.workspace, ".git")
+        for config, folder in ((posixpath.join(gitdir, "config"), gitdir),
+                               (posixpath.join(ctx.home, ".gitconfig"), ctx.home),
+                               (posixpath.join(ctx.home, ".config/git/config"),
+                                posixpath.join(ctx.home, ".config/git"))):
+            data = ctx.reader(config)
+            if data:
+                places += configured_places(data.decode("utf-8", "replace"), folder,
+                                            ctx.workspace)
+        hooks = ctx.resolve(posixpath.join(gitdir, "hooks"))
+        rel = relative(hooks, ctx.workspace)
+        if rel and not rel.startswith(".git/"):
+            places.append((rel, ".git/hooks links here: git runs the hooks in it"))
+        ctx.git_places = places
+    return ctx.git_places
 
 
 def _readings(rel: str, word: Word) -> list[str]:

@@ -475,3 +475,26 @@ def test_those_spellings_are_real(repo: Repo, command: str, lands: str) -> None:
     where = _probing_files(repo)[lands]
     repo.sh(command, answer="approve")
     assert where.exists()
+
+
+@pytest.mark.parametrize(("setting", "command", "target"), [
+    (("core.hooksPath", "tools/hooks"), "mkdir -p tools/hooks && cp hook.sh tools/hooks/pre-commit"
+     " && chmod +x tools/hooks/pre-commit", "tools/hooks/pre-commit"),
+    (("core.fsmonitor", "scripts/fsmon.sh"), "mkdir -p scripts && cp hook.sh scripts/fsmon.sh && "
+     "chmod +x scripts/fsmon.sh", "scripts/fsmon.sh"),
+    (("include.path", "../extra.cfg"), "printf '[core]\\n\\tfsmonitor = sh hook.sh\\n' > extra.cfg",
+     "extra.cfg"),
+])
+def test_places_the_projects_own_config_makes_code(
+        repo: Repo, setting: tuple[str, str], command: str, target: str) -> None:
+    """A project whose config already names a hooks directory or a program by path: those
+    files are code too (read from .git/config through the analysis's reader)."""
+    subprocess.run(["git", "-C", str(repo.ws), "config", *setting], check=True)
+    _refused(repo, repo.sh(command))
+    assert not (repo.ws / target).exists()
+    repo.commit()
+    assert not repo.proof.exists()
+    # control: approved, the next commit (or its git status) runs the planted code
+    assert repo.sh(command, answer="approve").ran
+    repo.commit()
+    assert repo.proof.read_text().strip() == "ran"
