@@ -31,6 +31,96 @@ from .shell_paths import note_link_target, note_read, note_write
 
 MAX_MEMBERS = 5000  # more targets than this: ask rather than judge them one by one
 
+# Long options, as the programs list them (`--help`): getopt_long and git's parse-options
+# accept any unambiguous prefix (`tar --extr`, `patch --dir=x`, `git config --glob`), so
+# options are expanded against these before they are read.
+TAR_LONG = frozenset({
+    "--absolute-names", "--acls", "--add-file", "--after-date", "--anchored", "--append",
+    "--atime-preserve", "--auto-compress", "--backup", "--block-number", "--blocking-factor",
+    "--bzip2", "--catenate", "--check-device", "--check-links", "--checkpoint",
+    "--checkpoint-action", "--clamp-mtime", "--compare", "--compress", "--concatenate",
+    "--confirmation", "--create", "--delay-directory-restore", "--delete", "--dereference",
+    "--diff", "--directory", "--exclude", "--exclude-backups", "--exclude-caches",
+    "--exclude-caches-all", "--exclude-caches-under", "--exclude-from", "--exclude-ignore",
+    "--exclude-ignore-recursive", "--exclude-tag", "--exclude-tag-all", "--exclude-tag-under",
+    "--exclude-vcs", "--exclude-vcs-ignores", "--extract", "--file", "--files-from",
+    "--force-local", "--format", "--full-time", "--get", "--group", "--group-map", "--gunzip",
+    "--gzip", "--hard-dereference", "--help", "--hole-detection", "--ignore-case",
+    "--ignore-command-error", "--ignore-failed-read", "--ignore-zeros", "--incremental",
+    "--index-file", "--info-script", "--interactive", "--keep-directory-symlink",
+    "--keep-newer-files", "--keep-old-files", "--label", "--level", "--list",
+    "--listed-incremental", "--lzip", "--lzma", "--lzop", "--mode", "--mtime", "--multi-volume",
+    "--new-volume-script", "--newer", "--newer-mtime", "--no-acls", "--no-anchored",
+    "--no-auto-compress", "--no-check-device", "--no-delay-directory-restore",
+    "--no-ignore-case", "--no-ignore-command-error", "--no-null", "--no-overwrite-dir",
+    "--no-quote-chars", "--no-recursion", "--no-same-owner", "--no-same-permissions",
+    "--no-seek", "--no-selinux", "--no-unquote", "--no-verbatim-files-from", "--no-wildcards",
+    "--no-wildcards-match-slash", "--no-xattrs", "--null", "--numeric-owner", "--occurrence",
+    "--old-archive", "--one-file-system", "--one-top-level", "--overwrite", "--overwrite-dir",
+    "--owner", "--owner-map", "--pax-option", "--portability", "--posix", "--preserve-order",
+    "--preserve-permissions", "--quote-chars", "--quoting-style", "--read-full-records",
+    "--record-size", "--recursion", "--recursive-unlink", "--remove-files", "--restrict",
+    "--rmt-command", "--rsh-command", "--same-order", "--same-owner", "--same-permissions",
+    "--seek", "--selinux", "--show-defaults", "--show-omitted-dirs",
+    "--show-snapshot-field-ranges", "--show-stored-names", "--show-transformed-names",
+    "--skip-old-files", "--sort", "--sparse", "--sparse-version", "--starting-file",
+    "--strip-components", "--suffix", "--tape-length", "--test-label", "--to-command",
+    "--to-stdout", "--totals", "--touch", "--transform", "--uncompress", "--ungzip",
+    "--unlink-first", "--unquote", "--update", "--usage", "--use-compress-program", "--utc",
+    "--verbatim-files-from", "--verbose", "--verify", "--version", "--volno-file", "--warning",
+    "--wildcards", "--wildcards-match-slash", "--xattrs", "--xattrs-exclude",
+    "--xattrs-include", "--xform", "--xz", "--zstd"
+})
+PATCH_LONG = frozenset({
+    "--backup", "--backup-if-mismatch", "--basename-prefix", "--batch", "--binary", "--context",
+    "--directory", "--dry-run", "--ed", "--force", "--forward", "--fuzz", "--get", "--help",
+    "--ifdef", "--ignore-whitespace", "--input", "--merge", "--no-backup-if-mismatch",
+    "--normal", "--output", "--posix", "--prefix", "--quiet", "--quoting-style", "--read-only",
+    "--reject-file", "--reject-format", "--remove-empty-files", "--reverse", "--set-time",
+    "--set-utc", "--silent", "--strip", "--suffix", "--unified", "--verbose", "--version",
+    "--version-control", "--follow-symlinks"
+})
+GIT_APPLY_LONG = frozenset({
+    "--3way", "--allow-empty", "--allow-overlap", "--apply", "--build-fake-ancestor",
+    "--cached", "--check", "--directory", "--exclude", "--ignore-space-change",
+    "--ignore-whitespace", "--inaccurate-eof", "--include", "--index", "--intent-to-add",
+    "--no-add", "--numstat", "--quiet", "--recount", "--reject", "--reverse", "--stat",
+    "--summary", "--unidiff-zero", "--unsafe-paths", "--verbose", "--whitespace", "--abort",
+    "--committer-date-is-author-date", "--continue", "--empty", "--gpg-sign", "--ignore-date",
+    "--interactive", "--keep", "--keep-cr", "--keep-non-patch", "--message-id", "--no-keep-cr",
+    "--patch-format", "--quit", "--quoted-cr", "--rerere-autoupdate", "--resolved",
+    "--resolvemsg", "--scissors", "--show-current-patch", "--signoff", "--skip", "--utf8"
+})
+GIT_CONFIG_LONG = frozenset({
+    "--add", "--blob", "--bool", "--bool-or-int", "--bool-or-str", "--default", "--edit",
+    "--expiry-date", "--file", "--fixed-value", "--get", "--get-all", "--get-color",
+    "--get-colorbool", "--get-regexp", "--get-urlmatch", "--global", "--includes", "--int",
+    "--list", "--local", "--name-only", "--null", "--path", "--remove-section",
+    "--rename-section", "--replace-all", "--show-origin", "--show-scope", "--system", "--type",
+    "--unset", "--unset-all", "--worktree", "--no-includes", "--no-type", "--comment",
+    "--value", "--all", "--regexp", "--url", "--append"
+})
+
+
+def expand_long(args: list[Word], known: frozenset[str]) -> list[Word]:
+    """`--extr=x` -> `--extract=x` when exactly one known option starts so; after `--`
+    nothing is an option."""
+    out: list[Word] = []
+    ended = False
+    for w in args:
+        text = w.text
+        if ended or w.quoted or not text.startswith("--") or len(text) == 2:
+            ended = ended or text == "--"
+            out.append(w)
+            continue
+        name, eq, value = text.partition("=")
+        if name not in known:
+            matches = [k for k in known if k.startswith(name)]
+            if len(matches) == 1:
+                text = matches[0] + eq + value
+        out.append(Word(text, w.dynamic, w.glob, w.quoted))
+    return out
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -44,15 +134,16 @@ def read_content(files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context,
         if cmd.stdin_text is None and not _stdin_file(cmd):
             return None, f"the {what} comes from standard input (a pipe or the terminal)"
     out: list[bytes] = []
+    base = cwd
     if not files:
         if cmd.stdin_text is not None:
             return [cmd.stdin_text.encode("utf-8", "surrogateescape")], ""
         src = _stdin_file(cmd)
         if src is None:
             return None, f"the {what} comes from standard input (a pipe or the terminal)"
-        files = [src]
+        files, base = [src], cmd.cwd  # the shell opens a redirect, before `patch -d`
     for w in files:
-        path = ctx.path(w, cwd)
+        path = ctx.path(w, base)
         if path is None:
             return None, f"the {what} is named only at run time ({w.text})"
         if not ctx.inside(path):
@@ -168,7 +259,11 @@ def strip_name(name: str, level: int) -> str | None:
 
 def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """GNU `patch`: every file named in the patch is judged as a write."""
+    args = expand_long(args, PATCH_LONG)
     f.raise_to("reversible_write", "patch changes the files named in the patch")
+    if has_flag(args, "-e", "--ed", "-g", "--get"):
+        f.runs_code = True
+        f.opaque("patch -e/-g runs ed or a version-control program on the patch's commands")
     cwd = cmd.cwd
     for w in option_values(args, "-d", "--directory"):
         cwd = ctx.path(w, cwd)
@@ -203,6 +298,7 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | None,
                     ctx: Context) -> bool:
     """`git apply` / `git am`: True when it writes (then the caller records the repo)."""
+    args = expand_long(args, GIT_APPLY_LONG)
     texts = texts_of(args)
     if sub == "apply" and "--apply" not in texts and any(
             t in ("--stat", "--numstat", "--summary", "--check") for t in texts):
@@ -455,5 +551,6 @@ def _judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Con
         f.note(f"{tool} writes {shown}")
 
 
-__all__ = ["judge_git_patch", "judge_patch", "judge_races", "judge_rsync_files_from",
-           "judge_tar_extract", "judge_unzip", "patch_names", "read_content"]
+__all__ = ["GIT_CONFIG_LONG", "TAR_LONG", "expand_long", "judge_git_patch", "judge_patch",
+           "judge_races", "judge_rsync_files_from", "judge_tar_extract", "judge_unzip",
+           "patch_names", "read_content"]

@@ -7,7 +7,14 @@ import re
 
 from . import shell_knowledge as K
 from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_content import judge_patch, judge_rsync_files_from, judge_tar_extract, judge_unzip
+from .shell_content import (
+    TAR_LONG,
+    expand_long,
+    judge_patch,
+    judge_rsync_files_from,
+    judge_tar_extract,
+    judge_unzip,
+)
 from .shell_facts import Context, Facts
 from .shell_network import is_remote, judge_network
 from .shell_parse import Cmd, Word
@@ -100,6 +107,8 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
 
 def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     cwd = cmd.cwd
+    if base == "tar":
+        args = expand_long(args, TAR_LONG)  # `--extr` is `--extract`
     exec_flags = K.WRITER_EXEC_FLAGS.get(base)
     if exec_flags and has_flag(args, *exec_flags):
         f.runs_code = True

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from . import shell_knowledge as K
 from .runs_later import git_config_key_asks, relative
 from .shell_args import has_flag, positionals, texts_of
-from .shell_content import judge_git_patch
+from .shell_content import GIT_CONFIG_LONG, expand_long, judge_git_patch
 from .shell_facts import Context, Facts, ShellClass
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_write
@@ -173,6 +173,7 @@ _CONFIG_VERBS = frozenset({"list", "get", "set", "unset", "rename-section", "rem
 def judge_git_config(args: list[Word], f: Facts, write: Write, cwd: str | None,
                      ctx: Context) -> None:
     """`git config`: reading is free; setting a key that runs programs asks, in any scope."""
+    args = expand_long(args, GIT_CONFIG_LONG)
     flags: set[str] = set()
     pos: list[Word] = []
     files: list[Word] = []

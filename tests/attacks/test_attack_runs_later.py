@@ -299,6 +299,10 @@ _FSMONITOR = "core.fsmonitor"
     "git --config-env=core.fsmonitor=HOME status",
     "git config --global core.fsmonitor {cmd}",
     "git config --global include.path {ws}/evil.cfg",
+    "git config --glob user.name x",
+    "git config --ed",
+    "git config --fil=.git/config core.fsmonitor {cmd}",
+    "git config --ad core.fsmonitor {cmd}",
 ])
 def test_config_routes_to_fsmonitor_ask(repo: Repo, command: str) -> None:
     cmd = f"'echo ran > {repo.proof}'"
@@ -434,6 +438,8 @@ def _probing_files(repo: Repo) -> dict[str, Path]:
     (ws / "evil.patch").write_text(_new_file_patch(".husky/pre-commit", payload),
                                    encoding="utf-8")
     (ws / "ok.tar").write_bytes(_tar({"docs/a.md": "hi\n"}, mode=0o644))
+    (ws / "plain.patch").write_text(_new_file_patch("pre-commit", payload), encoding="utf-8")
+    (ws / ".husky").mkdir()
     return {"hook": repo.hook, "envrc": ws / ".envrc", "husky": ws / ".husky" / "pre-commit",
             "proof": repo.proof}
 
@@ -452,6 +458,11 @@ def _probing_files(repo: Repo) -> dict[str, Path]:
     ("tar xf ok.tar --checkpoint=1 --checkpoint-ac='exec=sh -c \"echo ran > {proof}\"'",
      "proof"),
     ("tar xf ok.tar --tr='s,^docs,.git/hooks,'", "hook"),
+    ("tar --extr -f hidden.tar", "hook"),
+    ("tar --extract --fil=hidden.tar", "hook"),
+    ("patch --dir=.husky -p1 < plain.patch", "husky"),
+    ("git apply --dir=.husky plain.patch", "husky"),
+    ("patch --ed -p1 < ok.patch", "proof"),
 ])
 def test_spellings_found_by_probing_ask(repo: Repo, command: str, lands: str) -> None:
     where = _probing_files(repo)[lands]
