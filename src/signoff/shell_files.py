@@ -32,6 +32,7 @@ from .shell_paths import (
 
 def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
     cwd = cmd.cwd
+    args = expand_long(args, long_options(base))  # `sed --in-pl` is `sed --in-place`
     texts = texts_of(args)
     extras: list[Facts] = []
     f.note(f"{base} only reads")
@@ -107,8 +108,7 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
 
 def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     cwd = cmd.cwd
-    if base == "tar":
-        args = expand_long(args, TAR_LONG)  # `--extr` is `--extract`
+    args = expand_long(args, TAR_LONG if base == "tar" else long_options(base))
     exec_flags = K.WRITER_EXEC_FLAGS.get(base)
     if exec_flags and has_flag(args, *exec_flags):
         f.runs_code = True
@@ -249,6 +249,20 @@ def _note_links(f: Facts, sources: list[Word], dest: list[Word], cwd: str | None
             dirs += [landing, posixpath.dirname(landing)]
     for w in sources:
         note_link_target(f, w, dirs, ctx)
+
+
+# Long options that change where a program writes or what it runs, beyond the tables in
+# shell_knowledge: GNU getopt_long takes any unambiguous prefix of them.
+_TARGETING = frozenset({"--target-directory", "--symbolic-link", "--link", "--output",
+                        "--in-place", "--inplace", "--reference", "--suffix", "--files-from",
+                        "--no-target-directory", "--parents"})
+
+
+def long_options(base: str) -> frozenset[str]:
+    """The long options of `base` that matter here, to expand abbreviations against."""
+    named = (K.WRITE_FLAGS.get(base, frozenset()) | K.EXEC_FLAGS.get(base, frozenset())
+             | K.WRITER_EXEC_FLAGS.get(base, frozenset()))
+    return frozenset(o for o in named if o.startswith("--")) | _TARGETING
 
 
 def _content_defined(base: str, args: list[Word], pos: list[Word], f: Facts, cmd: Cmd,

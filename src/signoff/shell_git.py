@@ -40,7 +40,11 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         return
     sub, rest = texts[i], texts[i + 1:]
     for t in rest:
-        if any(t == o or t.startswith(o + "=") for o in K.GIT_UNSAFE_OPTS):
+        name = t.partition("=")[0]
+        # git takes any unambiguous prefix of a long option: `--outp=x` is `--output=x`.
+        if any(t == o or t.startswith(o + "=") or (
+                len(name) >= 4 and o.startswith("--") and o.startswith(name))
+               for o in K.GIT_UNSAFE_OPTS):
             f.opaque(f"git {sub} {t} writes files or runs external programs")
     written = Word(cwd) if cwd else Word("", dynamic=True)
 

@@ -303,6 +303,9 @@ _FSMONITOR = "core.fsmonitor"
     "git config --ed",
     "git config --fil=.git/config core.fsmonitor {cmd}",
     "git config --ad core.fsmonitor {cmd}",
+    "sed --in-pl -e '$ r evil.cfg' .git/config",
+    "sort --out=.git/config evil.cfg",
+    "git log -1 --format='[core] fsmonitor = x' --outp=.git/config",
 ])
 def test_config_routes_to_fsmonitor_ask(repo: Repo, command: str) -> None:
     cmd = f"'echo ran > {repo.proof}'"
@@ -344,6 +347,8 @@ def test_config_routes_to_fsmonitor_ask(repo: Repo, command: str) -> None:
     "dd if=hook.sh of=.git/hooks/pre-commit",
     "git init --template=tpl",
     "git config core.hooksPath .",
+    "cp --target-dir=.git/hooks pre-commit",
+    "cp --target-d .git/hooks pre-commit",
 ])
 def test_shell_routes_to_a_hook_ask(repo: Repo, command: str) -> None:
     (repo.ws / "tpl" / "hooks").mkdir(parents=True)
