@@ -202,7 +202,9 @@ def patch_names(text: str) -> tuple[list[str], list[str], list[str], str]:
     Names with a prefix come from `diff --git`, `---`/`+++`, `***`/`---` and `Index:`
     lines; `rename/copy from/to` names are never stripped. `problem` is set when the text
     holds something that is not a diff of named files (an ed script, a symlink)."""
-    lines = text.splitlines()
+    # Lines end at "\n" only, as patch reads them (str.splitlines would also split at
+    # form feeds and other separators, pulling a header pair apart).
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
     prefixed: list[str] = []
     plain: list[str] = []
     executable: list[str] = []

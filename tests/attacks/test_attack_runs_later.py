@@ -514,3 +514,52 @@ def test_places_the_projects_own_config_makes_code(
     assert repo.sh(command, answer="approve").ran
     repo.commit()
     assert repo.proof.read_text().strip() == "ran"
+
+
+def test_git_am_of_a_real_format_patch(repo: Repo, tmp_path: Path) -> None:
+    """The mbox git format-patch writes, applied with git am: its target is judged."""
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(repo.ws), str(other)], check=True)
+    (other / ".husky").mkdir()
+    (other / ".husky" / "pre-commit").write_text(_payload(repo.proof), encoding="utf-8")
+    (other / ".husky" / "pre-commit").chmod(0o755)
+    subprocess.run(["git", "-C", str(other), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(other), "commit", "-q", "-m", "hooks"], check=True)
+    out = subprocess.run(["git", "-C", str(other), "format-patch", "-1", "--stdout"],
+                         check=True, capture_output=True, text=True).stdout
+    (repo.ws / "0001-hooks.patch").write_text(out, encoding="utf-8")
+    subprocess.run(["git", "-C", str(repo.ws), "config", "core.hooksPath", ".husky"], check=True)
+    for command in ("git am 0001-hooks.patch", "git am < 0001-hooks.patch",
+                    "git apply 0001-hooks.patch", "patch -p1 < 0001-hooks.patch"):
+        _refused(repo, repo.sh(command))
+        assert not (repo.ws / ".husky").exists()
+    repo.commit()
+    assert not repo.proof.exists()
+
+
+@pytest.mark.skipif(not shutil.which("rsync"), reason="needs rsync")
+def test_rsync_files_from_names_its_targets(repo: Repo) -> None:
+    stage = repo.ws / "stage" / ".git" / "hooks"
+    stage.parent.parent.mkdir()
+    # the stage is built outside signoff's view (as a person would): only the copy is judged
+    stage.mkdir(parents=True)
+    (stage / "pre-commit").write_text(_payload(repo.proof), encoding="utf-8")
+    (stage / "pre-commit").chmod(0o755)
+    (repo.ws / "list.txt").write_text(".git/hooks/pre-commit\n", encoding="utf-8")
+    _refused(repo, repo.sh("rsync -a --files-from=list.txt stage/ ./"))
+    assert not repo.hook.exists()
+    assert repo.sh("rsync -a --files-from=list.txt stage/ ./", answer="approve").ran
+    assert repo.hook.exists()  # control: the list did name the hook
+    # and an ordinary list still runs without asking
+    (repo.ws / "stage" / "notes.md").write_text("hi\n", encoding="utf-8")
+    (repo.ws / "ok.txt").write_text("notes.md\n", encoding="utf-8")
+    assert repo.sh("rsync -a --files-from=ok.txt stage/ ./").verdict.effect == "notify"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 11 item 3: create_project is judged on `path` "
+                   "only; the keys of `files` are not judged yet (policy._inspect)")
+def test_create_project_files_keys_are_judged(repo: Repo) -> None:
+    result = repo.call("create_project", path=".",
+                       files={".git/hooks/pre-commit": _payload(repo.proof)})
+    assert result.verdict.effect in ("ask", "deny")
+    assert not repo.hook.exists()
