@@ -1,4 +1,4 @@
-"""Commands whose targets are named by content: patches and archives.
+"""Commands whose targets are named by content: patches (here) and archives (shell_archives).
 
 `patch -p1 < fix.patch`, `git apply x.patch`, `git am`, `tar x`, `unzip`: the files they
 write are not in the command line but in a file. Such a command asks unless every target
@@ -12,114 +12,17 @@ does not understand (an ed script, a name transform, an unknown archive format).
 
 from __future__ import annotations
 
-import bz2
-import io
-import lzma
 import posixpath
 import re
-import stat
-import tarfile
-import zipfile
-import zlib
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
 from .shell_args import has_flag, option_values, positionals, texts_of
 from .shell_facts import Context, Facts
+from .shell_options import GIT_APPLY_LONG, PATCH_LONG, expand_long
 from .shell_parse import Cmd, Word
-from .shell_paths import note_link_target, note_read, note_write
+from .shell_paths import note_write
 
 MAX_MEMBERS = 5000  # more targets than this: ask rather than judge them one by one
-
-# Long options, as the programs list them (`--help`): getopt_long and git's parse-options
-# accept any unambiguous prefix (`tar --extr`, `patch --dir=x`, `git config --glob`), so
-# options are expanded against these before they are read.
-TAR_LONG = frozenset({
-    "--absolute-names", "--acls", "--add-file", "--after-date", "--anchored", "--append",
-    "--atime-preserve", "--auto-compress", "--backup", "--block-number", "--blocking-factor",
-    "--bzip2", "--catenate", "--check-device", "--check-links", "--checkpoint",
-    "--checkpoint-action", "--clamp-mtime", "--compare", "--compress", "--concatenate",
-    "--confirmation", "--create", "--delay-directory-restore", "--delete", "--dereference",
-    "--diff", "--directory", "--exclude", "--exclude-backups", "--exclude-caches",
-    "--exclude-caches-all", "--exclude-caches-under", "--exclude-from", "--exclude-ignore",
-    "--exclude-ignore-recursive", "--exclude-tag", "--exclude-tag-all", "--exclude-tag-under",
-    "--exclude-vcs", "--exclude-vcs-ignores", "--extract", "--file", "--files-from",
-    "--force-local", "--format", "--full-time", "--get", "--group", "--group-map", "--gunzip",
-    "--gzip", "--hard-dereference", "--help", "--hole-detection", "--ignore-case",
-    "--ignore-command-error", "--ignore-failed-read", "--ignore-zeros", "--incremental",
-    "--index-file", "--info-script", "--interactive", "--keep-directory-symlink",
-    "--keep-newer-files", "--keep-old-files", "--label", "--level", "--list",
-    "--listed-incremental", "--lzip", "--lzma", "--lzop", "--mode", "--mtime", "--multi-volume",
-    "--new-volume-script", "--newer", "--newer-mtime", "--no-acls", "--no-anchored",
-    "--no-auto-compress", "--no-check-device", "--no-delay-directory-restore",
-    "--no-ignore-case", "--no-ignore-command-error", "--no-null", "--no-overwrite-dir",
-    "--no-quote-chars", "--no-recursion", "--no-same-owner", "--no-same-permissions",
-    "--no-seek", "--no-selinux", "--no-unquote", "--no-verbatim-files-from", "--no-wildcards",
-    "--no-wildcards-match-slash", "--no-xattrs", "--null", "--numeric-owner", "--occurrence",
-    "--old-archive", "--one-file-system", "--one-top-level", "--overwrite", "--overwrite-dir",
-    "--owner", "--owner-map", "--pax-option", "--portability", "--posix", "--preserve-order",
-    "--preserve-permissions", "--quote-chars", "--quoting-style", "--read-full-records",
-    "--record-size", "--recursion", "--recursive-unlink", "--remove-files", "--restrict",
-    "--rmt-command", "--rsh-command", "--same-order", "--same-owner", "--same-permissions",
-    "--seek", "--selinux", "--show-defaults", "--show-omitted-dirs",
-    "--show-snapshot-field-ranges", "--show-stored-names", "--show-transformed-names",
-    "--skip-old-files", "--sort", "--sparse", "--sparse-version", "--starting-file",
-    "--strip-components", "--suffix", "--tape-length", "--test-label", "--to-command",
-    "--to-stdout", "--totals", "--touch", "--transform", "--uncompress", "--ungzip",
-    "--unlink-first", "--unquote", "--update", "--usage", "--use-compress-program", "--utc",
-    "--verbatim-files-from", "--verbose", "--verify", "--version", "--volno-file", "--warning",
-    "--wildcards", "--wildcards-match-slash", "--xattrs", "--xattrs-exclude",
-    "--xattrs-include", "--xform", "--xz", "--zstd"
-})
-PATCH_LONG = frozenset({
-    "--backup", "--backup-if-mismatch", "--basename-prefix", "--batch", "--binary", "--context",
-    "--directory", "--dry-run", "--ed", "--force", "--forward", "--fuzz", "--get", "--help",
-    "--ifdef", "--ignore-whitespace", "--input", "--merge", "--no-backup-if-mismatch",
-    "--normal", "--output", "--posix", "--prefix", "--quiet", "--quoting-style", "--read-only",
-    "--reject-file", "--reject-format", "--remove-empty-files", "--reverse", "--set-time",
-    "--set-utc", "--silent", "--strip", "--suffix", "--unified", "--verbose", "--version",
-    "--version-control", "--follow-symlinks"
-})
-GIT_APPLY_LONG = frozenset({
-    "--3way", "--allow-empty", "--allow-overlap", "--apply", "--build-fake-ancestor",
-    "--cached", "--check", "--directory", "--exclude", "--ignore-space-change",
-    "--ignore-whitespace", "--inaccurate-eof", "--include", "--index", "--intent-to-add",
-    "--no-add", "--numstat", "--quiet", "--recount", "--reject", "--reverse", "--stat",
-    "--summary", "--unidiff-zero", "--unsafe-paths", "--verbose", "--whitespace", "--abort",
-    "--committer-date-is-author-date", "--continue", "--empty", "--gpg-sign", "--ignore-date",
-    "--interactive", "--keep", "--keep-cr", "--keep-non-patch", "--message-id", "--no-keep-cr",
-    "--patch-format", "--quit", "--quoted-cr", "--rerere-autoupdate", "--resolved",
-    "--resolvemsg", "--scissors", "--show-current-patch", "--signoff", "--skip", "--utf8"
-})
-GIT_CONFIG_LONG = frozenset({
-    "--add", "--blob", "--bool", "--bool-or-int", "--bool-or-str", "--default", "--edit",
-    "--expiry-date", "--file", "--fixed-value", "--get", "--get-all", "--get-color",
-    "--get-colorbool", "--get-regexp", "--get-urlmatch", "--global", "--includes", "--int",
-    "--list", "--local", "--name-only", "--null", "--path", "--remove-section",
-    "--rename-section", "--replace-all", "--show-origin", "--show-scope", "--system", "--type",
-    "--unset", "--unset-all", "--worktree", "--no-includes", "--no-type", "--comment",
-    "--value", "--all", "--regexp", "--url", "--append"
-})
-
-
-def expand_long(args: list[Word], known: frozenset[str]) -> list[Word]:
-    """`--extr=x` -> `--extract=x` when exactly one known option starts so; after `--`
-    nothing is an option."""
-    out: list[Word] = []
-    ended = False
-    for w in args:
-        text = w.text
-        if ended or w.quoted or not text.startswith("--") or len(text) == 2:
-            ended = ended or text == "--"
-            out.append(w)
-            continue
-        name, eq, value = text.partition("=")
-        if name not in known:
-            matches = [k for k in known if k.startswith(name)]
-            if len(matches) == 1:
-                text = matches[0] + eq + value
-        out.append(Word(text, w.dynamic, w.glob, w.quoted))
-    return out
 
 # --------------------------------------------------------------------------- reading
 
@@ -294,7 +197,7 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             candidates += [posixpath.basename(n) for n in names]  # no -p: the base name
         candidates += plain
         _note_executable(f, executable)
-    _judge_targets(f, candidates, [cwd], ctx, "patch")
+    judge_targets(f, candidates, [cwd], ctx, "patch")
 
 
 def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | None,
@@ -331,7 +234,7 @@ def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | N
         stripped = [n for n in (strip_name(x, lv) for x in names for lv in levels) if n]
         candidates += [posixpath.join(p, n) for p in prefixes for n in stripped + plain]
         _note_executable(f, executable)
-    _judge_targets(f, candidates, [cwd], ctx, f"git {sub}")
+    judge_targets(f, candidates, [cwd], ctx, f"git {sub}")
     return True
 
 
@@ -351,178 +254,6 @@ def _note_executable(f: Facts, names: Iterable[str]) -> None:
             f.note(f"makes {name} executable")
 
 
-# --------------------------------------------------------------------------- archives
-
-
-def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
-                      ctx: Context) -> None:
-    """`tar x`: every member name, after -C and --strip-components, judged as a write."""
-    texts = texts_of(args)
-    longs = [t.partition("=")[0] for t in texts if t.startswith("--") and len(t) > 2]
-    if "-s" in texts or any(_abbreviates(t, ("--transform", "--xform")) for t in longs):
-        f.ask("tar renames members with a transform: the names written are not the archive's")
-        return
-    if any(_abbreviates(t, _TAR_RUNS) for t in longs):
-        f.runs_code = True
-        f.opaque("tar runs a program named in its options")
-        return
-    if has_flag(args, "-O", "--to-stdout"):
-        return
-    if not archive or any(w.text == "-" for w in archive):
-        contents, why = read_content([], cmd, cmd.cwd, ctx, "archive", f)  # tar reads stdin
-    else:
-        contents, why = read_content(archive, cmd, cmd.cwd, ctx, "archive", f)
-    if contents is None:
-        f.ask(why)
-        return
-    strip = 0
-    stripping = [t for t in texts if t.startswith("--") and _abbreviates(
-        t.partition("=")[0], ("--strip-components",))]
-    for t in stripping:
-        value = t.partition("=")[2]
-        if not value.isdigit():
-            f.ask(f"tar {t}: the number of components is not given as --strip-components=N")
-            return
-        strip = max(strip, int(value))
-    # -C applies from where it is given; the current directory is judged too.
-    roots = [*(ctx.path(w, cmd.cwd) for w in option_values(args, "-C", "--directory")),
-             cmd.cwd]
-    keep_absolute = has_flag(args, "-P", "--absolute-names")
-    for data in contents:
-        try:
-            raw = _decompressed(data)
-            if raw is None:
-                f.ask(f"the archive unpacks to more than {MAX_UNPACKED >> 20} MiB")
-                return
-            # ignore_zeros: GNU tar skips a bad header and goes on extracting; so must
-            # the listing, or a member hidden behind garbage is never judged.
-            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:", ignore_zeros=True) as tar:
-                members = tar.getmembers()
-        except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error,
-                lzma.LZMAError) as exc:
-            f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
-            return
-        if len(members) > MAX_MEMBERS:
-            f.ask(f"the archive holds more than {MAX_MEMBERS} members")
-            return
-        names: list[str] = []
-        for m in members:
-            kept = m.name if keep_absolute else m.name.lstrip("/")
-            name = strip_name(kept, strip) if strip else kept
-            if not name:
-                continue
-            names.append(name)
-            if m.issym() or m.islnk():
-                for root in roots:
-                    base = posixpath.dirname(posixpath.join(root or "", name)) if m.issym() \
-                        else root
-                    note_link_target(f, Word(m.linkname), [base], ctx)
-                    target = ctx.path(Word(m.linkname), base)
-                    if target is None or not ctx.inside(target):
-                        f.ask(f"the archive links {name} to {m.linkname}, outside the workspace")
-            elif not (m.isfile() or m.isdir()):
-                f.ask(f"the archive creates a device or FIFO ({name})")
-            if m.isfile() and m.mode & stat.S_IXUSR:
-                f.note(f"makes {name} executable")
-        _judge_targets(f, names, roots, ctx, "tar")
-
-
-# Long options of tar that run a program (GNU tar accepts any unambiguous abbreviation).
-_TAR_RUNS = ("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script",
-             "--new-volume-script", "--rsh-command", "--rmt-command")
-
-
-def _abbreviates(option: str, names: Iterable[str]) -> bool:
-    """`--tra` may be `--transform`: getopt_long takes any unambiguous prefix."""
-    return len(option) >= 4 and any(name.startswith(option) for name in names)
-
-
-MAX_UNPACKED = 64 << 20  # a compressed tar is listed only up to this many bytes
-
-
-def _decompressed(data: bytes) -> bytes | None:
-    """gzip / bzip2 / xz unpacked with a bound (a small bomb must not cost a gigabyte)."""
-    makers: dict[bytes, Callable[[], Any]] = {
-        b"\x1f\x8b": lambda: zlib.decompressobj(wbits=31),
-        b"BZh": bz2.BZ2Decompressor,
-        b"\xfd7zXZ\x00": lzma.LZMADecompressor,
-    }
-    make = next((m for magic, m in makers.items() if data.startswith(magic)), None)
-    if make is None:
-        return data
-    out = b""
-    rest = data
-    while rest and len(out) <= MAX_UNPACKED:  # concatenated streams: every one is unpacked
-        if not any(rest.startswith(magic) for magic in makers):
-            break  # trailing garbage: the unpackers stop there too
-        unpacker = make()
-        out += unpacker.decompress(rest, MAX_UNPACKED + 1 - len(out))
-        rest = unpacker.unused_data
-    return out if len(out) <= MAX_UNPACKED else None
-
-
-def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
-    """`unzip a.zip [-d dir]`: every member name judged as a write."""
-    if has_flag(args, "-l", "-t", "-v", "-Z", "-p", "-c", "-z"):
-        f.cls = "read_only"
-        f.reasons = ["unzip lists, tests or prints an archive"]
-        for w in positionals(args, frozenset({"-d", "-x"}))[:1]:
-            note_read(f, w, cmd.cwd, ctx)
-        return
-    f.raise_to("reversible_write", "unzip writes the files named in the archive")
-    pos = positionals(args, frozenset({"-d", "-P"}))
-    if not pos:
-        f.ask("unzip without an archive")
-        return
-    archive = pos[0]
-    path = ctx.path(archive, cmd.cwd)
-    if path and not archive.text.endswith(".zip") and ctx.reader(path) is None:
-        archive = Word(archive.text + ".zip", archive.dynamic, archive.glob, archive.quoted)
-    contents, why = read_content([archive], cmd, cmd.cwd, ctx, "archive", f)
-    if contents is None:
-        f.ask(why)
-        return
-    roots = [ctx.path(w, cmd.cwd) for w in option_values(args, "-d")] or [cmd.cwd]
-    junk = has_flag(args, "-j")
-    try:
-        with zipfile.ZipFile(io.BytesIO(contents[0])) as zf:
-            infos = zf.infolist()
-            names: list[str] = []
-            for info in infos[:MAX_MEMBERS + 1]:
-                mode = info.external_attr >> 16
-                name = posixpath.basename(info.filename) if junk else info.filename
-                if stat.S_ISLNK(mode):
-                    f.ask(f"the archive holds a symbolic link ({info.filename})")
-                elif mode & stat.S_IXUSR and not info.is_dir():
-                    f.note(f"makes {name} executable")
-                names.append(name.lstrip("/"))
-                if "\\" in name:  # unzip turns DOS separators into directories
-                    names.append(name.replace("\\", "/").lstrip("/"))
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
-        return
-    if len(names) > MAX_MEMBERS:
-        f.ask(f"the archive holds more than {MAX_MEMBERS} members")
-        return
-    _judge_targets(f, names, roots, ctx, "unzip")
-
-
-def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cmd,
-                           ctx: Context) -> None:
-    """`rsync --files-from=LIST SRC DEST`: each listed name lands under DEST."""
-    lists = option_values(args, "--files-from")
-    contents, why = read_content(lists, cmd, cmd.cwd, ctx, "file list", f)
-    if contents is None:
-        f.ask(why)
-        return
-    sep = "\0" if has_flag(args, "-0", "--from0") else "\n"
-    names = [n.strip("\r") for data in contents
-             for n in data.decode("utf-8", "surrogateescape").split(sep)
-             if n.strip() and not n.startswith(("#", ";"))]
-    roots = [ctx.path(w, cmd.cwd) for w in dest]
-    _judge_targets(f, [n.lstrip("/") for n in names], roots, ctx, "rsync")
-
-
 def judge_races(facts: list[Facts]) -> None:
     """The content judged is the content as it is now: if another part of the same command
     writes the patch or archive first (`cp evil.patch ok.patch; patch < ok.patch`), what
@@ -534,7 +265,7 @@ def judge_races(facts: list[Facts]) -> None:
                 f.ask(f"another part of the command writes {path}, which was read to judge it")
 
 
-def _judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Context,
+def judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Context,
                    tool: str) -> None:
     """Each target, under each place it may land, goes through the same write judgement."""
     unique = list(dict.fromkeys(names))
@@ -553,6 +284,5 @@ def _judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Con
         f.note(f"{tool} writes {shown}")
 
 
-__all__ = ["GIT_CONFIG_LONG", "TAR_LONG", "expand_long", "judge_git_patch", "judge_patch",
-           "judge_races", "judge_rsync_files_from", "judge_tar_extract", "judge_unzip",
-           "patch_names", "read_content"]
+__all__ = ["MAX_MEMBERS", "judge_git_patch", "judge_patch", "judge_races", "judge_targets",
+           "patch_names", "read_content", "strip_name"]

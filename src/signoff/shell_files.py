@@ -6,17 +6,12 @@ import posixpath
 import re
 
 from . import shell_knowledge as K
+from .shell_archives import judge_rsync_files_from, judge_tar_extract, judge_unzip
 from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_content import (
-    TAR_LONG,
-    expand_long,
-    judge_patch,
-    judge_rsync_files_from,
-    judge_tar_extract,
-    judge_unzip,
-)
+from .shell_content import judge_patch
 from .shell_facts import Context, Facts
 from .shell_network import is_remote, judge_network
+from .shell_options import TAR_LONG, expand_long
 from .shell_parse import Cmd, Word
 from .shell_paths import (
     catastrophic_target,

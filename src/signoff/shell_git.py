@@ -7,8 +7,9 @@ from collections.abc import Callable
 from . import shell_knowledge as K
 from .runs_later import git_config_key_asks, relative
 from .shell_args import has_flag, positionals, texts_of
-from .shell_content import GIT_CONFIG_LONG, expand_long, judge_git_patch
+from .shell_content import judge_git_patch
 from .shell_facts import Context, Facts, ShellClass
+from .shell_options import GIT_CONFIG_LONG, expand_long
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_write
 

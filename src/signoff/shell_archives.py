@@ -1,0 +1,197 @@
+"""Archives whose members name the files they write: `tar x`, `unzip`, `rsync --files-from`.
+
+Every member (after `-C`, `--strip-components`, `-d`, `-j`) is judged as a write through
+`shell_content.judge_targets`, the same judgement as `cp x TARGET`; what cannot be listed
+(a transform, an unknown format, an archive from a pipe) asks. See `shell_content`.
+"""
+
+from __future__ import annotations
+
+import bz2
+import io
+import lzma
+import posixpath
+import stat
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .shell_args import has_flag, option_values, positionals, texts_of
+from .shell_content import MAX_MEMBERS, judge_targets, read_content, strip_name
+from .shell_facts import Context, Facts
+from .shell_parse import Cmd, Word
+from .shell_paths import note_link_target, note_read
+
+
+def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
+                      ctx: Context) -> None:
+    """`tar x`: every member name, after -C and --strip-components, judged as a write."""
+    texts = texts_of(args)
+    longs = [t.partition("=")[0] for t in texts if t.startswith("--") and len(t) > 2]
+    if "-s" in texts or any(_abbreviates(t, ("--transform", "--xform")) for t in longs):
+        f.ask("tar renames members with a transform: the names written are not the archive's")
+        return
+    if any(_abbreviates(t, _TAR_RUNS) for t in longs):
+        f.runs_code = True
+        f.opaque("tar runs a program named in its options")
+        return
+    if has_flag(args, "-O", "--to-stdout"):
+        return
+    if not archive or any(w.text == "-" for w in archive):
+        contents, why = read_content([], cmd, cmd.cwd, ctx, "archive", f)  # tar reads stdin
+    else:
+        contents, why = read_content(archive, cmd, cmd.cwd, ctx, "archive", f)
+    if contents is None:
+        f.ask(why)
+        return
+    strip = 0
+    stripping = [t for t in texts if t.startswith("--") and _abbreviates(
+        t.partition("=")[0], ("--strip-components",))]
+    for t in stripping:
+        value = t.partition("=")[2]
+        if not value.isdigit():
+            f.ask(f"tar {t}: the number of components is not given as --strip-components=N")
+            return
+        strip = max(strip, int(value))
+    # -C applies from where it is given; the current directory is judged too.
+    roots = [*(ctx.path(w, cmd.cwd) for w in option_values(args, "-C", "--directory")),
+             cmd.cwd]
+    keep_absolute = has_flag(args, "-P", "--absolute-names")
+    for data in contents:
+        try:
+            raw = _decompressed(data)
+            if raw is None:
+                f.ask(f"the archive unpacks to more than {MAX_UNPACKED >> 20} MiB")
+                return
+            # ignore_zeros: GNU tar skips a bad header and goes on extracting; so must
+            # the listing, or a member hidden behind garbage is never judged.
+            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:", ignore_zeros=True) as tar:
+                members = tar.getmembers()
+        except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error,
+                lzma.LZMAError) as exc:
+            f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
+            return
+        if len(members) > MAX_MEMBERS:
+            f.ask(f"the archive holds more than {MAX_MEMBERS} members")
+            return
+        names: list[str] = []
+        for m in members:
+            kept = m.name if keep_absolute else m.name.lstrip("/")
+            name = strip_name(kept, strip) if strip else kept
+            if not name:
+                continue
+            names.append(name)
+            if m.issym() or m.islnk():
+                for root in roots:
+                    base = posixpath.dirname(posixpath.join(root or "", name)) if m.issym() \
+                        else root
+                    note_link_target(f, Word(m.linkname), [base], ctx)
+                    target = ctx.path(Word(m.linkname), base)
+                    if target is None or not ctx.inside(target):
+                        f.ask(f"the archive links {name} to {m.linkname}, outside the workspace")
+            elif not (m.isfile() or m.isdir()):
+                f.ask(f"the archive creates a device or FIFO ({name})")
+            if m.isfile() and m.mode & stat.S_IXUSR:
+                f.note(f"makes {name} executable")
+        judge_targets(f, names, roots, ctx, "tar")
+
+
+# Long options of tar that run a program (GNU tar accepts any unambiguous abbreviation).
+_TAR_RUNS = ("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script",
+             "--new-volume-script", "--rsh-command", "--rmt-command")
+
+
+def _abbreviates(option: str, names: Iterable[str]) -> bool:
+    """`--tra` may be `--transform`: getopt_long takes any unambiguous prefix."""
+    return len(option) >= 4 and any(name.startswith(option) for name in names)
+
+
+MAX_UNPACKED = 64 << 20  # a compressed tar is listed only up to this many bytes
+
+
+def _decompressed(data: bytes) -> bytes | None:
+    """gzip / bzip2 / xz unpacked with a bound (a small bomb must not cost a gigabyte)."""
+    makers: dict[bytes, Callable[[], Any]] = {
+        b"\x1f\x8b": lambda: zlib.decompressobj(wbits=31),
+        b"BZh": bz2.BZ2Decompressor,
+        b"\xfd7zXZ\x00": lzma.LZMADecompressor,
+    }
+    make = next((m for magic, m in makers.items() if data.startswith(magic)), None)
+    if make is None:
+        return data
+    out = b""
+    rest = data
+    while rest and len(out) <= MAX_UNPACKED:  # concatenated streams: every one is unpacked
+        if not any(rest.startswith(magic) for magic in makers):
+            break  # trailing garbage: the unpackers stop there too
+        unpacker = make()
+        out += unpacker.decompress(rest, MAX_UNPACKED + 1 - len(out))
+        rest = unpacker.unused_data
+    return out if len(out) <= MAX_UNPACKED else None
+
+
+def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
+    """`unzip a.zip [-d dir]`: every member name judged as a write."""
+    if has_flag(args, "-l", "-t", "-v", "-Z", "-p", "-c", "-z"):
+        f.cls = "read_only"
+        f.reasons = ["unzip lists, tests or prints an archive"]
+        for w in positionals(args, frozenset({"-d", "-x"}))[:1]:
+            note_read(f, w, cmd.cwd, ctx)
+        return
+    f.raise_to("reversible_write", "unzip writes the files named in the archive")
+    pos = positionals(args, frozenset({"-d", "-P"}))
+    if not pos:
+        f.ask("unzip without an archive")
+        return
+    archive = pos[0]
+    path = ctx.path(archive, cmd.cwd)
+    if path and not archive.text.endswith(".zip") and ctx.reader(path) is None:
+        archive = Word(archive.text + ".zip", archive.dynamic, archive.glob, archive.quoted)
+    contents, why = read_content([archive], cmd, cmd.cwd, ctx, "archive", f)
+    if contents is None:
+        f.ask(why)
+        return
+    roots = [ctx.path(w, cmd.cwd) for w in option_values(args, "-d")] or [cmd.cwd]
+    junk = has_flag(args, "-j")
+    try:
+        with zipfile.ZipFile(io.BytesIO(contents[0])) as zf:
+            infos = zf.infolist()
+            names: list[str] = []
+            for info in infos[:MAX_MEMBERS + 1]:
+                mode = info.external_attr >> 16
+                name = posixpath.basename(info.filename) if junk else info.filename
+                if stat.S_ISLNK(mode):
+                    f.ask(f"the archive holds a symbolic link ({info.filename})")
+                elif mode & stat.S_IXUSR and not info.is_dir():
+                    f.note(f"makes {name} executable")
+                names.append(name.lstrip("/"))
+                if "\\" in name:  # unzip turns DOS separators into directories
+                    names.append(name.replace("\\", "/").lstrip("/"))
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
+        return
+    if len(names) > MAX_MEMBERS:
+        f.ask(f"the archive holds more than {MAX_MEMBERS} members")
+        return
+    judge_targets(f, names, roots, ctx, "unzip")
+
+
+def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cmd,
+                           ctx: Context) -> None:
+    """`rsync --files-from=LIST SRC DEST`: each listed name lands under DEST."""
+    lists = option_values(args, "--files-from")
+    contents, why = read_content(lists, cmd, cmd.cwd, ctx, "file list", f)
+    if contents is None:
+        f.ask(why)
+        return
+    sep = "\0" if has_flag(args, "-0", "--from0") else "\n"
+    names = [n.strip("\r") for data in contents
+             for n in data.decode("utf-8", "surrogateescape").split(sep)
+             if n.strip() and not n.startswith(("#", ";"))]
+    roots = [ctx.path(w, cmd.cwd) for w in dest]
+    judge_targets(f, [n.lstrip("/") for n in names], roots, ctx, "rsync")
+
+
+__all__ = ["judge_rsync_files_from", "judge_tar_extract", "judge_unzip"]
