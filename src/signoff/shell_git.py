@@ -85,6 +85,10 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             f.raise_to("network", f"git remote {pos[0]} contacts the remote")
         else:
             write("reversible_write", "git remote changes the repository's remotes")
+    elif (sub, pos[:1]) in (("lfs", ["install"]), ("lfs", ["update"]),
+                            ("maintenance", ["start"]), ("maintenance", ["register"])):
+        f.ask(f"git {sub} {pos[0]} installs hooks or scheduled jobs that run later")
+        write("reversible_write", f"git {sub} {pos[0]} changes the repository")
     elif sub in ("stash", "worktree", "reflog", "notes", "sparse-checkout", "lfs"):
         action = pos[0] if pos else ""
         if action in ("list", "show", ""):

@@ -881,6 +881,8 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
     ("bypass", "ask", "sed --in-pl s/a/b/ .git/config"),
     ("bypass", "ask", "git log --outp=.git/config"),
     ("bypass", "ask", "cp x {.git,src}/hooks/"),
+    ("bypass", "ask", "git lfs install"),
+    ("bypass", "ask", "git maintenance start"),
     ("write", "notify", "chmod +x scripts/*"),
     ("write", "notify", "git mv a.txt b.txt"),
 ]
