@@ -290,22 +290,24 @@ def configured_places(config_text: str, config_dir: str, workspace: str
             continue
         if key == "core.hookspath" or (key.endswith(".path") and key.startswith(
                 ("include", "includeif"))):
-            target = value
+            targets = [value]
         elif git_config_key_asks(key) and not key.startswith(("remote.", "url.", "http")):
-            target = value.lstrip("!").split()[0] if value.lstrip("!").split() else ""
-            if "/" not in target:
-                continue  # a program found on PATH, not a file in the project
+            # A command line: the program and any script it is given (`sh tools/x.sh`);
+            # a bare name is found on PATH, not in the project.
+            targets = [t.strip("'\"") for t in value.lstrip("!").split() if "/" in t]
         else:
             continue
-        if target.startswith("~"):
-            continue  # in the home directory: outside the workspace, which asks anyway
         # Included files are relative to the config file; hooks and programs to the
-        # working tree, where git runs them.
+        # working tree, where git runs them. `~` is the home directory: outside the
+        # workspace, which asks anyway.
         base = config_dir if key.startswith("include") else workspace
-        path = posixpath.normpath(posixpath.join(base, target))
-        rel = relative(path, workspace)
-        if rel is not None and rel not in ("", "."):
-            out.append((rel, f"git config {key} makes it code that git runs"))
+        for target in targets:
+            if target.startswith("~"):
+                continue
+            path = posixpath.normpath(posixpath.join(base, target))
+            rel = relative(path, workspace)
+            if rel is not None and rel not in ("", "."):
+                out.append((rel, f"git config {key} makes it code that git runs"))
     return out
 
 

@@ -184,3 +184,39 @@ def test_property_file_operations_never_plant_code_silently(
     got = _effect("execute_command", command=command)
     if planted:
         assert got in ("ask", "deny"), (command, got)
+
+
+_CONFIG = """# a project's .git/config
+[core]
+\thooksPath = tools/hooks
+\tfsmonitor = "sh scripts/fsmon.sh --quiet"
+\teditor = code --wait
+\tpager = less -R
+[sequence]
+\teditor = python ./seq.py
+[include]
+\tpath = ../extra.cfg
+[includeIf "gitdir:~/work/"]
+\tpath = ~/elsewhere.cfg
+[alias]
+\tx = !./run.sh
+\tst = status
+[diff "pdf"]
+\ttextconv = bin/pdf2txt
+[remote "origin"]
+\turl = ./local/repo
+[user]
+\tname = Alice
+"""
+
+
+@pytest.mark.parametrize(("rel", "planted"), [
+    ("tools/hooks/pre-commit", True), ("scripts/fsmon.sh", True), ("seq.py", True),
+    ("extra.cfg", True), ("run.sh", True), ("bin/pdf2txt", True),
+    ("tools/other.sh", False), ("local/repo/x", False), ("code", False), ("less", False),
+    ("scripts/other.sh", False), ("elsewhere.cfg", False),
+])
+def test_what_a_projects_config_makes_code(rel: str, planted: bool) -> None:
+    from signoff.runs_later import configured_places, configured_runs_later
+    places = configured_places(_CONFIG, "/w/.git", "/w")
+    assert (configured_runs_later(rel, places) is not None) is planted
