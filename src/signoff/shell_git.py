@@ -203,6 +203,8 @@ def judge_git_config(args: list[Word], f: Facts, write: Write, cwd: str | None,
                 skip = True
                 if t in ("-f", "--file") and k + 1 < len(args):
                     files.append(args[k + 1])
+            elif t.startswith("-f") and not t.startswith("--"):  # `-fFILE`, attached
+                files.append(Word(t[2:], w.dynamic, w.glob, w.quoted))
         else:
             pos.append(w)
     verb = pos[0].text if pos and pos[0].text in _CONFIG_VERBS else ""
