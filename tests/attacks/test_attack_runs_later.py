@@ -563,3 +563,45 @@ def test_create_project_files_keys_are_judged(repo: Repo) -> None:
                        files={".git/hooks/pre-commit": _payload(repo.proof)})
     assert result.verdict.effect in ("ask", "deny")
     assert not repo.hook.exists()
+
+
+@pytest.mark.parametrize(("tool", "path"), [
+    ("write_file", ".git/hooks/pre-commit"),
+    ("write_file", ".git/config"),
+    ("write_file", ".git/info/attributes"),
+    ("edit_file", ".git/config"),
+    ("write_file", ".gitattributes"),
+    ("write_file", ".gitmodules"),
+    ("write_file", "sub/.git"),
+    ("write_file", "stage/HEAD"),
+    ("write_file", ".envrc"),
+    ("write_file", ".bashrc"),
+    ("write_file", ".github/workflows/ci.yml"),
+    ("write_file", "pkg/.github/workflows/ci.yml"),
+    ("write_file", ".gitlab-ci.yml"),
+    ("write_file", "Jenkinsfile"),
+    ("write_file", ".husky/pre-commit"),
+    ("write_file", ".pre-commit-config.yaml"),
+    ("write_file", ".vscode/tasks.json"),
+    ("delete_file", ".git/hooks/pre-push.sample"),
+    ("create_project", ".github/workflows"),
+    ("create_project", ".husky"),
+])
+def test_file_tools_ask_before_writing_code_that_runs_later(
+        repo: Repo, tool: str, path: str) -> None:
+    target = repo.ws / path
+    before = target.read_bytes() if target.is_file() else None
+    arguments: dict[str, object] = {"path": path}
+    if tool == "write_file":
+        arguments["content"] = _payload(repo.proof)
+    elif tool == "edit_file":
+        arguments.update(old="[core]", new=f"[core]\n\tfsmonitor = sh {repo.ws}/hook.sh")
+    elif tool == "create_project":
+        arguments["files"] = {"pre-commit": _payload(repo.proof)}
+    _refused(repo, repo.call(tool, **arguments))
+    after = target.read_bytes() if target.is_file() else None
+    assert after == before
+    if tool == "create_project":
+        assert not (target / "pre-commit").exists()
+    repo.commit()
+    assert not repo.proof.exists()
