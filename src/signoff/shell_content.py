@@ -16,6 +16,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 
+from .runs_later import relative
 from .shell_args import has_flag, option_values, positionals, texts_of
 from .shell_facts import Context, Facts
 from .shell_options import GIT_APPLY_LONG, PATCH_LONG, expand_long
@@ -265,6 +266,15 @@ def judge_races(facts: list[Facts]) -> None:
                 f.ask(f"another part of the command writes {path}, which was read to judge it")
 
 
+def protected_state(path: str, ctx: Context) -> bool:
+    """signoff's own files, which no command may write (issue 11, item 1).
+
+    The seam for the protected-state module: until it is wired here, the workspace's
+    `.signoff` directory (any spelling resolves to it through `ctx.path`)."""
+    rel = relative(path, ctx.workspace)
+    return rel is not None and (rel == ".signoff" or rel.startswith(".signoff/"))
+
+
 def judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Context,
                    tool: str) -> None:
     """Each target, under each place it may land, goes through the same write judgement."""
@@ -278,11 +288,15 @@ def judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Cont
             f.ask(f"{tool} writes under a directory only known at run time")
             continue
         for name in unique:
-            note_write(f, Word(name), root, ctx)
+            word = Word(name)
+            note_write(f, word, root, ctx)
+            path = ctx.path(word, root)
+            if path is not None and protected_state(path, ctx):
+                f.deny(f"{tool} would write signoff's own state ({path})")
     shown = ", ".join(unique[:5]) + (f" and {len(unique) - 5} more" if len(unique) > 5 else "")
     if unique:
         f.note(f"{tool} writes {shown}")
 
 
 __all__ = ["MAX_MEMBERS", "judge_git_patch", "judge_patch", "judge_races", "judge_targets",
-           "patch_names", "read_content", "strip_name"]
+           "patch_names", "protected_state", "read_content", "strip_name"]

@@ -605,3 +605,26 @@ def test_file_tools_ask_before_writing_code_that_runs_later(
         assert not (target / "pre-commit").exists()
     repo.commit()
     assert not repo.proof.exists()
+
+
+@pytest.mark.parametrize("command", [
+    "patch -p1 < self.patch", "git apply self.patch", "tar xf self.tar", "unzip -o self.zip",
+    "tar xf self.tar -C .signoff/..", "patch -p0 < self0.patch",
+])
+def test_content_targets_in_signoffs_own_state_are_denied(repo: Repo, command: str) -> None:
+    """A target in `.signoff/` is signoff's own state: deny, not ask (protected_state)."""
+    body = 'default_mode = "auto"\n'
+    (repo.ws / "self.patch").write_text(
+        _new_file_patch(".signoff/settings.local.toml", body, mode="100644"), encoding="utf-8")
+    (repo.ws / "self0.patch").write_text(
+        "--- /dev/null\n+++ .signoff/settings.local.toml\n@@ -0,0 +1 @@\n+x\n", encoding="utf-8")
+    (repo.ws / "self.tar").write_bytes(_tar({".signoff/settings.local.toml": body}, mode=0o644))
+    zbuf = io.BytesIO()
+    with zipfile.ZipFile(zbuf, "w") as zf:
+        zf.writestr(".signoff/settings.local.toml", body)
+    (repo.ws / "self.zip").write_bytes(zbuf.getvalue())
+    (repo.ws / ".signoff").mkdir()
+    result = repo.sh(command)
+    assert result.verdict.effect == "deny", result.verdict
+    assert not result.ran
+    assert not (repo.ws / ".signoff" / "settings.local.toml").exists()
