@@ -122,6 +122,9 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         return
     if base == "rsync" and has_flag(args, "--delete", "--delete-after", "--delete-before"):
         f.raise_to("destructive", "rsync --delete deletes files at the destination")
+    if base == "rsync":  # files unchanged since --link-dest become hard links into it
+        for w in option_values(args, "--link-dest"):
+            note_link_target(f, w, [cwd], ctx)
     recursive = has_flag(args, "-R", "-r", "--recursive")
     if base in ("patch", "unzip", "7z", "7za", "7zr") or (
             base == "rsync" and option_values(args, "--files-from")):
@@ -249,6 +252,7 @@ def _note_links(f: Facts, sources: list[Word], dest: list[Word], cwd: str | None
 # Long options that change where a program writes or what it runs, beyond the tables in
 # shell_knowledge: GNU getopt_long takes any unambiguous prefix of them.
 _TARGETING = frozenset({"--target-directory", "--symbolic-link", "--link", "--output",
+                        "--link-dest",
                         "--in-place", "--inplace", "--reference", "--suffix", "--files-from",
                         "--no-target-directory", "--parents"})
 
