@@ -107,10 +107,10 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             write("reversible_write", f"git {sub} {action} changes the repository")
     elif sub == "config":
         judge_git_config(args[i + 1:], f, write, cwd, ctx)
-    elif sub == "init" and any(t in ("--bare", "--template", "--separate-git-dir") or t.startswith(
-            ("--template=", "--separate-git-dir=")) for t in rest):
-        f.opaque(f"git init {next(t for t in rest if t.startswith('--'))} makes a repository "
-                 "whose hooks or config come from elsewhere")
+    elif sub == "init" and any(t.partition("=")[0] in _INIT_ELSEWHERE for t in rest):
+        option = next(t for t in rest if t.partition("=")[0] in _INIT_ELSEWHERE)
+        f.opaque(f"git init {option} makes a repository whose hooks or config come from "
+                 "elsewhere")
     elif sub == "rebase" and (has_flag(args[i + 1:], "-x", "-i") or "--interactive" in rest):
         f.runs_code = True
         f.opaque("git rebase -x/-i runs commands or an editor")
@@ -169,6 +169,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 
 # --------------------------------------------------------------------------- git config
 
+_INIT_ELSEWHERE = frozenset({"--bare", "--template", "--separate-git-dir"})
 _CONFIG_VALUE_OPTS = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
                                 "--value", "--url", "-t"})
 _CONFIG_READ_OPTS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch",
