@@ -43,6 +43,9 @@ class CommandPart:
     writes: tuple[str, ...]
     inside_workspace: bool
     reasons: tuple[str, ...]
+    # Why this part must ask whatever allow rules or grants say (code that runs later,
+    # targets that could not be read): a boundary, like a file tool's sensitive path.
+    boundaries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +268,7 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
     reasons = f.reasons or [_DEFAULT_REASON[f.cls]]
     return CommandPart(" ".join(f.argv), tuple(f.argv), f.cls, effect, f.catastrophic,
                        tuple(dict.fromkeys(f.reads)), tuple(dict.fromkeys(f.writes)), inside,
-                       tuple(reasons))
+                       tuple(reasons), tuple(dict.fromkeys(f.boundaries)))
 
 
 _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files",

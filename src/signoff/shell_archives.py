@@ -22,7 +22,7 @@ from .shell_args import has_flag, option_values, positionals, texts_of
 from .shell_content import MAX_MEMBERS, judge_targets, read_content, strip_name
 from .shell_facts import Context, Facts
 from .shell_parse import Cmd, Word
-from .shell_paths import note_link_target, note_read
+from .shell_paths import note_link_target, note_read, unjudged
 
 
 def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
@@ -31,7 +31,7 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
     texts = texts_of(args)
     longs = [t.partition("=")[0] for t in texts if t.startswith("--") and len(t) > 2]
     if "-s" in texts or any(_abbreviates(t, ("--transform", "--xform")) for t in longs):
-        f.ask("tar renames members with a transform: the names written are not the archive's")
+        unjudged(f, "tar renames members with a transform: the names written are not the archive's")
         return
     if any(_abbreviates(t, _TAR_RUNS) for t in longs):
         f.runs_code = True
@@ -44,7 +44,7 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
     else:
         contents, why = read_content(archive, cmd, cmd.cwd, ctx, "archive", f)
     if contents is None:
-        f.ask(why)
+        unjudged(f, why)
         return
     strip = 0
     stripping = [t for t in texts if t.startswith("--") and _abbreviates(
@@ -52,7 +52,7 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
     for t in stripping:
         value = t.partition("=")[2]
         if not value.isdigit():
-            f.ask(f"tar {t}: the number of components is not given as --strip-components=N")
+            unjudged(f, f"tar {t}: the number of components is not given as --strip-components=N")
             return
         strip = max(strip, int(value))
     # -C applies from where it is given; the current directory is judged too.
@@ -63,7 +63,7 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
         try:
             raw = _decompressed(data)
             if raw is None:
-                f.ask(f"the archive unpacks to more than {MAX_UNPACKED >> 20} MiB")
+                unjudged(f, f"the archive unpacks to more than {MAX_UNPACKED >> 20} MiB")
                 return
             # ignore_zeros: GNU tar skips a bad header and goes on extracting; so must
             # the listing, or a member hidden behind garbage is never judged.
@@ -71,10 +71,11 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
                 members = tar.getmembers()
         except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error,
                 lzma.LZMAError) as exc:
-            f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
+            unjudged(f, f"the archive cannot be listed ({type(exc).__name__}): "
+                        "its targets are unknown")
             return
         if len(members) > MAX_MEMBERS:
-            f.ask(f"the archive holds more than {MAX_MEMBERS} members")
+            unjudged(f, f"the archive holds more than {MAX_MEMBERS} members")
             return
         names: list[str] = []
         for m in members:
@@ -90,9 +91,10 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
                     note_link_target(f, Word(m.linkname), [base], ctx)
                     target = ctx.path(Word(m.linkname), base)
                     if target is None or not ctx.inside(target):
-                        f.ask(f"the archive links {name} to {m.linkname}, outside the workspace")
+                        unjudged(f, f"the archive links {name} to {m.linkname}, "
+                                    "outside the workspace")
             elif not (m.isfile() or m.isdir()):
-                f.ask(f"the archive creates a device or FIFO ({name})")
+                unjudged(f, f"the archive creates a device or FIFO ({name})")
             if m.isfile() and m.mode & stat.S_IXUSR:
                 f.note(f"makes {name} executable")
         judge_targets(f, names, roots, ctx, "tar")
@@ -143,7 +145,7 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     f.raise_to("reversible_write", "unzip writes the files named in the archive")
     pos = positionals(args, frozenset({"-d", "-P"}))
     if not pos:
-        f.ask("unzip without an archive")
+        unjudged(f, "unzip without an archive")
         return
     archive = pos[0]
     path = ctx.path(archive, cmd.cwd)
@@ -151,7 +153,7 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         archive = Word(archive.text + ".zip", archive.dynamic, archive.glob, archive.quoted)
     contents, why = read_content([archive], cmd, cmd.cwd, ctx, "archive", f)
     if contents is None:
-        f.ask(why)
+        unjudged(f, why)
         return
     roots = [ctx.path(w, cmd.cwd) for w in option_values(args, "-d")] or [cmd.cwd]
     junk = has_flag(args, "-j")
@@ -163,17 +165,17 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
                 mode = info.external_attr >> 16
                 name = posixpath.basename(info.filename) if junk else info.filename
                 if stat.S_ISLNK(mode):
-                    f.ask(f"the archive holds a symbolic link ({info.filename})")
+                    unjudged(f, f"the archive holds a symbolic link ({info.filename})")
                 elif mode & stat.S_IXUSR and not info.is_dir():
                     f.note(f"makes {name} executable")
                 names.append(name.lstrip("/"))
                 if "\\" in name:  # unzip turns DOS separators into directories
                     names.append(name.replace("\\", "/").lstrip("/"))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        f.ask(f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
+        unjudged(f, f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown")
         return
     if len(names) > MAX_MEMBERS:
-        f.ask(f"the archive holds more than {MAX_MEMBERS} members")
+        unjudged(f, f"the archive holds more than {MAX_MEMBERS} members")
         return
     judge_targets(f, names, roots, ctx, "unzip")
 
@@ -184,7 +186,7 @@ def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cm
     lists = option_values(args, "--files-from")
     contents, why = read_content(lists, cmd, cmd.cwd, ctx, "file list", f)
     if contents is None:
-        f.ask(why)
+        unjudged(f, why)
         return
     sep = "\0" if has_flag(args, "-0", "--from0") else "\n"
     names = [n.strip("\r") for data in contents

@@ -21,7 +21,7 @@ from .shell_args import has_flag, option_values, positionals, texts_of
 from .shell_facts import Context, Facts
 from .shell_options import GIT_APPLY_LONG, PATCH_LONG, expand_long
 from .shell_parse import Cmd, Word
-from .shell_paths import note_write
+from .shell_paths import note_write, unjudged
 
 MAX_MEMBERS = 5000  # more targets than this: ask rather than judge them one by one
 
@@ -174,7 +174,7 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     for w in option_values(args, "-d", "--directory"):
         cwd = ctx.path(w, cwd)
     if has_flag(args, "-B", "--prefix", "-Y", "--basename-prefix", "-z", "--suffix"):
-        f.ask("patch -B/-Y/-z writes backups to places built from options")
+        unjudged(f, "patch -B/-Y/-z writes backups to places built from options")
     pos = positionals(args, frozenset({"-p", "-d", "-i", "-o", "-D", "-F", "-V", "-r", "-B",
                                        "-Y", "-z", "-g", "--directory", "--input", "--output",
                                        "--strip", "--ifdef", "--fuzz", "--reject-file"}))
@@ -184,13 +184,13 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     levels = _strip_levels(args, "-p", "--strip")
     contents, why = read_content(patch_files, cmd, cwd, ctx, "patch", f)
     if contents is None:
-        f.ask(why)
+        unjudged(f, why)
         return
     candidates: list[str] = []
     for data in contents:
         names, plain, executable, problem = patch_names(data.decode("utf-8", "surrogateescape"))
         if problem:
-            f.ask(problem)
+            unjudged(f, problem)
             return
         for level in levels if levels else (0, 1):
             candidates += [n for n in (strip_name(x, level) for x in names) if n]
@@ -224,13 +224,13 @@ def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | N
     contents, why = read_content(files, cmd, cwd, ctx, "patch", f)
     f.raise_to("reversible_write", f"git {sub} changes the files named in the patch")
     if contents is None:
-        f.ask(why)
+        unjudged(f, why)
         return True
     candidates: list[str] = []
     for data in contents:
         names, plain, executable, problem = patch_names(data.decode("utf-8", "surrogateescape"))
         if problem:
-            f.ask(problem)
+            unjudged(f, problem)
             return True
         stripped = [n for n in (strip_name(x, lv) for x in names for lv in levels) if n]
         candidates += [posixpath.join(p, n) for p in prefixes for n in stripped + plain]
@@ -263,7 +263,8 @@ def judge_races(facts: list[Facts]) -> None:
         for path in f.content_from:
             if any(path == w or path.startswith(w.rstrip("/") + "/")
                    for g in facts if g is not f for w in g.writes):
-                f.ask(f"another part of the command writes {path}, which was read to judge it")
+                unjudged(f, f"another part of the command writes {path}, which was read to "
+                            "judge it")
 
 
 def protected_state(path: str, ctx: Context) -> bool:
@@ -280,12 +281,12 @@ def judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Cont
     """Each target, under each place it may land, goes through the same write judgement."""
     unique = list(dict.fromkeys(names))
     if len(unique) > MAX_MEMBERS:
-        f.ask(f"{tool} names more than {MAX_MEMBERS} targets")
+        unjudged(f, f"{tool} names more than {MAX_MEMBERS} targets")
         return
     for root in roots:
         if root is None:
             f.unknown_paths = True
-            f.ask(f"{tool} writes under a directory only known at run time")
+            unjudged(f, f"{tool} writes under a directory only known at run time")
             continue
         for name in unique:
             word = Word(name)

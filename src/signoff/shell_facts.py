@@ -43,6 +43,7 @@ class Facts:
     downloads: list[str] = field(default_factory=list)
     executes: list[str] = field(default_factory=list)
     content_from: list[str] = field(default_factory=list)  # patches/archives read to judge
+    boundaries: list[str] = field(default_factory=list)  # asks no allow rule may silence
     cmd: int = -1
 
     def raise_to(self, cls: ShellClass, reason: str) -> None:

@@ -11,7 +11,7 @@ from .shell_content import judge_git_patch
 from .shell_facts import Context, Facts, ShellClass
 from .shell_options import GIT_CONFIG_LONG, expand_long
 from .shell_parse import Cmd, Word
-from .shell_paths import note_delete, note_write
+from .shell_paths import note_delete, note_write, plant
 
 Write = Callable[[ShellClass, str], None]
 
@@ -87,7 +87,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             write("reversible_write", "git remote changes the repository's remotes")
     elif (sub, pos[:1]) in (("lfs", ["install"]), ("lfs", ["update"]),
                             ("maintenance", ["start"]), ("maintenance", ["register"])):
-        f.ask(f"git {sub} {pos[0]} installs hooks or scheduled jobs that run later")
+        plant(f, f"git {sub} {pos[0]} installs hooks or scheduled jobs that run later")
         write("reversible_write", f"git {sub} {pos[0]} changes the repository")
     elif sub in ("stash", "worktree", "reflog", "notes", "sparse-checkout", "lfs"):
         action = pos[0] if pos else ""
@@ -230,9 +230,9 @@ def judge_git_config(args: list[Word], f: Facts, write: Write, cwd: str | None,
         why = "git config --rename-section moves keys into another section"
     elif not removing:
         why = git_config_key_asks(key)
-    if why:
-        f.ask(why)
     f.raise_to("reversible_write", f"git config {'removes' if removing else 'sets'} {key}")
+    if why:
+        plant(f, why)
     if flags & {"--global", "--system"}:
         scope = "--global" if "--global" in flags else "--system"
         f.ask(f"git config {scope} changes settings outside the workspace")

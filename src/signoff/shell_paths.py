@@ -89,6 +89,23 @@ def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
         f.ask(f"writes outside the workspace ({path})")
 
 
+def plant(f: Facts, reason: str) -> None:
+    """The command plants code that something runs later. Like `crontab`, that is a
+    privilege: it asks, `accept-edits` does not wave it through as an ordinary edit, and
+    "always" saves an exact rule, never a prefix."""
+    f.raise_to("privilege", reason)
+    f.ask(reason)
+    f.boundaries.append(reason)
+
+
+def unjudged(f: Facts, reason: str) -> None:
+    """The files a command writes could not be worked out (content unread, a transform):
+    its effects are unknown, so it asks and is never an ordinary edit."""
+    f.opaque(reason)
+    f.ask(reason)
+    f.boundaries.append(reason)
+
+
 def note_runs_later(f: Facts, word: Word, path: str, ctx: Context, verb: str) -> None:
     """Ask when `path` (inside the workspace) is code that git, a shell or CI runs later;
     a glob is judged by every name it could expand to."""
@@ -100,7 +117,7 @@ def note_runs_later(f: Facts, word: Word, path: str, ctx: Context, verb: str) ->
         why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
             configured_runs_later(text, git_places(ctx)))
         if why:
-            f.ask(f"{verb} code that runs later ({why})")
+            plant(f, f"{verb} code that runs later ({why})")
             return
 
 
@@ -152,7 +169,7 @@ def note_link_target(f: Facts, word: Word, link_dirs: list[str | None], ctx: Con
             why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
                 f"{text} is protected" if text and under(text, K.WORKSPACE_PROTECTED) else None)
             if why:
-                f.ask(f"links to code that runs later or protected state ({why})")
+                plant(f, f"links to code that runs later or protected state ({why})")
                 return
 
 
@@ -165,7 +182,7 @@ def note_repository_copy(f: Facts, word: Word, cwd: str | None, ctx: Context) ->
         return
     parts = rel.lower().split("/")
     if ".git" in parts or parts[-1] == "head":
-        f.ask(f"copies git internals ({rel}): the copy is a repository git would obey")
+        plant(f, f"copies git internals ({rel}): the copy is a repository git would obey")
 
 
 def bulk_target(path: str) -> str:

@@ -220,3 +220,38 @@ def test_what_a_projects_config_makes_code(rel: str, planted: bool) -> None:
     from signoff.runs_later import configured_places, configured_runs_later
     places = configured_places(_CONFIG, "/w/.git", "/w")
     assert (configured_runs_later(rel, places) is not None) is planted
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("form", ["echo x > {p}", "cp a.txt {p}", "sed -i s/a/b/ {p}",
+                                  "ln -s {p} link"])
+def test_accept_edits_does_not_wave_code_through(form: str, place: str) -> None:
+    """accept-edits lets ordinary workspace edits run; planting code is not one."""
+    command = form.format(p=shlex.quote(place))
+    assert _effect("execute_command", "accept-edits", command=command) in ("ask", "deny")
+
+
+@pytest.mark.parametrize("command", [
+    "cp a.txt .git/hooks/pre-commit", "git config core.fsmonitor x", "echo x > .envrc",
+    "patch -p1 < missing.patch", "tar xf missing.tar", "ln -s .git g",
+])
+def test_the_analysis_marks_these_asks_as_boundaries(command: str) -> None:
+    """What the policy needs to keep an allow rule from silencing them (see below)."""
+    from signoff.shell import analyze
+    parts = analyze(command, workspace=WS, home=HOME, resolver=lambda p: p).parts
+    assert any(p.boundaries for p in parts), parts
+
+
+@pytest.mark.xfail(strict=True, reason="policy._shell_part checks allow rules and grants "
+                   "before the shell's boundaries (CommandPart.boundaries is not read yet): "
+                   "Bash(cp:*) allows `cp x .git/hooks/pre-commit`; the file tools hold")
+@pytest.mark.parametrize(("rule", "command"), [
+    ("execute_command(cp:*)", "cp a.txt .git/hooks/pre-commit"),
+    ("execute_command(git:*)", "git config core.fsmonitor x"),
+    ("execute_command(echo x)", "echo x > .git/hooks/post-checkout"),
+])
+def test_an_allow_rule_does_not_silence_a_boundary(rule: str, command: str) -> None:
+    policy = Policy(Settings.from_rules(allow=[rule]), workspace=WS, home=HOME,
+                    resolver=lambda p: p)
+    got = policy.evaluate(ToolCall("execute_command", {"command": command})).effect
+    assert got in ("ask", "deny"), (rule, command, got)
