@@ -294,10 +294,15 @@ def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
 
     Destructive and privileged parts get an exact rule; others a prefix rule of the
     program and its subcommands. Raises ValueError for catastrophic parts (nothing may
-    allow them) and for parts whose program is not a plain name.
+    allow them), for parts behind a boundary (code that runs later, unread content) and
+    for parts whose program is not a plain name.
     """
     if part.catastrophic or part.effect == "deny":
         raise ValueError("catastrophic commands can never be allowed by a rule")
+    if part.boundaries:
+        # A rule names the command, not the file its redirect or patch writes: "always"
+        # for planting code would allow the next hook too. Approve once.
+        raise ValueError("code that runs later is approved once, never always")
     argv = list(part.argv)
     if not argv or _RULE_UNSAFE.search(argv[0]) or lookalike(argv[0]):
         raise ValueError("this command has no stable program name to write a rule for")

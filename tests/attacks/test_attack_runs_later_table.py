@@ -255,3 +255,14 @@ def test_an_allow_rule_does_not_silence_a_boundary(rule: str, command: str) -> N
                     resolver=lambda p: p)
     got = policy.evaluate(ToolCall("execute_command", {"command": command})).effect
     assert got in ("ask", "deny"), (rule, command, got)
+
+
+@pytest.mark.parametrize("command", [
+    "git config core.fsmonitor 'sh -c id'", "echo x > .git/hooks/pre-commit",
+    "cp a.txt .github/workflows/ci.yml", "patch -p1 < missing.patch", "ln -s .git g",
+])
+def test_always_is_never_offered_for_planting_code(command: str) -> None:
+    """A suggested rule names the command (`echo x`, `git config:*`), not what it plants,
+    so approving it "always" would let the next hook in: only "once" is offered."""
+    verdict = _policy().evaluate(ToolCall("execute_command", {"command": command}))
+    assert verdict.effect == "ask" and verdict.suggested_rule is None, verdict
