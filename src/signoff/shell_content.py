@@ -41,6 +41,10 @@ def read_content(files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context,
     base = cwd
     if not files:
         if cmd.stdin_text is not None:
+            # An unquoted here-document also joins lines at a backslash-newline.
+            if cmd.stdin_dynamic or "\\\n" in cmd.stdin_text:
+                return None, (f"the {what} is a here-document that expands variables or "
+                              "commands when it runs")
             return [cmd.stdin_text.encode("utf-8", "surrogateescape")], ""
         src = _stdin_file(cmd)
         if src is None:

@@ -67,6 +67,7 @@ class Cmd:
     owner: int | None = None  # index of the command whose word holds this substitution
     sub_kind: str = ""  # "$(", "<(", ">(" when this runs inside a substitution
     stdin_text: str | None = None  # heredoc or here-string fed to this command
+    stdin_dynamic: bool = False  # that text expands $vars or $(…) when the command runs
     function: str | None = None  # name of the function whose body holds this command
     calls_function: bool = False  # words[0] names a function defined earlier in the string
     problems: list[str] = field(default_factory=list)
@@ -237,26 +238,28 @@ class Walker:
         body = node.child_by_field_name("body")
         redirs: list[Redir] = []
         stdin: str | None = None
+        dynamic = False
         later: list[Node] = []
         start = len(self.out.cmds)
         for child in node.children:
             if child.type == "heredoc_redirect":
-                text, extra = self._heredoc(child)
+                text, extra, dynamic = self._heredoc(child)
                 stdin = text
                 later.extend(extra)
             elif child.type == "herestring_redirect":
                 for sub in child.named_children:
-                    stdin = self.decode(sub).text
+                    word = self.decode(sub)
+                    stdin, dynamic = word.text, word.dynamic
             elif child.type == "file_redirect":
                 redirs.append(self._file_redirect(child))
         if body is not None and body.type == "command":
-            self._command(body, redirs, stdin, start)
+            self._command(body, redirs, stdin, start, dynamic)
         else:
             if body is not None:
                 self.walk(body)
             if redirs or stdin is not None:
                 self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node),
-                              stdin_text=stdin), len(self.out.cmds))
+                              stdin_text=stdin, stdin_dynamic=dynamic), len(self.out.cmds))
         first = list(range(start, len(self.out.cmds)))
         for extra_node in later:
             if extra_node.type == "pipeline":
@@ -264,18 +267,21 @@ class Walker:
             else:
                 self.walk(extra_node)
 
-    def _heredoc(self, node: Node) -> tuple[str, list[Node]]:
+    def _heredoc(self, node: Node) -> tuple[str, list[Node], bool]:
+        """The body as written, redirects after it, and whether it expands at run time."""
         body = ""
         later: list[Node] = []
+        dynamic = False
         for child in node.named_children:
             if child.type == "heredoc_body":
                 body = self._t(child)
                 for sub in child.named_children:
                     if sub.type != "heredoc_content":
+                        dynamic = True
                         self.decode(sub)  # $(…) in an unquoted heredoc runs
             elif child.type not in ("heredoc_start", "heredoc_end", "file_descriptor"):
                 later.append(child)
-        return body, later
+        return body, later, dynamic
 
     def _file_redirect(self, node: Node) -> Redir:
         op = ""
@@ -296,7 +302,8 @@ class Walker:
         return Redir(op, fd, target)
 
     def _command(self, node: Node, redirs: list[Redir] | None = None,
-                 stdin: str | None = None, start: int | None = None) -> None:
+                 stdin: str | None = None, start: int | None = None,
+                 dynamic: bool = False) -> None:
         start = len(self.out.cmds) if start is None else start
         words: list[Word] = []
         assigns: list[tuple[str, Word]] = []
@@ -313,13 +320,14 @@ class Walker:
                     redirs.append(self._file_redirect(child))
                 elif kind == "herestring_redirect":
                     for sub in child.named_children:
-                        stdin = self.decode(sub).text
+                        word = self.decode(sub)
+                        stdin, dynamic = word.text, word.dynamic
                 else:
-                    stdin, _ = self._heredoc(child)
+                    stdin, _, dynamic = self._heredoc(child)
             elif kind != "comment":
                 words.extend(self.fields(child))
         cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), self._t(node),
-                  stdin_text=stdin)
+                  stdin_text=stdin, stdin_dynamic=dynamic)
         cmd.calls_function = bool(words) and words[0].text in self.out.functions
         self._add(cmd, start)
         self._after_command(words)

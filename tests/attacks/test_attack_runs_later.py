@@ -468,6 +468,13 @@ def _probing_files(repo: Repo) -> dict[str, Path]:
     ("patch --dir=.husky -p1 < plain.patch", "husky"),
     ("git apply --dir=.husky plain.patch", "husky"),
     ("patch --ed -p1 < ok.patch", "proof"),
+    ("X=.envrc; patch -p1 <<EOF\n--- a/$X\n+++ b/$X\n@@ -0,0 +1 @@\n+echo ran\nEOF",
+     "envrc"),
+    ("patch -p1 <<EOF\n--- a/x\n+++ b/$(printf .en)vrc\n@@ -0,0 +1 @@\n+echo ran\nEOF",
+     "envrc"),
+    ("patch -p1 <<EOF\n--- a/.en\\\nvrc\n+++ b/.en\\\nvrc\n@@ -0,0 +1 @@\n+echo ran\nEOF",
+     "envrc"),
+    ("P=$(cat ts.patch); patch -p1 <<< \"$P\"", "envrc"),
 ])
 def test_spellings_found_by_probing_ask(repo: Repo, command: str, lands: str) -> None:
     where = _probing_files(repo)[lands]
@@ -483,6 +490,10 @@ def test_spellings_found_by_probing_ask(repo: Repo, command: str, lands: str) ->
     ("unzip -o dos.zip", "hook"),
     ("gunzip -N x.gz", "envrc"),
     ("patch -p1 < ts.patch", "envrc"),
+    ("X=.envrc; patch -p1 <<EOF\n--- a/$X\n+++ b/$X\n@@ -0,0 +1 @@\n+echo ran\nEOF",
+     "envrc"),
+    ("patch -p1 <<EOF\n--- a/.en\\\nvrc\n+++ b/.en\\\nvrc\n@@ -0,0 +1 @@\n+echo ran\nEOF",
+     "envrc"),
 ])
 def test_those_spellings_are_real(repo: Repo, command: str, lands: str) -> None:
     """The control: approved, the real binaries do write where the refusal said."""
