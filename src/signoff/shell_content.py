@@ -186,6 +186,9 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     for w in pos[:1] + option_values(args, "-o", "--output", "-r", "--reject-file"):
         note_write(f, w, cwd, ctx)  # the original file named on the command line, -o, -r
     levels = _strip_levels(args, "-p", "--strip")
+    if levels is None:
+        unjudged(f, "patch -p is not a plain number: the names it writes are unknown")
+        return
     contents, why = read_content(patch_files, cmd, cwd, ctx, "patch", f)
     if contents is None:
         unjudged(f, why)
@@ -220,8 +223,13 @@ def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | N
         return True  # works on patches an earlier, judged `git am` stored
     if sub == "am" and has_flag(args, "-i", "--interactive"):
         f.opaque("git am -i runs an editor")
-    levels = _strip_levels(args, "-p") or [1]
-    prefixes = [w.text for w in option_values(args, "--directory")] or [""]
+    levels = _strip_levels(args, "-p")
+    directories = option_values(args, "--directory")
+    if levels is None or any(w.dynamic for w in directories):
+        unjudged(f, f"git {sub} -p/--directory is only known at run time")
+        return True
+    levels = levels or [1]
+    prefixes = [w.text for w in directories] or [""]
     files = positionals(args, frozenset({"-p", "-C", "--directory", "--include", "--exclude",
                                          "--whitespace", "--exclude-dir", "--patch-format",
                                          "-S", "--build-fake-ancestor"}))
@@ -243,14 +251,15 @@ def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | N
     return True
 
 
-def _strip_levels(args: list[Word], *names: str) -> list[int]:
+def _strip_levels(args: list[Word], *names: str) -> list[int] | None:
+    """The `-pN` levels given; None when one is not a plain number (then the names the
+    patch writes are unknown: stripping more can make `a/b/.signoff/x` `.signoff/x`)."""
     levels: list[int] = []
     for w in option_values(args, *names):
-        if w.text.isdigit():
-            levels.append(int(w.text))
-        else:
-            levels.append(-1)
-    return [lv for lv in levels if lv >= 0] + ([0, 1] if -1 in levels else [])
+        if w.dynamic or not w.text.isdigit():
+            return None
+        levels.append(int(w.text))
+    return levels
 
 
 def _note_executable(f: Facts, names: Iterable[str]) -> None:
