@@ -39,6 +39,8 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
         return
     if has_flag(args, "-O", "--to-stdout"):
         return
+    values = tar_values(args)
+    archive = values["f"]
     if not archive or any(w.text == "-" for w in archive):
         contents, why = read_content([], cmd, cmd.cwd, ctx, "archive", f)  # tar reads stdin
     else:
@@ -56,8 +58,9 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
             return
         strip = max(strip, int(value))
     # -C applies from where it is given; the current directory is judged too.
-    roots = [*(ctx.path(w, cmd.cwd) for w in option_values(args, "-C", "--directory")),
-             cmd.cwd]
+    roots = [*(ctx.path(w, cmd.cwd) for w in values["C"]), cmd.cwd]
+    for top in _one_top_level(args, archive):  # --one-top-level[=DIR] puts all under DIR
+        roots += [ctx.path(Word(top.text, top.dynamic), r) if r else None for r in roots]
     keep_absolute = has_flag(args, "-P", "--absolute-names")
     for data in contents:
         try:
@@ -134,6 +137,84 @@ def _decompressed(data: bytes) -> bytes | None:
     return out if len(out) <= MAX_UNPACKED else None
 
 
+# Short options of GNU tar that take a value (in a cluster, the rest of it or the next word).
+_TAR_SHORT_VALUE = frozenset("bCfFgHIKLNTVX")
+
+
+def tar_values(args: list[Word]) -> dict[str, list[Word]]:
+    """The values of `-C` and `-f` however they are spelled: `-C dir`, `-Cdir`, `-xC dir`,
+    `--directory=dir`, and the old style `tar xCf dir a.tar` (values in letter order)."""
+    out: dict[str, list[Word]] = {"C": [], "f": []}
+    long_names = {"--directory": "C", "--file": "f"}
+    i = 0
+    while i < len(args):
+        w = args[i]
+        t = w.text
+        if t == "--":
+            break
+        name, eq, value = t.partition("=")
+        if name in long_names:
+            if eq:
+                out[long_names[name]].append(Word(value, w.dynamic, w.glob, w.quoted))
+            elif i + 1 < len(args):
+                out[long_names[name]].append(args[i + 1])
+                i += 1
+        elif (t.startswith("-") and not t.startswith("--") and len(t) > 1) or (
+                i == 0 and not t.startswith("-")):
+            letters = t.lstrip("-")
+            old_style = not t.startswith("-")
+            for k, letter in enumerate(letters):
+                if letter not in _TAR_SHORT_VALUE:
+                    continue
+                rest = letters[k + 1:]
+                if rest and not old_style:
+                    taken = Word(rest, w.dynamic, w.glob, w.quoted)
+                elif i + 1 < len(args):
+                    taken = args[i + 1]
+                    i += 1
+                else:
+                    break
+                if letter in out:
+                    out[letter].append(taken)
+                if not old_style:
+                    break
+        i += 1
+    return out
+
+
+def tar_letters(args: list[Word]) -> set[str]:
+    """Every option given: short letters (a cluster stops at a letter that takes a value)
+    and long names (`--extract`); the first word may be old style (`xzf`)."""
+    out: set[str] = set()
+    for i, w in enumerate(args):
+        t = w.text
+        if t == "--":
+            break
+        if t.startswith("--"):
+            out.add(t.partition("=")[0])
+        elif (t.startswith("-") and len(t) > 1) or (i == 0 and t and not t.startswith("-")):
+            for letter in t.lstrip("-"):
+                out.add(letter)
+                if letter in _TAR_SHORT_VALUE and t.startswith("-"):
+                    break
+    return out
+
+
+def _one_top_level(args: list[Word], archive: list[Word]) -> list[Word]:
+    """`--one-top-level=DIR`, or without a value the archive's name less its suffixes."""
+    out: list[Word] = []
+    for w in args:
+        name, eq, value = w.text.partition("=")
+        if name != "--one-top-level":
+            continue
+        if eq:
+            out.append(Word(value, w.dynamic))
+        for a in archive:
+            base = posixpath.basename(a.text)
+            out += [Word(base[:i], a.dynamic) for i in range(1, len(base)) if base[i] == "."]
+    return out
+
+
 def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """`unzip a.zip [-d dir]`: every member name judged as a write."""
     if has_flag(args, "-l", "-t", "-v", "-Z", "-p", "-c", "-z"):
@@ -196,4 +277,5 @@ def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cm
     judge_targets(f, [n.lstrip("/") for n in names], roots, ctx, "rsync")
 
 
-__all__ = ["judge_rsync_files_from", "judge_tar_extract", "judge_unzip"]
+__all__ = ["judge_rsync_files_from", "judge_tar_extract", "judge_unzip", "tar_letters",
+           "tar_values"]

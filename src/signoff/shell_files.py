@@ -6,7 +6,13 @@ import posixpath
 import re
 
 from . import shell_knowledge as K
-from .shell_archives import judge_rsync_files_from, judge_tar_extract, judge_unzip
+from .shell_archives import (
+    judge_rsync_files_from,
+    judge_tar_extract,
+    judge_unzip,
+    tar_letters,
+    tar_values,
+)
 from .shell_args import has_flag, option_values, positionals, texts_of
 from .shell_content import judge_patch
 from .shell_facts import Context, Facts
@@ -175,33 +181,35 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
             note_write(f, w, cwd, ctx)
         return
     if base == "tar":
-        first = texts[0] if texts else ""
-        cluster = first.lstrip("-") if first and not first.startswith("--") else ""
-        if any(t in ("--to-command", "--use-compress-program", "-I", "--checkpoint-action",
-                     "--info-script", "--new-volume-script", "-F") or t.startswith(
-                         ("--to-command=", "--use-compress-program=", "--checkpoint-action=",
-                          "--info-script=", "--new-volume-script=")) for t in texts):
+        # Letters are read the way tar reads them: in `-xC.git` or `-Cdist`, the letters
+        # after C are its value, not the -t (list) or -c (create) they spell.
+        letters = tar_letters(args)
+        if letters & {"I", "F", "--to-command", "--use-compress-program",
+                      "--checkpoint-action", "--info-script", "--new-volume-script",
+                      "--rsh-command", "--rmt-command"}:
             f.opaque("tar runs an external program")
-        if has_flag(args, "-t", "--list") or "t" in cluster:
+        if letters & {"t", "--list"}:
             f.cls = "read_only"
             f.reasons = ["tar lists an archive"]
             return
-        archive = option_values(args, "-f", "--file")
-        if not archive and "f" in cluster and len(args) > 1:
-            archive = [args[1]]
-        if has_flag(args, "-c", "--create") or "c" in cluster or has_flag(args, "-r", "-u"):
+        values = tar_values(args)
+        archive = values["f"]
+        if letters & {"c", "r", "u", "--create", "--append", "--update"}:
             for w in archive:
                 if w.text != "-":
                     note_write(f, w, cwd, ctx)
             for w in pos:
-                if w not in archive and w is not args[0]:
+                if w not in archive and w is not args[0] and w not in values["C"]:
                     note_read(f, w, cwd, ctx)
             return
         for w in archive:
             note_read(f, w, cwd, ctx)
-        for w in option_values(args, "-C", "--directory") or [Word(".")]:
+        for w in values["C"] or [Word(".")]:
             note_write(f, w, cwd, ctx)
-        if "x" in cluster or has_flag(args, "-x", "--extract", "--get"):
+        if letters & {"x", "--extract", "--get"} or not letters & {"d", "--diff",
+                                                                   "--compare", "--delete",
+                                                                   "A", "--catenate",
+                                                                   "--concatenate"}:
             judge_tar_extract(args, archive, f, cmd, ctx)
         return
     if base in ("gzip", "gunzip", "bzip2", "xz", "unxz") and has_flag(args, "-N", "--name") and (

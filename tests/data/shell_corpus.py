@@ -883,6 +883,10 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
     ("bypass", "ask", "cp x {.git,src}/hooks/"),
     ("bypass", "ask", "git lfs install"),
     ("bypass", "ask", "git maintenance start"),
+    ("bypass", "ask", "tar -xf a.tar -Cdist"),
+    ("bypass", "ask", "tar -xC .git -f a.tar"),
+    ("bypass", "ask", "tar -xIsh -f a.tar"),
+    ("read_only", "allow", "tar -tf a.tar"),
     ("write", "notify", "chmod +x scripts/*"),
     ("write", "notify", "git mv a.txt b.txt"),
 ]
