@@ -215,9 +215,26 @@ def _one_top_level(args: list[Word], archive: list[Word]) -> list[Word]:
     return out
 
 
+def _unzip_letters(args: list[Word]) -> set[str]:
+    """unzip's option letters; `-d` and `-P` take the rest of the word (`-d.git/hooks` is a
+    directory, not -t), and after `-x` come names, not options."""
+    out: set[str] = set()
+    for w in args:
+        t = w.text
+        if t == "-x":
+            break
+        if t.startswith("-") and len(t) > 1 and not w.quoted:
+            for letter in t[1:]:
+                out.add(letter)
+                if letter in "dP":
+                    break
+    return out
+
+
 def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """`unzip a.zip [-d dir]`: every member name judged as a write."""
-    if has_flag(args, "-l", "-t", "-v", "-Z", "-p", "-c", "-z"):
+    letters = _unzip_letters(args)
+    if letters & set("ltvZpcz"):
         f.cls = "read_only"
         f.reasons = ["unzip lists, tests or prints an archive"]
         for w in positionals(args, frozenset({"-d", "-x"}))[:1]:
@@ -237,7 +254,7 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         unjudged(f, why)
         return
     roots = [ctx.path(w, cmd.cwd) for w in option_values(args, "-d")] or [cmd.cwd]
-    junk = has_flag(args, "-j")
+    junk = "j" in letters
     try:
         with zipfile.ZipFile(io.BytesIO(contents[0])) as zf:
             infos = zf.infolist()

@@ -233,6 +233,9 @@ def test_finding_3c_archive_renamed_into_signoff(repo: Repo) -> None:
     ("hooks.zip", "unzip -o hooks.zip"),
     ("hooks.zip", "unzip -o hooks"),
     ("hooks.zip", "7z x hooks.zip"),
+    ("git.zip", "unzip -o git.zip -d.git"),
+    ("git.zip", "unzip -o git.zip -d .git"),
+    ("git.zip", "UNZIP=-d.git unzip -o git.zip"),
 ])
 def test_archive_routes_to_a_hook_ask(repo: Repo, archive: str, command: str) -> None:
     payload = _payload(repo.proof)
@@ -253,6 +256,12 @@ def test_archive_routes_to_a_hook_ask(repo: Repo, archive: str, command: str) ->
         info.external_attr = 0o100755 << 16
         zf.writestr(info, payload)
     (repo.ws / "hooks.zip").write_bytes(zbuf.getvalue())
+    gbuf = io.BytesIO()
+    with zipfile.ZipFile(gbuf, "w") as zf:
+        info = zipfile.ZipInfo("hooks/pre-commit")
+        info.external_attr = 0o100755 << 16
+        zf.writestr(info, payload)
+    (repo.ws / "git.zip").write_bytes(gbuf.getvalue())
     assert (repo.ws / archive).exists()
     _refused(repo, repo.sh(command))
     assert not repo.hook.exists()
@@ -468,6 +477,7 @@ def _probing_files(repo: Repo) -> dict[str, Path]:
     ("tar xf ok.tar --checkpoint=1 --checkpoint-ac='exec=sh -c \"echo ran > {proof}\"'",
      "proof"),
     ("tar xf ok.tar --tr='s,^docs,.git/hooks,'", "hook"),
+    ("GZIP=-N gunzip x.gz", "envrc"),
     ("tar --extr -f hidden.tar", "hook"),
     ("tar --extract --fil=hidden.tar", "hook"),
     ("patch --dir=.husky -p1 < plain.patch", "husky"),
