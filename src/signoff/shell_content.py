@@ -19,7 +19,13 @@ from collections.abc import Iterable
 from .runs_later import relative
 from .shell_args import has_flag, option_values, positionals, texts_of
 from .shell_facts import Context, Facts
-from .shell_options import GIT_APPLY_LONG, PATCH_LONG, expand_long
+from .shell_options import (
+    GIT_APPLY_LONG,
+    PATCH_LONG,
+    PATCH_SHORT_VALUES,
+    expand_long,
+    split_short,
+)
 from .shell_parse import Cmd, Word
 from .shell_paths import note_write, unjudged
 
@@ -169,7 +175,7 @@ def strip_name(name: str, level: int) -> str | None:
 
 def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """GNU `patch`: every file named in the patch is judged as a write."""
-    args = expand_long(args, PATCH_LONG)
+    args = split_short(expand_long(args, PATCH_LONG), PATCH_SHORT_VALUES)
     f.raise_to("reversible_write", "patch changes the files named in the patch")
     if has_flag(args, "-e", "--ed", "-g", "--get"):
         f.runs_code = True

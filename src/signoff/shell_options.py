@@ -98,4 +98,29 @@ def expand_long(args: list[Word], known: frozenset[str]) -> list[Word]:
     return out
 
 
-__all__ = ["GIT_APPLY_LONG", "GIT_CONFIG_LONG", "PATCH_LONG", "TAR_LONG", "expand_long"]
+# GNU patch's short options that take a value.
+PATCH_SHORT_VALUES = "BDFVYdgioprzx"
+
+
+def split_short(args: list[Word], takes_value: str) -> list[Word]:
+    """`-Np1` -> `-N -p1`: a short-option cluster split the way getopt reads it (a letter
+    that takes a value takes the rest of the word), so `-p1` inside `-Np1` is seen."""
+    out: list[Word] = []
+    for i, w in enumerate(args):
+        t = w.text
+        if t == "--":
+            out.extend(args[i:])  # after `--`, nothing is an option
+            break
+        if not t.startswith("-") or t.startswith("--") or len(t) <= 2 or w.quoted:
+            out.append(w)
+            continue
+        for k, letter in enumerate(t[1:], start=1):
+            if letter in takes_value:
+                out.append(Word("-" + t[k:], w.dynamic, w.glob, w.quoted))
+                break
+            out.append(Word("-" + letter, w.dynamic, w.glob, w.quoted))
+    return out
+
+
+__all__ = ["GIT_APPLY_LONG", "GIT_CONFIG_LONG", "PATCH_LONG", "PATCH_SHORT_VALUES", "TAR_LONG",
+           "expand_long", "split_short"]

@@ -636,6 +636,7 @@ def test_file_tools_ask_before_writing_code_that_runs_later(
 @pytest.mark.parametrize("command", [
     "patch -p1 < self.patch", "git apply self.patch", "tar xf self.tar", "unzip -o self.zip",
     "tar xf self.tar -C .signoff/..", "patch -p0 < self0.patch",
+    "patch -Np3 < deep.patch", "patch -sN -p3 -i deep.patch",
 ])
 def test_content_targets_in_signoffs_own_state_are_denied(repo: Repo, command: str) -> None:
     """A target in `.signoff/` is signoff's own state: deny, not ask (protected_state)."""
@@ -649,6 +650,9 @@ def test_content_targets_in_signoffs_own_state_are_denied(repo: Repo, command: s
     with zipfile.ZipFile(zbuf, "w") as zf:
         zf.writestr(".signoff/settings.local.toml", body)
     (repo.ws / "self.zip").write_bytes(zbuf.getvalue())
+    (repo.ws / "deep.patch").write_text(
+        "--- a/b/c/.signoff/settings.local.toml\n+++ a/b/c/.signoff/settings.local.toml\n"
+        "@@ -0,0 +1 @@\n+x\n", encoding="utf-8")
     (repo.ws / ".signoff").mkdir()
     result = repo.sh(command)
     assert result.verdict.effect == "deny", result.verdict
