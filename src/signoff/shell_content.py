@@ -217,7 +217,7 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | None,
                     ctx: Context) -> bool:
     """`git apply` / `git am`: True when it writes (then the caller records the repo)."""
-    args = expand_long(args, GIT_APPLY_LONG)
+    args = split_short(expand_long(args, GIT_APPLY_LONG), "pCS")  # -Rp2 is -R -p2
     texts = texts_of(args)
     if sub == "apply" and "--apply" not in texts and any(
             t in ("--stat", "--numstat", "--summary", "--check") for t in texts):
