@@ -132,7 +132,7 @@ def git_places(ctx: Context) -> list[tuple[str, str]]:
                                (posixpath.join(ctx.home, ".gitconfig"), ctx.home),
                                (posixpath.join(ctx.home, ".config/git/config"),
                                 posixpath.join(ctx.home, ".config/git"))):
-            data = ctx.reader(config)
+            data = ctx.reader(ctx.resolve(config))
             if data:
                 places += configured_places(data.decode("utf-8", "replace"), folder,
                                             ctx.workspace)
