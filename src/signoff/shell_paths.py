@@ -116,8 +116,11 @@ def note_runs_later(f: Facts, word: Word, path: str, ctx: Context, verb: str) ->
     for text in _readings(rel, word):
         why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
             configured_runs_later(text, git_places(ctx)))
-        if why:
+        if why and verb == "writes":
             plant(f, f"{verb} code that runs later ({why})")
+            return
+        if why:  # deleting or moving it away plants nothing, but it is still code: ask
+            f.ask(f"{verb} code that runs later ({why})")
             return
 
 
