@@ -33,6 +33,7 @@ from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .protected import ProtectedPaths, default_protected
 from .registry import Registry, ToolSpec
 from .rules import PathContext, Rule, host_matches, parse_rule
+from .runs_later import SENSITIVE_PATTERNS as _RUNS_LATER
 from .settings import MODES, Mode, Settings
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ SENSITIVE_WRITE = (
     *_CREDENTIALS, ".git", ".signoff", "~/.kube", "~/.docker", "~/.config", "~/.bashrc",
     "~/.bash_profile", "~/.zshrc", "~/.profile", "~/.gitconfig",
     "//etc", "//usr", "//bin", "//sbin", "//boot", "//var", "//System",
+    *_RUNS_LATER,  # code that git, a shell or CI runs later (runs_later.py says why)
 )
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
 
@@ -430,6 +432,8 @@ class Policy:
                 return "ask", rule.text, f"rule {rule.text} asks"
         if by_path is not None:  # an ask rule on a path, a boundary: no allow rule lifts it
             return "ask", by_path.rule, by_path.reason
+        if part.boundaries:  # code that runs later, targets unread: no allow rule lifts it
+            return "ask", "boundary", part.boundaries[0]
         if part.writes and not part.inside_workspace:
             # A boundary: `Bash(echo:*)` must not allow `echo x > ~/.profile`.
             return (

@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from . import shell_knowledge as K
 from .models import Effect
 from .shell_args import lookalike
-from .shell_facts import Context, Facts, ShellClass
+from .shell_content import judge_races
+from .shell_facts import Context, Facts, Reader, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
 from .shell_programs import judge_words
@@ -48,6 +49,9 @@ class CommandPart:
     links: tuple[str, ...] = ()  # targets of links this part makes
     mentions: tuple[str, ...] = ()  # every argument that names a path, resolved
     unknown_paths: bool = False  # a file operand is only known at run time
+    # Why this part must ask whatever allow rules or grants say (code that runs later,
+    # targets that could not be read): a boundary, like a file tool's sensitive path.
+    boundaries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +93,14 @@ def unicode_problem(text: str) -> str:
 
 
 def analyze(command: str, *, workspace: str, home: str | None = None, cwd: str | None = None,
-            resolver: Callable[[str], str] | None = None) -> ShellAnalysis:
-    """Judge one shell command line; never raises (an internal error is opaque: ask)."""
+            resolver: Callable[[str], str] | None = None,
+            reader: Reader | None = None) -> ShellAnalysis:
+    """Judge one shell command line; never raises (an internal error is opaque: ask).
+
+    `reader` reads the patches and archives whose content names what a command writes
+    (default: regular files up to 1 MiB from the file system)."""
     try:
-        return _analyze(command, workspace, home, cwd, resolver or os.path.realpath)
+        return _analyze(command, workspace, home, cwd, resolver or os.path.realpath, reader)
     except Exception as exc:  # fail closed: an analyzer bug must never approve anything
         part = _opaque_part(command, f"could not be analyzed ({type(exc).__name__})")
         return ShellAnalysis(command, (part,), "ask", part.reasons)
@@ -105,10 +113,10 @@ def _opaque_part(text: str, reason: str, catastrophic: bool = False,
 
 
 def _analyze(command: str, workspace: str, home: str | None, cwd: str | None,
-             resolver: Callable[[str], str]) -> ShellAnalysis:
+             resolver: Callable[[str], str], reader: Reader | None) -> ShellAnalysis:
     if not command.strip():
         return ShellAnalysis(command, (), "allow", ())
-    ctx = Context(workspace, home or os.path.expanduser("~"), resolver, lambda *a: [])
+    ctx = Context(workspace, home or os.path.expanduser("~"), resolver, lambda *a: [], reader)
     ctx.script = lambda text, at, env: _nested_script(text, at, env, ctx)
     start_cwd = ctx.resolve(cwd) if cwd else ctx.workspace
     facts, problems, parse_error = run_script(command, start_cwd, {}, ctx)
@@ -170,6 +178,7 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
         per_cmd.append(found)
     data_flow(walk, per_cmd, ctx)
     facts = [f for group in per_cmd for f in group]
+    judge_races(facts)
     return facts, list(walk.problems), root.has_error
 
 
@@ -296,7 +305,8 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
                        tuple(dict.fromkeys(f.reads)), tuple(dict.fromkeys(f.writes)), inside,
                        tuple(reasons), tuple(dict.fromkeys(f.trees)),
                        tuple(dict.fromkeys(f.tree_writes)), tuple(dict.fromkeys(f.links)),
-                       tuple(dict.fromkeys(f.mentions)), f.unknown_paths or f.unknown_reads)
+                       tuple(dict.fromkeys(f.mentions)), f.unknown_paths or f.unknown_reads,
+                       tuple(dict.fromkeys(f.boundaries)))
 
 
 _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files",
@@ -322,10 +332,15 @@ def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
 
     Destructive and privileged parts get an exact rule; others a prefix rule of the
     program and its subcommands. Raises ValueError for catastrophic parts (nothing may
-    allow them) and for parts whose program is not a plain name.
+    allow them), for parts behind a boundary (code that runs later, unread content) and
+    for parts whose program is not a plain name.
     """
     if part.catastrophic or part.effect == "deny":
         raise ValueError("catastrophic commands can never be allowed by a rule")
+    if part.boundaries:
+        # A rule names the command, not the file its redirect or patch writes: "always"
+        # for planting code would allow the next hook too. Approve once.
+        raise ValueError("code that runs later is approved once, never always")
     argv = list(part.argv)
     if not argv or _RULE_UNSAFE.search(argv[0]) or lookalike(argv[0]):
         raise ValueError("this command has no stable program name to write a rule for")

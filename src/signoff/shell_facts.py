@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -47,6 +48,8 @@ class Facts:
     secret: bool = False  # reads a secret (file, or the environment)
     downloads: list[str] = field(default_factory=list)
     executes: list[str] = field(default_factory=list)
+    content_from: list[str] = field(default_factory=list)  # patches/archives read to judge
+    boundaries: list[str] = field(default_factory=list)  # asks no allow rule may silence
     cmd: int = -1
 
     def raise_to(self, cls: ShellClass, reason: str) -> None:
@@ -74,14 +77,18 @@ class Context:
     """Everything `analyze` knows about the machine: resolved roots and a resolver."""
 
     def __init__(self, workspace: str, home: str, resolver: Callable[[str], str],
-                 script: ScriptRunner) -> None:
+                 script: ScriptRunner, reader: Reader | None = None) -> None:
         self.resolver = resolver
+        # Reads a patch or archive whose content names the files a command writes.
+        self.reader: Reader = reader or read_bounded
         self.script = script
         self._cache: dict[str, str] = {}
         self.workspace = _resolve_root(workspace, resolver)
         self.home = _resolve_root(home, resolver)
         self.functions: set[str] = set()
         self.depth = 0
+        # Places the repository's own git config makes code (runs_later.configured_places).
+        self.git_places: list[tuple[str, str]] | None = None
 
     def resolve(self, path: str) -> str:
         norm = posixpath.normpath(path)
@@ -122,6 +129,25 @@ class Context:
 
 # A process's own view of the file system: where it leads depends on the process.
 _PROC_LINK = re.compile(r"^/+proc/+[^/]+/+(?:task/+[^/]+/+)?(?:cwd|root|map_files)(?:/|$)")
+# A file's bytes, or None when it cannot be judged: missing, not a regular file, too big.
+Reader = Callable[[str], "bytes | None"]
+MAX_CONTENT = 1 << 20  # patches and archives bigger than 1 MiB are not read: ask
+
+
+def read_bounded(path: str) -> bytes | None:
+    """A regular file's content up to MAX_CONTENT bytes; never blocks on a FIFO or device."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CONTENT:
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(MAX_CONTENT + 1)
+    except (OSError, ValueError):
+        return None
+    return data if len(data) <= MAX_CONTENT else None
+
+
 _ROOTS: dict[str, str] = {}  # workspace and home rarely move: resolve them once
 
 

@@ -6,22 +6,35 @@ import posixpath
 import re
 
 from . import shell_knowledge as K
+from .shell_archives import (
+    judge_rsync_files_from,
+    judge_tar_extract,
+    judge_unzip,
+    tar_letters,
+    tar_values,
+)
 from .shell_args import has_flag, option_values, positionals, texts_of
+from .shell_content import judge_patch
 from .shell_facts import Context, Facts
 from .shell_network import is_remote, judge_network
+from .shell_options import TAR_LONG, expand_long
 from .shell_parse import Cmd, Word
 from .shell_paths import (
     catastrophic_target,
     holds_secrets,
     is_secret,
     note_delete,
+    note_link_target,
     note_read,
+    note_repository_copy,
     note_write,
+    unjudged,
 )
 
 
 def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
     cwd = cmd.cwd
+    args = expand_long(args, long_options(base))  # `sed --in-pl` is `sed --in-place`
     texts = texts_of(args)
     extras: list[Facts] = []
     f.note(f"{base} only reads")
@@ -97,6 +110,7 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
 
 def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     cwd = cmd.cwd
+    args = expand_long(args, TAR_LONG if base == "tar" else long_options(base))
     exec_flags = K.WRITER_EXEC_FLAGS.get(base)
     if exec_flags and has_flag(args, *exec_flags):
         f.runs_code = True
@@ -115,7 +129,15 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         return
     if base == "rsync" and has_flag(args, "--delete", "--delete-after", "--delete-before"):
         f.raise_to("destructive", "rsync --delete deletes files at the destination")
+    if base == "rsync":  # files unchanged since --link-dest become hard links into it
+        for w in option_values(args, "--link-dest"):
+            note_link_target(f, w, [cwd], ctx)
     recursive = has_flag(args, "-R", "-r", "--recursive")
+    if base in ("patch", "unzip", "7z", "7za", "7zr") or (
+            base == "rsync" and option_values(args, "--files-from")):
+        _content_defined(base, args, pos, f, cmd, ctx)
+        if base != "rsync":
+            return
     if base in ("chmod", "chown", "chgrp"):
         mode_word = pos[0].text if pos else ""
         if base == "chmod" and (re.fullmatch(r"0?[2-7][0-7]{3}", mode_word)
@@ -150,41 +172,52 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         for w in sources:
             if base != "ln":
                 note_read(f, w, cwd, ctx)
+                note_repository_copy(f, w, cwd, ctx)
                 continue
             note_link(f, w, dest, cwd, ctx)
+        if base == "ln" or (base == "cp" and has_flag(
+                args, "-s", "-l", "--symbolic-link", "--link")):
+            _note_links(f, sources, dest, cwd, ctx)
         for w in dest:
             note_write(f, w, cwd, ctx)
             if base in ("cp", "install", "ln", "rsync"):
                 note_landing(f, sources, w, cwd, ctx, contents=base in ("cp", "rsync"))
         return
     if base == "tar":
-        first = texts[0] if texts else ""
-        cluster = first.lstrip("-") if first and not first.startswith("--") else ""
-        if any(t in ("--to-command", "--use-compress-program", "-I", "--checkpoint-action",
-                     "--info-script", "--new-volume-script", "-F") or t.startswith(
-                         ("--to-command=", "--use-compress-program=", "--checkpoint-action=",
-                          "--info-script=", "--new-volume-script=")) for t in texts):
+        # Letters are read the way tar reads them: in `-xC.git` or `-Cdist`, the letters
+        # after C are its value, not the -t (list) or -c (create) they spell.
+        letters = tar_letters(args)
+        if letters & {"I", "F", "--to-command", "--use-compress-program",
+                      "--checkpoint-action", "--info-script", "--new-volume-script",
+                      "--rsh-command", "--rmt-command"}:
             f.opaque("tar runs an external program")
-        if has_flag(args, "-t", "--list") or "t" in cluster:
+        if letters & {"t", "--list"}:
             f.cls = "read_only"
             f.reasons = ["tar lists an archive"]
             return
-        archive = option_values(args, "-f", "--file")
-        if not archive and "f" in cluster and len(args) > 1:
-            archive = [args[1]]
-        if has_flag(args, "-c", "--create") or "c" in cluster or has_flag(args, "-r", "-u"):
+        values = tar_values(args)
+        archive = values["f"]
+        if letters & {"c", "r", "u", "--create", "--append", "--update"}:
             for w in archive:
                 if w.text != "-":
                     note_write(f, w, cwd, ctx)
             for w in pos:
-                if w not in archive and w is not args[0]:
+                if w not in archive and w is not args[0] and w not in values["C"]:
                     note_read(f, w, cwd, ctx)
             return
         for w in archive:
             note_read(f, w, cwd, ctx)
-        for w in option_values(args, "-C", "--directory") or [Word(".")]:
+        for w in values["C"] or [Word(".")]:
             note_write(f, w, cwd, ctx)
+        if letters & {"x", "--extract", "--get"} or not letters & {"d", "--diff",
+                                                                   "--compare", "--delete",
+                                                                   "A", "--catenate",
+                                                                   "--concatenate"}:
+            judge_tar_extract(args, archive, f, cmd, ctx)
         return
+    if base in ("gzip", "gunzip", "bzip2", "xz", "unxz") and has_flag(args, "-N", "--name") and (
+            base in ("gunzip", "unxz") or has_flag(args, "-d", "--decompress")):
+        unjudged(f, f"{base} -N restores a file name stored inside the archive")
     if mode == "all":
         for w in pos:
             note_write(f, w, cwd, ctx, content=base not in ("touch", "mkdir"))
@@ -197,6 +230,10 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
     elif mode == "cwd":
         for w in option_values(args, "-d", "-o", "--output", "-f") or [Word(".")]:
             note_write(f, w, cwd, ctx)
+        if base == "split":  # split FILE PREFIX: the pieces are PREFIX + a suffix
+            for w in positionals(args, frozenset({"-a", "-b", "-C", "-l", "-n", "-t",
+                                                  "--additional-suffix"}))[1:2]:
+                note_write(f, Word(w.text + "*", w.dynamic, True, w.quoted), cwd, ctx)
     elif mode == "flag":
         for w in option_values(args, "-o", "-out", "--output"):
             note_write(f, w, cwd, ctx)
@@ -209,6 +246,57 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         f.opaque(f"{base} hands files to another application")
     if base == "ssh-keygen":
         f.ask("ssh-keygen manages SSH keys")
+
+
+def _note_links(f: Facts, sources: list[Word], dest: list[Word], cwd: str | None,
+                ctx: Context) -> None:
+    """A link's target is judged from where the link lands (its directory, or the
+    destination directory itself) and from the current directory."""
+    dirs: list[str | None] = [cwd]
+    for w in dest:
+        landing = ctx.path(w, cwd)
+        if landing:
+            dirs += [landing, posixpath.dirname(landing)]
+    for w in sources:
+        note_link_target(f, w, dirs, ctx)
+
+
+# Long options that change where a program writes or what it runs, beyond the tables in
+# shell_knowledge: GNU getopt_long takes any unambiguous prefix of them.
+_TARGETING = frozenset({"--target-directory", "--symbolic-link", "--link", "--output",
+                        "--link-dest",
+                        "--in-place", "--inplace", "--reference", "--suffix", "--files-from",
+                        "--no-target-directory", "--parents"})
+
+
+def long_options(base: str) -> frozenset[str]:
+    """The long options of `base` that matter here, to expand abbreviations against."""
+    named = (K.WRITE_FLAGS.get(base, frozenset()) | K.EXEC_FLAGS.get(base, frozenset())
+             | K.WRITER_EXEC_FLAGS.get(base, frozenset()))
+    return frozenset(o for o in named if o.startswith("--")) | _TARGETING
+
+
+def _content_defined(base: str, args: list[Word], pos: list[Word], f: Facts, cmd: Cmd,
+                     ctx: Context) -> None:
+    """Programs whose targets are named inside a patch, an archive or a file list."""
+    if base == "patch":
+        judge_patch(args, f, cmd, ctx)
+    elif base == "unzip":
+        judge_unzip(args, f, cmd, ctx)
+    elif base == "rsync":
+        judge_rsync_files_from(args, pos[-1:], f, cmd, ctx)
+    else:  # 7z: a format signoff cannot list; listing and testing only read
+        verb = pos[0].text if pos else ""
+        if verb in ("l", "t", "h", "i"):
+            f.cls = "read_only"
+            f.reasons = [f"{base} {verb} lists or tests an archive"]
+        elif verb == "a" or verb == "u":
+            for w in pos[1:2]:
+                note_write(f, w, cmd.cwd, ctx)
+            for w in pos[2:]:
+                note_read(f, w, cmd.cwd, ctx)
+        else:
+            unjudged(f, f"{base} {verb} writes files named inside an archive signoff cannot list")
 
 
 def judge_delete(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
@@ -267,6 +355,10 @@ def note_landing(f: Facts, sources: list[Word], dest: Word, cwd: str | None, ctx
     run time defines what lands by what is on disk then: the whole of `dest` is written."""
     if dest.dynamic:
         return
+    if f.argv[:1] == ["rsync"] and any(
+        a == "--files-from" or a.startswith("--files-from=") for a in f.argv
+    ):
+        return  # what lands is the list's names, each judged (shell_archives) or asked
     for source in sources:
         name = posixpath.basename(source.text.rstrip("/"))
         whole = source.dynamic or name in ("", ".", "..") or (

@@ -58,6 +58,7 @@ _ASCII_ONLY = bytes(b if b < 0x80 else 0x78 for b in range(256))
 @dataclass(slots=True)
 class _Heredoc:
     text: str = ""
+    dynamic: bool = False  # the body expands $vars or $(…) when the command runs
     words: list[Word] = field(default_factory=list)
     redirs: list[Redir] = field(default_factory=list)
     later: list[Node] = field(default_factory=list)
@@ -226,6 +227,7 @@ class Walker(ArithmeticChecks):
         body = node.child_by_field_name("body")
         redirs: list[Redir] = []
         stdin: str | None = None
+        dynamic = False
         later: list[Node] = []
         # tree-sitter-bash hangs the words that follow a redirection target on the
         # redirection (`find 2>/dev/null / -delete`): bash gives them to the command.
@@ -234,19 +236,20 @@ class Walker(ArithmeticChecks):
         for child in node.children:
             if child.type == "heredoc_redirect":
                 heredoc = self._heredoc(child)
-                stdin = heredoc.text
+                stdin, dynamic = heredoc.text, heredoc.dynamic
                 later.extend(heredoc.later)
                 extra.extend(heredoc.words)
                 redirs.extend(heredoc.redirs)
             elif child.type == "herestring_redirect":
                 for sub in child.named_children:
-                    stdin = self.decode(sub).text
+                    word = self.decode(sub)
+                    stdin, dynamic = word.text, word.dynamic
             elif child.type == "file_redirect":
                 redir, words = self._file_redirect(child)
                 redirs.append(redir)
                 extra.extend(words)
         if body is not None and body.type == "command":
-            self._command(body, redirs, stdin, start, extra)
+            self._command(body, redirs, stdin, start, extra, dynamic)
         else:
             if body is not None:
                 self.walk(body)
@@ -255,7 +258,7 @@ class Walker(ArithmeticChecks):
                     "words follow the redirection of a compound command (bash refuses it)")
             if redirs or stdin is not None:
                 self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node),
-                              stdin_text=stdin), len(self.out.cmds))
+                              stdin_text=stdin, stdin_dynamic=dynamic), len(self.out.cmds))
         first = list(range(start, len(self.out.cmds)))
         for extra_node in later:
             if extra_node.type == "pipeline":
@@ -272,6 +275,7 @@ class Walker(ArithmeticChecks):
                 found.text = self._t(child)
                 for sub in child.named_children:
                     if sub.type != "heredoc_content":
+                        found.dynamic = True
                         self.decode(sub)  # $(…) in an unquoted heredoc runs
             elif node.field_name_for_child(index) == "argument":
                 found.words.extend(self.fields(child))
@@ -310,7 +314,7 @@ class Walker(ArithmeticChecks):
 
     def _command(self, node: Node, redirs: list[Redir] | None = None,
                  stdin: str | None = None, start: int | None = None,
-                 trailing: list[Word] | None = None) -> None:
+                 trailing: list[Word] | None = None, dynamic: bool = False) -> None:
         start = len(self.out.cmds) if start is None else start
         words: list[Word] = []
         assigns: list[tuple[str, Word]] = []
@@ -329,10 +333,11 @@ class Walker(ArithmeticChecks):
                     words.extend(extra)
                 elif kind == "herestring_redirect":
                     for sub in child.named_children:
-                        stdin = self.decode(sub).text
+                        word = self.decode(sub)
+                        stdin, dynamic = word.text, word.dynamic
                 else:
                     heredoc = self._heredoc(child)
-                    stdin = heredoc.text
+                    stdin, dynamic = heredoc.text, heredoc.dynamic
                     words.extend(heredoc.words)
                     redirs.extend(heredoc.redirs)
                     if heredoc.later:
@@ -341,7 +346,7 @@ class Walker(ArithmeticChecks):
                 words.extend(self.fields(child))
         words.extend(trailing or ())
         cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), self._t(node),
-                  stdin_text=stdin)
+                  stdin_text=stdin, stdin_dynamic=dynamic)
         cmd.calls_function = bool(words) and words[0].text in self.out.functions
         if words and words[0].text == "let":
             self.let(words[1:])
@@ -414,7 +419,8 @@ class Walker(ArithmeticChecks):
     def fields(self, node: Node) -> list[Word]:
         """The words one argument node becomes after brace expansion and splitting."""
         word = self.decode(node, tilde=True)
-        if node.type == "word" and "{" in word.text and "," in word.text:
+        # `{.git,src}/hooks` parses as a concatenation: bash expands its braces too.
+        if node.type in ("word", "concatenation") and "{" in word.text and "," in word.text:
             return [Word(t, word.dynamic, word.glob, word.quoted) for t in expand_braces(
                 word.text)]
         if self._split:
@@ -438,8 +444,10 @@ class Walker(ArithmeticChecks):
             return Word(raw)
         if kind == "concatenation":
             parts = [self.decode(c, tilde and i == 0) for i, c in enumerate(node.named_children)]
-            return Word("".join(p.text for p in parts), any(p.dynamic for p in parts),
-                        any(p.glob for p in parts), any(p.quoted for p in parts))
+            text = "".join(p.text for p in parts)
+            return Word(text, any(p.dynamic for p in parts),
+                        any(p.glob for p in parts) or bool(BRACE_SEQ_RE.search(text)),
+                        any(p.quoted for p in parts))
         if kind == "simple_expansion":
             return self._lookup(raw[1:], quoted=False)
         if kind == "arithmetic_expansion":

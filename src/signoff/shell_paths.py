@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from . import shell_knowledge as K
+from .runs_later import (
+    configured_places,
+    configured_runs_later,
+    glob_runs_later,
+    relative,
+    runs_later,
+)
 from .shell_facts import Context, Facts, under
-from .shell_parse import Word
+from .shell_parse import Word, expand_braces
 
 
 def is_secret(path: str, ctx: Context) -> bool:
@@ -75,10 +83,110 @@ def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
         rel = path[len(ctx.workspace):].lstrip("/")
         if rel and under(rel, K.WORKSPACE_PROTECTED):
             f.ask(f"writes a protected path in the workspace ({rel})")
+        note_runs_later(f, word, path, ctx, "writes")
     elif home_rel is None and (path == "/" or under(path, K.SYSTEM_WRITE_DENY)):
         f.deny(f"overwrites system files ({path})")
     else:
         f.ask(f"writes outside the workspace ({path})")
+
+
+def plant(f: Facts, reason: str) -> None:
+    """The command plants code that something runs later. Like `crontab`, that is a
+    privilege: it asks, `accept-edits` does not wave it through as an ordinary edit, and
+    "always" saves an exact rule, never a prefix."""
+    f.raise_to("privilege", reason)
+    f.ask(reason)
+    f.boundaries.append(reason)
+
+
+def unjudged(f: Facts, reason: str) -> None:
+    """The files a command writes could not be worked out (content unread, a transform):
+    its effects are unknown, so it asks and is never an ordinary edit."""
+    f.opaque(reason)
+    f.ask(reason)
+    f.boundaries.append(reason)
+
+
+def note_runs_later(f: Facts, word: Word, path: str, ctx: Context, verb: str) -> None:
+    """Ask when `path` (inside the workspace) is code that git, a shell or CI runs later;
+    a glob is judged by every name it could expand to."""
+    rel = relative(path, ctx.workspace)
+    if rel is None:
+        return
+    # `{.git,src}/hooks` inside a longer word reaches here unexpanded: judge each reading.
+    for text in _readings(rel, word):
+        why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
+            configured_runs_later(text, git_places(ctx)))
+        if why and verb == "writes":
+            plant(f, f"{verb} code that runs later ({why})")
+            return
+        if why:  # deleting or moving it away plants nothing, but it is still code: ask
+            f.ask(f"{verb} code that runs later ({why})")
+            return
+
+
+def git_places(ctx: Context) -> list[tuple[str, str]]:
+    """What the workspace's git config (and the user's) makes code: a custom hooks
+    directory, included files, programs named by path; and where `.git/hooks` links to.
+    Read once per analysis through the context's reader."""
+    if ctx.git_places is None:
+        places: list[tuple[str, str]] = []
+        gitdir = posixpath.join(ctx.workspace, ".git")
+        for config, folder in ((posixpath.join(gitdir, "config"), gitdir),
+                               (posixpath.join(ctx.home, ".gitconfig"), ctx.home),
+                               (posixpath.join(ctx.home, ".config/git/config"),
+                                posixpath.join(ctx.home, ".config/git"))):
+            data = ctx.reader(ctx.resolve(config))
+            if data:
+                places += configured_places(data.decode("utf-8", "replace"), folder,
+                                            ctx.workspace)
+        hooks = ctx.resolve(posixpath.join(gitdir, "hooks"))
+        rel = relative(hooks, ctx.workspace)
+        if rel and not rel.startswith(".git/"):
+            places.append((rel, ".git/hooks links here: git runs the hooks in it"))
+        ctx.git_places = places
+    return ctx.git_places
+
+
+def _readings(rel: str, word: Word) -> list[str]:
+    """Each text a glob word may stand for: brace lists expanded, `{a..z}` as `*`."""
+    if not word.glob or "{" not in rel:
+        return [rel]
+    return [re.sub(r"\{[^{}]*\.\.[^{}]*\}", "*", t) for t in expand_braces(rel)]
+
+
+def note_link_target(f: Facts, word: Word, link_dirs: list[str | None], ctx: Context) -> None:
+    """`ln [-s] TARGET LINK`: a link to protected state or to code that runs later lets a
+    later, harmless-looking write (`cp x link/hooks/pre-commit`) go there, so making it asks.
+    A relative symbolic target is read from the link's directory or from the current one
+    (`ln -r`): every reading in `link_dirs` is judged."""
+    if word.dynamic:
+        f.unknown_paths = True
+        f.ask(f"links to a path only known at run time ({word.text})")
+        return
+    for base in link_dirs:
+        path = ctx.path(word, base)
+        if path is None or not ctx.inside(path):
+            continue
+        rel = relative(path, ctx.workspace) or ""
+        for text in _readings(rel, word):
+            why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
+                f"{text} is protected" if text and under(text, K.WORKSPACE_PROTECTED) else None)
+            if why:
+                plant(f, f"links to code that runs later or protected state ({why})")
+                return
+
+
+def note_repository_copy(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
+    """Copying a `.git` directory (or its HEAD) elsewhere makes a repository under another
+    name, whose config git obeys when run there; its config is then no longer a `.git` path."""
+    path = ctx.path(word, cwd)
+    rel = relative(path, ctx.workspace) if path else None
+    if rel is None:
+        return
+    parts = rel.lower().split("/")
+    if ".git" in parts or parts[-1] == "head":
+        plant(f, f"copies git internals ({rel}): the copy is a repository git would obey")
 
 
 def bulk_target(path: str) -> str:
@@ -107,6 +215,8 @@ def note_delete(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
         f.ask(f"{verb} outside the workspace ({path})")
     elif under(path[len(ctx.workspace):].lstrip("/"), K.WORKSPACE_PROTECTED):
         f.ask(f"{verb} a protected path in the workspace ({path})")
+    else:
+        note_runs_later(f, word, path, ctx, verb)
 
 
 def catastrophic_target(path: str, ctx: Context, recursive: bool) -> str:

@@ -37,6 +37,7 @@ class Cmd:
     owner: int | None = None  # index of the command whose word holds this substitution
     sub_kind: str = ""  # "$(", "<(", ">(" when this runs inside a substitution
     stdin_text: str | None = None  # heredoc or here-string fed to this command
+    stdin_dynamic: bool = False  # that text expands $vars or $(…) when the command runs
     function: str | None = None  # name of the function whose body holds this command
     alt_cwds: tuple[str | None, ...] = ()  # where it runs if an earlier `cd` failed
     calls_function: bool = False  # words[0] names a function defined earlier in the string

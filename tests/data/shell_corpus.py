@@ -203,8 +203,6 @@ ls > files.txt
 grep -rn TODO src > todos.txt
 cat a.txt b.txt > c.txt
 tar czf backup.tgz src
-tar -xzf archive.tar.gz
-unzip release.zip
 gzip big.log
 chmod +x scripts/run.sh
 chmod 644 README.md
@@ -215,7 +213,6 @@ diff a b > changes.diff
 git diff > patch.diff
 yq -i '.version = "2"' config.yaml
 dd if=/dev/zero of=blank.img bs=1M count=10
-patch -p1 < fix.patch
 git remote add upstream https://github.com/o/r.git
 """)
 
@@ -837,6 +834,76 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
     ("opaque", "ask", "{ ls; } >f rm -rf build"),
     ("read_only", "allow", "ls 2>/dev/null -la"),
     ("read_only", "allow", "grep 2>/dev/null -rn TODO src"),
+    # Code that runs later (runs_later.py): hooks, git config keys that run programs,
+    # shell start-up files, CI; patches and archives name their targets in content, which
+    # this corpus's files do not have, so extracting or applying them asks.
+    ("write", "ask", "tar -xzf archive.tar.gz"),
+    ("write", "ask", "unzip release.zip"),
+    ("write", "ask", "patch -p1 < fix.patch"),
+    ("bypass", "ask", "git apply fix.patch"),
+    ("bypass", "ask", "git am 0001-fix.patch"),
+    ("bypass", "ask", "cat x.patch | git apply"),
+    ("bypass", "ask", "7z x a.7z"),
+    ("bypass", "ask", "rsync -a --files-from=list.txt stage/ ./"),
+    ("read_only", "allow", "git apply --stat x.patch"),
+    ("read_only", "allow", "git apply --check x.patch"),
+    ("read_only", "allow", "git config --get user.name"),
+    ("read_only", "allow", "git config --list"),
+    ("read_only", "allow", "git config get user.email"),
+    ("read_only", "allow", "git -c color.ui=always log --oneline"),
+    ("write", "notify", "git config user.name 'Alice Doe'"),
+    ("write", "notify", "git config pull.rebase true"),
+    ("write", "notify", "git config --unset core.pager"),
+    ("bypass", "ask", "git config core.fsmonitor 'sh -c id'"),
+    ("bypass", "ask", "git config --local core.hooksPath .githooks"),
+    ("bypass", "ask", "git config set core.sshCommand 'sh -c id'"),
+    ("bypass", "ask", "git config diff.pdf.textconv 'sh -c id'"),
+    ("bypass", "ask", "git config filter.x.smudge 'sh -c id'"),
+    ("bypass", "ask", "git config alias.st '!sh -c id'"),
+    ("bypass", "ask", "git config include.path ../evil.cfg"),
+    ("bypass", "ask", "git config -f .gitmodules submodule.x.update '!sh'"),
+    ("bypass", "ask", "git config --file stage/cfg core.pager 'sh -c id'"),
+    ("bypass", "ask", "git config --add credential.helper '!sh -c id'"),
+    ("bypass", "ask", "git config --system gpg.program /tmp/x"),
+    ("bypass", "ask", "git config edit"),
+    ("bypass", "ask", "git -c core.fsmonitor='sh -c id' status"),
+    ("bypass", "ask", "git --config-env=core.pager=X log"),
+    ("bypass", "ask", "git --git-dir=stage status"),
+    ("bypass", "ask", "git init --template=stage/tpl"),
+    ("bypass", "ask", "git rebase -x 'sh -c id' main"),
+    ("bypass", "ask", "git update-index --add --cacheinfo 100755,abc,.husky/pre-commit"),
+    ("bypass", "ask", "git mv hook .git/hooks/pre-commit"),
+    ("bypass", "ask", "cp hook .git/hooks/pre-commit"),
+    ("bypass", "ask", "install -m 755 hook .git/hooks/post-checkout"),
+    ("bypass", "ask", "ln -s ../../hook .git/hooks/pre-commit"),
+    ("bypass", "ask", "ln -s .git g"),
+    ("bypass", "ask", "cp evil .gi?/hooks/"),
+    ("bypass", "ask", "echo 'x filter=x' >> .gitattributes"),
+    ("bypass", "ask", "tee .envrc < x"),
+    ("bypass", "ask", "sed -i s/a/b/ .github/workflows/ci.yml"),
+    ("bypass", "ask", "mv ci.yml .github/workflows/"),
+    ("bypass", "ask", "cp -r stage/gh .github"),
+    ("bypass", "ask", "echo x > .husky/pre-commit"),
+    ("bypass", "ask", "cp cfg.yaml .pre-commit-config.yaml"),
+    ("bypass", "ask", "echo x > Jenkinsfile"),
+    ("bypass", "ask", "echo x >> .bashrc"),
+    ("bypass", "ask", "cpio -i < a.cpio"),
+    ("bypass", "ask", "ar x a.a"),
+    ("bypass", "ask", "bsdtar xf a.tar"),
+    ("bypass", "ask", "pax -r < a.pax"),
+    ("bypass", "ask", "busybox tar xf a.tar"),
+    ("bypass", "ask", "tar --extr -f a.tar"),
+    ("bypass", "ask", "sed --in-pl s/a/b/ .git/config"),
+    ("bypass", "ask", "git log --outp=.git/config"),
+    ("bypass", "ask", "cp x {.git,src}/hooks/"),
+    ("bypass", "ask", "git lfs install"),
+    ("bypass", "ask", "git maintenance start"),
+    ("bypass", "ask", "tar -xf a.tar -Cdist"),
+    ("bypass", "ask", "tar -xC .git -f a.tar"),
+    ("bypass", "ask", "tar -xIsh -f a.tar"),
+    ("read_only", "allow", "tar -tf a.tar"),
+    ("write", "notify", "chmod +x scripts/*"),
+    ("write", "notify", "git mv a.txt b.txt"),
 ]
 
 
