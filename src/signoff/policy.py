@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
+from .normalize import canonical_host
 from .registry import Registry, ToolSpec
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .settings import MODES, Mode, Settings
@@ -256,7 +257,7 @@ class Policy:
             if not isinstance(url, str):
                 return None, f"argument {spec.url_arg!r} must be a URL string", _none
             parts = urlsplit(url)
-            host = (parts.hostname or "").lower()
+            host = canonical_host(parts.hostname or "")
             boundary = None
             if parts.scheme not in ("http", "https") or not host:
                 boundary = f"{url!r} is not an http(s) URL"
@@ -265,7 +266,8 @@ class Policy:
             ):
                 boundary = f"{host} is not an allowed domain"
             domain_rule = f"{call.name}(domain:{host})" if host and not boundary else None
-            return (lambda rule, every: rule.matches_url(url)), boundary, lambda: domain_rule
+            matcher = lambda rule, every: rule.matches_url(url, every=every)  # noqa: E731
+            return matcher, boundary, lambda: domain_rule
         boundary = self._amount_boundary(spec, args)
         return (
             (lambda rule, every: rule.matches_arguments(args, every=every)),
@@ -355,14 +357,14 @@ class Policy:
         self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule]
     ) -> tuple[Effect, str | None, str | None]:
         for rule in rules.deny:
-            if rule.matches_shell(part.text):
+            if rule.catches_shell(part.text, part.argv):
                 return "deny", rule.text, f"denied by rule {rule.text}"
         if part.catastrophic:
             return "deny", "catastrophic", None
         if self.mode == "plan" and part.cls != "read_only":
             return "deny", "mode", "plan mode is read-only"
         for rule in rules.ask:
-            if rule.matches_shell(part.text):
+            if rule.catches_shell(part.text, part.argv):
                 return "ask", rule.text, f"rule {rule.text} asks"
         if part.writes and not part.inside_workspace:
             # A boundary: `Bash(echo:*)` must not allow `echo x > ~/.profile`.

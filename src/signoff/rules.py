@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Mapping
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
 from .registry import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
+from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
+from .shell_normalize import CommandPattern, compile_pattern, normalize_argv
 
 _RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
@@ -71,12 +74,27 @@ class Rule:
     # -- does it match this call ---------------------------------------------------
 
     def matches_shell(self, command: str) -> bool:
+        """The rule's text against the command's text (what an allow rule needs)."""
         if self.specifier is None:
             return True
         matcher = self._compiled.get("shell")
         if matcher is None:
             matcher = self._compiled["shell"] = compile_command_pattern(self.specifier)
         return bool(matcher(_SPACES.sub(" ", command.strip())))
+
+    def catches_shell(self, command: str, argv: Sequence[str] = ()) -> bool:
+        """For deny and ask rules: the text matches, or the normalised command does
+        (`rm -fr`, `/bin/rm -r -f` and `rm --recursive --force` are all `rm -rf`)."""
+        if self.matches_shell(command):
+            return True
+        if "pattern" not in self._compiled:
+            self._compiled["pattern"] = compile_pattern(self.specifier or "")
+        pattern: CommandPattern | None = self._compiled["pattern"]
+        if pattern is None:
+            return False
+        words = tuple(argv) if argv else _split_words(command)
+        normal = normalize_argv(words) if words else None
+        return normal is not None and pattern.matches(normal)
 
     def matches_path(self, resolved_path: str, ctx: PathContext) -> bool:
         if self.specifier is None:
@@ -86,55 +104,46 @@ class Rule:
             regex = self._paths[ctx] = compile_path_pattern(self.specifier, ctx)
         return regex.match(resolved_path) is not None
 
-    def matches_url(self, url: str) -> bool:
+    def matches_url(self, url: str, *, every: bool = True) -> bool:
+        """`every` (allow rules): the URL must match as written AND canonically; otherwise
+        (deny/ask rules) either form is enough, so no spelling of a host slips past."""
         if self.specifier is None:
             return True
         spec = self.specifier.strip()
         if spec.startswith("domain:"):
-            return host_matches(urlsplit(url).hostname or "", spec[len("domain:") :].strip())
-        return fnmatch.fnmatchcase(url, spec)
+            return host_matches(_url_host(url), spec[len("domain:") :].strip(),
+                                loose=not every)
+        raw = fnmatch.fnmatchcase(url, spec)
+        canonical = fnmatch.fnmatchcase(canonical_url(url), canonical_url_pattern(spec))
+        return (raw and canonical) if every else (raw or canonical)
 
     def matches_arguments(self, arguments: Mapping[str, Any], *, every: bool) -> bool:
-        """Argument matchers. For list values, `every` (allow rules) needs all elements
-        to match; otherwise (deny/ask rules) one matching element is enough."""
+        """Argument matchers. For list (and tuple) values, `every` (allow rules) needs all
+        elements to match; otherwise (deny/ask rules) one matching element is enough.
+        Values are compared normalised (see `values_match`)."""
         if self.specifier is None:
             return True
         matchers = self._compiled.get("args")
         if matchers is None:
             matchers = self._compiled["args"] = parse_argument_matchers(self.specifier, self.text)
         for key, op, expected in matchers:
-            if key not in arguments:
-                return False
-            value = arguments[key]
-            values = value if isinstance(value, list) else [value]
-            if not values:
-                return False
-            hits = [_compare(v, op, expected) for v in values]
-            if not (all(hits) if every else any(hits)):
+            if not values_match(arguments.get(key, MISSING), op, expected, every=every):
                 return False
         return True
 
 
-def _compare(value: Any, op: str, expected: str) -> bool:
-    if op == "=":
-        return fnmatch.fnmatchcase(value if isinstance(value, str) else str(value), expected)
+def _split_words(command: str) -> tuple[str, ...]:
     try:
-        number = float(value)
-        bound = float(expected)
-    except (TypeError, ValueError):
-        return False  # a non-number never satisfies a numeric bound
-    return {
-        "<=": number <= bound,
-        ">=": number >= bound,
-        "<": number < bound,
-        ">": number > bound,
-    }[op]
+        return tuple(shlex.split(command))
+    except ValueError:
+        return tuple(command.split())
 
 
-def host_matches(host: str, domain: str) -> bool:
-    host = host.lower().rstrip(".")
-    domain = domain.lower().lstrip("*.").rstrip(".")
-    return bool(domain) and (host == domain or host.endswith("." + domain))
+def _url_host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
 
 
 def parse_argument_matchers(specifier: str, rule_text: str) -> list[tuple[str, str, str]]:

@@ -1,0 +1,360 @@
+"""Issue 11, item 4: a deny rule names an action, not a spelling.
+
+Every row is an attack: another spelling of a denied action, judged by the real policy
+with the attack review's settings (deny `git push --force`, `rm -rf`, `curl`,
+`npm publish`, mail to the competitor, fetching localhost; broad allows beside them). Each
+must be deny. The controls show the allows still allow what they allowed, and a real
+`fetch_url` through the Gate shows a denied host is never contacted by any spelling.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from signoff.gate import Gate
+from signoff.models import ToolCall
+from signoff.policy import Policy
+from signoff.registry import Registry
+from signoff.settings import Settings
+from signoff.testing import ScriptedChannel
+from signoff.tools import Workspace
+
+DENY = [
+    "Bash(git push --force:*)",
+    "Bash(rm -rf:*)",
+    "Bash(curl:*)",
+    "Bash(npm publish:*)",
+    "send_email(to=*@competitor.com)",
+    "send_email(cc=*@competitor.com)",
+    "fetch_url(domain:localhost)",
+]
+ALLOW = [
+    "Bash(git push:*)",
+    "Bash(git:*)",
+    "Bash(rm:*)",
+    "Bash(npm:*)",
+    "send_email",
+    "fetch_url",
+]
+
+
+@pytest.fixture
+def policy(tmp_path: Path) -> Policy:
+    (tmp_path / "build").mkdir()
+    return Policy(Settings.from_rules(deny=DENY, allow=ALLOW), workspace=tmp_path,
+                  home=str(tmp_path / "home"), registry=Registry())
+
+
+SHELL_SPELLINGS = [
+    # git push --force
+    "git push -f origin main",
+    "git push origin main --force",
+    "git push origin main -f",
+    "git push origin +main",
+    "git push origin +main:main",
+    "git push origin +HEAD:refs/heads/main",
+    "git push --force-with-lease",
+    "git push --force-with-lease=main origin main",
+    "git push --force-if-includes --force-with-lease origin main",
+    "git push --mirror",
+    "git push --delete origin old",
+    "git push -d origin old",
+    "git push origin :old",
+    "git push --prune origin",
+    "git -C . push --force",
+    "git -C . -c color.ui=never push origin main --force",
+    "git --git-dir=.git push -f",
+    "git --no-pager push -fu origin main",
+    "git push -uf origin main",
+    "git push --forc origin main",  # git takes unambiguous abbreviations
+    "git push --mirr",
+    "git -c alias.p='push --force' p origin main",
+    "/usr/bin/git push -f",
+    "git push -- origin +main",
+    "sudo git push -f",
+    "env GIT_TRACE=0 git push -f",
+    "git push --force origin main && echo done",
+    "echo start; git push origin +main",
+    # rm -rf
+    "rm -fr build",
+    "rm -r -f build",
+    "rm -f -r build",
+    "rm --recursive --force build",
+    "rm --force --recursive build",
+    "rm -R -f build",
+    "rm -Rf build",
+    "rm -rfv build",
+    "rm -vfr build",
+    "rm build -rf",
+    "rm build -r -f",
+    "rm --recur --forc build",
+    "rm -r --force build",
+    "/bin/rm -rf build",
+    "/usr/bin/rm -fr build",
+    "./../../bin/rm -rf build",
+    "command rm -fr build",
+    "nice rm -r -f build",
+    "timeout 5 rm -fr build",
+    "xargs rm -fr < list.txt",
+    "sh -c 'rm -fr build'",
+    "find . -name x -exec rm -fr {} +",
+    # curl
+    "/usr/bin/curl https://example.com",
+    "/usr/local/bin/curl -s https://example.com",
+    "env curl https://example.com",
+    # npm publish
+    "npm pub",
+    "npm publ",
+    "npm --registry https://r.example publish",
+    "npm publish --registry https://r.example",
+    "npm --tag beta pub",
+    "npm -g publish",
+    "/usr/local/bin/npm publish",
+]
+
+
+@pytest.mark.parametrize("command", SHELL_SPELLINGS)
+def test_every_spelling_of_a_denied_command_is_denied(policy: Policy, command: str) -> None:
+    verdict = policy.evaluate(ToolCall("Bash", {"command": command}))
+    assert verdict.effect == "deny", (command, verdict.reasons)
+    assert verdict.rule in DENY, verdict.rule
+
+
+SHELL_CONTROLS = [  # allowed before, allowed now: the allow rules kept their meaning
+    ("git push origin main", "allow"),
+    ("git push -u origin main", "allow"),
+    ("git push --tags", "allow"),
+    ("git status", "allow"),
+    ("git log --oneline", "allow"),
+    ("rm -r build", "allow"),
+    ("rm -f build/x", "allow"),
+    ("npm install", "allow"),
+    ("npm run build", "allow"),
+    ("npm view left-pad", "allow"),
+]
+
+
+@pytest.mark.parametrize(("command", "effect"), SHELL_CONTROLS)
+def test_what_the_allow_rules_allowed_stays_allowed(
+    policy: Policy, command: str, effect: str
+) -> None:
+    assert policy.evaluate(ToolCall("Bash", {"command": command})).effect == effect
+
+
+def _email(to: Any, cc: Any = None) -> ToolCall:
+    args: dict[str, Any] = {"to": to, "subject": "hi", "body": "x"}
+    if cc is not None:
+        args["cc"] = cc
+    return ToolCall("send_email", args)
+
+
+RECIPIENTS: list[tuple[str, Any, Any]] = [
+    ("case", "CEO@Competitor.com", None),
+    ("all caps", "X@COMPETITOR.COM", None),
+    ("trailing space", "x@competitor.com ", None),
+    ("leading space", "  x@competitor.com", None),
+    ("trailing dot", "x@competitor.com.", None),
+    ("angle brackets", "<x@competitor.com>", None),
+    ("display name", "Boss <x@competitor.com>", None),
+    ("quoted display name with comma", '"Doe, John" <x@competitor.com>', None),
+    ("display name that looks like a friend", '"ok@friend.org" <x@competitor.com>', None),
+    ("comma list", "a@friend.org, x@competitor.com", None),
+    ("semicolon list", "a@friend.org; x@competitor.com", None),
+    ("subdomain", "x@mail.competitor.com", None),
+    ("zero-width space", "x@compet\u200bitor.com", None),
+    ("soft hyphen", "x@compet\u00aditor.com", None),
+    ("fullwidth at and letters", "x\uff20competitor.com", None),
+    ("cc list", "a@friend.org", ["x@competitor.com"]),
+    ("cc list, second", "a@friend.org", ["b@friend.org", "X@Competitor.COM."]),
+    ("cc as tuple (Python API)", "a@friend.org", ("x@competitor.com",)),
+    ("to as tuple (Python API)", ("x@competitor.com",), None),
+    ("to as nested list", [["x@competitor.com"]], None),
+    ("to wrapped in a dict (Python API)", {"address": "x@competitor.com"}, None),
+    ("cc wrapped in dicts", "a@friend.org", [{"email": "x@competitor.com"}]),
+]
+
+
+@pytest.mark.parametrize(("name", "to", "cc"), RECIPIENTS, ids=[r[0] for r in RECIPIENTS])
+def test_every_spelling_of_a_denied_recipient_is_denied(
+    policy: Policy, name: str, to: Any, cc: Any
+) -> None:
+    verdict = policy.evaluate(_email(to, cc))
+    assert verdict.effect == "deny", (name, verdict.reasons)
+
+
+def test_other_recipients_are_still_allowed(policy: Policy) -> None:
+    for to in ("a@friend.org", "Friend <a@friend.org>", "x@notcompetitor.com"):
+        assert policy.evaluate(_email(to)).effect == "allow", to
+
+
+URLS = [
+    "http://localhost/",
+    "http://LOCALHOST/",
+    "http://localhost./",
+    "http://local\u00adhost/",
+    "http://local\u200bhost/",
+    "http://127.0.0.1/",
+    "http://127.1/",
+    "http://127.0.1/",
+    "http://2130706433/",
+    "http://0x7f000001/",
+    "http://0x7f.0.0.1/",
+    "http://0177.0.0.1/",
+    "http://017700000001/",
+    "http://[::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::ffff:7f00:1]/",
+    "http://0/",
+    "http://0.0.0.0/",
+    "http://127.2.3.4/",
+    "http://api.localhost/",
+    "http://user@localhost:8080/x",
+    "http://friend.org@127.1/",
+    "HTTP://LocalHost:80/",
+]
+
+
+@pytest.mark.parametrize("url", URLS)
+def test_every_spelling_of_a_denied_host_is_denied(policy: Policy, url: str) -> None:
+    verdict = policy.evaluate(ToolCall("fetch_url", {"url": url}))
+    assert verdict.effect == "deny", (url, verdict.reasons)
+
+
+def test_other_hosts_are_still_allowed(policy: Policy) -> None:
+    for url in ("https://example.com/", "http://10.0.0.1/", "http://localhost.example.com/"):
+        assert policy.evaluate(ToolCall("fetch_url", {"url": url})).effect == "allow", url
+
+
+@pytest.mark.parametrize(
+    ("rule", "url"),
+    [
+        ("fetch_url(domain:127.0.0.1)", "http://2130706433/"),
+        ("fetch_url(domain:127.0.0.1)", "http://localhost/"),
+        ("fetch_url(domain:evil.example)", "http://EVIL.example./x"),
+        ("fetch_url(domain:evil.example)", "http://ev\u00adil.example/x"),
+        ("fetch_url(domain:xn--bcher-kva.example)", "http://b\u00fccher.example/"),
+        ("fetch_url(domain:b\u00fccher.example)", "http://xn--bcher-kva.example/"),
+        ("fetch_url(https://evil.example/*)", "https://EVIL.example/x"),
+        ("fetch_url(https://evil.example/*)", "https://me@evil.example/x"),
+        ("fetch_url(https://evil.example/*)", "https://ev\u200bil.example/x"),
+        ("fetch_url(http://127.0.0.1:*)", "http://127.1:8080/"),
+        ("WebFetch(domain:169.254.169.254)", "http://2852039166/latest/meta-data"),
+    ],
+)
+def test_url_and_ip_rules_compare_canonically(tmp_path: Path, rule: str, url: str) -> None:
+    policy = Policy(Settings.from_rules(deny=[rule], allow=["fetch_url"]), workspace=tmp_path)
+    assert policy.evaluate(ToolCall("fetch_url", {"url": url})).effect == "deny"
+
+
+def test_allowed_domains_compare_canonically(tmp_path: Path) -> None:
+    policy = Policy(
+        Settings.from_rules(allow=["fetch_url"], allowed_domains=("docs.python.org",)),
+        workspace=tmp_path,
+    )
+    for url, effect in [
+        ("https://DOCS.python.org./3/", "allow"),
+        ("https://docs.py\u00adthon.org/", "allow"),  # the same host, spelled with a hyphen
+        ("https://127.1/", "ask"),
+        ("https://docs.python.org.evil.com/", "ask"),
+    ]:
+        assert policy.evaluate(ToolCall("fetch_url", {"url": url})).effect == effect, url
+
+
+def test_allow_rules_do_not_widen_by_normalisation(tmp_path: Path) -> None:
+    """An allow rule still needs its text to match: normalising only ever catches more
+    for deny and ask rules."""
+    policy = Policy(
+        Settings.from_rules(allow=["send_email(to=*@us.example)", "Bash(rm build)",
+                                   "fetch_url(https://docs.example/*)"]),
+        workspace=tmp_path,
+    )
+    asks = [
+        _email("evil@x.example, a@us.example"),  # a list is every address, not its end
+        _email('"a@us.example" <evil@x.example>'),
+        _email({"to": "a@us.example"}),  # a structure never satisfies an allow matcher
+        ToolCall("Bash", {"command": "rm -rf build"}),
+        ToolCall("fetch_url", {"url": "https://docs.example@evil.example/"}),
+    ]
+    for call in asks:
+        assert policy.evaluate(call).effect == "ask", call.arguments
+
+
+@pytest.mark.parametrize(
+    ("rule", "amount"),
+    [("pay(amount>1000)", "5000"), ("pay(amount>1000)", "1e9"), ("pay(amount>1000)", "inf"),
+     ("pay(amount>1000)", "nan"), ("pay(amount>1000)", "lots"), ("pay(amount>1000)", True),
+     ("pay(amount>1000)", {"value": 5000}), ("pay(amount>1000)", [5000])],
+)
+def test_an_amount_that_is_not_a_plain_number_is_caught_by_a_deny_bound(
+    tmp_path: Path, rule: str, amount: Any
+) -> None:
+    policy = Policy(Settings.from_rules(deny=[rule], allow=["pay"]), workspace=tmp_path)
+    assert policy.evaluate(ToolCall("pay", {"amount": amount, "to": "bob"})).effect == "deny"
+
+
+# ------------------------------------------------------------------ a real fetch
+
+
+class _Counter(BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        type(self).hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        self.wfile.write(b"secret from localhost")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[int, list[str]]]:
+    handler = type("Handler", (_Counter,), {"hits": []})
+    httpd = HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield httpd.server_address[1], handler.hits
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+# Spellings of 127.0.0.1 that urllib really connects to (the control proves it).
+REACHABLE = ["127.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.0.0.1", "localhost",
+             "LOCALHOST", "0"]
+
+
+def test_real_fetch_no_spelling_of_localhost_is_fetched(
+    tmp_path: Path, server: tuple[int, list[str]]
+) -> None:
+    port, hits = server
+    ws = Workspace(tmp_path, fetch_timeout=5)
+    urls = [f"http://{host}:{port}/{i}" for i, host in enumerate(REACHABLE)]
+
+    # Control: with only the allow rule, every spelling reaches the server.
+    open_gate = Gate(Policy(Settings.from_rules(allow=["fetch_url"]), workspace=tmp_path),
+                     ScriptedChannel())
+    for url in urls:
+        result = open_gate.execute(ToolCall("fetch_url", {"url": url}), ws.fetch_url)
+        assert result.ran and "secret from localhost" in result.content, url
+    assert len(hits) == len(urls)
+    hits.clear()
+
+    policy = Policy(Settings.from_rules(deny=["fetch_url(domain:localhost)"],
+                                        allow=["fetch_url"]), workspace=tmp_path)
+    for url in [*urls, f"http://[::ffff:127.0.0.1]:{port}/x", f"http://local\u00adhost:{port}/"]:
+        channel = ScriptedChannel()  # a gate per call: three refusals in a row stop a run
+        result = Gate(policy, channel).execute(ToolCall("fetch_url", {"url": url}), ws.fetch_url)
+        assert not result.ran and result.verdict.effect == "deny", url
+        assert "secret" not in result.content
+        assert channel.prompts == []  # denied outright, nobody was asked
+    assert hits == []  # nothing reached the server
