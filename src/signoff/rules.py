@@ -24,6 +24,12 @@ from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
 from .registry import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
+from .rule_checks import (
+    looks_like_argument_matchers,
+    matcher_value_problem,
+    specifier_problem,
+    tool_name_problem,
+)
 from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
 from .shell_normalize import CommandPattern, compile_pattern, normalize_argv
 
@@ -158,6 +164,9 @@ def parse_argument_matchers(specifier: str, rule_text: str) -> list[tuple[str, s
         key, op, value = match.groups()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
+        problem = matcher_value_problem(key, op, value)
+        if problem:
+            raise InvalidInput(f"rule {rule_text!r}: {problem}")
         matchers.append((key, op, value))
     return matchers
 
@@ -282,16 +291,35 @@ def parse_rule(text: str, *, source: str = "") -> Rule:
             + (" (unbalanced parentheses?)" if text.count("(") != text.count(")") else "")
         )
     tool, specifier = match.group(1), match.group(2)
+    problem = tool_name_problem(tool)
+    if problem:
+        raise InvalidInput(f"{where}rule {text!r}: {problem}")
     if specifier is not None:
         if not specifier.strip():
             raise InvalidInput(f"{where}rule {text!r} has an empty specifier; write {tool}")
         if specifier.strip() == "*":
             specifier = None  # Tool(*) is the same as Tool
-    if specifier is not None and ":*" in specifier and not specifier.rstrip().endswith(":*"):
+    if (
+        specifier is not None
+        and ":*" in specifier
+        and not specifier.rstrip().endswith(":*")
+        and not specifier.strip().startswith("domain:*.")
+    ):
         raise InvalidInput(f"{where}rule {text!r}: ':*' may only end the specifier")
     rule = Rule(text=text.strip(), tool=tool, specifier=specifier, source=source)
-    if specifier is not None and _names_other_tool(tool):
-        parse_argument_matchers(specifier, text)  # validate now, not at the first call
+    if specifier is not None:
+        problem = specifier_problem(tool, specifier)
+        if problem:
+            raise InvalidInput(f"{where}rule {text!r}: {problem}")
+        if _names_other_tool(tool) or (
+            canonical_tool_name(tool) not in BUILTIN_SPECS
+            and tool not in RULE_GROUPS
+            and looks_like_argument_matchers(specifier)
+        ):
+            try:  # validate now, not at the first call
+                parse_argument_matchers(specifier, text)
+            except InvalidInput as exc:
+                raise InvalidInput(f"{where}{exc}") from exc
     return rule
 
 
