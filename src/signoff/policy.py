@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .always import suggest_argument_rule
 from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .normalize import canonical_host
@@ -272,7 +273,7 @@ class Policy:
         return (
             (lambda rule, every: rule.matches_arguments(args, every=every)),
             boundary,
-            _none if boundary else lambda: _suggest_arguments(call),
+            _none if boundary else lambda: suggest_argument_rule(call, spec),
         )
 
     def resolve_path(self, raw: str) -> str:
@@ -407,17 +408,6 @@ def _shell_risk(parts: Sequence[shell.CommandPart], effect: Effect) -> Risk:
 
 def _escape_glob(text: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in text)
-
-
-def _suggest_arguments(call: ToolCall) -> str | None:
-    for key, value in call.arguments.items():
-        if (
-            isinstance(value, str)
-            and 0 < len(value) <= 80
-            and not any(c in value for c in "\n,()\"'")
-        ):
-            return f"{call.name}({key}={_escape_glob(value)})"
-    return None
 
 
 __all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy"]
