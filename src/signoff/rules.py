@@ -99,8 +99,7 @@ class Rule:
         if pattern is None:
             return False
         words = tuple(argv) if argv else _split_words(command)
-        normal = normalize_argv(words) if words else None
-        return normal is not None and pattern.matches(normal)
+        return _pattern_catches(pattern, words, depth=0)
 
     def matches_path(self, resolved_path: str, ctx: PathContext) -> bool:
         if self.specifier is None:
@@ -136,6 +135,16 @@ class Rule:
             if not values_match(arguments.get(key, MISSING), op, expected, every=every):
                 return False
         return True
+
+
+def _pattern_catches(pattern: CommandPattern, words: tuple[str, ...], depth: int) -> bool:
+    normal = normalize_argv(words) if words else None
+    if normal is None:
+        return False
+    if pattern.matches(normal):
+        return True
+    # `npx npm publish`, `npm exec -- npm publish`: what it runs in turn is caught too.
+    return depth < 4 and any(_pattern_catches(pattern, w, depth + 1) for w in normal.inner)
 
 
 def _split_words(command: str) -> tuple[str, ...]:

@@ -42,6 +42,8 @@ class NormalCommand:
     program: str
     options: frozenset[str]
     operands: tuple[Operand, ...]
+    # Commands this one runs in turn: `npx npm publish`, `npm exec -- …`, a git `!` alias.
+    inner: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,8 @@ _RECURSIVE = [("-r", "-r"), ("-R", "-r"), ("--recursive", "-r")]
 _FORCE_F = [("-f", "-f"), ("--force", "-f")]
 _SIMPLE: dict[str, _Syntax] = {
     "rm": _syntax([*_RECURSIVE, *_FORCE_F, ("-i", "-i"), ("-I", "-I"),
+                   ("--interactive=never", "-f"), ("--interactive=no", "-f"),
+                   ("--interactive=none", "-f"),
                    ("--interactive", "-i"), ("-d", "-d"), ("--dir", "-d"), ("-v", "-v"),
                    ("--verbose", "-v"), ("--no-preserve-root", "--no-preserve-root"),
                    ("--preserve-root", "--preserve-root"),
@@ -164,11 +168,14 @@ _NPM = _syntax(
             "--cache", "--workspace", "--loglevel"),
 )
 _GENERIC = _Syntax()
+_OPERATORS = ("|", "||", "&&", ";", "&", ";;")
 
 
 def _expand_option(word: str, syntax: _Syntax) -> tuple[list[str], bool, str | None]:
     """One option word -> (canonical names, whether its value is the next word, an
     attached value)."""
+    if word in syntax.aliases and "=" in word:  # `rm --interactive=never` is `rm -f`
+        return list(syntax.aliases[word]), False, None
     if word.startswith("--") or syntax.single_dash_long:
         name, eq, attached = word.partition("=")
         value = attached if eq else None
@@ -233,7 +240,7 @@ def _scan(words: Sequence[str], syntax: _Syntax, options: set[str],
     return operands, len(words)
 
 
-def _git(words: list[str], options: set[str]) -> list[Operand]:
+def _git(words: list[str], options: set[str], inner: list[tuple[str, ...]]) -> list[Operand]:
     globals_: set[str] = set()
     front, stop = _scan(words, _GIT_GLOBAL, globals_, stop_at_operand=True)
     options.update("git:" + g for g in globals_)
@@ -241,16 +248,23 @@ def _git(words: list[str], options: set[str]) -> list[Operand]:
     if not rest:
         return front
     sub = rest[0]
-    # `git -c alias.p='push --force' p`: the alias is the command it stands for.
-    for g in globals_:
+    # `git -c alias.p='push --force' p`: the alias is the command it stands for; a `!`
+    # alias runs a shell command, which is judged as an inner command.
+    for g in sorted(globals_):
         if g.startswith("-c=alias.") and "=" in g[len("-c=alias."):]:
             name, _, value = g[len("-c=alias."):].partition("=")
-            if name == sub and not value.startswith("!"):
-                try:
-                    rest = [*shlex.split(value), *rest[1:]]
-                except ValueError:
-                    break
-                sub = rest[0] if rest else sub
+            if name != sub:
+                continue
+            if value.startswith("!"):
+                inner.extend(_segments(value[1:]))
+                continue
+            try:
+                rest = [*shlex.split(value), *rest[1:]]
+            except ValueError:
+                break
+            sub = rest[0] if rest else sub
+    if sub == "push" and any(_forcing_config(g) for g in globals_):
+        options.add(_FORCE)  # `-c remote.origin.mirror=true`, a `+refspec` push config
     syntax = _GIT_SUB.get(sub, _GENERIC)
     operands = [*front, Operand(frozenset([sub]))]
     more, _ = _scan(rest[1:], syntax, options)
@@ -266,6 +280,64 @@ def _git(words: list[str], options: set[str]) -> list[Operand]:
             operands.append(operand)
         return operands
     return [*operands, *more]
+
+
+def _segments(script: str) -> list[tuple[str, ...]]:
+    """The simple commands of a short script, split at its operators (best effort: the
+    shell analysis judges the script itself; this only lets deny rules see into it)."""
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        words = script.split()
+    out: list[tuple[str, ...]] = []
+    current: list[str] = []
+    for word in words:
+        if word in _OPERATORS or word in ("|&", "&&", "||"):
+            if current:
+                out.append(tuple(current))
+            current = []
+        else:
+            current.append(word)
+    if current:
+        out.append(tuple(current))
+    return out
+
+
+def _runner_inner(words: Sequence[str]) -> list[tuple[str, ...]]:
+    """What `npx …`, `npm exec …`, `pnpm dlx …` run: the words after their own options."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return [tuple(words[i + 1:])] if i + 1 < len(words) else []
+        if word in ("-c", "--call") and i + 1 < len(words):
+            return _segments(words[i + 1])
+        if word.startswith("--call="):
+            return _segments(word[len("--call="):])
+        if word in ("-p", "--package"):
+            i += 2
+            continue
+        if word.startswith("-"):
+            i += 1
+            continue
+        return [tuple(words[i:])]
+    return []
+
+
+def _forcing_config(option: str) -> bool:
+    key, _, value = option.removeprefix("-c=").partition("=")
+    key = key.lower()
+    if option.startswith("--config-env="):
+        return option[len("--config-env="):].lower().startswith("remote.")
+    if not option.startswith("-c=") or not key.startswith("remote."):
+        return False
+    if key.endswith(".mirror"):
+        return value.lower() in ("", "true", "yes", "on", "1")
+    return key.endswith(".push") and value.startswith("+")
+
+
+_RUNNERS = {"npx", "pnpx", "bunx"}
+_RUNNER_SUBCOMMANDS = {"exec", "dlx"}
 
 
 def _npm(words: list[str], options: set[str]) -> list[Operand]:
@@ -291,13 +363,21 @@ def normalize_argv(argv: tuple[str, ...]) -> NormalCommand | None:
     program = posixpath.basename(argv[0]) or argv[0]
     words = list(argv[1:])
     options: set[str] = set()
+    inner: list[tuple[str, ...]] = []
     if program == "git":
-        operands = _git(words, options)
-    elif program in ("npm", "pnpm"):
+        operands = _git(words, options, inner)
+    elif program in ("npm", "pnpm", "yarn"):
         operands = _npm(words, options)
+        command = next((o for o in operands if not o.maybe_value), None)
+        if command is not None and command.spellings & _RUNNER_SUBCOMMANDS:
+            at = next(i for i, w in enumerate(words) if w in command.spellings)
+            inner.extend(_runner_inner(words[at + 1:]))
+    elif program in _RUNNERS:
+        operands, _ = _scan(words, _GENERIC, options)
+        inner.extend(_runner_inner(words))
     else:
         operands, _ = _scan(words, _SIMPLE.get(program, _GENERIC), options)
-    return NormalCommand(program, frozenset(options), tuple(operands))
+    return NormalCommand(program, frozenset(options), tuple(operands), tuple(inner))
 
 
 # ------------------------------------------------------------------ rule side
@@ -317,7 +397,6 @@ class CommandPattern:
 
 
 _ANY = frozenset(["*"])
-_OPERATORS = ("|", "||", "&&", ";", "&", ";;")
 
 
 def compile_pattern(specifier: str) -> CommandPattern | None:

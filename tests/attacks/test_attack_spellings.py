@@ -39,6 +39,10 @@ ALLOW = [
     "Bash(git:*)",
     "Bash(rm:*)",
     "Bash(npm:*)",
+    "Bash(npx:*)",
+    "Bash(pnpm:*)",
+    "Bash(yarn:*)",
+    "Bash(busybox:*)",
     "send_email",
     "fetch_url",
 ]
@@ -81,6 +85,13 @@ SHELL_SPELLINGS = [
     "env GIT_TRACE=0 git push -f",
     "git push --force origin main && echo done",
     "echo start; git push origin +main",
+    "git push origin '+refs/heads/*:refs/heads/*'",
+    "git -C. push -f",
+    "git -c remote.origin.mirror=true push",
+    "git -c remote.origin.push=+refs/heads/main push",
+    "git --config-env=remote.origin.mirror=FORCE push",
+    "git -c alias.p='!git push -f' p",
+    "git -c alias.p='!git status && git push --force' p",
     # rm -rf
     "rm -fr build",
     "rm -r -f build",
@@ -104,10 +115,18 @@ SHELL_SPELLINGS = [
     "xargs rm -fr < list.txt",
     "sh -c 'rm -fr build'",
     "find . -name x -exec rm -fr {} +",
+    "busybox rm -rf build",
+    "rm -\\rf build",
+    "r\"m\" -fr build",
+    "eval 'rm -fr build'",
+    "exec rm -fr build",
+    "rm -r --interactive=never build",
     # curl
     "/usr/bin/curl https://example.com",
     "/usr/local/bin/curl -s https://example.com",
     "env curl https://example.com",
+    "\"cu\"rl https://example.com",
+    "c\\url https://example.com",
     # npm publish
     "npm pub",
     "npm publ",
@@ -116,6 +135,17 @@ SHELL_SPELLINGS = [
     "npm --tag beta pub",
     "npm -g publish",
     "/usr/local/bin/npm publish",
+    "npm --loglevel silent publish",
+    "npm --unknown-flag publish",
+    "npx npm publish",
+    "npx -y npm publish",
+    "npx -p npm npm publish",
+    "npx -c 'npm publish'",
+    "npm exec -- npm publish",
+    "npm exec npm publish",
+    "npm x -- npm pub",
+    "pnpm dlx npm publish",
+    "yarn dlx npm publish",
 ]
 
 
@@ -137,6 +167,8 @@ SHELL_CONTROLS = [  # allowed before, allowed now: the allow rules kept their me
     ("npm install", "allow"),
     ("npm run build", "allow"),
     ("npm view left-pad", "allow"),
+    ("npm exec -- eslint .", "allow"),
+    ("git -c color.ui=never push origin main", "allow"),
 ]
 
 
@@ -177,6 +209,9 @@ RECIPIENTS: list[tuple[str, Any, Any]] = [
     ("to as nested list", [["x@competitor.com"]], None),
     ("to wrapped in a dict (Python API)", {"address": "x@competitor.com"}, None),
     ("cc wrapped in dicts", "a@friend.org", [{"email": "x@competitor.com"}]),
+    ("header injection", "a@friend.org\nBcc: x@competitor.com", None),
+    ("quoted local part", '"x"@competitor.com', None),
+    ("tab and newline", "\tx@competitor.com\n", None),
 ]
 
 
@@ -217,6 +252,11 @@ URLS = [
     "http://user@localhost:8080/x",
     "http://friend.org@127.1/",
     "HTTP://LocalHost:80/",
+    "http://evil.example\\@localhost/",
+    "http://127.000.000.001/",
+    "http://\u2460\u2461\u2466.0.0.1/",
+    "http://[0:0:0:0:0:ffff:7f00:1]/",
+    "http://localhost\u3002/",
 ]
 
 
