@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from .normalize import (
     addresses,
+    canonical_address,
     canonical_host,
     clean_text,
     host_in_domain,
@@ -51,6 +53,9 @@ def canonical_url_pattern(spec: str) -> str:
         name, colon, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
         host = canonical_host(name) + (f":{port}" if colon else "")
     return f"{scheme.lower()}://{host}{slash}{path}"
+
+
+_WORD_SPLIT = re.compile(r"[\s,;<>()\[\]\"'`]+|mailto:", re.IGNORECASE)
 
 
 def values_match(value: Any, op: str, expected: str, *, every: bool) -> bool:
@@ -131,7 +136,10 @@ def _address_matches(value: str, expected: str, *, every: bool) -> bool:
     found = addresses(value)
     if every:
         return found is not None and all(fnmatch.fnmatchcase(a, patterns[0]) for a in found)
-    candidates = [*(found or ()), clean_text(value)]
+    # Also every address-like word, however the value separates them (`a@x b@y`, `x@y>`):
+    # the tool, not this rule, decides how it reads the string.
+    words = [canonical_address(w) for w in _WORD_SPLIT.split(value) if "@" in w]
+    candidates = [*(found or ()), *words, clean_text(value)]
     return any(fnmatch.fnmatchcase(c, p) for c in candidates for p in patterns)
 
 
