@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from signoff.gate import Gate
 from signoff.models import ToolCall
@@ -46,6 +48,14 @@ ALLOW = [
     "send_email",
     "fetch_url",
 ]
+
+
+@pytest.fixture(scope="module")
+def policy_for_properties(tmp_path_factory: pytest.TempPathFactory) -> Policy:
+    root = tmp_path_factory.mktemp("ws")
+    (root / "build").mkdir()
+    return Policy(Settings.from_rules(deny=DENY, allow=ALLOW), workspace=root,
+                  home=str(root / "home"), registry=Registry())
 
 
 @pytest.fixture
@@ -212,6 +222,12 @@ RECIPIENTS: list[tuple[str, Any, Any]] = [
     ("header injection", "a@friend.org\nBcc: x@competitor.com", None),
     ("quoted local part", '"x"@competitor.com', None),
     ("tab and newline", "\tx@competitor.com\n", None),
+    ("space separated", "x@competitor.com a@friend.org", None),
+    ("newline separated", "x@competitor.com\na@friend.org", None),
+    ("unbalanced bracket", "x@competitor.com>", None),
+    ("mailto", "MAILTO:x@competitor.com", None),
+    ("comment", "x@competitor.com (the boss)", None),
+    ("plus tag", "x+news@competitor.com", None),
 ]
 
 
@@ -398,3 +414,105 @@ def test_real_fetch_no_spelling_of_localhost_is_fetched(
         assert "secret" not in result.content
         assert channel.prompts == []  # denied outright, nobody was asked
     assert hits == []  # nothing reached the server
+
+
+# ------------------------------------------------------------------ spellings, generated
+
+RECURSIVE = ["-r", "-R", "--recursive", "--recur", "--rec"]
+FORCE = ["-f", "--force", "--forc", "--interactive=never"]
+HARMLESS = ["-v", "--verbose", "-d", "--one-file-system"]
+PROGRAM = ["rm", "/bin/rm", "/usr/bin/rm", "command rm", "sudo rm", "env rm", "nice rm",
+           "timeout 5 rm", "busybox rm"]
+
+
+@st.composite
+def rm_spelling(draw: st.DrawFn, force: bool) -> str:
+    """`rm` with -r and (if `force`) -f, spelled any way: bundled or not, short or long,
+    before, between or after the operands, with harmless options and a program path."""
+    flags = [draw(st.sampled_from(RECURSIVE))]
+    if force:
+        flags.append(draw(st.sampled_from(FORCE)))
+    flags += draw(st.lists(st.sampled_from(HARMLESS), max_size=2))
+    flags = draw(st.permutations(flags))
+    shorts = [f for f in flags if len(f) == 2]
+    if len(shorts) > 1 and draw(st.booleans()):  # bundle them: -rf, -fRv
+        flags = [f for f in flags if len(f) != 2] + ["-" + "".join(f[1] for f in shorts)]
+    operands = draw(st.lists(st.sampled_from(["build", "dist", "out/x"]), min_size=1,
+                             max_size=2))
+    words = list(operands)
+    for flag in flags:
+        words.insert(draw(st.integers(0, len(words))), flag)
+    return " ".join([draw(st.sampled_from(PROGRAM)), *words])
+
+
+@settings(max_examples=300, deadline=None)
+@given(command=rm_spelling(force=True))
+def test_any_spelling_of_rm_rf_is_denied(policy_for_properties: Policy, command: str) -> None:
+    verdict = policy_for_properties.evaluate(ToolCall("Bash", {"command": command}))
+    assert verdict.effect == "deny", (command, verdict.reasons)
+
+
+@settings(max_examples=200, deadline=None)
+@given(command=rm_spelling(force=False))
+def test_rm_without_force_is_not_caught_by_the_rm_rf_rule(
+    policy_for_properties: Policy, command: str
+) -> None:
+    verdict = policy_for_properties.evaluate(ToolCall("Bash", {"command": command}))
+    assert verdict.rule != "Bash(rm -rf:*)", command  # the rule is precise, not "any rm"
+
+
+FORCED_PUSH = ["-f", "--force", "--forc", "--force-with-lease", "--force-with-lease=main",
+               "--force-if-includes", "--mirror", "--delete", "-d", "--prune"]
+PUSH_OPTS = ["-u", "--tags", "-q", "--no-verify", "-o ci.skip", "--repo origin"]
+GIT_GLOBALS = ["-C .", "-c color.ui=never", "--no-pager", "--git-dir=.git", "-P",
+               "--work-tree .", "-c push.default=current"]
+
+
+@st.composite
+def push_spelling(draw: st.DrawFn, force: bool) -> str:
+    head = ["git", *draw(st.lists(st.sampled_from(GIT_GLOBALS), max_size=2)), "push"]
+    options = draw(st.lists(st.sampled_from(PUSH_OPTS), max_size=2))
+    refs = draw(st.lists(st.sampled_from(["origin", "main", "HEAD:main", "dev"]), max_size=2))
+    if force:
+        how = draw(st.sampled_from(["flag", "plus", "colon"]))
+        if how == "flag" or not refs:
+            options.append(draw(st.sampled_from(FORCED_PUSH)))
+        else:
+            index = draw(st.integers(0, len(refs) - 1))
+            refs[index] = ("+" if how == "plus" else ":") + refs[index].split(":")[-1]
+    words = list(refs)
+    for option in options:
+        words.insert(draw(st.integers(0, len(words))), option)
+    return " ".join([*head, *words])
+
+
+@settings(max_examples=300, deadline=None)
+@given(command=push_spelling(force=True))
+def test_any_spelling_of_a_forced_push_is_denied(
+    policy_for_properties: Policy, command: str
+) -> None:
+    verdict = policy_for_properties.evaluate(ToolCall("Bash", {"command": command}))
+    assert verdict.effect == "deny", (command, verdict.reasons)
+
+
+@settings(max_examples=200, deadline=None)
+@given(command=push_spelling(force=False))
+def test_a_plain_push_is_still_allowed(policy_for_properties: Policy, command: str) -> None:
+    verdict = policy_for_properties.evaluate(ToolCall("Bash", {"command": command}))
+    assert verdict.effect == "allow", (command, verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("command rm -rf -v ~", "deny"),  # was allow: "command only reads"
+        ("command rm -rvf ~", "deny"),
+        ("command rm -v -rf build", "deny"),  # the rm -rf rule, not "only reads"
+        ("command -v rm", "allow"),  # the lookup itself still only reads
+        ("command -p -v rm", "allow"),
+    ],
+)
+def test_options_after_the_wrapped_program_are_the_programs(
+    policy: Policy, command: str, effect: str
+) -> None:
+    assert policy.evaluate(ToolCall("Bash", {"command": command})).effect == effect
