@@ -30,6 +30,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .shell_inner import (
+    RUNNER_SUBCOMMANDS,
+    forcing_config,
+    git_runs,
+    program_runs,
+    runner_inner,
+    segments,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Operand:
@@ -256,18 +265,19 @@ def _git(words: list[str], options: set[str], inner: list[tuple[str, ...]]) -> l
             if name != sub:
                 continue
             if value.startswith("!"):
-                inner.extend(_segments(value[1:]))
+                inner.extend(segments(value[1:]))
                 continue
             try:
                 rest = [*shlex.split(value), *rest[1:]]
             except ValueError:
                 break
             sub = rest[0] if rest else sub
-    if sub == "push" and any(_forcing_config(g) for g in globals_):
+    if sub == "push" and any(forcing_config(g) for g in globals_):
         options.add(_FORCE)  # `-c remote.origin.mirror=true`, a `+refspec` push config
     syntax = _GIT_SUB.get(sub, _GENERIC)
     operands = [*front, Operand(frozenset([sub]))]
     more, _ = _scan(rest[1:], syntax, options)
+    inner.extend(git_runs(sub, rest[1:]))
     if sub == "push":
         for operand in more:
             (word,) = operand.spellings
@@ -282,62 +292,7 @@ def _git(words: list[str], options: set[str], inner: list[tuple[str, ...]]) -> l
     return [*operands, *more]
 
 
-def _segments(script: str) -> list[tuple[str, ...]]:
-    """The simple commands of a short script, split at its operators (best effort: the
-    shell analysis judges the script itself; this only lets deny rules see into it)."""
-    try:
-        words = shlex.split(script)
-    except ValueError:
-        words = script.split()
-    out: list[tuple[str, ...]] = []
-    current: list[str] = []
-    for word in words:
-        if word in _OPERATORS or word in ("|&", "&&", "||"):
-            if current:
-                out.append(tuple(current))
-            current = []
-        else:
-            current.append(word)
-    if current:
-        out.append(tuple(current))
-    return out
-
-
-def _runner_inner(words: Sequence[str]) -> list[tuple[str, ...]]:
-    """What `npx …`, `npm exec …`, `pnpm dlx …` run: the words after their own options."""
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            return [tuple(words[i + 1:])] if i + 1 < len(words) else []
-        if word in ("-c", "--call") and i + 1 < len(words):
-            return _segments(words[i + 1])
-        if word.startswith("--call="):
-            return _segments(word[len("--call="):])
-        if word in ("-p", "--package"):
-            i += 2
-            continue
-        if word.startswith("-"):
-            i += 1
-            continue
-        return [tuple(words[i:])]
-    return []
-
-
-def _forcing_config(option: str) -> bool:
-    key, _, value = option.removeprefix("-c=").partition("=")
-    key = key.lower()
-    if option.startswith("--config-env="):
-        return option[len("--config-env="):].lower().startswith("remote.")
-    if not option.startswith("-c=") or not key.startswith("remote."):
-        return False
-    if key.endswith(".mirror"):
-        return value.lower() in ("", "true", "yes", "on", "1")
-    return key.endswith(".push") and value.startswith("+")
-
-
 _RUNNERS = {"npx", "pnpx", "bunx"}
-_RUNNER_SUBCOMMANDS = {"exec", "dlx"}
 
 
 def _npm(words: list[str], options: set[str]) -> list[Operand]:
@@ -369,14 +324,15 @@ def normalize_argv(argv: tuple[str, ...]) -> NormalCommand | None:
     elif program in ("npm", "pnpm", "yarn"):
         operands = _npm(words, options)
         command = next((o for o in operands if not o.maybe_value), None)
-        if command is not None and command.spellings & _RUNNER_SUBCOMMANDS:
+        if command is not None and command.spellings & RUNNER_SUBCOMMANDS:
             at = next(i for i, w in enumerate(words) if w in command.spellings)
-            inner.extend(_runner_inner(words[at + 1:]))
+            inner.extend(runner_inner(words[at + 1:]))
     elif program in _RUNNERS:
         operands, _ = _scan(words, _GENERIC, options)
-        inner.extend(_runner_inner(words))
+        inner.extend(runner_inner(words))
     else:
         operands, _ = _scan(words, _SIMPLE.get(program, _GENERIC), options)
+        inner.extend(program_runs(program, words))
     return NormalCommand(program, frozenset(options), tuple(operands), tuple(inner))
 
 

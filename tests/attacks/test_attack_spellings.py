@@ -45,6 +45,11 @@ ALLOW = [
     "Bash(pnpm:*)",
     "Bash(yarn:*)",
     "Bash(busybox:*)",
+    "Bash(toybox:*)",
+    "Bash(parallel:*)",
+    "Bash(script:*)",
+    "Bash(gdb:*)",
+    "Bash(chronic:*)",
     "send_email",
     "fetch_url",
 ]
@@ -102,6 +107,8 @@ SHELL_SPELLINGS = [
     "git --config-env=remote.origin.mirror=FORCE push",
     "git -c alias.p='!git push -f' p",
     "git -c alias.p='!git status && git push --force' p",
+    "git submodule foreach git push -f",
+    "git submodule foreach --recursive 'git push --force'",
     # rm -rf
     "rm -fr build",
     "rm -r -f build",
@@ -131,6 +138,16 @@ SHELL_SPELLINGS = [
     "eval 'rm -fr build'",
     "exec rm -fr build",
     "rm -r --interactive=never build",
+    "git rebase --exec 'rm -rf build' HEAD~1",
+    "git rebase -x 'make && rm -fr build' HEAD~1",
+    "git bisect run rm -rf build",
+    "parallel rm -rf ::: build",
+    "parallel -j 2 rm -rf ::: build",
+    "script -c 'rm -rf build'",
+    "script -qc 'rm -rf build' /dev/null",
+    "gdb -batch -ex run --args rm -rf build",
+    "chronic rm -rf build",
+    "toybox rm -rf build",
     # curl
     "/usr/bin/curl https://example.com",
     "/usr/local/bin/curl -s https://example.com",
@@ -179,6 +196,10 @@ SHELL_CONTROLS = [  # allowed before, allowed now: the allow rules kept their me
     ("npm view left-pad", "allow"),
     ("npm exec -- eslint .", "allow"),
     ("git -c color.ui=never push origin main", "allow"),
+    ("git submodule foreach git status", "allow"),
+    ("parallel echo ::: a b", "allow"),
+    ("git commit -m 'never rm -rf build'", "allow"),  # a message is not a command
+    ("echo git push -f", "allow"),
 ]
 
 
