@@ -274,7 +274,7 @@ def _glob_to_regex(glob: str) -> str:
                 out.append(re.escape(char))
                 i += 1
             else:
-                inner = glob[i + 1 : end].replace("\\", "\\\\")
+                inner = glob[i + 1 : end].replace("\\", "\\\\").replace("[", "\\[")
                 if inner.startswith("!"):
                     inner = "^" + inner[1:]
                 out.append(f"[{inner}]")

@@ -278,3 +278,36 @@ def test_a_suggested_shell_rule_never_allows_another_or_a_wider_command(
                 assert words == prefix, (rule, other)
             else:
                 assert words == prefix or words.startswith(prefix + " "), (rule, other)
+
+
+# ------------------------------------------------------------------ paths
+
+NAMES = ["a.txt", "b.txt", "out*.o", "out1.o", "[x].md", "x.md", "dir", "dir/in.txt",
+         "dir2/in.txt", "a?.txt", "ab.txt"]
+for _name in NAMES:
+    _target = Path(WORKSPACE, "tree", _name)
+    _target.parent.mkdir(parents=True, exist_ok=True)
+    if _name != "dir":
+        _target.write_text("x")
+os.symlink(os.path.join(WORKSPACE, "tree", "dir"), os.path.join(WORKSPACE, "tree", "link"))
+SPELLINGS = [*(f"tree/{n}" for n in NAMES), "tree/link/in.txt", "tree/dir/../a.txt",
+             "./tree/a.txt", "tree//b.txt", f"{WORKSPACE}/tree/ab.txt", "tree/link"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(tool=st.sampled_from(["delete_file", "write_file", "read_file"]),
+       approved=st.sampled_from(SPELLINGS),
+       candidates=st.lists(st.sampled_from(SPELLINGS), min_size=1, max_size=6))
+def test_a_suggested_path_rule_never_allows_another_path(
+    tool: str, approved: str, candidates: list[str]
+) -> None:
+    args = {"content": "x"} if tool == "write_file" else {}
+    rule = judge(ToolCall(tool, {"path": approved, **args})).suggested_rule
+    if rule is None:
+        return
+    approved_real = os.path.realpath(os.path.join(WORKSPACE, approved))
+    for other in candidates:
+        if allowed_by(rule, ToolCall(tool, {"path": other, **args})):
+            real = os.path.realpath(os.path.join(WORKSPACE, other))
+            # the same file, or (for a directory) something inside what was approved
+            assert real == approved_real or real.startswith(approved_real + "/"), (rule, other)
