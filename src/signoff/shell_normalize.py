@@ -70,7 +70,7 @@ def _syntax(pairs: Sequence[tuple[str, str]], valued: Sequence[str] = (),
     aliases: dict[str, tuple[str, ...]] = {}
     for spelling, names in pairs:
         aliases[spelling] = tuple(names.split())
-    longs = tuple(s for s in aliases if s.startswith("--"))
+    longs = tuple(s for s in aliases if s.startswith("--") and "=" not in s)
     return _Syntax(aliases, frozenset(valued), longs, **kw)
 
 

@@ -441,7 +441,7 @@ def test_real_fetch_no_spelling_of_localhost_is_fetched(
 
 RECURSIVE = ["-r", "-R", "--recursive", "--recur", "--rec"]
 FORCE = ["-f", "--force", "--forc", "--interactive=never"]
-HARMLESS = ["-v", "--verbose", "-d", "--one-file-system"]
+HARMLESS = ["-v", "--verbose", "-d", "--one-file-system", "-i", "--inter", "--interactive"]
 PROGRAM = ["rm", "/bin/rm", "/usr/bin/rm", "command rm", "sudo rm", "env rm", "nice rm",
            "timeout 5 rm", "busybox rm"]
 
