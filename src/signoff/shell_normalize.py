@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from .shell_inner import (
 class Operand:
     spellings: frozenset[str]  # the word and the canonical names it stands for
     maybe_value: bool = False  # it follows an option that might take it as its value
+    dynamic: bool = False  # `$X`, `$(…)`: known only at run time, it may be any word
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,7 @@ class NormalCommand:
     operands: tuple[Operand, ...]
     # Commands this one runs in turn: `npx npm publish`, `npm exec -- …`, a git `!` alias.
     inner: tuple[tuple[str, ...], ...] = ()
+    dynamic: bool = False  # a word is computed at run time: it may be any option too
 
 
 @dataclass(frozen=True)
@@ -316,7 +319,7 @@ def normalize_argv(argv: tuple[str, ...]) -> NormalCommand | None:
     if not argv:
         return None
     program = posixpath.basename(argv[0]) or argv[0]
-    words = list(argv[1:])
+    words = _expand_braces(argv[1:])
     options: set[str] = set()
     inner: list[tuple[str, ...]] = []
     if program == "git":
@@ -333,7 +336,38 @@ def normalize_argv(argv: tuple[str, ...]) -> NormalCommand | None:
     else:
         operands, _ = _scan(words, _SIMPLE.get(program, _GENERIC), options)
         inner.extend(program_runs(program, words))
-    return NormalCommand(program, frozenset(options), tuple(operands), tuple(inner))
+    dynamic = any(_is_dynamic(w) for w in words)
+    if dynamic:
+        operands = [Operand(o.spellings, True, True) if any(_is_dynamic(w) for w in o.spellings)
+                    else o for o in operands]
+    return NormalCommand(program, frozenset(options), tuple(operands), tuple(inner), dynamic)
+
+
+def _is_dynamic(word: str) -> bool:
+    return "$" in word or "`" in word
+
+
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_MAX_EXPANSION = 64
+
+
+def _expand_braces(words: Sequence[str]) -> list[str]:
+    """`{-f,build}` is two words to the shell (`-f build`); the analysis sees one."""
+    out: list[str] = []
+    for word in words:
+        expanded = [word]
+        while any(_BRACES.search(w) for w in expanded) and len(expanded) <= _MAX_EXPANSION:
+            step: list[str] = []
+            for w in expanded:
+                match = _BRACES.search(w)
+                if match is None:
+                    step.append(w)
+                    continue
+                head, tail = w[: match.start()], w[match.end():]
+                step.extend(head + alt + tail for alt in match.group(1).split(","))
+            expanded = step
+        out.extend(expanded)
+    return out
 
 
 # ------------------------------------------------------------------ rule side
@@ -347,7 +381,9 @@ class CommandPattern:
     prefix: bool  # `:*` or a trailing ` *`: more operands may follow
 
     def matches(self, command: NormalCommand) -> bool:
-        if command.program != self.program or not self.options <= command.options:
+        if command.program != self.program:
+            return False
+        if not (self.options <= command.options or command.dynamic):
             return False
         return _operands_match(self.operands, command.operands, self.prefix)
 
@@ -388,6 +424,8 @@ def compile_pattern(specifier: str) -> CommandPattern | None:
 
 
 def _word_matches(pattern: frozenset[str], operand: Operand) -> bool:
+    if operand.dynamic:
+        return True
     if len(pattern) == 1:
         (glob,) = pattern
         if any(c in glob for c in "*?["):

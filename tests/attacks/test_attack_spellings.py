@@ -108,6 +108,9 @@ SHELL_SPELLINGS = [
     "git -c alias.p='!git push -f' p",
     "git -c alias.p='!git status && git push --force' p",
     "git submodule foreach git push -f",
+    "git push $(printf %s -f) origin main",
+    "git $(echo push) -f",
+    "git push origin `echo +main`",
     "git submodule foreach --recursive 'git push --force'",
     # rm -rf
     "rm -fr build",
@@ -138,6 +141,10 @@ SHELL_SPELLINGS = [
     "eval 'rm -fr build'",
     "exec rm -fr build",
     "rm -r --interactive=never build",
+    "rm -r {-f,build}",  # brace expansion makes -f a word of its own
+    "rm {-r,-f} build",
+    "rm -r $(printf %s -f) build",  # a word known only at run time may be the flag
+    "F=$(printf %s -f); rm -r $F build",
     "git rebase --exec 'rm -rf build' HEAD~1",
     "git rebase -x 'make && rm -fr build' HEAD~1",
     "git bisect run rm -rf build",
@@ -173,6 +180,7 @@ SHELL_SPELLINGS = [
     "npm x -- npm pub",
     "pnpm dlx npm publish",
     "yarn dlx npm publish",
+    "npm $(echo publish)",
 ]
 
 
@@ -200,6 +208,8 @@ SHELL_CONTROLS = [  # allowed before, allowed now: the allow rules kept their me
     ("parallel echo ::: a b", "allow"),
     ("git commit -m 'never rm -rf build'", "allow"),  # a message is not a command
     ("echo git push -f", "allow"),
+    ("echo {a,b}", "allow"),
+    ("git status $X", "allow"),
 ]
 
 
