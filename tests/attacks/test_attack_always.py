@@ -311,3 +311,42 @@ def test_a_suggested_path_rule_never_allows_another_path(
             real = os.path.realpath(os.path.join(WORKSPACE, other))
             # the same file, or (for a directory) something inside what was approved
             assert real == approved_real or real.startswith(approved_real + "/"), (rule, other)
+
+
+# ------------------------------------------------------------------ statistics
+
+
+def _approved_five_times(name: str, args: dict[str, Any], suggested: str,
+                         parts: tuple[dict[str, str], ...] = ()) -> Any:
+    from signoff.models import Request, Verdict
+    from signoff.stats import load_stats
+    from signoff.store import open_store
+
+    store = open_store("memory:")
+    for i in range(5):
+        verdict = Verdict.from_json({"effect": "ask", "risk": "high", "rule": None,
+                                     "reasons": ["?"], "tier": "external",
+                                     "suggested_rule": suggested, "parts": list(parts)})
+        call = ToolCall(name, args, f"c{i}")
+        store.record("verdict", {"call": call.to_json(), "verdict": verdict.to_json()},
+                     run_id="r")
+        request = store.create_request(Request("", call, verdict, run_id="r"))
+        store.decide(request.id, Decision("approve"), actor="ann")
+    return {s.rule for s in load_stats(store).suggestions if s.kind == "allow"}
+
+
+def test_statistics_drop_wide_rules_recorded_by_an_older_signoff() -> None:
+    """History written before this change still carries the wide rules; the stats page and
+    its one-click button must not offer them."""
+    mail = {"subject": "weekly", "to": "attacker@evil.example", "body": "x"}
+    assert _approved_five_times("send_email", mail, "send_email(subject=weekly)") == set()
+    narrow = "send_email(to=attacker@evil.example, cc=)"
+    assert _approved_five_times("send_email", mail, narrow) == {narrow}
+    find = {"command": "find . -name '*.pyc' -delete"}
+    part = ({"command": "find . -name *.pyc -delete", "class": "destructive", "effect": "ask"},)
+    assert _approved_five_times("Bash", find, "Bash(find:*)", part) == set()
+    npm = {"command": "npm run test"}
+    part = ({"command": "npm run test", "class": "opaque", "effect": "ask"},)
+    assert _approved_five_times("Bash", npm, "Bash(npm run test:*)", part) == {
+        "Bash(npm run test:*)"
+    }
