@@ -89,3 +89,16 @@ def test_the_cli_refuses_to_judge_with_a_dead_deny_rule(tmp_path: Path) -> None:
 )
 def test_rules_that_can_match_still_load(rule: str) -> None:
     assert parse_rule(rule).text == rule
+
+
+@pytest.mark.parametrize("domain", ["evil.*", "https://docs.python.org", "docs.python.org/3",
+                                    "docs.python.org:443", "*docs.python.org", ""])
+def test_an_allowed_domain_that_is_not_a_domain_is_refused(tmp_path: Path, domain: str) -> None:
+    settings = tmp_path / ".signoff" / "settings.toml"
+    settings.parent.mkdir()
+    settings.write_text(f'[boundaries]\nallowed_domains = [\n  "python.org",\n  "{domain}",\n]\n')
+    with pytest.raises(SettingsError) as caught:
+        load_settings(tmp_path, user=False)
+    assert caught.value.path == str(settings) and "allowed_domains" in str(caught.value)
+    if domain:
+        assert caught.value.line == 4
