@@ -9,6 +9,10 @@ must be deny. The controls show the allows still allow what they allowed, and a 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -547,3 +551,105 @@ def test_options_after_the_wrapped_program_are_the_programs(
     policy: Policy, command: str, effect: str
 ) -> None:
     assert policy.evaluate(ToolCall("Bash", {"command": command})).effect == effect
+
+
+# ------------------------------------------------------------------ values, generated
+
+INVISIBLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]
+
+
+@st.composite
+def competitor_address(draw: st.DrawFn) -> str:
+    local = draw(st.sampled_from(["x", "ceo", "sales.team", "a+b"]))
+    domain = draw(st.sampled_from(["competitor.com", "mail.competitor.com"]))
+    text = "".join(c.upper() if draw(st.booleans()) else c for c in f"{local}@{domain}")
+    for _ in range(draw(st.integers(0, 2))):  # characters nobody sees
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(INVISIBLE)) + text[at:]
+    if draw(st.booleans()):
+        text += "."
+    form = draw(st.sampled_from(["{}", "<{}>", "Boss <{}>", '"Doe, J" <{}>', " {} ",
+                                 "mailto:{}", "{} (boss)"]))
+    return form.format(text)
+
+
+@st.composite
+def recipient_value(draw: st.DrawFn) -> Any:
+    """The address alone, in a list with friends, or wrapped the Python API's ways."""
+    address = draw(competitor_address())
+    friends = draw(st.lists(st.sampled_from(["a@friend.org", "B <b@friend.org>"]),
+                            max_size=2))
+    together = draw(st.permutations([address, *friends]))
+    shape = draw(st.sampled_from(["string", "joined", "list", "tuple", "dict", "nested"]))
+    if shape == "string":
+        return address
+    if shape == "joined":
+        return draw(st.sampled_from([", ", "; ", "\n", " "])).join(together)
+    if shape == "list":
+        return list(together)
+    if shape == "tuple":
+        return tuple(together)
+    if shape == "dict":
+        return {"recipients": list(together)}
+    return [list(together)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=recipient_value(), field=st.sampled_from(["to", "cc"]))
+def test_any_spelling_of_a_competitor_address_is_denied(
+    policy_for_properties: Policy, value: Any, field: str
+) -> None:
+    call = _email(value) if field == "to" else _email("a@friend.org", value)
+    verdict = policy_for_properties.evaluate(call)
+    assert verdict.effect == "deny", (value, verdict.reasons)
+
+
+@st.composite
+def loopback_spelling(draw: st.DrawFn) -> str:
+    """127.a.b.c in any of the forms inet_aton accepts: 1 to 4 parts, each decimal, octal
+    (leading 0) or hex (0x), the last part filling the remaining bytes."""
+    value = (127 << 24) | draw(st.integers(0, (1 << 24) - 1))
+    count = draw(st.integers(1, 4))
+    sizes = [1] * (count - 1) + [4 - (count - 1)]
+    parts, shift = [], 32
+    for size in sizes:
+        shift -= 8 * size
+        parts.append((value >> shift) & ((1 << (8 * size)) - 1))
+    spelled = []
+    for part in parts:
+        base = draw(st.sampled_from(["dec", "oct", "hex", "HEX"]))
+        spelled.append({"dec": str(part), "oct": "0" + format(part, "o"),
+                        "hex": hex(part), "HEX": "0X" + format(part, "X")}[base])
+    host = ".".join(spelled)
+    if draw(st.booleans()):
+        host = f"[::ffff:{(value >> 16):x}:{(value & 0xffff):x}]"
+    return host
+
+
+@settings(max_examples=300, deadline=None)
+@given(host=loopback_spelling(), port=st.sampled_from(["", ":80", ":8080"]))
+def test_any_spelling_of_a_loopback_address_is_denied(
+    policy_for_properties: Policy, host: str, port: str
+) -> None:
+    verdict = policy_for_properties.evaluate(
+        ToolCall("fetch_url", {"url": f"http://{host}{port}/x"}))
+    assert verdict.effect == "deny", (host, verdict.reasons)
+
+
+def test_the_cli_denies_the_spellings(tmp_path: Path) -> None:
+    settings_file = tmp_path / ".signoff" / "settings.toml"
+    settings_file.parent.mkdir()
+    settings_file.write_text(
+        "[permissions]\n"
+        'deny = ["Bash(git push --force:*)", "Bash(rm -rf:*)", "fetch_url(domain:localhost)"]\n'
+        'allow = ["Bash(git:*)", "Bash(rm:*)", "fetch_url"]\n'
+    )
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    checks = [["--shell", "git push -f origin main"], ["--shell", "git push origin +main"],
+              ["--shell", "/bin/rm -fr build"],
+              ["--tool", "fetch_url", "--args", '{"url": "http://0x7f000001/"}']]
+    for argv in checks:
+        done = subprocess.run([sys.executable, "-m", "signoff", "check", *argv, "--json"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert json.loads(done.stdout)["verdict"] == "deny", (argv, done.stdout, done.stderr)
