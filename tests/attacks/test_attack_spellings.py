@@ -653,3 +653,43 @@ def test_the_cli_denies_the_spellings(tmp_path: Path) -> None:
                               cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=60)
         assert json.loads(done.stdout)["verdict"] == "deny", (argv, done.stdout, done.stderr)
+
+
+OTHER_DENY = ["Bash(kubectl delete:*)", "Bash(docker system prune:*)",
+              "Bash(terraform destroy:*)", "Bash(git reset --hard:*)", "Bash(git clean -f:*)",
+              "Bash(chmod -R 777:*)", "Bash(gh repo delete:*)", "Bash(curl -X DELETE:*)"]
+OTHER_ALLOW = ["Bash(kubectl:*)", "Bash(docker:*)", "Bash(terraform:*)", "Bash(git:*)",
+               "Bash(chmod:*)", "Bash(gh:*)", "Bash(curl:*)"]
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("kubectl -n prod delete pod x", "deny"),  # options of programs we do not know
+        ("kubectl --namespace=prod delete pod x", "deny"),
+        ("kubectl --namespace prod delete pod x", "deny"),
+        ("docker --context x system prune -af", "deny"),
+        ("docker -H tcp://x system prune", "deny"),
+        ("terraform -chdir=infra destroy -auto-approve", "deny"),
+        ("git reset HEAD~3 --hard", "deny"),
+        ("git -C . clean -fdx", "deny"),
+        ("git clean -xdf", "deny"),
+        ("git clean --force -d", "deny"),
+        ("chmod 777 -R .", "deny"),
+        ("chmod --recursive 777 .", "deny"),
+        ("gh repo delete x --yes", "deny"),
+        ("curl -XDELETE https://x.example", "deny"),
+        ("curl --request DELETE https://x.example", "deny"),
+        ("curl https://x.example -X DELETE", "deny"),
+        ("kubectl get pods", "allow"),
+        ("docker system df", "allow"),
+        ("git reset --soft HEAD~1", "allow"),
+        ("chmod 644 x", "allow"),
+        ("curl -X GET https://x.example", "allow"),
+    ],
+)
+def test_rules_for_other_programs_match_their_spellings(
+    tmp_path: Path, command: str, effect: str
+) -> None:
+    policy = Policy(Settings.from_rules(deny=OTHER_DENY, allow=OTHER_ALLOW), workspace=tmp_path)
+    assert policy.evaluate(ToolCall("Bash", {"command": command})).effect == effect
