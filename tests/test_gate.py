@@ -19,7 +19,7 @@ from signoff.settings import LOCAL_FILE, Settings, load_settings
 from signoff.testing import ScriptedChannel
 
 
-@tool(tier="external", kind="other")
+@tool(tier="external", kind="other", subject_args=("to",))
 def send(to: str, body: str = "") -> str:
     """Send a message."""
     return f"sent to {to}"

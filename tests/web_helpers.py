@@ -55,7 +55,7 @@ def lookup(key: str) -> str:
 def make_agent(metadata: Mapping[str, Any]) -> Agent:
     """Turn 1: the scripted call from metadata; then a final answer quoting the result."""
     reg = Registry()
-    reg.add(spec_from_function(send, tier="external"))
+    reg.add(spec_from_function(send, tier="external", subject_args=("to",)))
     reg.add(spec_from_function(lookup, tier="read"))
     policy = Policy(Settings.from_rules(), workspace=Path(metadata.get("workspace", ".")),
                     registry=reg)

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .always import suggest_argument_rule
 from .effects import PROTECTED, Effects, PathRules, by_access, of_call, of_part, touches_protected
 from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
+from .normalize import canonical_host
 from .protected import ProtectedPaths, default_protected
 from .registry import Registry, ToolSpec
 from .rules import PathContext, Rule, host_matches, parse_rule
@@ -300,7 +302,7 @@ class Policy:
                     suggest_path)
             return match_paths, boundary, suggest_path
         if spec.kind == "network" and effects.url is not None:
-            url, host = effects.url, effects.host or ""
+            url, host = effects.url, canonical_host(effects.host or "")
             parts = urlsplit(url)
             boundary = None
             if parts.scheme not in ("http", "https") or not host:
@@ -310,13 +312,14 @@ class Policy:
             ):
                 boundary = f"{host} is not an allowed domain"
             domain_rule = f"{call.name}(domain:{host})" if host and not boundary else None
-            return (lambda rule, every: rule.matches_url(url)), boundary, lambda: domain_rule
+            matcher = lambda rule, every: rule.matches_url(url, every=every)  # noqa: E731
+            return matcher, boundary, lambda: domain_rule
         args = effects.arguments
         boundary = self._amount_boundary(spec, args)
         return (
             (lambda rule, every: rule.matches_arguments(args, every=every)),
             boundary,
-            _none if boundary else lambda: _suggest_arguments(call),
+            _none if boundary else lambda: suggest_argument_rule(call, spec),
         )
 
     def resolve_path(self, raw: str) -> str:
@@ -417,7 +420,7 @@ class Policy:
         self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule], dotglob: bool
     ) -> tuple[Effect, str | None, str | None]:
         for rule in rules.deny:
-            if rule.matches_shell(part.text):
+            if rule.catches_shell(part.text, part.argv):
                 return "deny", rule.text, f"denied by rule {rule.text}"
         if part.catastrophic:
             return "deny", "catastrophic", None
@@ -428,7 +431,7 @@ class Policy:
         if self.mode == "plan" and part.cls != "read_only":
             return "deny", "mode", "plan mode is read-only"
         for rule in rules.ask:
-            if rule.matches_shell(part.text):
+            if rule.catches_shell(part.text, part.argv):
                 return "ask", rule.text, f"rule {rule.text} asks"
         if by_path is not None:  # an ask rule on a path, a boundary: no allow rule lifts it
             return "ask", by_path.rule, by_path.reason
@@ -475,17 +478,6 @@ def _shell_risk(parts: Sequence[shell.CommandPart], effect: Effect) -> Risk:
 
 def _escape_glob(text: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in text)
-
-
-def _suggest_arguments(call: ToolCall) -> str | None:
-    for key, value in call.arguments.items():
-        if (
-            isinstance(value, str)
-            and 0 < len(value) <= 80
-            and not any(c in value for c in "\n,()\"'")
-        ):
-            return f"{call.name}({key}={_escape_glob(value)})"
-    return None
 
 
 __all__ = ["SECRET_READ", "SENSITIVE_WRITE", "Policy", "touches_protected"]

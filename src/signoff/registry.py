@@ -10,7 +10,7 @@ the built-in declarations, so their calls can be judged too. A tool nobody decla
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
@@ -42,6 +42,11 @@ class ToolSpec:
     path_args: tuple[str, ...] = ()
     files_arg: str | None = None
     default_path: str | None = "."  # what a missing `path_arg` means (the workspace root)
+    # The arguments that say whom or what the call acts on (recipients, account...): an
+    # "always" rule is keyed on all of them (and on the amount as a bound). None: nothing
+    # declared, so "always" is not offered for an argument-matched tool; (): the tool has
+    # no subject, so "always" may allow the tool as a whole.
+    subject_args: tuple[str, ...] | None = None
     idempotent: bool = False
     always_ask: bool = False  # ask_human: the human *is* the tool
     schema: Mapping[str, Any] | None = None
@@ -119,6 +124,9 @@ def spec_from_function(fn: Callable[..., Any], **options: Any) -> ToolSpec:
     for key in spec.path_args:
         if key not in validator.model_fields:
             raise InvalidInput(f"tool {name!r}: path_args names {key!r}, not a parameter")
+    for key in spec.subject_args or ():
+        if key not in validator.model_fields:
+            raise InvalidInput(f"tool {name!r}: subject_args names {key!r}, not a parameter")
     return spec
 
 
@@ -133,6 +141,7 @@ def tool(
     amount_arg: str | None = None,
     path_args: tuple[str, ...] = (),
     files_arg: str | None = None,
+    subject_args: Sequence[str] | None = None,
     idempotent: bool = False,
     description: str | None = None,
 ) -> Callable[[F], F]:
@@ -157,6 +166,7 @@ def tool(
             amount_arg=amount_arg,
             path_args=tuple(path_args),
             files_arg=files_arg,
+            subject_args=None if subject_args is None else tuple(subject_args),
             idempotent=idempotent,
             description=description,
         )
@@ -285,6 +295,7 @@ BUILTIN_SPECS: dict[str, ToolSpec] = {
             "external",
             "other",
             {"to": "str", "subject": "str", "body": "str", "cc?": "list[str]"},
+            subject_args=("to", "cc"),
             description="Send an email.",
         ),
         _builtin(

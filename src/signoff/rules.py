@@ -16,13 +16,22 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Mapping
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
 from .registry import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
+from .rule_checks import (
+    looks_like_argument_matchers,
+    matcher_value_problem,
+    specifier_problem,
+    tool_name_problem,
+)
+from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
+from .shell_normalize import CommandPattern, compile_pattern, normalize_argv
 
 _RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
@@ -71,12 +80,26 @@ class Rule:
     # -- does it match this call ---------------------------------------------------
 
     def matches_shell(self, command: str) -> bool:
+        """The rule's text against the command's text (what an allow rule needs)."""
         if self.specifier is None:
             return True
         matcher = self._compiled.get("shell")
         if matcher is None:
             matcher = self._compiled["shell"] = compile_command_pattern(self.specifier)
         return bool(matcher(_SPACES.sub(" ", command.strip())))
+
+    def catches_shell(self, command: str, argv: Sequence[str] = ()) -> bool:
+        """For deny and ask rules: the text matches, or the normalised command does
+        (`rm -fr`, `/bin/rm -r -f` and `rm --recursive --force` are all `rm -rf`)."""
+        if self.matches_shell(command):
+            return True
+        if "pattern" not in self._compiled:
+            self._compiled["pattern"] = compile_pattern(self.specifier or "")
+        pattern: CommandPattern | None = self._compiled["pattern"]
+        if pattern is None:
+            return False
+        words = tuple(argv) if argv else _split_words(command)
+        return _pattern_catches(pattern, words, depth=0)
 
     def matches_path(self, resolved_path: str, ctx: PathContext) -> bool:
         if self.specifier is None:
@@ -86,55 +109,56 @@ class Rule:
             regex = self._paths[ctx] = compile_path_pattern(self.specifier, ctx)
         return regex.match(resolved_path) is not None
 
-    def matches_url(self, url: str) -> bool:
+    def matches_url(self, url: str, *, every: bool = True) -> bool:
+        """`every` (allow rules): the URL must match as written AND canonically; otherwise
+        (deny/ask rules) either form is enough, so no spelling of a host slips past."""
         if self.specifier is None:
             return True
         spec = self.specifier.strip()
         if spec.startswith("domain:"):
-            return host_matches(urlsplit(url).hostname or "", spec[len("domain:") :].strip())
-        return fnmatch.fnmatchcase(url, spec)
+            return host_matches(_url_host(url), spec[len("domain:") :].strip(),
+                                loose=not every)
+        raw = fnmatch.fnmatchcase(url, spec)
+        canonical = fnmatch.fnmatchcase(canonical_url(url), canonical_url_pattern(spec))
+        return (raw and canonical) if every else (raw or canonical)
 
     def matches_arguments(self, arguments: Mapping[str, Any], *, every: bool) -> bool:
-        """Argument matchers. For list values, `every` (allow rules) needs all elements
-        to match; otherwise (deny/ask rules) one matching element is enough."""
+        """Argument matchers. For list (and tuple) values, `every` (allow rules) needs all
+        elements to match; otherwise (deny/ask rules) one matching element is enough.
+        Values are compared normalised (see `values_match`)."""
         if self.specifier is None:
             return True
         matchers = self._compiled.get("args")
         if matchers is None:
             matchers = self._compiled["args"] = parse_argument_matchers(self.specifier, self.text)
         for key, op, expected in matchers:
-            if key not in arguments:
-                return False
-            value = arguments[key]
-            values = value if isinstance(value, list) else [value]
-            if not values:
-                return False
-            hits = [_compare(v, op, expected) for v in values]
-            if not (all(hits) if every else any(hits)):
+            if not values_match(arguments.get(key, MISSING), op, expected, every=every):
                 return False
         return True
 
 
-def _compare(value: Any, op: str, expected: str) -> bool:
-    if op == "=":
-        return fnmatch.fnmatchcase(value if isinstance(value, str) else str(value), expected)
+def _pattern_catches(pattern: CommandPattern, words: tuple[str, ...], depth: int) -> bool:
+    normal = normalize_argv(words) if words else None
+    if normal is None:
+        return False
+    if pattern.matches(normal):
+        return True
+    # `npx npm publish`, `npm exec -- npm publish`: what it runs in turn is caught too.
+    return depth < 4 and any(_pattern_catches(pattern, w, depth + 1) for w in normal.inner)
+
+
+def _split_words(command: str) -> tuple[str, ...]:
     try:
-        number = float(value)
-        bound = float(expected)
-    except (TypeError, ValueError):
-        return False  # a non-number never satisfies a numeric bound
-    return {
-        "<=": number <= bound,
-        ">=": number >= bound,
-        "<": number < bound,
-        ">": number > bound,
-    }[op]
+        return tuple(shlex.split(command))
+    except ValueError:
+        return tuple(command.split())
 
 
-def host_matches(host: str, domain: str) -> bool:
-    host = host.lower().rstrip(".")
-    domain = domain.lower().lstrip("*.").rstrip(".")
-    return bool(domain) and (host == domain or host.endswith("." + domain))
+def _url_host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
 
 
 def parse_argument_matchers(specifier: str, rule_text: str) -> list[tuple[str, str, str]]:
@@ -149,6 +173,9 @@ def parse_argument_matchers(specifier: str, rule_text: str) -> list[tuple[str, s
         key, op, value = match.groups()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
+        problem = matcher_value_problem(key, op, value)
+        if problem:
+            raise InvalidInput(f"rule {rule_text!r}: {problem}")
         matchers.append((key, op, value))
     return matchers
 
@@ -247,7 +274,7 @@ def _glob_to_regex(glob: str) -> str:
                 out.append(re.escape(char))
                 i += 1
             else:
-                inner = glob[i + 1 : end].replace("\\", "\\\\")
+                inner = glob[i + 1 : end].replace("\\", "\\\\").replace("[", "\\[")
                 if inner.startswith("!"):
                     inner = "^" + inner[1:]
                 out.append(f"[{inner}]")
@@ -273,16 +300,35 @@ def parse_rule(text: str, *, source: str = "") -> Rule:
             + (" (unbalanced parentheses?)" if text.count("(") != text.count(")") else "")
         )
     tool, specifier = match.group(1), match.group(2)
+    problem = tool_name_problem(tool)
+    if problem:
+        raise InvalidInput(f"{where}rule {text!r}: {problem}")
     if specifier is not None:
         if not specifier.strip():
             raise InvalidInput(f"{where}rule {text!r} has an empty specifier; write {tool}")
         if specifier.strip() == "*":
             specifier = None  # Tool(*) is the same as Tool
-    if specifier is not None and ":*" in specifier and not specifier.rstrip().endswith(":*"):
+    if (
+        specifier is not None
+        and ":*" in specifier
+        and not specifier.rstrip().endswith(":*")
+        and not specifier.strip().startswith("domain:*.")
+    ):
         raise InvalidInput(f"{where}rule {text!r}: ':*' may only end the specifier")
     rule = Rule(text=text.strip(), tool=tool, specifier=specifier, source=source)
-    if specifier is not None and _names_other_tool(tool):
-        parse_argument_matchers(specifier, text)  # validate now, not at the first call
+    if specifier is not None:
+        problem = specifier_problem(tool, specifier)
+        if problem:
+            raise InvalidInput(f"{where}rule {text!r}: {problem}")
+        if _names_other_tool(tool) or (
+            canonical_tool_name(tool) not in BUILTIN_SPECS
+            and tool not in RULE_GROUPS
+            and looks_like_argument_matchers(specifier)
+        ):
+            try:  # validate now, not at the first call
+                parse_argument_matchers(specifier, text)
+            except InvalidInput as exc:
+                raise InvalidInput(f"{where}{exc}") from exc
     return rule
 
 

@@ -36,6 +36,7 @@ from typing import Any, Literal, get_args
 import tomlkit
 
 from .exceptions import InvalidInput, SettingsError
+from .normalize import domain_pattern_problem
 from .rules import Rule, parse_rule
 
 Mode = Literal["default", "accept-edits", "plan", "auto"]
@@ -199,6 +200,10 @@ def parse_settings(text: str, path: str) -> Settings:
     for key, value in (("sensitive", sensitive), ("allowed_domains", domains)):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise fail(f"boundaries.{key} must be a list of strings", key)
+    for domain in domains:
+        problem = domain_pattern_problem(domain)
+        if problem:  # it would match no host: every fetch would cross the boundary
+            raise fail(f"boundaries.allowed_domains: {domain!r} {problem}", domain)
     max_amount = bounds.get("max_amount")
     if max_amount is not None and (
         isinstance(max_amount, bool) or not isinstance(max_amount, int | float)

@@ -317,6 +317,7 @@ _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files
 # --------------------------------------------------------------------------- rules
 
 _RULE_UNSAFE = re.compile(r"[\s*?\[\](){}:,;|&<>$`\"'\\!#~=]")
+_EXACT_UNSAFE = re.compile(r"[\s*?\[$`\x00-\x1f\x7f]")
 _SUBCOMMAND_DEPTH = {
     "git": 1, "npm": 1, "pnpm": 1, "yarn": 1, "bun": 1, "cargo": 1, "go": 1, "docker": 2,
     "podman": 2, "kubectl": 1, "pip": 1, "pip3": 1, "uv": 1, "poetry": 1, "gh": 2, "aws": 2,
@@ -330,10 +331,11 @@ _RUN_SCRIPT = {"run", "exec", "x", "dlx", "run-script"}
 def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
     """The narrowest useful rule for a part that asked, e.g. `Bash(npm run test:*)`.
 
-    Destructive and privileged parts get an exact rule; others a prefix rule of the
-    program and its subcommands. Raises ValueError for catastrophic parts (nothing may
-    allow them), for parts behind a boundary (code that runs later, unread content) and
-    for parts whose program is not a plain name.
+    Destructive, privileged and network parts get an exact rule (or none when a word
+    holds a glob or a variable); others a prefix rule of the program and its
+    subcommands. Raises ValueError for catastrophic parts (nothing may allow them), for
+    parts behind a boundary (code that runs later, unread content), for parts whose
+    program is not a plain name, and when no such rule can be written.
     """
     if part.catastrophic or part.effect == "deny":
         raise ValueError("catastrophic commands can never be allowed by a rule")
@@ -344,10 +346,14 @@ def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
     argv = list(part.argv)
     if not argv or _RULE_UNSAFE.search(argv[0]) or lookalike(argv[0]):
         raise ValueError("this command has no stable program name to write a rule for")
-    if part.cls in ("destructive", "privilege") and not any(
-        _RULE_UNSAFE.search(a) for a in argv
-    ):
+    if part.cls in ("destructive", "privilege", "network"):
+        # Exact or nothing: a prefix would allow other targets and extra flags, and a
+        # glob or variable would let the same text hit other files later.
+        if any(not a or _EXACT_UNSAFE.search(a) for a in argv):
+            raise ValueError("a destructive command with globs or variables: approve it once")
         return f"{tool}({' '.join(argv)})"
+    if any(_EXACT_UNSAFE.search(a) for a in argv):
+        raise ValueError("a command with globs or variables gets no prefix rule")
     prog = argv[0]
     tokens = [prog]
     depth = _SUBCOMMAND_DEPTH.get(prog, 0)

@@ -20,8 +20,8 @@ def skip_wrapper(base: str, rest: list[Word]) -> int | None:
     if base not in K.WRAPPERS:
         return None
     value_opts = K.WRAPPERS[base]
-    if base == "command" and has_flag(rest, "-v", "-V"):
-        return None  # `command -v x` only looks x up
+    if base == "command" and has_flag(_leading_options(rest), "-v", "-V"):
+        return None  # `command -v x` only looks x up (`command rm -v x` runs rm)
     j, _ = _command_start(
         rest, value_opts, K.WRAPPER_POSITIONAL.get(base, 0),
         lambda t: (t.startswith("-") and len(t) > 1) or (base == "env" and "=" in t),
@@ -29,6 +29,14 @@ def skip_wrapper(base: str, rest: list[Word]) -> int | None:
     if base == "flock" and j < len(rest) and rest[j].text in ("-c", "--command"):
         return None
     return j
+
+
+def _leading_options(rest: list[Word]) -> list[Word]:
+    """The wrapper's own options: those before the wrapped program's name."""
+    for index, word in enumerate(rest):
+        if word.text == "--" or not (word.text.startswith("-") and len(word.text) > 1):
+            return rest[:index]
+    return rest
 
 
 def privileged_start(base: str, rest: list[Word], p: Facts, cmd: Cmd,

@@ -9,7 +9,10 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from .registry import canonical_tool_name
+from .always import suggest_argument_rule
+from .exceptions import InvalidInput
+from .models import ToolCall
+from .registry import BUILTIN_SPECS, canonical_tool_name
 from .rules import Rule, parse_rule
 from .stats_history import JudgedCall, Question
 from .store import Event
@@ -78,6 +81,8 @@ def suggest(window: Sequence[Question], every: Sequence[Question], calls: Sequen
             continue
         if rule in granted or any(_could_match(rule, *item) for item in refused):
             continue
+        if kind == "allow" and not all(_still_narrow(rule, r) for r in decided):
+            continue  # recorded by an older signoff that keyed "always" too widely
         tool = items[0].name
         ids = tuple(r.id for r in recent[:3])
         if kind == "allow":
@@ -133,10 +138,10 @@ def _could_match(rule_text: str, name: str, arguments: Mapping[str, Any],
     try:
         command = arguments.get("command")
         if isinstance(command, str):
-            return any(rule.matches_shell(c) for c in (command, *parts))
+            return any(rule.catches_shell(c) for c in (command, *parts))
         url = arguments.get("url")
         if isinstance(url, str):
-            return rule.matches_url(url)
+            return rule.matches_url(url, every=False)
         paths = [arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)]
         if paths:
             spec = rule.specifier.strip().removeprefix("./")
@@ -146,6 +151,25 @@ def _could_match(rule_text: str, name: str, arguments: Mapping[str, Any],
         return rule.matches_arguments(arguments, every=False)
     except Exception:
         return True
+
+
+def _still_narrow(rule: str, question: Question) -> bool:
+    """Whether today's signoff would suggest this rule for this question: an argument
+    rule keyed on every declared subject (built-in tools), never a prefix or a glob for a
+    destructive, network or privileged shell command."""
+    spec = BUILTIN_SPECS.get(canonical_tool_name(question.name))
+    if spec is not None and spec.kind == "other":
+        try:
+            call = ToolCall(question.name, dict(question.arguments))
+        except InvalidInput:
+            return False
+        return suggest_argument_rule(call, spec) == rule
+    parts = question.verdict.get("parts") or ()
+    risky = any(isinstance(p, Mapping) and p.get("class") in _EXACT_ONLY for p in parts)
+    return not (risky and ("*" in rule or rule.endswith(":*)")))
+
+
+_EXACT_ONLY = ("destructive", "network", "privilege")
 
 
 def _quote(rule: str) -> str:
