@@ -30,7 +30,7 @@ from typing import Any, Literal
 from .channels import Channel, Prompt, RejectingChannel
 from .exceptions import CallDenied, RunStopped
 from .models import Decision, Grant, GrantScope, Request, ToolCall, Verdict
-from .policy import Policy
+from .policy import Policy, touches_protected
 from .registry import ToolSpec, spec_from_function, spec_of
 from .rules import Rule, parse_rule
 from .settings import Mode, add_local_allow_rule
@@ -190,7 +190,8 @@ class Gate:
         verdict = self.check(judge_as or call)
         if again is not None and verdict.effect == "ask":
             verdict = replace(verdict, reasons=(again, *verdict.reasons))
-        if not self.enabled and verdict.effect == "ask" and call.name != "ask_human":
+        if (not self.enabled and verdict.effect == "ask" and call.name != "ask_human"
+                and not touches_protected(verdict)):  # signoff's own state: a person decides
             verdict = verdict.with_effect("allow", "approvals are off (/hitl off)")
         if self.listener is not None:
             self.listener("verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
@@ -230,7 +231,7 @@ class Gate:
                 return verdict, decision, run, call_targets(self.policy, run), None
             now_targets = call_targets(self.policy, call)
             now = self.check(pinned(self.policy, call, now_targets))
-            if not self.enabled and now.effect == "ask":
+            if not self.enabled and now.effect == "ask" and not touches_protected(now):
                 now = now.with_effect("allow", "approvals are off (/hitl off)")
             change = judgement_change(verdict, now)
             moved = target_change(targets, now_targets, self.policy.workspace)

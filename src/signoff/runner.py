@@ -25,6 +25,7 @@ from .gate import (
     result_text,
 )
 from .models import Request, ToolCall, sha256_hex
+from .registry import BUILTIN_SPECS, canonical_tool_name
 from .review import record_review
 from .rules import Rule, parse_rule
 from .runner_settle import Settling
@@ -391,7 +392,9 @@ class Runner(Settling):
     def _run_allowed(self, run: Run, item: PendingCall, targets: Targets) -> PendingCall:
         assert item.call is not None
         key = f"{run.id}:{item.call_id}"
-        if item.effect == "notify" and self.agent.run_recorded is not None:
+        # the workspace records what its own file tools change; other tools simply run
+        recorded = canonical_tool_name(item.call.name) in BUILTIN_SPECS
+        if item.effect == "notify" and recorded and self.agent.run_recorded is not None:
             try:
                 with expecting(targets):
                     value, snapshot = self.agent.run_recorded(item.call, key)

@@ -142,8 +142,8 @@ def test_a_hard_link_to_git_config_is_never_written_through(ws: Path, tool: str)
 def test_link_then_edit_in_the_same_turn(ws: Path) -> None:
     config = git_config(ws)
     turns = [
-        [("execute_command", {"command": "ln -s .git/config notes.txt"}),
-         ("edit_file", {"path": "notes.txt", "old": "[core]", "new": FSMONITOR})],
+        [["make_link", {"target": ".git/config", "name": "notes.txt"}],
+         ["edit_file", {"path": "notes.txt", "old": "[core]", "new": FSMONITOR}]],
     ]
     store, run_id = start(ws, turns)
     assert store.get_run(run_id).status == "paused"

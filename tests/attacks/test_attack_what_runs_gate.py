@@ -20,13 +20,14 @@ from signoff.agent import ScriptedModel, run_session
 from signoff.gate import Gate
 from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
+from signoff.registry import spec_of
 from signoff.settings import load_settings
 from signoff.testing import ScriptedChannel
 from signoff.tools import Workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "helpers"))
 
-from what_runs_agent import FSMONITOR
+from what_runs_agent import FSMONITOR, make_link_tool
 from what_runs_support import (
     assert_untouched,
     git_config,
@@ -148,8 +149,9 @@ def test_chat_turn_link_then_write_asks(ws: Path) -> None:
     config = git_config(ws)
     model = ScriptedModel([
         {"content": "x", "tool_calls": [
-            {"id": "a", "function": {"name": "execute_command",
-                                     "arguments": {"command": "ln -s .git/config notes.txt"}}},
+            {"id": "a", "function": {"name": "make_link",
+                                     "arguments": {"target": ".git/config",
+                                                   "name": "notes.txt"}}},
             {"id": "b", "function": {"name": "write_file",
                                      "arguments": {"path": "notes.txt", "content": FSMONITOR}}},
         ]},
@@ -159,7 +161,11 @@ def test_chat_turn_link_then_write_asks(ws: Path) -> None:
         {"content": "done"},
     ])
     gate, workspace, channel = gate_for(ws, [])  # rejects every ask
-    tools = workspace.as_mapping()
+    make_link = make_link_tool(str(ws))  # the embedding program's tool: notify, unseen
+    spec = spec_of(make_link)
+    assert spec is not None
+    gate.policy.registry.add(spec)
+    tools = {**workspace.as_mapping(), "make_link": make_link}
     run_session(model, [{"role": "user", "content": "go"}], gate=gate, tools=tools,
                 tool_specs=workspace.openai_tools())
     assert [p.request.call.name for p in channel.prompts] == ["write_file"]

@@ -1,0 +1,57 @@
+"""Switches that turn asking off (`/hitl off`, auto mode) never open signoff's own state:
+an ask because a call may reach it still goes to a person."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from signoff.gate import Gate
+from signoff.models import ToolCall
+from signoff.policy import Policy
+from signoff.testing import ScriptedChannel
+from signoff.tools import Workspace
+
+CANARY = "binding_key_canary_0f1e2d"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / ".signoff").mkdir()
+    (tmp_path / ".signoff" / "signoff.db").write_text(CANARY)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("print('hi')\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", [
+    "grep -ra binding_key .",
+    "rg -a binding_key",
+    "find . -type f -exec cat {} +",
+    'cat "$(ls -d .s*)/signoff.db"',
+])
+def test_approvals_off_still_asks_for_what_may_reach_protected_state(ws: Path,
+                                                                       command: str) -> None:
+    workspace = Workspace(ws)
+    channel = ScriptedChannel()  # rejects every question
+    gate = Gate(Policy(workspace=ws), channel, previewer=workspace.preview)
+    gate.enabled = False  # /hitl off
+    result = gate.execute(ToolCall("execute_command", {"command": command}),
+                          workspace.as_mapping()["execute_command"])
+    assert CANARY not in str(result.content)
+    # denied outright, or asked (and refused by the person): never run by the switch
+    asked = [p.request.call.arguments["command"] for p in channel.prompts]
+    assert (result.outcome, asked) in (("denied", []), ("rejected", [command]))
+
+
+def test_approvals_off_still_lets_ordinary_asks_run(ws: Path) -> None:
+    """The control: the switch does what it says for everything else."""
+    workspace = Workspace(ws)
+    channel = ScriptedChannel()
+    gate = Gate(Policy(workspace=ws), channel, previewer=workspace.preview)
+    gate.enabled = False
+    result = gate.execute(ToolCall("execute_command", {"command": "grep -ra hi src"}),
+                          workspace.as_mapping()["execute_command"])
+    assert result.outcome == "ran" and "hi" in str(result.content)
+    assert channel.prompts == []
