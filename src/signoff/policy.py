@@ -394,7 +394,7 @@ class Policy:
                     part.text,
                     part.cls,
                     part_effect,
-                    (*part.reasons, reason) if reason else part.reasons,
+                    (reason, *part.reasons) if reason else part.reasons,
                     part_rule,
                 )
             )

@@ -17,7 +17,7 @@ from .shell_args import has_flag, option_values, positionals, texts_of
 from .shell_content import judge_patch
 from .shell_facts import Context, Facts
 from .shell_network import is_remote, judge_network
-from .shell_options import TAR_LONG, expand_long
+from .shell_options import RM_LONG, TAR_LONG, expand_long
 from .shell_parse import Cmd, Word
 from .shell_paths import (
     catastrophic_target,
@@ -300,6 +300,8 @@ def _content_defined(base: str, args: list[Word], pos: list[Word], f: Facts, cmd
 
 
 def judge_delete(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
+    if base == "rm":
+        args = expand_long(args, RM_LONG)
     recursive = base == "rm" and has_flag(args, "-r", "-R", "--recursive")
     f.raise_to("destructive", f"{base} deletes files irreversibly" if not recursive
                else "rm -r deletes files irreversibly")

@@ -78,6 +78,13 @@ GIT_CONFIG_LONG = frozenset({
 })
 
 
+# GNU rm's long options: `rm --rec --forc /` is `rm --recursive --force /`.
+RM_LONG = frozenset({
+    "--recursive", "--force", "--interactive", "--one-file-system", "--no-preserve-root",
+    "--preserve-root", "--dir", "--verbose", "--help", "--version",
+})
+
+
 def expand_long(args: list[Word], known: frozenset[str]) -> list[Word]:
     """`--extr=x` -> `--extract=x` when exactly one known option starts so; after `--`
     nothing is an option."""

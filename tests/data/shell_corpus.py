@@ -834,6 +834,11 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
     ("opaque", "ask", "{ ls; } >f rm -rf build"),
     ("read_only", "allow", "ls 2>/dev/null -la"),
     ("read_only", "allow", "grep 2>/dev/null -rn TODO src"),
+    # GNU rm reads abbreviated long options: --rec is --recursive, --no-p --no-preserve-root
+    ("catastrophic", "deny", "rm --recur ~"),
+    ("catastrophic", "deny", "rm --rec --forc /"),
+    ("catastrophic", "deny", "rm --no-p -rf /"),
+    ("destructive", "ask", "rm --rec build"),
     # Code that runs later (runs_later.py): hooks, git config keys that run programs,
     # shell start-up files, CI; patches and archives name their targets in content, which
     # this corpus's files do not have, so extracting or applying them asks.
