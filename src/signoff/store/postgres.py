@@ -120,14 +120,22 @@ class PostgresStore(Engine):
     def _wait_for_pool(self, psycopg: Any, url: str) -> None:
         """Ready in a second, the usual case; otherwise one direct attempt names what is
         wrong (refused, unknown host, no such database, bad password) at once, where the
-        pool would retry quietly for 10 s and then say only that it gave up."""
+        pool would retry quietly for 10 s and then say only that it gave up. A server that
+        is reachable but slow to accept gets the rest of the 10 s.
+
+        Readiness is a connection borrowed with a timeout, not `pool.wait()`: that closes
+        the pool when it times out, so a slow server made every later call fail with
+        "the pool 'signoff' is already closed"."""
         from psycopg_pool import PoolTimeout
 
         try:
-            self._pool.wait(timeout=1)
+            with self._pool.connection(timeout=1):
+                return
         except PoolTimeout:
-            psycopg.connect(url, connect_timeout=10).close()  # raises with the cause
-            self._pool.wait(timeout=9)  # reachable, only slow: give it the rest
+            pass
+        psycopg.connect(url, connect_timeout=10).close()  # raises with the cause
+        with self._pool.connection(timeout=9):  # reachable, only slow
+            return
 
     @contextmanager
     def _write(self) -> Iterator[SQLTx]:
