@@ -123,19 +123,23 @@ class PostgresStore(Engine):
         pool would retry quietly for 10 s and then say only that it gave up. A server that
         is reachable but slow to accept gets the rest of the 10 s.
 
-        Readiness is a connection borrowed with a timeout, not `pool.wait()`: that closes
+        Readiness is polled from the pool's own figures, not `pool.wait()`: that closes
         the pool when it times out, so a slow server made every later call fail with
-        "the pool 'signoff' is already closed"."""
-        from psycopg_pool import PoolTimeout
-
-        try:
-            with self._pool.connection(timeout=1):
-                return
-        except PoolTimeout:
-            pass
-        psycopg.connect(url, connect_timeout=10).close()  # raises with the cause
-        with self._pool.connection(timeout=9):  # reachable, only slow
+        "the pool 'signoff' is already closed" (and borrowing instead would make the pool
+        open a second connection for the waiting client)."""
+        if self._pool_ready(1.0):
             return
+        psycopg.connect(url, connect_timeout=10).close()  # raises with the cause
+        if not self._pool_ready(9.0):  # reachable, only slow: give it the rest
+            raise ConfigurationError("the server accepted no pooled connection in 10 s")
+
+    def _pool_ready(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self._pool.get_stats().get("pool_available", 0) >= 1:
+                return True
+            time.sleep(0.01)
+        return False
 
     @contextmanager
     def _write(self) -> Iterator[SQLTx]:
