@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from .exceptions import ConfigurationError, InvalidInput, NotFound
+from .exceptions import ConfigurationError, InvalidInput, NotFound, SignoffError
 from .keys import load_keys
 
 Role = Literal["viewer", "approver", "admin"]
@@ -79,6 +79,38 @@ def _role(value: str) -> Role:
 
 def _hash(salt: str, secret: str) -> str:
     return hashlib.sha256(f"{salt}:{secret}".encode()).hexdigest()
+
+
+# An account row is sealed with the key (kept outside the database, see signoff.keys):
+# `token_hash` holds "v2:DIGEST:KID:MAC", the MAC over name, role, salt and digest. Whoever
+# can write the database but not read the key cannot add an account, change a role or
+# move a token to another name; a row without a valid seal is no account at all.
+_SEALED = "v2"
+
+
+def _seal_message(name: str, role: str, salt: str, digest: str) -> str:
+    return f"{name}\n{role}\n{salt}\n{digest}"
+
+
+def _seal(name: str, role: str, salt: str, digest: str) -> str:
+    mac = load_keys().mac("account", _seal_message(name, role, salt, digest))
+    return f"{_SEALED}:{digest}:{mac}"
+
+
+def _unseal(name: str, row: tuple[Any, ...]) -> str | None:
+    """The token digest of a row whose seal verifies, else None."""
+    role, sealed, salt = row[0], row[1], row[2]
+    if not (isinstance(sealed, str) and isinstance(role, str) and isinstance(salt, str)):
+        return None
+    version, _, rest = sealed.partition(":")
+    digest, _, mac = rest.partition(":")
+    if version != _SEALED or not digest or role not in ROLES:
+        return None
+    try:
+        ok = load_keys().check("account", _seal_message(name, role, salt, digest), mac)
+    except SignoffError:
+        return None
+    return digest if ok else None
 
 
 class Accounts:
@@ -158,7 +190,7 @@ class Accounts:
             raise InvalidInput(f"role {role!r}: expected one of {', '.join(ROLES)}")
         secret = secrets.token_hex(32)  # hex: no "_", so the name parses back
         salt = secrets.token_hex(16)
-        row = (name, role, _hash(salt, secret), salt, time.time())
+        row = (name, role, _seal(name, role, salt, _hash(salt, secret)), salt, time.time())
         with self._tx():
             if self.get(name) is not None:
                 raise InvalidInput(f"account {name!r} already exists (remove it first)")
@@ -171,7 +203,7 @@ class Accounts:
 
     def remove(self, name: str) -> None:
         with self._tx():
-            if self.get(name) is None:
+            if self._row(name) is None:  # sealed or not: a planted row can be removed too
                 raise NotFound(f"no account named {name!r}")
             if self._memory is not None:
                 del self._memory[name]
@@ -179,8 +211,12 @@ class Accounts:
                 self._sql("DELETE FROM signoff_accounts WHERE name = ?", (name,))
 
     def get(self, name: str) -> Account | None:
+        """The account, if its row is sealed with the key (a row written into the database
+        by anyone else is not an account, and a role changed there is no role)."""
         row = self._row(name)
-        return None if row is None else Account(name, _role(row[0]), row[3])
+        if row is None or _unseal(name, row) is None:
+            return None
+        return Account(name, _role(row[0]), row[3])
 
     def _row(self, name: str) -> tuple[Any, ...] | None:
         if self._memory is not None:
@@ -190,10 +226,20 @@ class Accounts:
         return rows[0] if rows else None
 
     def list(self) -> list[Account]:
+        """Accounts whose rows are sealed with the key (see `unsealed` for the others)."""
+        return [Account(n, _role(r[0]), r[3]) for n, r in self._rows() if _unseal(n, r)]
+
+    def unsealed(self) -> tuple[str, ...]:
+        """Names of rows that are no account: written without the key (or by an older
+        signoff, before accounts were sealed: remove and add them again)."""
+        return tuple(n for n, r in self._rows() if _unseal(n, r) is None)
+
+    def _rows(self) -> tuple[tuple[str, tuple[Any, ...]], ...]:
         if self._memory is not None:
-            return [Account(n, _role(r[0]), r[3]) for n, r in sorted(self._memory.items())]
-        rows = self._sql("SELECT name, role, created_at FROM signoff_accounts ORDER BY name")
-        return [Account(n, _role(r), c) for n, r, c in rows]
+            return tuple(sorted(self._memory.items()))
+        rows = self._sql("SELECT name, role, token_hash, salt, created_at FROM "
+                         "signoff_accounts ORDER BY name")
+        return tuple((r[0], tuple(r[1:])) for r in rows)
 
     def count(self) -> int:
         if self._memory is not None:
@@ -209,8 +255,12 @@ class Accounts:
         if row is None:
             _hash("0" * 32, secret)  # same work whether or not the name exists
             return None
-        role, expected, salt, created = row
-        if not hmac.compare_digest(_hash(salt, secret), expected) or role not in ROLES:
+        role, _sealed, salt, created = row
+        expected = _unseal(name, row)
+        if expected is None or not isinstance(salt, str):
+            _hash("0" * 32, secret)
+            return None
+        if not hmac.compare_digest(_hash(salt, secret), expected):
             return None
         return Account(name, _role(role), created)
 

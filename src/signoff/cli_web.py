@@ -124,11 +124,17 @@ def cmd_users(args: argparse.Namespace) -> int:
             accounts.remove(args.name)
             print(f"Removed {args.name}.")
         else:
+            from .channels.render import escape_untrusted
+
             found = accounts.list()
-            if not found:
+            unsealed = accounts.unsealed()
+            if not found and not unsealed:
                 print("No accounts (the server runs in local mode, loopback only).")
             for account in found:
                 print(f"{account.name}\t{account.role}")
+            for name in unsealed:  # nobody can sign in as these
+                print(f"{escape_untrusted(name)}\tNOT AN ACCOUNT: written without the key "
+                      "(or by an older signoff); remove it, add it again if it is yours")
     finally:
         accounts.close()
     return 0
