@@ -78,12 +78,20 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
         if len(pos) >= 2:
             f.raise_to("reversible_write", f"{base} writes its second file argument")
             note_write(f, pos[1], cwd, ctx)
+    # A command's output goes to the model and its provider: printing the environment or a
+    # secret-named variable sends those secrets away even without a pipe to a remote.
     if base in ("echo", "printf") and any(K.SECRET_VAR.search(w.text) for w in args if w.dynamic):
-        f.secret = True  # harmless on screen, exfiltration when piped to a remote
+        f.secret = True
+        f.ask("prints a secret-named environment variable to the model")
     if base in ("env", "printenv", "set", "export", "declare", "typeset") and (
-        (base in ("env", "printenv") and not positionals(args)) or not args or "-p" in texts
+        (base in ("env", "printenv") and not positionals(args))
+        or (not args and not cmd.assigns) or "-p" in texts
     ):
-        f.secret = True  # prints the environment: harmless here, fatal when piped to a remote
+        f.secret = True
+        f.ask("prints the whole environment (secrets included) to the model")
+    if base == "printenv" and any(K.SECRET_VAR.search("$" + t) for t in texts):
+        f.secret = True
+        f.ask("prints a secret-named environment variable to the model")
     if base == "alias":
         for w in args:
             if "=" in w.text:

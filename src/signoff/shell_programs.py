@@ -69,8 +69,8 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
                     return judge_nested(script, split[0], f, cmd, ctx)
             if j >= len(rest):
                 if base == "env":
-                    f.secret = True  # harmless alone, fatal when piped to a remote
-                    f.note("env prints the environment")
+                    f.secret = True  # its output goes to the model and its provider
+                    f.ask("env prints the whole environment (secrets included) to the model")
                 if base in ("env", "time", "command", "builtin", "exec", "nice", "noglob"):
                     break  # nothing wrapped: `env` prints, `exec >log` redirects
                 f.opaque(f"{base} without a command to run")

@@ -108,7 +108,6 @@ ps aux | grep node
 pgrep -fl python
 free -m
 nproc
-env
 printenv PATH
 cat /etc/os-release
 cat /proc/cpuinfo
@@ -839,6 +838,18 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
     ("catastrophic", "deny", "rm --rec --forc /"),
     ("catastrophic", "deny", "rm --no-p -rf /"),
     ("destructive", "ask", "rm --rec build"),
+    # a command's output goes to the model and its provider: the environment is secrets
+    ("secret", "ask", "env"),
+    ("secret", "ask", "printenv"),
+    ("secret", "ask", "env | grep -i key"),
+    ("secret", "ask", "export -p"),
+    ("secret", "ask", "set"),
+    ("secret", "ask", "declare -p"),
+    ("secret", "ask", "printenv GITHUB_TOKEN"),
+    ("secret", "ask", "echo $AWS_SECRET_ACCESS_KEY"),
+    ("read_only", "allow", "echo $HOME"),
+    ("read_only", "allow", "export FOO=1"),
+    ("read_only", "allow", "set -euo pipefail"),
     # Code that runs later (runs_later.py): hooks, git config keys that run programs,
     # shell start-up files, CI; patches and archives name their targets in content, which
     # this corpus's files do not have, so extracting or applying them asks.
