@@ -60,7 +60,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             f.writes.append(written.text)
 
     pos = [t for t in rest if not t.startswith("-")]
-    flags = {t for t in rest if t.startswith("-")} | ({"."} if "." in rest else set())
+    flags = _flag_set(rest) | ({"."} if "." in rest else set())
     if sub in K.GIT_READ:
         f.note(f"git {sub} only reads")
     elif sub in ("branch", "tag"):
@@ -130,7 +130,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         discards = (
             (sub == "restore" and not (flags <= {"--staged", "-S"} and "--staged" in flags))
             or flags & {"-f", "--force", "--hard", "--merge", "--keep", "--discard-changes",
-                        "-p", "--patch", "--", "."}
+                        "-p", "--patch", "--", ".", "--pathspec-from-file"}
             or (sub == "checkout" and not flags & {"-b", "-B", "--orphan"}
                 and any("." in p or "/" in p for p in pos))
         )
@@ -275,3 +275,19 @@ def _plain_update_index(sub: str, rest: list[str]) -> bool:
         return False
     adding = {"--add", "--cacheinfo", "--index-info", "--replace", "--stdin", "-z"}
     return not any(t in adding or t.startswith("--cacheinfo=") for t in rest)
+
+
+def _flag_set(words: list[str]) -> set[str]:
+    """Options as git reads them: a bundle of short flags is each flag (`-qf` is `-q -f`,
+    `-Dv` is `-D -v`), and a long option counts by its name too (`--opt=value`)."""
+    flags: set[str] = set()
+    for t in words:
+        if t == "--" or not t.startswith("-"):
+            flags.update((t,) if t == "--" else ())
+        elif t.startswith("--"):
+            flags.update((t, t.partition("=")[0]))
+        else:
+            flags.add(t)
+            if len(t) > 2:
+                flags.update("-" + c for c in t[1:])
+    return flags

@@ -850,6 +850,13 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
     ("read_only", "allow", "echo $HOME"),
     ("read_only", "allow", "export FOO=1"),
     ("read_only", "allow", "set -euo pipefail"),
+    # git reads a bundle of short flags as each flag
+    ("destructive", "ask", "git checkout -qf main"),
+    ("destructive", "ask", "git switch -qf main"),
+    ("destructive", "ask", "git branch -Dv old"),
+    ("destructive", "ask", "git checkout --pathspec-from-file=list.txt"),
+    ("write", "notify", "git switch -c feature"),
+    ("read_only", "allow", "git clean -nd"),
     # Code that runs later (runs_later.py): hooks, git config keys that run programs,
     # shell start-up files, CI; patches and archives name their targets in content, which
     # this corpus's files do not have, so extracting or applying them asks.
