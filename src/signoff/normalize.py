@@ -13,7 +13,6 @@ import ipaddress
 import re
 import socket
 import unicodedata
-from email.utils import getaddresses
 
 # Characters that render as nothing: IDNA (nameprep) maps most of them away, and a
 # person reading the value does not see them, so a rule must not either.
@@ -146,6 +145,8 @@ def addresses(value: str) -> list[str] | None:
     if not text.strip():
         return None
     found: list[str] = []
+    from email.utils import getaddresses  # here: only address rules need the parser
+
     for _name, addr in getaddresses([text.replace(";", ",")]):
         if not addr or "@" not in addr:
             return None

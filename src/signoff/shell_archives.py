@@ -7,13 +7,9 @@ Every member (after `-C`, `--strip-components`, `-d`, `-j`) is judged as a write
 
 from __future__ import annotations
 
-import bz2
 import io
-import lzma
 import posixpath
 import stat
-import tarfile
-import zipfile
 import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -62,6 +58,9 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
     for top in _one_top_level(args, archive):  # --one-top-level[=DIR] puts all under DIR
         roots += [ctx.path(Word(top.text, top.dynamic), r) if r else None for r in roots]
     keep_absolute = has_flag(args, "-P", "--absolute-names")
+    import lzma  # here, not at import: every shell check loads this module
+    import tarfile
+
     for data in contents:
         try:
             raw = _decompressed(data)
@@ -117,6 +116,9 @@ MAX_UNPACKED = 64 << 20  # a compressed tar is listed only up to this many bytes
 
 
 def _decompressed(data: bytes) -> bytes | None:
+    import bz2
+    import lzma
+
     """gzip / bzip2 / xz unpacked with a bound (a small bomb must not cost a gigabyte)."""
     makers: dict[bytes, Callable[[], Any]] = {
         b"\x1f\x8b": lambda: zlib.decompressobj(wbits=31),
@@ -255,6 +257,8 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         return
     roots = [ctx.path(w, cmd.cwd) for w in option_values(args, "-d")] or [cmd.cwd]
     junk = "j" in letters
+    import zipfile
+
     try:
         with zipfile.ZipFile(io.BytesIO(contents[0])) as zf:
             infos = zf.infolist()
