@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .exceptions import ConfigurationError, InvalidInput, NotFound, SignoffError
-from .keys import load_keys
+from .keys import Keys, load_keys
 
 Role = Literal["viewer", "approver", "admin"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -97,8 +97,16 @@ def _seal(name: str, role: str, salt: str, digest: str) -> str:
     return f"{_SEALED}:{digest}:{mac}"
 
 
-def _unseal(name: str, row: tuple[Any, ...]) -> str | None:
-    """The token digest of a row whose seal verifies, else None."""
+def _keys() -> Keys | None:
+    try:
+        return load_keys()
+    except SignoffError:
+        return None
+
+
+def _unseal(name: str, row: tuple[Any, ...], keys: Keys | None = None) -> str | None:
+    """The token digest of a row whose seal verifies, else None (`keys` loaded once by a
+    caller that checks many rows; else read here)."""
     role, sealed, salt = row[0], row[1], row[2]
     if not (isinstance(sealed, str) and isinstance(role, str) and isinstance(salt, str)):
         return None
@@ -107,7 +115,8 @@ def _unseal(name: str, row: tuple[Any, ...]) -> str | None:
     if version != _SEALED or not digest or role not in ROLES:
         return None
     try:
-        ok = load_keys().check("account", _seal_message(name, role, salt, digest), mac)
+        keys = keys or load_keys()
+        ok = keys.check("account", _seal_message(name, role, salt, digest), mac)
     except SignoffError:
         return None
     return digest if ok else None
@@ -227,12 +236,14 @@ class Accounts:
 
     def list(self) -> list[Account]:
         """Accounts whose rows are sealed with the key (see `unsealed` for the others)."""
-        return [Account(n, _role(r[0]), r[3]) for n, r in self._rows() if _unseal(n, r)]
+        keys = _keys()
+        return [Account(n, _role(r[0]), r[3]) for n, r in self._rows() if _unseal(n, r, keys)]
 
     def unsealed(self) -> tuple[str, ...]:
         """Names of rows that are no account: written without the key (or by an older
         signoff, before accounts were sealed: remove and add them again)."""
-        return tuple(n for n, r in self._rows() if _unseal(n, r) is None)
+        keys = _keys()
+        return tuple(n for n, r in self._rows() if _unseal(n, r, keys) is None)
 
     def _rows(self) -> tuple[tuple[str, tuple[Any, ...]], ...]:
         if self._memory is not None:

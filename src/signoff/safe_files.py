@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 
 from .exceptions import InvalidInput
-from .targets import TargetChanged, special_kind
+from .targets import TargetChanged, mode_kind
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LINK_ERRORS = (errno.ELOOP, errno.ENOTDIR)
@@ -65,14 +65,13 @@ def parent_dir(path: str, *, tool: str, create: bool = False) -> Iterator[tuple[
         os.close(fd)
 
 
+_SPELLED = {"dir": "directory", "link": "symlink"}
+
+
 def file_kind(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    return special_kind(mode)
+    """`mode_kind` in the words of messages (directory, symlink)."""
+    kind = mode_kind(mode)
+    return _SPELLED.get(kind, kind)
 
 
 def _refuse_kind(mode: int, raw: str, tool: str, path: str) -> None:

@@ -52,6 +52,11 @@ def path_state(path: str) -> str:
         return "missing"
     except OSError as exc:
         return f"unreadable ({exc.strerror})"
+    return mode_kind(mode)
+
+
+def mode_kind(mode: int) -> str:
+    """file, dir, link, or the kind of special file (the words stored in requests)."""
     if stat.S_ISREG(mode):
         return "file"
     if stat.S_ISDIR(mode):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..exceptions import IntegrityError, SignoffError
 from ..keys import Keys
@@ -51,8 +51,13 @@ def bind(keys: Keys, request: Request) -> str:
 
 def verify_integrity(request: Request, keys: Keys) -> None:
     """Raise IntegrityError if the stored call or binding was changed behind our back."""
+    _checked(_verify_integrity, request, keys)
+
+
+def _checked(check: Callable[[Request, Keys], None], request: Request, keys: Keys) -> None:
+    """Run one check; a stored field of the wrong form becomes an IntegrityError."""
     try:
-        _verify_integrity(request, keys)
+        check(request, keys)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         if isinstance(exc, SignoffError):
             raise
@@ -105,12 +110,7 @@ def decision_message(request: Request, decision: Decision, state: str) -> str:
 def verify_decision(request: Request, keys: Keys) -> None:
     """Raise IntegrityError unless an approval backs this request: a decision that runs
     the call, with its keyed record (written only by `plan_decide`, with the key)."""
-    try:
-        _verify_decision(request, keys)
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        if isinstance(exc, SignoffError):
-            raise
-        raise _malformed(request, exc) from exc
+    _checked(_verify_decision, request, keys)
 
 
 def _verify_decision(request: Request, keys: Keys) -> None:
