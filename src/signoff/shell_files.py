@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from functools import lru_cache
 
 from . import shell_knowledge as K
 from .shell_archives import (
@@ -277,8 +278,10 @@ _TARGETING = frozenset({"--target-directory", "--symbolic-link", "--link", "--ou
                         "--no-target-directory", "--parents"})
 
 
+@lru_cache(maxsize=256)  # bounded: `base` is any name a command gives
 def long_options(base: str) -> frozenset[str]:
-    """The long options of `base` that matter here, to expand abbreviations against."""
+    """The long options of `base` that matter here, to expand abbreviations against
+    (built from constant tables, so once per program rather than once per command)."""
     named = (K.WRITE_FLAGS.get(base, frozenset()) | K.EXEC_FLAGS.get(base, frozenset())
              | K.WRITER_EXEC_FLAGS.get(base, frozenset()))
     return frozenset(o for o in named if o.startswith("--")) | _TARGETING

@@ -129,5 +129,6 @@ def split_short(args: list[Word], takes_value: str) -> list[Word]:
     return out
 
 
-__all__ = ["GIT_APPLY_LONG", "GIT_CONFIG_LONG", "PATCH_LONG", "PATCH_SHORT_VALUES", "TAR_LONG",
+__all__ = ["GIT_APPLY_LONG", "GIT_CONFIG_LONG", "PATCH_LONG", "PATCH_SHORT_VALUES", "RM_LONG",
+           "TAR_LONG",
            "expand_long", "split_short"]
