@@ -282,8 +282,10 @@ def _flag_set(words: list[str]) -> set[str]:
     `-Dv` is `-D -v`), and a long option counts by its name too (`--opt=value`)."""
     flags: set[str] = set()
     for t in words:
-        if t == "--" or not t.startswith("-"):
-            flags.update((t,) if t == "--" else ())
+        if t == "--":
+            flags.add(t)
+        elif not t.startswith("-"):
+            continue
         elif t.startswith("--"):
             flags.update((t, t.partition("=")[0]))
         else:
