@@ -75,7 +75,7 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
             return Effects(problem=problem, arguments=args)
         parts = urlsplit(url)
         local = resolve(parts.path) if parts.scheme.lower() == "file" and parts.path else ()
-        return Effects(reads=local, url=url, host=(parts.hostname or "").lower(),
+        return Effects(reads=local, url=url, host=parts.hostname or "",
                        arguments=args)
     if spec.path_arguments():
         # Another kind of tool that names files (`upload(path=...)`): its paths meet

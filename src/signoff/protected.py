@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -94,9 +94,10 @@ class ProtectedPaths:
 
     @classmethod
     def of(
-        cls, paths: Iterable[str | os.PathLike[str]], *, resolver: object = os.path.realpath
+        cls, paths: Iterable[str | os.PathLike[str]], *,
+        resolver: Callable[[str], str] = os.path.realpath,
     ) -> ProtectedPaths:
-        resolve = resolver if callable(resolver) else os.path.realpath
+        resolve = resolver
         seen: dict[str, None] = {}
         for raw in paths:
             text = os.path.abspath(os.path.expanduser(os.fspath(raw)))
