@@ -2,9 +2,11 @@
 
 Run: .venv/bin/python bench/shell_analysis.py [--repeat N]
 Prints verdict counts per labelled category, per-category timings and the slowest
-commands, then one JSON line with
-median_us, p99_us and commands_per_s (and cli_commands_per_s when `signoff check` has
---shell-file).
+commands, then one JSON line with median_us, p99_us, commands_per_s (and
+cli_commands_per_s when `signoff check` has --shell-file) and the safety figures on the
+corpus: unsafe_allows (rows labelled ask or deny that run silently; target 0),
+catastrophic_denied (share of rows labelled deny that are denied; target >= 0.95) and
+harmless_asked (share of rows labelled allow or notify that ask or deny; target <= 0.03).
 """
 
 from __future__ import annotations
@@ -103,13 +105,18 @@ def main() -> None:
     print("\nslowest commands (median us):")
     for command, us in sorted(medians.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  {us:8.1f}  {command[:70]!r}")
-    result: dict[str, float | int] = {
+    result: dict[str, float] = {
         "commands": len(rows),
         "repeat": args.repeat,
         "median_us": round(statistics.median(all_times), 1),
         "p99_us": round(percentile(all_times, 0.99), 1),
         "commands_per_s": round(len(all_times) / total),
     }
+    figures = corpus.figures(lambda c: analyze(c, **kw).effect, rows)
+    print(f"\nunsafe allows {figures['unsafe_allows']} (target 0), catastrophic denied "
+          f"{figures['catastrophic_denied']:.1%} (>= 95%), harmless asked "
+          f"{figures['harmless_asked']:.1%} (<= 3%)")
+    result.update(figures)
     cli = time_cli([c for _, _, c in rows])
     if cli is not None:
         result["cli_commands_per_s"] = round(cli)

@@ -36,22 +36,21 @@ def _judge(command: str) -> str:
                          ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(ROWS)])
 def test_corpus(category: str, expected: str, command: str) -> None:
     got = _judge(command)
-    if category == "catastrophic":
-        assert got in ("deny", "ask"), f"{command!r}: catastrophic judged {got}"
-    elif expected == "ask+":
+    if expected == "ask+":
         assert got in ("ask", "deny"), f"{command!r}: expected ask or deny, got {got}"
+    elif category == "catastrophic" and expected == "deny":
+        assert got == "deny", f"{command!r}: catastrophic judged {got}"
     else:
         assert got == expected, f"{command!r}: expected {expected}, got {got}"
 
 
 def test_safety_targets() -> None:
-    counts: dict[str, Counter[str]] = {}
-    for category, _, command in ROWS:
-        counts.setdefault(category, Counter())[_judge(command)] += 1
-    deadly = counts["catastrophic"]
-    assert deadly["deny"] / sum(deadly.values()) >= 0.9
-    harmless = counts["read_only"] + counts["scary_harmless"]
-    assert harmless["ask"] + harmless["deny"] <= 0.05 * sum(harmless.values())
+    """Issue 12's targets on the whole corpus: no unsafe allow, at least 95% of the
+    catastrophic denied, at most 3% of the harmless asked about."""
+    figures = CORPUS.figures(_judge, ROWS)
+    assert figures["unsafe_allows"] == 0
+    assert figures["catastrophic_denied"] >= 0.95
+    assert figures["harmless_asked"] <= 0.03
 
 
 def test_corpus_size() -> None:

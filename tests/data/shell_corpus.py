@@ -9,6 +9,8 @@ Expected "ask+" means ask or deny are both right (never allow/notify).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 WORKSPACE = "/home/dev/proj"
 HOME = "/home/dev"
 
@@ -930,6 +932,50 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
 ]
 
 
+def more() -> list[tuple[str, str, str]]:
+    """The rows of each class file in tests/data/shell_classes/ (one file per class of
+    command, each defining ROWS as (category, expected, command) tuples)."""
+    import importlib.util
+    from pathlib import Path
+
+    rows: list[tuple[str, str, str]] = []
+    for path in sorted((Path(__file__).parent / "shell_classes").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"shell_classes_{path.stem}", path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for row in module.ROWS:
+            if len(row) != 3 or row[1] not in EXPECTED:
+                raise ValueError(f"{path.name}: bad row {row!r} (expected one of {EXPECTED})")
+        rows += module.ROWS
+    return rows
+
+
+EXPECTED = ("allow", "notify", "ask", "ask+", "deny")
+SILENT = ("allow", "notify")
+
+
+def figures(judge: Callable[[str], str], rows: list[tuple[str, str, str]]) -> dict[str, float]:
+    """Issue 12's three figures. An unsafe allow is a row labelled ask, ask+ or deny that
+    runs silently (allow or notify); catastrophic_denied is the share of rows labelled deny
+    that are denied; harmless_asked the share of rows labelled allow or notify that ask or
+    deny."""
+    unsafe = deadly = denied = harmless = asked = 0
+    for _, expected, command in rows:
+        got = judge(command)
+        if expected in SILENT:
+            harmless += 1
+            asked += got not in SILENT
+        else:
+            unsafe += got in SILENT
+        if expected == "deny":
+            deadly += 1
+            denied += got == "deny"
+    return {"unsafe_allows": unsafe,
+            "catastrophic_denied": round(denied / deadly, 4) if deadly else 1.0,
+            "harmless_asked": round(asked / harmless, 4) if harmless else 0.0}
+
+
 def corpus() -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
     rows += [("read_only", "allow", c) for c in READ_ONLY]
@@ -942,4 +988,4 @@ def corpus() -> list[tuple[str, str, str]]:
     rows += [("catastrophic", "deny", c) for c in CATASTROPHIC + MORE_CATASTROPHIC]
     rows += [("scary_harmless", "allow", c) for c in SCARY_HARMLESS]
     rows += [("bypass", "ask+", c) for c in BYPASS + BYPASS_EXTRA + MORE_BYPASS]
-    return rows + SPOT_CHECKS
+    return rows + SPOT_CHECKS + more()
