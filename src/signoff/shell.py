@@ -27,6 +27,7 @@ from .shell_content import judge_races
 from .shell_facts import Context, Facts, Reader, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
+from .shell_places import within_bounds
 from .shell_programs import judge_words
 from .shell_reach import note_mentions, note_trees
 
@@ -299,7 +300,7 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
         effect = "ask" if f.force_ask or f.unknown_paths else "notify"
     else:
         effect = "ask"
-    inside = not f.unknown_paths and all(ctx.inside(p) for p in (*f.writes, *f.reads))
+    inside = not f.unknown_paths and within_bounds(f, ctx)  # scratch writes, free reads
     reasons = f.reasons or [_DEFAULT_REASON[f.cls]]
     return CommandPart(" ".join(f.argv), tuple(f.argv), f.cls, effect, f.catastrophic,
                        tuple(dict.fromkeys(f.reads)), tuple(dict.fromkeys(f.writes)), inside,

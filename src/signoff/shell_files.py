@@ -31,6 +31,7 @@ from .shell_paths import (
     note_write,
     unjudged,
 )
+from .shell_places import note_implicit_reads
 
 
 def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
@@ -106,6 +107,7 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
         note_read(f, w, cwd, ctx)
     for w in option_values(args, "-f", "--file"):
         note_read(f, w, cwd, ctx)
+    note_implicit_reads(base, texts, bool(pos), f, cwd, ctx)  # `cd ~ && ls`, journalctl
     if base in K.RECURSIVE_SEARCH and (
         base not in ("grep", "egrep", "fgrep")
         or has_flag(args, "-r", "-R", "--recursive", "--dereference-recursive")
