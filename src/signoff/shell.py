@@ -27,7 +27,7 @@ from .shell_content import judge_races
 from .shell_facts import Context, Facts, Reader, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
-from .shell_places import within_bounds
+from .shell_places import revoke_hidden_skip, within_bounds
 from .shell_programs import judge_words
 from .shell_reach import note_mentions, note_trees
 
@@ -179,6 +179,7 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
         per_cmd.append(found)
     data_flow(walk, per_cmd, ctx)
     facts = [f for group in per_cmd for f in group]
+    revoke_hidden_skip(facts)
     judge_races(facts)
     return facts, list(walk.problems), root.has_error
 

@@ -455,7 +455,7 @@ PATTERN_FIRST: frozenset[str] = frozenset(
 VALUE_OPTS: frozenset[str] = frozenset(
     {"-A", "-B", "-m", "--max-count", "--context", "--after-context", "--before-context",
      "-g", "--glob", "-t", "--type", "--type-not", "--max-depth", "--include", "--exclude",
-     "--exclude-dir"}
+     "--exclude-dir", "--ignore-file", "--iglob"}
 )
 PATTERN_OPTS: frozenset[str] = frozenset({"-e", "-f", "--regexp", "--file"})
 INLINE_CODE_FLAGS: frozenset[str] = frozenset({"-c", "-e", "-E", "-r", "--eval", "-p", "--print",

@@ -21,7 +21,9 @@ leads into the home directory is judged where it leads.
 from __future__ import annotations
 
 import itertools
+import os
 import posixpath
+import re
 
 from . import shell_knowledge as K
 from .shell_facts import Context, Facts, under
@@ -151,5 +153,89 @@ def note_cwd_read(f: Facts, cwd: str | None, ctx: Context) -> None:
         note_outside_read(f, path, ctx)
 
 
-__all__ = ["free_read", "note_cwd_read", "note_implicit_reads", "note_outside_read", "scratch",
-           "within_bounds"]
+__all__ = ["free_read", "note_cwd_read", "note_implicit_reads", "note_outside_read",
+           "revoke_hidden_skip", "rg_trees", "scratch", "within_bounds"]
+
+
+# --------------------------------------------------------------------------- rg's hidden skip
+
+# ripgrep leaves out hidden files and directories (`.signoff`, `.env`, `.git`) unless told
+# otherwise: its tree is then `ROOT/*` in bash's sense (a `*` never matches a leading dot),
+# so a search of the workspace does not read signoff's own state. What tells it otherwise:
+_RG_LONG_SHOWS = ("--hidden", "--follow", "--ignore-file", "--unrestricted")
+_RG_GLOBS = ("-g", "--glob", "--iglob")
+_IGNORE_NAMES = (".ignore", ".rgignore", ".gitignore")
+_NEGATION = re.compile(rb"^[ \t]*!", re.MULTILINE)
+# A cluster of short options whose value-taking option is not alone: `-ng GLOB`, `-nig*`.
+_RG_VALUE_LAST = re.compile(r"^-[^-\s]+[ABCEefgjMmrTt]")
+
+
+def rg_trees(roots: list[str], args: list[str], cwd: str | None, cmd_assigns: bool,
+             ctx: Context) -> list[str]:
+    """The trees `rg ARGS` reads below `roots`: `ROOT/*` when it skips hidden entries."""
+    if cwd is not None and any(_RG_VALUE_LAST.match(a) for a in args):
+        # `rg -ng '*' x`: the glob is -g's value, x the pattern and the search runs in the
+        # current directory; the word-level split saw a pattern `*` and a path x.
+        roots = [*roots, ctx.resolve(cwd)]
+    if cmd_assigns or "RIPGREP_CONFIG_PATH" in os.environ or not _rg_skips_hidden(args):
+        return roots  # a config file (or `-.` in it) may show hidden files
+    return [f"{root.rstrip('/')}/*" if not _whitelisted(root, ctx) else root for root in roots]
+
+
+def _rg_skips_hidden(args: list[str]) -> bool:
+    unrestricted = 0
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg.startswith("--"):
+            name, _, value = arg.partition("=")
+            if name in _RG_LONG_SHOWS[:3]:
+                return False
+            unrestricted += name == "--unrestricted"
+            if name in _RG_GLOBS:  # a glob that matches a hidden name brings it back
+                value = value or (args[i + 1] if i + 1 < len(args) else "")
+                if not value.startswith("!"):
+                    return False
+        elif arg.startswith("-") and len(arg) > 1:
+            # `-.` is --hidden, `-L` --follow, each `u` one level of --unrestricted (-uu
+            # shows hidden files); a value glued to a short option only makes this stricter.
+            if "." in arg or "L" in arg:
+                return False
+            unrestricted += arg.count("u")
+            if "g" in arg:
+                value = arg[arg.index("g") + 1:] or (args[i + 1] if i + 1 < len(args) else "")
+                if not value.startswith("!"):
+                    return False
+    return unrestricted < 2
+
+
+def _whitelisted(root: str, ctx: Context) -> bool:
+    """An ignore file of `root` or above it with a `!pattern` line: ripgrep searches what
+    such a line names, hidden or not."""
+    folder = root
+    while True:
+        for name in (*_IGNORE_NAMES, ".git/info/exclude"):
+            data = ctx.reader(posixpath.join(folder, name))
+            if data and _NEGATION.search(data):
+                return True
+        if folder in ("/", ""):
+            return False
+        folder = posixpath.dirname(folder)
+
+
+def revoke_hidden_skip(facts: list[Facts]) -> None:
+    """A command line that writes an ignore file (`echo '!.signoff' > .ignore; rg x`), a
+    whole directory (`git checkout`, `cp -r`), or paths known only at run time, may
+    whitelist hidden entries before ripgrep runs: its trees are whole directories again."""
+    credited = [f for f in facts if any(t.endswith("/*") for t in f.trees)]
+    if not credited:
+        return
+    roots = {t[:-2] or "/" for f in credited for t in f.trees if t.endswith("/*")}
+    for f in facts:
+        if f.unknown_paths or any(
+                posixpath.basename(w) in _IGNORE_NAMES or w.endswith("/info/exclude")
+                or any(r == w or r.startswith(w.rstrip("/") + "/") for r in roots)
+                for w in (*f.writes, *f.tree_writes)):
+            for g in credited:
+                g.trees[:] = [t[:-2] or "/" if t.endswith("/*") else t for t in g.trees]
+            return

@@ -17,6 +17,7 @@ import posixpath
 from . import shell_knowledge as K
 from .shell_facts import Context, Facts
 from .shell_parse import Cmd, Word
+from .shell_places import rg_trees
 
 # Programs that read whole directory trees: the flags that make them recursive (None: always).
 _TREE_READERS: dict[str, frozenset[str] | None] = {
@@ -86,6 +87,8 @@ def note_trees(f: Facts, cmd: Cmd, ctx: Context) -> None:
                 f.ask(f"{base} searches a directory only known at run time")
                 return
             roots = [ctx.resolve(cmd.cwd)]
+        if base == "rg":
+            roots = rg_trees(roots, args, cmd.cwd, bool(cmd.assigns), ctx)  # hidden entries skipped
         f.trees.extend(r for r in roots if r not in f.trees)
     if STDIN_ARGS in args and base not in K.NO_PATH_ARGS:
         # `… | xargs cat`: the names come from another program's output, any path at all.

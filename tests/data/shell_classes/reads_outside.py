@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Reads outside the workspace through the shell ask, like a file tool's read does: the
 home directory and its dotfiles, sibling checkouts, other repositories (`git -C`), system
 logs, other users' files, /etc beyond the machine's identity files, the working directory

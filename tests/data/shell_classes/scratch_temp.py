@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Scratch space: writing files under the system temp directories (/tmp, /var/tmp,
 /dev/shm, macOS's /var/folders) is an ordinary recorded write (notify) and reading there is
 free. What stays asked or denied: deleting there (/tmp is shared by every user, and a

@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """A program asked only to describe itself: `--version`, `--help`, `-h` as the whole
 argument list are allowed for any program, known or not; `-version` / `-help` for programs
 signoff does not know, interpreters and the JVM family; `-v`, `-V`, `version`, `help` only
