@@ -42,6 +42,8 @@ IDENTITY_FILES: frozenset[str] = frozenset({
     "/proc/cpuinfo", "/proc/meminfo", "/proc/version", "/proc/loadavg", "/proc/uptime",
     "/System/Library/CoreServices/SystemVersion.plist",
 })
+# The command's own input and terminal (`cat /dev/fd/0`, `diff <(a) <(b)`).
+_OWN_DESCRIPTORS = ("/dev/fd/", "/proc/self/fd/", "/dev/pts/")
 # Relative to home: where package managers unpack the public sources they download.
 HOME_PACKAGE_SOURCES: tuple[str, ...] = (
     "go/pkg/mod", ".cargo/registry", ".cargo/git", ".rustup/toolchains", ".m2/repository",
@@ -67,7 +69,7 @@ _GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive
 
 def free_read(path: str, ctx: Context) -> bool:
     """Whether reading `path` (absolute, resolved) needs nobody's approval."""
-    if ctx.inside(path) or path in IDENTITY_FILES:
+    if ctx.inside(path) or path in IDENTITY_FILES or path.startswith(_OWN_DESCRIPTORS):
         return True
     rel = ctx.under_home(path)
     if rel is not None:  # before the temp directories: a home may live under /tmp (tests, CI)

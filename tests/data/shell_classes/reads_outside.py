@@ -145,6 +145,8 @@ ls ~/go/pkg/mod/github.com
 cat ~/.cargo/registry/src/index/serde-1.0.0/src/lib.rs
 ls ~/.m2/repository
 cat /dev/null
+cat /dev/fd/0
+diff <(sort a.txt) <(sort b.txt)
 echo ~
 echo ../other
 dirname ../other/x
