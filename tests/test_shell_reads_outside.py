@@ -6,6 +6,8 @@ version_help)."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,18 @@ def test_a_ripgrep_config_file_may_show_hidden_files(
         place: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(place["home"] / ".ripgreprc"))
     assert _shell(place, "rg TOKEN") == "ask"
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+def test_ripgrep_allowed_over_the_workspace_does_not_print_signoff_state(
+        place: dict[str, Path]) -> None:
+    """The attack, run for real: what `rg` is allowed to do never shows `.signoff`."""
+    (place["ws"] / ".signoff" / "signoff.db").write_text("canary_4f1d\n")
+    assert _shell(place, "rg -a canary_4f1d") == "allow"
+    out = subprocess.run(["rg", "-a", "canary_4f1d"], cwd=place["ws"], capture_output=True,
+                         text=True, check=False)
+    assert "canary_4f1d" not in out.stdout
+    shown = subprocess.run(["rg", "-a", "-uu", "canary_4f1d"], cwd=place["ws"],
+                           capture_output=True, text=True, check=False)
+    assert "canary_4f1d" in shown.stdout  # the control: -uu shows it, and that asks
+    assert _shell(place, "rg -a -uu canary_4f1d") == "ask"
