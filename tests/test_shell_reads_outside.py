@@ -69,6 +69,20 @@ def test_an_allow_rule_does_not_lift_a_read_outside(place: dict[str, Path]) -> N
     assert _shell(place, "cat src/app.py", allow=(rule,)) == "allow"
 
 
+def test_additional_directories_are_readable_like_for_the_file_tools(
+        place: dict[str, Path]) -> None:
+    settings = Settings(additional_directories=(str(place["home"] / "other"),))
+    policy = Policy(settings, workspace=place["ws"], home=str(place["home"]))
+
+    def effect(command: str) -> str:
+        return policy.evaluate(ToolCall("execute_command", {"command": command})).effect
+
+    assert effect("cat ../other/README.md") == "allow"
+    assert effect("cd ../other && rg foo") == "allow"
+    assert effect("cat ~/.bashrc") == "ask"
+    assert effect("echo x > ../other/README.md") == "ask"  # writing there still asks
+
+
 def test_auto_mode_turns_a_read_outside_into_an_allow(place: dict[str, Path]) -> None:
     policy = Policy(Settings(), workspace=place["ws"], home=str(place["home"]), mode="auto")
     verdict = policy.evaluate(ToolCall("execute_command", {"command": "cat ~/.bashrc"}))

@@ -71,6 +71,8 @@ def free_read(path: str, ctx: Context) -> bool:
     """Whether reading `path` (absolute, resolved) needs nobody's approval."""
     if ctx.inside(path) or path in IDENTITY_FILES or path.startswith(_OWN_DESCRIPTORS):
         return True
+    if ctx.read_roots and under(path, ctx.read_roots):
+        return True  # `additional_directories`: readable by the file tools, so by the shell
     rel = ctx.under_home(path)
     if rel is not None:  # before the temp directories: a home may live under /tmp (tests, CI)
         return bool(rel) and under(rel, HOME_PACKAGE_SOURCES)
