@@ -212,9 +212,12 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
             for w in archive:
                 if w.text != "-":
                     note_write(f, w, cwd, ctx)
+            # `-C DIR` changes directory for the names after it: read them there too.
+            dirs = [cwd, *(ctx.path(c, cwd) for c in values["C"])]
             for w in pos:
                 if w not in archive and w is not args[0] and w not in values["C"]:
-                    note_read(f, w, cwd, ctx)
+                    for where in dict.fromkeys(dirs):
+                        note_read(f, w, where, ctx)
             return
         for w in archive:
             note_read(f, w, cwd, ctx)

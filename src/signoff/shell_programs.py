@@ -92,7 +92,7 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
             i += 1 + inner
             continue
         if base == "xargs":
-            j = xargs_start(rest, f)
+            j = xargs_start(rest, f, cmd.cwd, ctx)
             if j is None:
                 break
             # `rest` now marks the -I placeholders as run-time values; arguments come from stdin.

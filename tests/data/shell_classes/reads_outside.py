@@ -95,6 +95,11 @@ find / -name '*.conf'
 find / -maxdepth 2 -type d
 grep -r password /
 file ~/download.bin
+tar -C ~ -cf - .
+tar czf out.tgz -C ~ docs
+zip -r out.zip ~/docs
+rsync -a ~/docs/ ./docs/
+xargs -a ~/list.txt echo
 xxd ~/.bash_history
 """
 
@@ -159,7 +164,13 @@ test -f ~/.bashrc
 dmesg | tail
 """
 
+_NOTIFY = r"""
+tar czf out.tgz -C build .
+tar czf /tmp/out.tgz src
+"""
+
 ROWS = [
+    *[("write", "notify", c) for c in _NOTIFY.strip().splitlines()],
     *[("read_only", "ask", c) for c in _ASK.strip().splitlines()],
     *[("read_only", "allow", c) for c in _ALLOW.strip().splitlines()],
 ]
