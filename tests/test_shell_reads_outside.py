@@ -141,6 +141,15 @@ def test_scratch_writes_notify_and_deletes_there_ask(place: dict[str, Path]) -> 
     ("git checkout other-branch && rg TOKEN", "ask"),
     ("grep -r TOKEN .", "ask"),
     ("grep -r TOKEN src", "allow"),
+    ("grep -rn TOKEN . --exclude-dir=.signoff", "allow"),
+    ("grep -rn TOKEN --exclude-dir .signoff", "allow"),
+    ("grep -r TOKEN . --exclude-dir={.git,.signoff}", "allow"),
+    ("grep -r TOKEN . --exclude-dir='.*'", "allow"),
+    ("grep -r TOKEN . --exclude-dir=.git", "ask"),
+    ("grep -R TOKEN . --exclude-dir=.signoff", "ask"),
+    ("grep -r --dereference-recursive TOKEN . --exclude-dir=.signoff", "ask"),
+    ("shopt -s dotglob; grep -r TOKEN . --exclude-dir=.signoff", "deny"),  # `*` is read
+    ("grep -r TOKEN --exclude-dir .signoff .signoff", "deny"),
     ("cat .signoff/settings.local.toml", "deny"),
 ])
 def test_ripgrep_skips_hidden_state_unless_told_otherwise(
@@ -155,6 +164,26 @@ def test_an_ignore_file_whitelist_on_disk_brings_hidden_state_back(
         place: dict[str, Path], ignore: str) -> None:
     (place["ws"] / ignore).write_text("node_modules/\n!.signoff\n")
     assert _shell(place, "rg TOKEN") == "ask"
+
+
+def test_grep_excluding_signoff_still_reads_every_other_hidden_name(
+        place: dict[str, Path]) -> None:
+    """The trees left after --exclude-dir=.signoff still meet the path rules: .env, .sig
+    and .signoffx are read."""
+    result = analyze("grep -r TOKEN . --exclude-dir=.signoff", workspace=str(place["ws"]),
+                     home=str(place["home"]))
+    trees = result.parts[0].trees
+    deny = Policy(Settings.from_rules(deny=["Read(./.env)"]), workspace=place["ws"],
+                  home=str(place["home"]))
+    call = ToolCall("execute_command", {"command": "grep -r TOKEN . --exclude-dir=.signoff"})
+    assert deny.evaluate(call).effect in ("ask", "deny")
+    from signoff.protected import ProtectedPaths
+    ws = os.path.realpath(place["ws"])
+    state = ProtectedPaths((f"{ws}/.signoff",))
+    assert not any(state.inside(t) or state.holds(t) for t in trees)
+    for other in (".env", ".sig", ".signoffx", ".git", "src"):
+        assert ProtectedPaths((f"{ws}/{other}",)).holds(ws) and any(
+            ProtectedPaths((f"{ws}/{other}",)).inside(t) for t in trees), other
 
 
 def test_an_ignore_file_whitelist_above_the_workspace_counts(place: dict[str, Path]) -> None:

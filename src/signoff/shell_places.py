@@ -20,6 +20,7 @@ leads into the home directory is judged where it leads.
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os
 import posixpath
@@ -157,8 +158,17 @@ def note_cwd_read(f: Facts, cwd: str | None, ctx: Context) -> None:
         note_outside_read(f, path, ctx)
 
 
-__all__ = ["free_read", "note_cwd_read", "note_implicit_reads", "note_outside_read",
-           "revoke_hidden_skip", "rg_trees", "scratch", "within_bounds"]
+__all__ = [
+    "free_read",
+    "grep_trees",
+    "note_cwd_read",
+    "note_implicit_reads",
+    "note_outside_read",
+    "revoke_hidden_skip",
+    "rg_trees",
+    "scratch",
+    "within_bounds",
+]
 
 
 # --------------------------------------------------------------------------- rg's hidden skip
@@ -243,3 +253,33 @@ def revoke_hidden_skip(facts: list[Facts]) -> None:
             for g in credited:
                 g.trees[:] = [t[:-2] or "/" if t.endswith("/*") else t for t in g.trees]
             return
+
+
+# --------------------------------------------------------------------------- grep --exclude-dir
+
+_STATE_DIR = ".signoff"
+
+
+def grep_trees(roots: list[str], args: list[str]) -> list[str]:
+    """`grep -r --exclude-dir=.signoff`: every entry of each root but `.signoff`, spelled as
+    globs (`ROOT/*`, `ROOT/.[!s]*`, …) that the policy judges like any tree. Not with -R,
+    which follows links: a link to `.signoff` under another name would be read."""
+    if any(a == "--dereference-recursive" or (a.startswith("-") and not a.startswith("--")
+                                              and "R" in a) for a in args):
+        return roots
+    values = [b for a, b in itertools.pairwise(args) if a == "--exclude-dir"]
+    values += [a.partition("=")[2] for a in args if a.startswith("--exclude-dir=")]
+    if not any(fnmatch.fnmatchcase(_STATE_DIR, v) for v in values):
+        return roots
+    return [t for root in roots for t in _all_but(root.rstrip("/"), _STATE_DIR)]
+
+
+def _all_but(root: str, name: str) -> list[str]:
+    """Globs for every entry of `root` except `name` (which starts with a dot)."""
+    out = [f"{root}/*"]  # names without a leading dot
+    for k in range(1, len(name)):
+        out.append(f"{root}/{name[:k]}[!{name[k]}]*")  # differs at position k
+        if k > 1:
+            out.append(f"{root}/{name[:k]}")  # a proper prefix of the name
+    out.append(f"{root}/{name}?*")  # longer names
+    return out
