@@ -1,6 +1,7 @@
-"""One's own home is judged by its secret places, also when it is /root (CI runs as root);
-another user's home, /root included, stays a secret place. (Context-free cases live in the
-corpus, tests/data/shell_corpus.py.)"""
+"""Reading one's own home asks like any read outside the workspace (a file tool's read
+there asks too), also when it is /root (CI runs as root), and its secret places say so;
+another user's home, /root included, stays a secret place. A project under the home is
+still the project. (Context-free cases live in the corpus, tests/data/shell_corpus.py.)"""
 
 from __future__ import annotations
 
@@ -16,15 +17,17 @@ def same(path: str) -> str:
 @pytest.mark.parametrize(
     ("home", "command", "effect"),
     [
-        ("/root", "ls ~", "allow"),
-        ("/root", "ls /root/projects", "allow"),
-        ("/root", "cat ~/.bashrc", "allow"),
+        ("/root", "ls ~", "ask"),
+        ("/root", "ls /root/projects", "ask"),
+        ("/root", "cat ~/.bashrc", "ask"),
+        ("/root", "ls ~/go/pkg/mod", "allow"),
         ("/root", "cat ~/.ssh/id_ed25519", "ask"),
         ("/root", "cat /root/.aws/credentials", "ask"),
         ("/root", "cat ~/project/.env", "ask"),
         ("/home/alice", "ls /root", "ask"),
         ("/home/alice", "cat /root/notes.txt", "ask"),
-        ("/home/alice", "ls ~", "allow"),
+        ("/home/alice", "ls ~", "ask"),
+        ("/home/alice", "cat ~/.cargo/registry/src/x/lib.rs", "allow"),
     ],
 )
 def test_home_reads(home: str, command: str, effect: str) -> None:
@@ -36,6 +39,10 @@ def test_home_reads(home: str, command: str, effect: str) -> None:
     ("command", "effect"),
     [
         ("mv a b", "notify"),
+        ("cat README.md", "allow"),
+        ("ls", "allow"),
+        ("ls ~", "ask"),
+        ("cat ~/.bashrc", "ask"),
         ("chmod +x run.sh", "notify"),
         ("ln -s a b", "notify"),
         ("echo x > notes.txt", "notify"),

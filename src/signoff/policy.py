@@ -379,7 +379,8 @@ class Policy:
 
         rules = self._rules_for(spec)
         grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
-        analysis = shell.analyze(command, workspace=self.workspace, home=self.home)
+        analysis = shell.analyze(command, workspace=self.workspace, home=self.home,
+                                 read_roots=self.roots[1:])
         whole = " ".join(command.split())
         for rule in rules.deny:  # a deny on the whole text also holds
             if rule.specifier is not None and rule.matches_shell(whole):

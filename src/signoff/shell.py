@@ -27,6 +27,7 @@ from .shell_content import judge_races
 from .shell_facts import Context, Facts, Reader, ShellClass
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
+from .shell_places import revoke_hidden_skip, within_bounds
 from .shell_programs import judge_words
 from .shell_reach import note_mentions, note_trees
 
@@ -94,13 +95,15 @@ def unicode_problem(text: str) -> str:
 
 def analyze(command: str, *, workspace: str, home: str | None = None, cwd: str | None = None,
             resolver: Callable[[str], str] | None = None,
-            reader: Reader | None = None) -> ShellAnalysis:
+            reader: Reader | None = None, read_roots: Iterable[str] = ()) -> ShellAnalysis:
     """Judge one shell command line; never raises (an internal error is opaque: ask).
 
     `reader` reads the patches and archives whose content names what a command writes
-    (default: regular files up to 1 MiB from the file system)."""
+    (default: regular files up to 1 MiB from the file system); `read_roots` are further
+    directories the file tools may read (settings' `additional_directories`)."""
     try:
-        return _analyze(command, workspace, home, cwd, resolver or os.path.realpath, reader)
+        return _analyze(command, workspace, home, cwd, resolver or os.path.realpath, reader,
+                        tuple(read_roots))
     except Exception as exc:  # fail closed: an analyzer bug must never approve anything
         part = _opaque_part(command, f"could not be analyzed ({type(exc).__name__})")
         return ShellAnalysis(command, (part,), "ask", part.reasons)
@@ -113,10 +116,12 @@ def _opaque_part(text: str, reason: str, catastrophic: bool = False,
 
 
 def _analyze(command: str, workspace: str, home: str | None, cwd: str | None,
-             resolver: Callable[[str], str], reader: Reader | None) -> ShellAnalysis:
+             resolver: Callable[[str], str], reader: Reader | None,
+             read_roots: tuple[str, ...] = ()) -> ShellAnalysis:
     if not command.strip():
         return ShellAnalysis(command, (), "allow", ())
     ctx = Context(workspace, home or os.path.expanduser("~"), resolver, lambda *a: [], reader)
+    ctx.read_roots = tuple(ctx.resolve(r) for r in read_roots)
     ctx.script = lambda text, at, env: _nested_script(text, at, env, ctx)
     start_cwd = ctx.resolve(cwd) if cwd else ctx.workspace
     facts, problems, parse_error = run_script(command, start_cwd, {}, ctx)
@@ -178,6 +183,7 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
         per_cmd.append(found)
     data_flow(walk, per_cmd, ctx)
     facts = [f for group in per_cmd for f in group]
+    revoke_hidden_skip(facts)
     judge_races(facts)
     return facts, list(walk.problems), root.has_error
 
@@ -299,7 +305,7 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
         effect = "ask" if f.force_ask or f.unknown_paths else "notify"
     else:
         effect = "ask"
-    inside = not f.unknown_paths and all(ctx.inside(p) for p in (*f.writes, *f.reads))
+    inside = not f.unknown_paths and within_bounds(f, ctx)  # scratch writes, free reads
     reasons = f.reasons or [_DEFAULT_REASON[f.cls]]
     return CommandPart(" ".join(f.argv), tuple(f.argv), f.cls, effect, f.catastrophic,
                        tuple(dict.fromkeys(f.reads)), tuple(dict.fromkeys(f.writes)), inside,

@@ -87,6 +87,8 @@ class Context:
         self.home = _resolve_root(home, resolver)
         self.functions: set[str] = set()
         self.depth = 0
+        # Directories besides the workspace that the file tools may read (shell_places).
+        self.read_roots: tuple[str, ...] = ()
         # Places the repository's own git config makes code (runs_later.configured_places).
         self.git_places: list[tuple[str, str]] | None = None
 

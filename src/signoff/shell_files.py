@@ -31,6 +31,7 @@ from .shell_paths import (
     note_write,
     unjudged,
 )
+from .shell_places import note_implicit_reads
 
 
 def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
@@ -106,6 +107,7 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
         note_read(f, w, cwd, ctx)
     for w in option_values(args, "-f", "--file"):
         note_read(f, w, cwd, ctx)
+    note_implicit_reads(base, texts, bool(pos), f, cwd, ctx)  # `cd ~ && ls`, journalctl
     if base in K.RECURSIVE_SEARCH and (
         base not in ("grep", "egrep", "fgrep")
         or has_flag(args, "-r", "-R", "--recursive", "--dereference-recursive")
@@ -210,9 +212,12 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
             for w in archive:
                 if w.text != "-":
                     note_write(f, w, cwd, ctx)
+            # `-C DIR` changes directory for the names after it: read them there too.
+            dirs = [cwd, *(ctx.path(c, cwd) for c in values["C"])]
             for w in pos:
                 if w not in archive and w is not args[0] and w not in values["C"]:
-                    note_read(f, w, cwd, ctx)
+                    for where in dict.fromkeys(dirs):
+                        note_read(f, w, where, ctx)
             return
         for w in archive:
             note_read(f, w, cwd, ctx)

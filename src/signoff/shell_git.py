@@ -12,6 +12,7 @@ from .shell_facts import Context, Facts, ShellClass
 from .shell_options import GIT_CONFIG_LONG, expand_long
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_write, plant
+from .shell_places import note_cwd_read
 
 Write = Callable[[ShellClass, str], None]
 
@@ -40,6 +41,8 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         f.note("git without a subcommand prints help")
         return
     sub, rest = texts[i], texts[i + 1:]
+    if sub not in ("help", "version"):
+        note_cwd_read(f, cwd, ctx)  # git reads the repository it runs in: `git -C ../x log`
     for t in rest:
         name = t.partition("=")[0]
         # git takes any unambiguous prefix of a long option: `--outp=x` is `--output=x`.

@@ -195,8 +195,7 @@ RUNNERS: frozenset[str] = frozenset(
         "source", ".", "eval"
     ]
 )
-# `<runner> --version`, `npm ls`: read-only queries of interpreters and runners.
-VERSION_FLAGS: frozenset[str] = frozenset({"--version", "-V", "-v", "version", "--help", "-h"})
+# `npm ls`, `pip list`: read-only queries of runners (`--version` and kin: shell_help).
 RUNNER_READ_SUBCOMMANDS: dict[str, frozenset[str]] = {
     "npm": frozenset({"ls", "list", "help", "--version", "-v"}),
     "pip": frozenset({"list", "show", "freeze", "check", "--version", "-V", "help"}),
@@ -213,7 +212,7 @@ RUNNER_READ_SUBCOMMANDS: dict[str, frozenset[str]] = {
     "apt": frozenset({"list", "show", "policy"}),
     "apt-cache": frozenset({"show", "policy", "search", "depends"}),
     "yarn": frozenset({"--version"}),
-    "uv": frozenset({"--version", "version"}),
+    "uv": frozenset({"--version"}),  # `uv version 2.0` sets the project's version
     "poetry": frozenset({"--version", "show"}),
     "gem": frozenset({"list", "--version"}),
     "tmux": frozenset({"ls", "list-sessions"}),
@@ -456,7 +455,7 @@ PATTERN_FIRST: frozenset[str] = frozenset(
 VALUE_OPTS: frozenset[str] = frozenset(
     {"-A", "-B", "-m", "--max-count", "--context", "--after-context", "--before-context",
      "-g", "--glob", "-t", "--type", "--type-not", "--max-depth", "--include", "--exclude",
-     "--exclude-dir"}
+     "--exclude-dir", "--ignore-file", "--iglob"}
 )
 PATTERN_OPTS: frozenset[str] = frozenset({"-e", "-f", "--regexp", "--file"})
 INLINE_CODE_FLAGS: frozenset[str] = frozenset({"-c", "-e", "-E", "-r", "--eval", "-p", "--print",

@@ -15,6 +15,7 @@ from .runs_later import (
 )
 from .shell_facts import Context, Facts, under
 from .shell_parse import Word, expand_braces
+from .shell_places import note_outside_read, scratch
 
 
 def is_secret(path: str, ctx: Context) -> bool:
@@ -56,6 +57,8 @@ def note_read(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
     if is_secret(path, ctx):
         f.secret = True
         f.ask(f"reads secrets ({path})")
+    else:
+        note_outside_read(f, path, ctx)
 
 
 def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
@@ -86,6 +89,8 @@ def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
         note_runs_later(f, word, path, ctx, "writes")
     elif home_rel is None and (path == "/" or under(path, K.SYSTEM_WRITE_DENY)):
         f.deny(f"overwrites system files ({path})")
+    elif scratch(path, ctx, content=content):  # temp directories: an ordinary recorded write
+        f.note(f"writes scratch space in the temp directory ({path})")
     else:
         f.ask(f"writes outside the workspace ({path})")
 

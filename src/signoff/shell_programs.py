@@ -16,6 +16,7 @@ from .shell_args import lookalike, option_values, texts_of
 from .shell_facts import Context, Facts
 from .shell_files import judge_dd, judge_delete, judge_read_only, judge_writer
 from .shell_git import judge_git
+from .shell_help import describes_itself
 from .shell_network import judge_network
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_read, note_write
@@ -91,7 +92,7 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
             i += 1 + inner
             continue
         if base == "xargs":
-            j = xargs_start(rest, f)
+            j = xargs_start(rest, f, cmd.cwd, ctx)
             if j is None:
                 break
             # `rest` now marks the -I placeholders as run-time values; arguments come from stdin.
@@ -101,6 +102,9 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
         if base == "busybox" and rest:
             i += 1
             continue
+        if base in K.SHELLS and describes_itself(base, texts_of(rest)):
+            f.note(f"{base} {rest[0].text} only prints its version or help")
+            break
         if base in K.SHELLS or base in ("eval", "watch", "trap"):
             nested = judge_shell(base, rest, f, cmd, ctx)
             return out + nested[0], nested[1]
@@ -133,6 +137,9 @@ def judge_program(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
         return []
     if base == "dd":
         judge_dd(args, f, cmd, ctx)
+        return []
+    if describes_itself(base, texts):
+        f.note(f"{base} {texts[0]} only prints its version or help")
         return []
     if base in K.KILLERS:
         f.raise_to("destructive", "stops running processes")

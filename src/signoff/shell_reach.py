@@ -17,6 +17,7 @@ import posixpath
 from . import shell_knowledge as K
 from .shell_facts import Context, Facts
 from .shell_parse import Cmd, Word
+from .shell_places import grep_trees, rg_trees
 
 # Programs that read whole directory trees: the flags that make them recursive (None: always).
 _TREE_READERS: dict[str, frozenset[str] | None] = {
@@ -45,6 +46,7 @@ _TREE_WRITERS: dict[str, frozenset[str]] = {
 STDIN_ARGS = "<stdin>"  # how the xargs judge marks arguments read from standard input
 # Options whose value names what to leave out: naming a path there does not touch it.
 _EXCLUDING = ("--exclude", "--ignore", "--skip", "--glob=!", "--iglob=!")
+_EXCLUDING_NEXT = frozenset({"--exclude", "--exclude-dir", "--ignore"})  # value in next word
 
 
 def _flagged(args: list[str], flags: frozenset[str] | None) -> bool:
@@ -86,6 +88,10 @@ def note_trees(f: Facts, cmd: Cmd, ctx: Context) -> None:
                 f.ask(f"{base} searches a directory only known at run time")
                 return
             roots = [ctx.resolve(cmd.cwd)]
+        if base == "rg":
+            roots = rg_trees(roots, args, cmd.cwd, bool(cmd.assigns), ctx)  # hidden entries skipped
+        elif base in ("grep", "egrep", "fgrep"):
+            roots = grep_trees(roots, args)  # --exclude-dir=.signoff
         f.trees.extend(r for r in roots if r not in f.trees)
     if STDIN_ARGS in args and base not in K.NO_PATH_ARGS:
         # `… | xargs cat`: the names come from another program's output, any path at all.
@@ -105,9 +111,10 @@ def note_mentions(f: Facts, cmd: Cmd, ctx: Context) -> None:
     if program in K.NO_PATH_ARGS and program not in ("export", "declare", "typeset", "local",
                                                      "readonly", "alias"):
         return  # `echo .signoff/x` prints a name; it opens nothing
-    for word in cmd.words[1:]:
-        if word.dynamic or not word.text or word.text.startswith(_EXCLUDING):
-            continue
+    for before, word in itertools.pairwise(cmd.words):
+        if word.dynamic or not word.text or word.text.startswith(_EXCLUDING) or (
+                before.text in _EXCLUDING_NEXT and before is not cmd.words[0]):
+            continue  # `--exclude-dir=.signoff`, `--exclude-dir .signoff`: left out
         for candidate in _path_candidates(word.text):
             path = ctx.path(Word(candidate), cmd.cwd)
             if path and path not in f.mentions:

@@ -10,9 +10,8 @@ from .shell_parse import Cmd, Word
 
 def judge_runner(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     texts = texts_of(args)
-    if (len(texts) == 1 and texts[0] in K.VERSION_FLAGS) or (
-        texts and texts[0] in K.RUNNER_READ_SUBCOMMANDS.get(base, frozenset())
-    ):
+    # `--version` and its kin are judged before (shell_help): `-v` is not version everywhere.
+    if texts and texts[0] in K.RUNNER_READ_SUBCOMMANDS.get(base, frozenset()):
         f.note(f"{base} {texts[0]} only reports information")
         return
     f.runs_code = True

@@ -13,6 +13,7 @@ from . import shell_knowledge as K
 from .shell_args import has_flag, option_values, texts_of
 from .shell_facts import Context, Facts
 from .shell_parse import Cmd, Word
+from .shell_paths import note_read
 
 
 def skip_wrapper(base: str, rest: list[Word]) -> int | None:
@@ -93,7 +94,8 @@ def _command_start(rest: list[Word], value_opts: frozenset[str], positional: int
     return j, options
 
 
-def xargs_start(rest: list[Word], f: Facts) -> int | None:
+def xargs_start(rest: list[Word], f: Facts, cwd: str | None = None,
+                ctx: Context | None = None) -> int | None:
     j = 0
     replace = ""
     while j < len(rest):
@@ -101,6 +103,8 @@ def xargs_start(rest: list[Word], f: Facts) -> int | None:
         if t in K.XARGS_VALUE_OPTS:
             if t in ("-I", "--replace"):
                 replace = rest[j + 1].text if j + 1 < len(rest) else ""
+            if t in ("-a", "--arg-file") and ctx is not None and j + 1 < len(rest):
+                note_read(f, rest[j + 1], cwd, ctx)  # its lines become arguments
             j += 2
         elif t.startswith("-") and len(t) > 1:
             if t.startswith("-I"):

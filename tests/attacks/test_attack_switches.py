@@ -27,7 +27,8 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("command", [
     "grep -ra binding_key .",
-    "rg -a binding_key",
+    "rg -a -uu binding_key",
+    "rg -a --hidden binding_key",
     "find . -type f -exec cat {} +",
     'cat "$(ls -d .s*)/signoff.db"',
 ])

@@ -86,7 +86,6 @@ cut -d, -f1 data.csv
 jq '.dependencies' package.json
 jq -r '.name' package.json
 awk '{print $1}' access.log
-awk -F: '{print $1}' /etc/passwd
 sed -n '1,20p' src/app.py
 sed 's/foo/bar/g' input.txt
 tr a-z A-Z < input.txt
@@ -113,8 +112,6 @@ nproc
 printenv PATH
 cat /etc/os-release
 cat /proc/cpuinfo
-ls ~/
-ls -la ~/Downloads
 less README.md
 column -t data.tsv
 comm -12 a.txt b.txt
@@ -162,7 +159,6 @@ env LANG=C ls
 LC_ALL=C sort file.txt
 NO_COLOR=1 git log -1
 uniq -c sorted.txt
-journalctl -u nginx --since today
 lsof -i :8080
 """)
 
@@ -538,20 +534,15 @@ git show HEAD -- scripts/deploy.sh
 rg 'mkfs|dd if=' docs/
 ls -la /
 ls /dev
-cat /etc/passwd
 find / -maxdepth 1 -type d
-du -sh ~/.cache
 echo $SHELL
 echo "password: hunter2" | wc -c
 grep -c shutdown logs/*.log
-head /var/log/syslog
-ls ~/.config
 which rm
 type sudo
 man rm
 git diff -- .github/workflows/
 echo "kill -9 -1" > /dev/null
-wc -l ~/.bashrc
 """)
 
 BYPASS = _lines(r"""
