@@ -45,6 +45,8 @@ def sends(tool: str, words: list[Word], f: Facts, cmd: Cmd, ctx: Context, *,
     for w in words:
         if w.text.startswith("-") or is_remote(w) or "://" in w.text:
             continue
+        if not w.dynamic and (w.text == "~" or w.text.startswith("~/")):
+            w = Word(ctx.home + w.text[1:], glob=w.glob)  # httpie, aws: they expand ~ too
         path = ctx.path(w, cmd.cwd)
         if path is None:
             continue
@@ -53,7 +55,7 @@ def sends(tool: str, words: list[Word], f: Facts, cmd: Cmd, ctx: Context, *,
             f.deny(f"uploads a secret file ({path}) to a remote ({tool})")
         elif not ctx.inside(path) and _secret_tree(path, ctx):
             f.secret = True
-            f.deny(f"uploads {path}, SSH keys and credentials included, to a remote ({tool})")
+            f.deny(f"uploads {path}, which holds keys and credentials, to a remote ({tool})")
 
 
 def _at_files(items: list[Word]) -> list[Word]:
@@ -104,7 +106,7 @@ def _aws(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     pos = positionals(args, values)
     verb = texts_of(pos[:2])
     if verb in (["s3", "cp"], ["s3", "mv"], ["s3", "sync"]):
-        sends(f"aws {verb[1]}", pos[2:-1], f, cmd, ctx)
+        sends(f"aws s3 {verb[1]}", pos[2:-1], f, cmd, ctx)
     elif verb == ["s3api", "put-object"]:
         sends("aws s3api put-object", option_values(args, "--body"), f, cmd, ctx)
 
@@ -112,12 +114,13 @@ def _aws(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 def _gsutil(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     pos = positionals(args, frozenset({"-h", "-o", "-p", "-u", "-x", "-z", "-j", "-a"}))
     words = texts_of(pos)
+    tool = base
     if base == "gcloud":
         if words[:1] != ["storage"]:
             return
-        pos, words = pos[1:], words[1:]
+        pos, words, tool = pos[1:], words[1:], "gcloud storage"
     if words[:1] and words[0] in ("cp", "mv", "rsync"):
-        sends(f"{base} {words[0]}", pos[1:-1], f, cmd, ctx)
+        sends(f"{tool} {words[0]}", pos[1:-1], f, cmd, ctx)
 
 
 def _az(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
@@ -403,6 +406,10 @@ def _scp(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
                                        "-X"}))
     if any(is_remote(w) for w in pos):
         sends(base, pos[:-1], f, cmd, ctx, files=False)
+    if base == "sftp" and cmd.stdin_text:  # `sftp host <<< 'put .env'`: a batch of puts
+        puts = [line.split() for line in cmd.stdin_text.splitlines()]
+        sends(base, [Word(p[1]) for p in puts if len(p) > 1 and p[0] in ("put", "mput",
+                                                                          "reput")], f, cmd, ctx)
 
 
 TRANSFER_JUDGES.update({"scp": _scp, "sftp": _scp})

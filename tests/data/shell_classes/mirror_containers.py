@@ -1,0 +1,85 @@
+# ruff: noqa: E501
+"""Mirror deletes and containers that reach the host.
+
+`rsync --delete` (every spelling), `rclone sync`/`delete` into `/`, the home directory or a
+parent, the project or a parent, a credential place, or a remote root or home; moving the
+home directory away (`--remove-source-files`, `rclone move`). Containers (docker, podman,
+nerdctl) whose bind mount puts `/`, home or the project inside: the command run in the
+container is judged with its paths mapped back to the host. Beside them: mirrors into a
+build or deploy directory, dry runs, read-only mounts and ordinary container commands ask
+as before."""
+
+ROWS = [
+    # local mirror deletes
+    ("catastrophic", "deny", "rsync -a --delete empty/ ~/"),
+    ("catastrophic", "deny", "rsync -a --delete empty/ ~"),
+    ("catastrophic", "deny", "rsync -av --delete ./ /"),
+    ("catastrophic", "deny", "rsync -a --del empty/ /home/dev/"),
+    ("catastrophic", "deny", "rsync -a --delete-before empty/ ~/"),
+    ("catastrophic", "deny", "rsync -a --delete-during empty/ ~/"),
+    ("catastrophic", "deny", "rsync -a --delete-delay empty/ ~/"),
+    ("catastrophic", "deny", "rsync -a --delete-after empty/ ~/.ssh/"),
+    ("catastrophic", "deny", "rsync -a --delete-excluded --exclude '*' empty/ ~/"),
+    ("catastrophic", "deny", "rsync -rl --delete /tmp/empty/ ../"),
+    ("catastrophic", "deny", "rsync -a --delete ../template/ ./"),
+    ("catastrophic", "deny", "rsync -a --delete empty/ /home"),
+    ("catastrophic", "deny", "rsync -a --delete empty/ /usr/lib/"),
+    ("catastrophic", "deny", "sudo rsync -aHAX --delete /mnt/empty/ /"),
+    ("catastrophic", "deny", "rsync -a --remove-source-files ~/ /mnt/usb/"),
+    ("catastrophic", "deny", "rclone sync empty/ /"),
+    ("catastrophic", "deny", "rclone sync empty/ ~"),
+    ("catastrophic", "deny", "rclone sync remote:empty ~/"),
+    ("catastrophic", "deny", "rclone delete ~/"),
+    ("catastrophic", "deny", "rclone move ~ remote:backup"),
+    # remote mirror deletes
+    ("catastrophic", "deny", "rsync -a --delete empty/ host:/"),
+    ("catastrophic", "deny", "rsync -a --delete empty/ host:"),
+    ("catastrophic", "deny", "rsync -a --delete empty/ user@host:~/"),
+    ("catastrophic", "deny", "rsync -a --delete empty/ deploy@10.0.0.5:/home/deploy/"),
+    ("catastrophic", "deny", "rsync -a --delete empty/ root@host:/root/"),
+    ("catastrophic", "deny", "rsync -av --delete conf/ host:/etc/"),
+    ("catastrophic", "deny", "rsync -e 'ssh -p 2222' -a --delete empty/ host:/"),
+    ("catastrophic", "deny", "rsync -a --remove-source-files host:/ ./pulled/"),
+    # containers whose mount reaches the host
+    ("catastrophic", "deny", "docker run -v /:/host alpine rm -rf /host"),
+    ("catastrophic", "deny", "docker run --rm -v /:/mnt busybox sh -c 'rm -rf /mnt/*'"),
+    ("catastrophic", "deny", "docker run --rm -v /:/mnt busybox sh -c 'echo x > /mnt/etc/passwd'"),
+    ("catastrophic", "deny", "docker run -it --rm --volume=/:/host alpine rm -rf /host/etc"),
+    ("catastrophic", "deny", "docker run -v /:/host alpine chroot /host rm -rf /"),
+    ("catastrophic", "deny", "docker run -v /:/host alpine rm -rf /"),
+    ("catastrophic", "deny", "docker run -v /:/host --entrypoint rm alpine -rf /host"),
+    ("catastrophic", "deny", "docker container run -v /:/host alpine rm -rf /host"),
+    ("catastrophic", "deny", "docker create -v /:/host alpine rm -rf /host"),
+    ("catastrophic", "deny", "docker -H tcp://10.0.0.2:2375 run -v /:/host alpine rm -rf /host"),
+    ("catastrophic", "deny", "docker run -d --name x -p 80:80 -v /:/host alpine rm -rf /host"),
+    ("catastrophic", "deny", "podman run --mount type=bind,source=/,target=/host fedora rm -rf /host/home"),
+    ("catastrophic", "deny", "podman run --mount type=bind,src=/etc,dst=/e alpine sh -c ': > /e/passwd'"),
+    ("catastrophic", "deny", "nerdctl run -v /:/h alpine rm -rf /h/etc"),
+    ("catastrophic", "deny", "docker run -v ~/:/x alpine rm -rf /x"),
+    ("catastrophic", "deny", "docker run -v \"$HOME\":/x alpine rm -rf /x"),
+    ("catastrophic", "deny", "docker run -v $PWD:/src alpine rm -rf /src"),
+    ("catastrophic", "deny", "docker run -v /home/dev:/h -w /h alpine rm -rf ."),
+    ("catastrophic", "deny", "sudo docker run -v /:/host alpine shred /host/etc/shadow"),
+    ("catastrophic", "deny", "docker run --pid=host -v /tmp:/tmp alpine kill -9 1"),
+    # look-alikes: ordinary mirrors, dry runs, deploys, container work: ask
+    ("destructive", "ask", "rsync -av --delete src/ build/"),
+    ("destructive", "ask", "rsync -av --delete ./dist/ ~/backup/proj/"),
+    ("destructive", "ask", "rsync -a --delete empty ~/"),
+    ("destructive", "ask", "rsync -an --delete empty/ ~/"),
+    ("network", "ask", "rsync -av --delete dist/ host:/var/www/site/"),
+    ("network", "ask", "rsync -a --delete dist/ deploy@host:app/current/"),
+    ("network", "ask", "rsync -av dist/ host:/"),
+    ("network", "ask", "rsync -a --remove-source-files build/out.tar host:/backup/"),
+    ("network", "ask", "rclone sync ./dist s3:bucket/site"),
+    ("opaque", "ask", "docker run -v $PWD:/src -w /src alpine rm -rf build"),
+    ("opaque", "ask", "docker run --rm -v $PWD:/src -w /src node:20 npm test"),
+    ("opaque", "ask", "docker run -v /:/host:ro alpine rm -rf /host"),
+    ("opaque", "ask", "docker run -v /:/host alpine ls /host"),
+    ("opaque", "ask", "docker run alpine rm -rf /"),
+    ("opaque", "ask", "docker run -v /data:/data alpine rm -rf /usr/share"),
+    ("opaque", "ask", "docker run -v /tmp:/tmp alpine kill -9 1"),
+    ("opaque", "ask", "docker run -v cache:/root/.cache alpine rm -rf /root/.cache"),
+    ("opaque", "ask", "docker run -v /var/run/docker.sock:/var/run/docker.sock alpine ls"),
+    ("read_only", "allow", "docker ps"),
+    ("read_only", "allow", "echo 'rsync -a --delete empty/ ~/'"),
+]
