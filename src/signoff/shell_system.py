@@ -314,7 +314,8 @@ def _shred(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> Non
     f.raise_to("destructive", f"{base} overwrites files so they can never be recovered")
     for w in positionals(args, _SHRED_VALUES):
         path = ctx.path(w, cmd.cwd)
-        if path is None or path in K.PSEUDO_FILES or under(path, K.TEMP_DIRS):
+        scratch = under(path, K.TEMP_DIRS) and not ctx.inside(path) if path else False
+        if path is None or path in K.PSEUDO_FILES or scratch:
             continue  # a name known only at run time asks; scratch space may be shredded
         what = path if not path.endswith("/{}") else f"the files find picks under {path[:-3]}"
         f.deny(f"shreds {what}: its content is overwritten and can never be recovered")
