@@ -35,7 +35,7 @@ ESSENTIAL_PACKAGES: frozenset[str] = frozenset({
 })
 # Families named by prefix: every kernel image and boot loader package.
 ESSENTIAL_PREFIXES: tuple[str, ...] = ("linux-image-", "linux-modules-", "linux-generic-",
-                                       "kernel-", "grub-", "grub2-", "shim-", "libc6-")
+                                       "grub-", "grub2-", "shim-")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _REGEX_CHARS = re.compile(r"[\^$+|()]|\.\*")
 # Names a wildcard is tried against (one member of each prefix family included).

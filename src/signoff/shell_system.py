@@ -78,7 +78,10 @@ def _kill(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None
         else:
             pids.append(t)
         i += 1
-    if "1" in pids and signal not in _GENTLE_SIGNALS:  # -1 (every process): shell_programs
+    numbers = {int(p) for p in pids if p.lstrip("+-").isdigit()}  # `kill 01`, `kill -- -01`
+    if -1 in numbers and signal != "0" and not f.catastrophic:  # `-1` itself: shell_programs
+        f.deny(f"kills every process (kill -{signal} -1)")
+    if 1 in numbers and signal not in _GENTLE_SIGNALS:
         name = _SIGNAL_NUMBERS.get(signal, signal)
         f.deny(f"kills init (PID 1) with SIG{name}: the whole system goes down")
 
@@ -203,7 +206,8 @@ def _systemctl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
     verbs = [w.text for w in pos]
     if not verbs:
         return
-    verb, units = verbs[0], [u.removesuffix(".service") for u in verbs[1:]]
+    verb = verbs[0]
+    units = [u.removesuffix(".service").removesuffix(".socket") for u in verbs[1:]]
     if verb in ("rescue", "emergency", "soft-reboot", "halt", "kexec", "exit"):
         f.deny(f"systemctl {verb} stops every service and ends every session")
     if verb == "isolate" and any(u.removesuffix(".target") in _FINAL_TARGETS for u in units):
@@ -213,7 +217,8 @@ def _systemctl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
     disables = verb == "disable" and has_flag(args, "--now")
     if verb in _UNIT_STOPS or disables:
         for unit in units:
-            if any(fnmatch.fnmatchcase(unit, pat) for pat in CRITICAL_UNITS):
+            if any(fnmatch.fnmatchcase(unit, pat) or fnmatch.fnmatchcase(pat, unit)
+                   for pat in CRITICAL_UNITS):  # `stop 'ssh*'` names sshd too
                 f.deny(f"systemctl {verb} {unit}: the machine loses logins, logging or remote "
                        "access")
                 return

@@ -74,6 +74,8 @@ ROWS = [
     ("opaque", "ask", "apt install bash"),
     ("opaque", "ask", "apt install x"),
     ("opaque", "ask", "apt-get install libc6-dev"),
+    ("opaque", "ask", "apt remove libc6-dev"),
+    ("opaque", "ask", "yum remove kernel-headers"),
     ("opaque", "ask", "dpkg -r mypackage"),
     ("opaque", "ask", "dnf remove httpd"),
     ("opaque", "ask", "pacman -Rns firefox"),
