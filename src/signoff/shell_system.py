@@ -252,7 +252,8 @@ def _userdel(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> N
         return
     home = " and their home directory" if has_flag(
         args, "-r", "--remove", "--remove-home", "--remove-all-files") else ""
-    f.deny(f"deletes the user account {users[0].text}{home} ({base})")
+    name = "named at run time" if users[0].dynamic else users[0].text
+    f.deny(f"deletes the user account {name}{home} ({base})")
 
 
 def _passwd(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:

@@ -349,7 +349,9 @@ def _container(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
         return
     host_pid = any(w.text == "host" for w in opts.get("--pid", [])) or "--privileged" in opts
     workdir = (opts.get("-w") or opts.get("--workdir") or [Word("/")])[0]
-    text = " ".join(shlex.quote(w.text) for w in inner)
+    # A glob the host shell left alone reaches the container as written: keep it a glob.
+    text = " ".join(w.text if w.glob and _PLAIN.fullmatch(w.text) else shlex.quote(w.text)
+                    for w in inner)
     for fact in _inside(text, workdir.text, mounts, ctx):
         if not fact.catastrophic:
             continue
@@ -360,6 +362,9 @@ def _container(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
         f.deny(f"{base} run mounts {src} at {dst}, and the command inside "
                f"{fact.reasons[-1]}")
         return
+
+
+_PLAIN = re.compile(r"[\w./*?\[\]~-]+")
 
 
 def _inside(text: str, workdir: str, mounts: list[tuple[str, str]], ctx: Context) -> list[Facts]:
