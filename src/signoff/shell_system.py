@@ -50,8 +50,7 @@ _KILLALL_VALUES = frozenset({"-s", "--signal", "-u", "--user", "-o", "--older-th
 
 
 def _signal_name(text: str) -> str:
-    name = text.upper().removeprefix("SIG")
-    return name
+    return text.upper().removeprefix("SIG")
 
 
 def _kill(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
@@ -122,9 +121,10 @@ def _pkill(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> Non
     texts = texts_of(args)
     if any(t in ("-h", "--help", "-V", "--version") for t in texts):
         return
+    args = [w for w in args if not _is_signal_word(w.text)]  # `-KILL` is no option cluster
     owners = option_values(args, "-u", "--euid", "-U", "--uid")
     parents = option_values(args, "-P", "--parent")
-    pos = positionals([w for w in args if not _is_signal_word(w.text)], _PKILL_VALUES)
+    pos = positionals(args, _PKILL_VALUES)
     if any(p.text in ("0", "1") for p in parents):
         f.deny("kills every child of init (pkill -P 1): every service on the machine")
     if not pos:
@@ -157,8 +157,9 @@ def _killall(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> N
     texts = texts_of(args)
     if any(t in ("-l", "--list", "-h", "--help", "-V", "--version") for t in texts):
         return
+    args = [w for w in args if not _is_signal_word(w.text)]
     owners = option_values(args, "-u", "--user")
-    names = positionals([w for w in args if not _is_signal_word(w.text)], _KILLALL_VALUES)
+    names = positionals(args, _KILLALL_VALUES)
     if not names:
         for who in owners:
             f.deny(f"kills every process of user {who.text} (killall -u)")

@@ -58,11 +58,14 @@ def sends(tool: str, words: list[Word], f: Facts, cmd: Cmd, ctx: Context, *,
             f.deny(f"uploads {path}, which holds keys and credentials, to a remote ({tool})")
 
 
+_AT_FILE = re.compile(r"^[^=:@]*(?::=@|=@|@)(.+)$")
+
+
 def _at_files(items: list[Word]) -> list[Word]:
     """`@file`, `field@file`, `field=@file`, `field:=@file` (httpie, gh api -F)."""
     out = []
     for w in items:
-        m = re.match(r"^[^=:@]*(?::=@|=@|@)(.+)$", w.text)
+        m = _AT_FILE.match(w.text)
         if m and "://" not in w.text:
             out.append(Word(m.group(1), w.dynamic, w.glob, w.quoted))
     return out
