@@ -21,6 +21,7 @@ from .shell_network import judge_network
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_read, note_write
 from .shell_runners import judge_runner
+from .shell_system import SYSTEM_PROGRAMS, judge_system
 from .shell_wrappers import judge_nested, judge_shell, privileged_start, skip_wrapper, xargs_start
 
 
@@ -115,7 +116,15 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
 
 
 def judge_program(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
-    """Classify one program with its arguments; returns extra facts (find -exec …)."""
+    """Classify one program with its arguments; returns extra facts (find -exec …). Then
+    its catastrophic system forms (kill 1, userdel, apt purge libc6, docker -v /:/host …)."""
+    extras = _judge_family(base, args, f, cmd, ctx)
+    if base in SYSTEM_PROGRAMS:
+        extras += judge_system(base, args, f, cmd, ctx)
+    return extras
+
+
+def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
     cwd = cmd.cwd
     texts = texts_of(args)
     lowered = [t.lower() for t in texts]

@@ -236,7 +236,6 @@ git gc --prune=now
 find . -name '*.pyc' -delete
 find . -name '__pycache__' -type d -exec rm -rf {} +
 truncate -s 0 app.log
-shred secrets.tmp
 kill 1234
 kill -9 4321
 pkill node
