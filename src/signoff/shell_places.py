@@ -40,6 +40,9 @@ IDENTITY_FILES: frozenset[str] = frozenset({
     "/etc/os-release", "/etc/lsb-release", "/etc/debian_version", "/etc/redhat-release",
     "/etc/fedora-release", "/etc/alpine-release", "/etc/arch-release", "/etc/system-release",
     "/etc/issue", "/etc/hostname", "/etc/timezone", "/etc/localtime",
+    # How the machine resolves names and services: what a network problem is debugged with.
+    "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/services", "/etc/protocols",
+    "/etc/shells",
     "/proc/cpuinfo", "/proc/meminfo", "/proc/version", "/proc/loadavg", "/proc/uptime",
     "/System/Library/CoreServices/SystemVersion.plist",
 })

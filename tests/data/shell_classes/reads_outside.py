@@ -74,7 +74,6 @@ journalctl -n 50
 journalctl -u nginx --since today
 cat /etc/passwd
 awk -F: '{print $1}' /etc/passwd
-cat /etc/hosts
 cat /etc/group
 cat /etc/nginx/nginx.conf
 ls /etc

@@ -47,7 +47,7 @@ ROWS = [
     ("destructive", "ask", "shred -u \"$tmpfile\""),
     ("destructive", "ask", "rm important.db"),
     ("read_only", "allow", "cat /etc/hosts"),
-    ("read_only", "allow", "grep -n root /etc/group"),
+    ("read_only", "ask", "grep -n root /etc/group"),
     ("read_only", "allow", "ls -la /usr/bin"),
     ("read_only", "allow", "diff /etc/hosts hosts.expected"),
     ("read_only", "allow", "sed -n 1,5p /etc/hosts"),

@@ -66,7 +66,7 @@ ROWS = [
     ("privilege", "ask", "passwd dev"),
     ("privilege", "ask", "deluser dev docker"),
     ("privilege", "ask", "groupdel oldgroup"),
-    ("privilege", "ask", "userdel --help"),
+    ("read_only", "allow", "userdel --help"),
     ("opaque", "ask", "apt remove some-lib"),
     ("opaque", "ask", "apt purge python3-requests"),
     ("opaque", "ask", "apt-get remove --purge nginx"),
