@@ -16,13 +16,12 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from . import shell_knowledge as K
 from .shell_args import has_flag, option_values, positionals, texts_of
+from .shell_databases import DATABASE_JUDGES, LOCAL_HOSTS, parse_options
 from .shell_facts import Context, Facts
 from .shell_files import judge_read_only
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_read, note_write
-from .shell_sql import read_only_sql
 from .shell_tools import judge_tool
 
 # Inspect binaries without running them. `ldd` is not one: glibc's ldd may run the program's
@@ -31,7 +30,6 @@ BINARY_INSPECTORS = frozenset({"objdump", "nm", "readelf", "size", "c++filt", "a
                                "otool", "llvm-objdump", "llvm-nm", "llvm-readelf",
                                "llvm-readobj", "llvm-size", "elfedit-dump", "dwarfdump",
                                "llvm-dwarfdump"})
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0", ""})
 
 
 def judge_local(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
@@ -49,179 +47,6 @@ def judge_local(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -
         return True
     judge = _JUDGES.get(base)
     return judge is not None and judge(base, args, f, cmd, ctx)
-
-
-# --------------------------------------------------------------------------- options
-
-
-Parsed = tuple[dict[str, list[str]], list[Word]]
-
-
-def _parse(args: list[Word], values: frozenset[str], flags: frozenset[str],
-           attached: frozenset[str] = frozenset()) -> Parsed | None:
-    """Options and positionals, or None when an option is not one of the known ones (it
-    might write a file or run a program). `attached`: short options whose value may only
-    be attached (`mysql -pSECRET`)."""
-    opts: dict[str, list[str]] = {}
-    pos: list[Word] = []
-    i = 0
-    while i < len(args):
-        w = args[i]
-        t = w.text
-        i += 1
-        if w.quoted or not t.startswith("-") or t == "-":
-            pos.append(w)
-            continue
-        if w.dynamic:
-            return None
-        name, eq, value = t.partition("=")
-        if t.startswith("--") or name in flags or name in values:  # sqlite3 -header
-            if name in flags and not eq:
-                opts.setdefault(name, []).append("")
-            elif name in values:
-                if not eq:
-                    if i >= len(args) or args[i].dynamic:
-                        return None
-                    value = args[i].text
-                    i += 1
-                opts.setdefault(name, []).append(value)
-            else:
-                return None
-            continue
-        for k, letter in enumerate(t[1:]):  # a cluster of short options: -tAc
-            short = "-" + letter
-            rest = t[2 + k:]
-            if short in attached:
-                opts.setdefault(short, []).append(rest)
-                break
-            if short in values:
-                if not rest:
-                    if i >= len(args) or args[i].dynamic:
-                        return None
-                    rest = args[i].text
-                    i += 1
-                opts.setdefault(short, []).append(rest)
-                break
-            if short not in flags:
-                return None
-            opts.setdefault(short, []).append("")
-    return opts, pos
-
-
-def _local(host: str) -> bool:
-    return host.lower() in _LOCAL_HOSTS or host.startswith("/")
-
-
-def _conninfo_local(text: str) -> bool:
-    """A database name, URI or `key=value` connection string that stays on this machine."""
-    if "://" in text:
-        try:
-            parts = urlsplit(text)
-        except ValueError:
-            return False
-        return _local(parts.hostname or "") and "host=" not in parts.query
-    hosts = re.findall(r"\b(?:host|hostaddr)\s*=\s*'?([^\s']*)", text)
-    return all(_local(h) for h in hosts)
-
-
-# --------------------------------------------------------------------------- databases
-
-_PSQL_VALUES = frozenset({"-U", "--username", "-d", "--dbname", "-p", "--port", "-h",
-                          "--host", "-P", "--pset", "-F", "--field-separator", "-R",
-                          "--record-separator", "-v", "--set", "--variable", "-c",
-                          "--command"})
-_PSQL_FLAGS = frozenset({"-l", "--list", "-t", "--tuples-only", "-A", "--no-align", "-x",
-                         "--expanded", "-q", "--quiet", "-X", "--no-psqlrc", "-w",
-                         "--no-password", "-W", "--password", "--csv", "-H", "--html", "-E",
-                         "--echo-hidden", "-e", "--echo-queries", "-a", "--echo-all", "-b",
-                         "--echo-errors", "-n", "--no-readline", "-z", "-0"})
-_MYSQL_VALUES = frozenset({"-u", "--user", "-h", "--host", "-P", "--port", "-D",
-                           "--database", "-S", "--socket", "-e", "--execute", "--password",
-                           "--protocol"})
-_MYSQL_FLAGS = frozenset({"-N", "--skip-column-names", "-B", "--batch", "-t", "--table",
-                          "-s", "--silent", "-E", "--vertical", "-r", "--raw", "-p",
-                          "--no-defaults"})
-_SQLITE_VALUES = frozenset({"-separator", "--separator", "-nullvalue", "--nullvalue",
-                            "-newline", "--newline"})
-_SQLITE_FLAGS = frozenset({"-readonly", "--readonly", "-header", "--header", "-noheader",
-                           "--noheader", "-column", "--column", "-csv", "--csv", "-json",
-                           "--json", "-line", "--line", "-list", "--list", "-box", "--box",
-                           "-table", "--table", "-markdown", "--markdown", "-html", "--html",
-                           "-quote", "--quote", "-tabs", "--tabs", "-batch", "--batch",
-                           "-bail", "--bail", "-echo", "--echo"})
-# sqlite3 dot-commands that only show the schema or set how results are printed.
-_SQLITE_DOT = re.compile(r"^\s*\.(tables|schema|fullschema|indexes|indices|databases|dbinfo"
-                         r"|show|help|headers|header|mode|width|nullvalue|separator|stats"
-                         r"|timer|changes|eqp|lint|dbconfig)\b[\w\s.%*'\"-]*$")
-_PSQL_META = re.compile(r"^\s*\\(d[a-zA-Z]{0,3}[+S]{0,2}|l\+?|list\+?|conninfo|encoding)"
-                        r"(\s+[\w.*\"$-]+)?\s*$")
-
-
-def _psql(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
-    parsed = _parse(args, _PSQL_VALUES, _PSQL_FLAGS)
-    if parsed is None or cmd.stdin_text is not None:
-        return False
-    opts, pos = parsed
-    hosts = opts.get("-h", []) + opts.get("--host", [])
-    names = [*opts.get("-d", []), *opts.get("--dbname", []), *(w.text for w in pos)]
-    if any(w.dynamic for w in pos) or not all(_local(h) for h in hosts) or not all(
-            _conninfo_local(n) for n in names):
-        return False
-    sql = opts.get("-c", []) + opts.get("--command", [])
-    listing = "-l" in opts or "--list" in opts
-    if not (sql or listing):
-        return False
-    if not all(_PSQL_META.match(s) or read_only_sql(s) for s in sql):
-        return _changes_data(base, f, sql)
-    f.network = True
-    f.note("psql lists databases or runs read-only queries on a local server" if sql
-           else "psql -l lists the databases of a local server")
-    return True
-
-
-def _changes_data(base: str, f: Facts, sql: list[str]) -> bool:
-    f.network = True
-    f.raise_to("network", f"{base} runs SQL that may change or delete data")
-    if any(K.SQL_CATASTROPHIC.search(s) for s in sql):
-        f.deny("drops a whole database")
-    return True
-
-
-def _mysql(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
-    parsed = _parse(args, _MYSQL_VALUES, _MYSQL_FLAGS, attached=frozenset({"-p"}))
-    if parsed is None or cmd.stdin_text is not None:
-        return False
-    opts, pos = parsed
-    hosts = opts.get("-h", []) + opts.get("--host", [])
-    sql = opts.get("-e", []) + opts.get("--execute", [])
-    if any(w.dynamic for w in pos) or not all(_local(h) for h in hosts) or not sql:
-        return False
-    if not all(read_only_sql(s, mysql=True) for s in sql):
-        return _changes_data(base, f, sql)
-    f.network = True
-    f.note(f"{base} -e runs read-only queries on a local server")
-    return True
-
-
-def _sqlite(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
-    parsed = _parse(args, _SQLITE_VALUES, _SQLITE_FLAGS)
-    if parsed is None or cmd.stdin_text is not None:
-        return False
-    _, pos = parsed
-    if len(pos) < 2 or any(w.dynamic for w in pos):
-        return False  # no statement: it reads statements from its input
-    path = ctx.path(pos[0], cmd.cwd)
-    if pos[0].text != ":memory:" and (path is None or not ctx.inside(path)):
-        return False  # a database elsewhere (a browser's cookies): ask
-    if not all(_SQLITE_DOT.match(w.text) or read_only_sql(w.text, sqlite=True)
-               for w in pos[1:]):
-        f.opaque("sqlite3 runs statements or dot-commands that may change the database, "
-                 "write files, run programs or load extensions")
-        return True
-    if pos[0].text != ":memory:":
-        note_read(f, pos[0], cmd.cwd, ctx)
-    f.note("sqlite3 shows a local database's schema or runs read-only queries")
-    return True
 
 
 # --------------------------------------------------------------------------- clusters
@@ -400,7 +225,7 @@ _CURL_FLAGS = frozenset({"-I", "--head", "-s", "--silent", "-S", "--show-error",
 def _curl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
     """`curl -I http://localhost:8000`: a HEAD request to this machine only reports whether
     something answers. GET may trigger actions on a local server: it still asks."""
-    parsed = _parse(args, _CURL_VALUES, _CURL_FLAGS)
+    parsed = parse_options(args, _CURL_VALUES, _CURL_FLAGS)
     if parsed is None:
         return False
     opts, pos = parsed
@@ -425,7 +250,7 @@ def _local_url(w: Word) -> bool:
         host = urlsplit(w.text).hostname
     except ValueError:
         return False
-    return host is not None and (host in _LOCAL_HOSTS or host.startswith("127."))
+    return host is not None and (host in LOCAL_HOSTS or host.startswith("127."))
 
 
 # --------------------------------------------------------------------------- dry runs
@@ -492,7 +317,7 @@ def _rmdir(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> boo
 
 
 Judge = Callable[[str, list[Word], Facts, Cmd, Context], bool]
-_JUDGES: dict[str, Judge] = {"psql": _psql, "mysql": _mysql, "mariadb": _mysql, "sqlite3": _sqlite,
-           "kubectl": _kubectl, "helm": _kubectl, "docker": _docker,
-           "podman": _docker, "curl": _curl, "rsync": _rsync, "make": _make, "gmake": _make,
-           "npm": _npm, "pnpm": _npm, "yarn": _npm, "rmdir": _rmdir}
+_JUDGES: dict[str, Judge] = {
+    **DATABASE_JUDGES, "kubectl": _kubectl, "helm": _kubectl, "docker": _docker,
+    "podman": _docker, "curl": _curl, "rsync": _rsync, "make": _make, "gmake": _make,
+    "npm": _npm, "pnpm": _npm, "yarn": _npm, "rmdir": _rmdir}
