@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import re
 
-_START = re.compile(r"^\s*\(*\s*(select|show|explain|describe|desc|table|values)\b", re.I)
+_START = re.compile(r"^\s*\(*\s*(select|show|explain|describe|desc|table|values|with)\b", re.I)
+# A statement that reads first can still write inside (`WITH d AS (DELETE … RETURNING *)`).
+_DML = re.compile(r"\b(insert|update|delete|merge|upsert|create|drop|alter|truncate"
+                  r"|grant|revoke|copy|call|do|execute|exec|set|reset|load|handler|attach"
+                  r"|detach|vacuum|reindex|cluster|refresh|notify|listen)\b", re.I)
 _SQLITE_PRAGMA = re.compile(r"^\s*pragma\s+(\w+\.)?(table_info|table_xinfo|index_list"
                             r"|index_info|index_xinfo|database_list|table_list"
                             r"|foreign_key_list|collation_list|function_list|compile_options"
@@ -49,7 +53,7 @@ def read_only_sql(text: str, *, mysql: bool = False, sqlite: bool = False) -> bo
             continue
         if mysql and _MYSQL_USE.match(s):
             continue
-        if not _START.match(s) or _WRITES.search(s):
+        if not _START.match(s) or _WRITES.search(s) or _DML.search(_strip_strings(s)):
             return False
         if any(name.lower() not in _PURE for name in _CALL.findall(_strip_strings(s))):
             return False
