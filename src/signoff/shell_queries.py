@@ -298,6 +298,16 @@ def _npm(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
     return True
 
 
+def _terraform(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
+    texts = texts_of(args)
+    if texts[:1] != ["plan"]:
+        return False
+    f.network = True
+    f.raise_to("network", f"{base} plan runs the provider plugins and external data sources "
+                          "and reads the remote state")
+    return True
+
+
 def _rmdir(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
     """rmdir removes only empty directories: nothing is lost. With -p, each parent named
     in the path goes too once it is empty."""
@@ -320,4 +330,5 @@ Judge = Callable[[str, list[Word], Facts, Cmd, Context], bool]
 _JUDGES: dict[str, Judge] = {
     **DATABASE_JUDGES, "kubectl": _kubectl, "helm": _kubectl, "docker": _docker,
     "podman": _docker, "curl": _curl, "rsync": _rsync, "make": _make, "gmake": _make,
-    "npm": _npm, "pnpm": _npm, "yarn": _npm, "rmdir": _rmdir}
+    "npm": _npm, "pnpm": _npm, "yarn": _npm, "rmdir": _rmdir, "terraform": _terraform,
+    "tofu": _terraform}

@@ -116,6 +116,7 @@ TOOLS: dict[str, Tool] = {
 _CARGO_FMT = Tool(True, check_flags=frozenset({"--check"}),
                   value_opts=frozenset({"-p", "--package", "--message-format",
                                         "--manifest-path"}))
+_TERRAFORM_FMT = Tool(True, check_flags=frozenset({"-check", "-write=false"}))
 # `ruff SUBCOMMAND`: which ones read and which write (with or without a flag).
 _RUFF_READ = frozenset({"rule", "linter", "config", "version", "help"})
 _RUFF_FIX = frozenset({"--fix", "--unsafe-fixes", "--add-noqa", "--fix-only"})
@@ -128,6 +129,10 @@ def judge_tool(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
         if not args or args[0].text != "fmt":
             return False
         return _judge(base, "cargo fmt", _CARGO_FMT, args[1:], f, cmd, ctx)
+    if base in ("terraform", "tofu"):  # `terraform fmt` only; plan and validate run providers
+        if not args or args[0].text != "fmt":
+            return False
+        return _judge(base, f"{base} fmt", _TERRAFORM_FMT, args[1:], f, cmd, ctx)
     if base == "ruff":
         return _judge_ruff(args, f, cmd, ctx)
     tool = TOOLS.get(base)

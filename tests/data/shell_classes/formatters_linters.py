@@ -25,6 +25,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("write", "notify", "clang-format -i a.c"),
     ("write", "notify", "clang-format -i --style=file src/x.cc include/x.h"),
     ("write", "notify", "shfmt -w scripts/build.sh"),
+    ("write", "notify", "terraform fmt -recursive"),
     ("write", "notify", "black . && ruff check --fix . && mypy src"),
     ("write", "notify", "mypy --html-report build/mypy src"),
     # check mode: only reads
@@ -50,6 +51,8 @@ ROWS: list[tuple[str, str, str]] = [
     ("read_only", "allow", "cargo fmt -- --check"),
     ("read_only", "allow", "clang-format a.c"),
     ("read_only", "allow", "shfmt -d scripts"),
+    ("read_only", "allow", "terraform fmt -check"),
+    ("network", "ask", "terraform validate"),
     # outside the workspace, protected paths: the write judgement still applies
     ("write", "ask+", "black /etc/x.py"),
     ("write", "ask", "prettier --write ~"),
