@@ -198,8 +198,9 @@ def _docker(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bo
     label = f"{base} {sub} {verb}" if grouped else f"{base} {sub}"
     if action in _DOCKER_DELETE:
         what = _DOCKER_DELETE[action]
-        if sub == "volume" or (sub == "network" and action == "rm"):
-            what = f"deletes {sub}s and what they hold"
+        if sub in ("image", "volume", "network") and action in ("rm", "prune"):
+            what = f"deletes {'unused ' if action == 'prune' else ''}{sub}s" + (
+                " and the data stored in them" if sub == "volume" else "")
         f.raise_to("destructive", f"{label} {what}")
         return True
     if sub in _DOCKER_NETWORK:
@@ -244,10 +245,11 @@ def _curl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool
 
 
 def _local_url(w: Word) -> bool:
-    if w.dynamic or w.glob or not w.text.lower().startswith(("http://", "https://")):
+    text = w.text if "://" in w.text else "http://" + w.text  # curl's default scheme
+    if w.dynamic or w.glob or not text.lower().startswith(("http://", "https://")):
         return False
     try:
-        host = urlsplit(w.text).hostname
+        host = urlsplit(text).hostname
     except ValueError:
         return False
     return host is not None and (host in LOCAL_HOSTS or host.startswith("127."))

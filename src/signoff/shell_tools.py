@@ -239,6 +239,9 @@ def _loads_code(base: str, cmd: Cmd, ctx: Context, f: Facts) -> str:
     data = _DATA_CONFIGS.get(key, ())
     if not code and not data:
         return ""
+    if cmd.cwd is None:  # `cd "$X" && eslint .`: whose configuration is unknown
+        return (f"{base} runs in a directory only known at run time, whose configuration "
+                "may load code")
     for folder in _folders(cmd.cwd, ctx):
         for name in code:
             path = posixpath.join(folder, name)

@@ -97,4 +97,11 @@ ROWS: list[tuple[str, str, str]] = [
     ("secret", "ask+", "docker compose config"),
     ("opaque", "ask", "docker -H tcp://10.0.0.5:2375 ps"),
     ("opaque", "ask", "DOCKER_CONFIG=./evil docker compose ps"),
+    ("opaque", "ask", "PSQLRC=./evil.psqlrc psql -l"),
+    ("opaque", "ask", "env CURL_HOME=. curl -I http://localhost:8000"),
+    ("opaque", "ask", "HELM_PLUGINS=./plugins helm list"),
+    ("read_only", "allow", "curl -sI localhost:8000"),
+    ("network", "ask", "curl -I example.com"),
+    ("opaque", "ask", "cd \"$APP\" && eslint src"),
+    ("destructive", "ask", "docker image prune -a"),
 ]
