@@ -118,6 +118,8 @@ _CARGO_FMT = Tool(True, check_flags=frozenset({"--check"}),
                                         "--manifest-path"}))
 _TERRAFORM_FMT = Tool(True, check_flags=frozenset({"-check", "-write=false"}))
 # `ruff SUBCOMMAND`: which ones read and which write (with or without a flag).
+# `--config` takes a file or inline settings (`--config "output-file='…'"`): not judged here.
+_RUFF_REFUSE = frozenset({"--config"})
 _RUFF_READ = frozenset({"rule", "linter", "config", "version", "help"})
 _RUFF_FIX = frozenset({"--fix", "--unsafe-fixes", "--add-noqa", "--fix-only"})
 _RUFF_NO_FIX = frozenset({"--no-fix", "--diff", "--show-fixes"})
@@ -153,12 +155,13 @@ def _judge_ruff(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
                                                                for t in texts)
         tool = Tool(False, write_flags=frozenset({"--fix"} if writes else ()),
                     value_opts=_RUFF_VALUES, output_opts=frozenset({"-o", "--output-file",
-                                                                    "--cache-dir"}))
+                                                                    "--cache-dir"}),
+                    refuse=_RUFF_REFUSE)
         return _judge("ruff", "ruff check", tool, rest, f, cmd, ctx,
                       forced_write=writes)
     if sub == "format":
         tool = Tool(True, check_flags=frozenset({"--check", "--diff"}), value_opts=_RUFF_VALUES,
-                    output_opts=frozenset({"--cache-dir"}))
+                    output_opts=frozenset({"--cache-dir"}), refuse=_RUFF_REFUSE)
         return _judge("ruff", "ruff format", tool, rest, f, cmd, ctx)
     return False  # ruff server, ruff clean, ruff analyze …: the runner judgement
 
@@ -214,6 +217,7 @@ _DATA_CONFIGS: dict[str, tuple[str, ...]] = {
     "prettier": (".prettierrc", ".prettierrc.json", ".prettierrc.json5", ".prettierrc.yaml",
                  ".prettierrc.yml", ".prettierrc.toml"),
     "mypy": ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg"),
+    "ruff": ("ruff.toml", ".ruff.toml", "pyproject.toml"),
     "cargo": (".cargo/config.toml", ".cargo/config", "rust-toolchain.toml", "rust-toolchain"),
     "rustfmt": ("rust-toolchain.toml", "rust-toolchain"),
 }
@@ -226,7 +230,11 @@ _LOADS: dict[str, re.Pattern[str]] = {
     "eslint": re.compile(r"plugin|parser|processor|[\"']\.{0,2}/|extends[\"']?\s*:\s*\[?\s*"
                          r"[\"'](?!eslint:)", re.IGNORECASE),
     "prettier": re.compile(r"plugin|[\"']\.{0,2}/", re.IGNORECASE),
-    "mypy": re.compile(r"^\s*plugins\s*=", re.MULTILINE),
+    # mypy runs `python_executable` to find packages; reports and caches go where it says
+    "mypy": re.compile(r"^\s*(plugins|python_executable|install_types|cache_dir|junit_xml"
+                       r"|\w+_report)\s*=", re.MULTILINE),
+    # ruff writes its report and cache where its settings say (`output-file = "~/.bashrc"`)
+    "ruff": re.compile(r"^\s*(output-file|cache-dir)\s*=", re.MULTILINE),
     "cargo": re.compile(r"^\s*\[\s*alias\s*\]|^\s*alias\s*\.|^\s*path\s*=", re.MULTILINE),
     "rustfmt": re.compile(r"^\s*path\s*=", re.MULTILINE),
 }
@@ -252,7 +260,7 @@ def _loads_code(base: str, cmd: Cmd, ctx: Context, f: Facts) -> str:
             path = posixpath.join(folder, name)
             f.content_from.append(path)
             if _mentions(ctx.reader, path, _LOADS[key]):
-                return f"{base} loads plugins or code named in {path}"
+                return f"{base} follows settings in {path} that load code or say where to write"
         if key in _PACKAGE_KEY:
             path = posixpath.join(folder, "package.json")
             f.content_from.append(path)

@@ -121,3 +121,22 @@ def test_control_the_mypy_plugin_really_runs(ws: Path) -> None:
     subprocess.run([sys.executable, "-m", "mypy", "src"], cwd=ws, capture_output=True,
                    timeout=120, check=False)
     assert (ws / "plugin_proof").read_text() == "ran"
+
+
+@pytest.mark.parametrize(("config", "body"), [
+    ("pyproject.toml", '[tool.ruff]\noutput-file = "/home/dev/.bashrc"\n'),
+    ("ruff.toml", 'cache-dir = "/home/dev/.config/autostart"\n'),
+])
+def test_ruff_settings_that_write_elsewhere_ask(ws: Path, config: str, body: str) -> None:
+    """A lint report written into ~/.bashrc runs at the next shell: a file named
+    `$(curl …|sh).py` makes the report's first word a command substitution."""
+    assert _verdict(ws, "ruff check .") == "allow"
+    (ws / config).write_text(body)
+    assert _verdict(ws, "ruff check .") == "ask"
+    assert _verdict(ws, "ruff check --config \"output-file='/home/dev/.bashrc'\" .") == "ask"
+
+
+def test_mypy_python_executable_in_config_asks(ws: Path) -> None:
+    """mypy runs the configured python to find installed packages."""
+    (ws / "mypy.ini").write_text("[mypy]\npython_executable = ./evil.sh\n")
+    assert _verdict(ws, "mypy src") == "ask"
