@@ -22,7 +22,7 @@ from .shell_facts import Context, Facts
 from .shell_files import judge_read_only
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_read, note_write
-from .shell_tools import judge_tool
+from .shell_tools import judge_tool, loads_code
 
 # Inspect binaries without running them. `ldd` is not one: glibc's ldd may run the program's
 # own loader, so it asks (objdump -p / readelf -d show the same).
@@ -292,6 +292,8 @@ def _make(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool
 
 def _npm(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
     texts = texts_of(args)
+    if _runner_query(base, args, f, cmd, ctx):
+        return True
     if texts[:1] not in (["publish"], ["pack"]) or "--dry-run" not in texts:
         return False
     f.runs_code = True
@@ -307,6 +309,31 @@ def _terraform(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
     f.network = True
     f.raise_to("network", f"{base} plan runs the provider plugins and external data sources "
                           "and reads the remote state")
+    return True
+
+
+# Package managers' queries: they read the manifest and lock file (and the registry) and
+# run no package scripts. Options that run programs or change the configuration do not pass.
+_RUNNER_QUERIES = {
+    "cargo": frozenset({"tree", "metadata", "locate-project", "pkgid", "verify-project"}),
+    "go": frozenset({"list"}),
+    "npm": frozenset({"outdated", "view", "info", "show", "explain", "why"}),
+}  # not yarn or pnpm: yarnPath and .pnpmfile.cjs run project JavaScript on any command
+_RUNNER_REFUSED = ("--config", "-Z", "-toolexec", "--toolexec", "-exec", "--exec", "-overlay",
+                   "-modfile", "--manifest-path", "-C", "-export", "-compiled")
+
+
+def _runner_query(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
+    texts = texts_of(args)
+    if not texts or texts[0] not in _RUNNER_QUERIES.get(base, frozenset()) or any(
+            w.dynamic or w.text.partition("=")[0] in _RUNNER_REFUSED for w in args):
+        return False
+    why = loads_code(base, cmd, ctx, f) if base == "cargo" else ""
+    if why:  # cargo runs rustc (or a wrapper, or a custom toolchain) to learn the target
+        f.runs_code = True
+        f.opaque(why)
+        return True
+    f.note(f"{base} {texts[0]} only reports on the project's dependencies")
     return True
 
 
@@ -333,4 +360,4 @@ _JUDGES: dict[str, Judge] = {
     **DATABASE_JUDGES, "kubectl": _kubectl, "helm": _kubectl, "docker": _docker,
     "podman": _docker, "curl": _curl, "rsync": _rsync, "make": _make, "gmake": _make,
     "npm": _npm, "pnpm": _npm, "yarn": _npm, "rmdir": _rmdir, "terraform": _terraform,
-    "tofu": _terraform}
+    "tofu": _terraform, "cargo": _runner_query, "go": _runner_query}

@@ -173,7 +173,7 @@ def _judge(base: str, name: str, tool: Tool, args: list[Word], f: Facts, cmd: Cm
         return False
     if any(w.dynamic or (w.glob and not w.quoted) for w in args if w.text.startswith("-")):
         return False  # an option only known at run time could be one that loads code
-    why = _loads_code(base, cmd, ctx, f)
+    why = loads_code(base, cmd, ctx, f)
     if why:
         f.runs_code = True
         f.opaque(why)
@@ -235,12 +235,15 @@ _LOADS: dict[str, re.Pattern[str]] = {
                        r"|\w+_report)\s*=", re.MULTILINE),
     # ruff writes its report and cache where its settings say (`output-file = "~/.bashrc"`)
     "ruff": re.compile(r"^\s*(output-file|cache-dir)\s*=", re.MULTILINE),
-    "cargo": re.compile(r"^\s*\[\s*alias\s*\]|^\s*alias\s*\.|^\s*path\s*=", re.MULTILINE),
+    # cargo: aliases (`fmt = "run"`), and the programs it runs for target information
+    # (build.rustc, rustc-wrapper, target runners and linkers); rustup: a toolchain path
+    "cargo": re.compile(r"^\s*\[\s*(alias|build|target|env|host|unstable)\b"
+                        r"|^\s*(alias|build|target|env|host)\s*\.|^\s*path\s*=", re.MULTILINE),
     "rustfmt": re.compile(r"^\s*path\s*=", re.MULTILINE),
 }
 
 
-def _loads_code(base: str, cmd: Cmd, ctx: Context, f: Facts) -> str:
+def loads_code(base: str, cmd: Cmd, ctx: Context, f: Facts) -> str:
     """Why running `base` here would load code from its configuration, or ""."""
     key = "cargo" if base == "cargo" else base
     code = _CODE_CONFIGS.get(key, ())

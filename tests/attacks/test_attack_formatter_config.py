@@ -140,3 +140,12 @@ def test_mypy_python_executable_in_config_asks(ws: Path) -> None:
     """mypy runs the configured python to find installed packages."""
     (ws / "mypy.ini").write_text("[mypy]\npython_executable = ./evil.sh\n")
     assert _verdict(ws, "mypy src") == "ask"
+
+
+@pytest.mark.parametrize("command", ["cargo tree", "cargo metadata --no-deps", "cargo fmt"])
+def test_cargo_config_naming_a_rustc_asks(ws: Path, command: str) -> None:
+    """cargo runs `rustc -vV` for target information, through build.rustc or a wrapper."""
+    assert _verdict(ws, command) in ("allow", "notify")
+    (ws / ".cargo").mkdir()
+    (ws / ".cargo" / "config.toml").write_text('[build]\nrustc-wrapper = "./evil.sh"\n')
+    assert _verdict(ws, command) == "ask"
