@@ -292,3 +292,25 @@ def test_a_call_judged_again_in_its_run_counts_once() -> None:
     h.verdict("", "Bash", {"command": "ls"}, "allow", cid="c1")  # no run: chat sessions
     h.verdict("", "Bash", {"command": "ls"}, "allow", cid="c1")  # may reuse call ids
     assert compute_stats(iter_events(store)).calls == 3
+
+
+def test_a_test_command_is_suggested_as_a_recommended_project_rule(stats: Stats) -> None:
+    """`npm test` asks (it runs project code); approved every time, the suggestion says it
+    is one of the project rules docs/shell.md recommends. Other rules keep the plain reason."""
+    found = {s.rule: s for s in stats.suggestions}
+    assert "recommended project rule" in found["Bash(npm test:*)"].reason
+    assert found["Bash(npm test:*)"].command == (
+        "signoff grant add 'Bash(npm test:*)' --scope project")
+    assert all("recommended" not in s.reason for s in stats.suggestions
+               if s.rule != "Bash(npm test:*)")
+
+
+@pytest.mark.parametrize(("rule", "expected"), [
+    ("Bash(npm test:*)", True), ("execute_command(pytest:*)", True),
+    ("Bash(cargo test:*)", True), ("Bash(npm publish:*)", False), ("Bash(pytest)", False),
+    ("Bash(rm -rf build)", False), ("pytest:*", False), ("Bash(go test:*", False),
+])
+def test_recommended_project_rules(rule: str, expected: bool) -> None:
+    from signoff.project_rules import recommended
+
+    assert recommended(rule) is expected

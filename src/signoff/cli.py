@@ -120,12 +120,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+_CLASS_ORDER = ("read_only", "reversible_write", "destructive", "network", "privilege", "opaque")
+
+
+def _class_rank(cls: str) -> int:
+    return _CLASS_ORDER.index(cls) if cls in _CLASS_ORDER else len(_CLASS_ORDER)
+
+
 def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | None = None) -> None:
     out = out or console()
     style = _EFFECT_STYLE[verdict.effect]
     head = Text()
     head.append(f"{verdict.effect.upper()}", style=style)
-    head.append(f"  {escape_untrusted(call.name)}  risk {verdict.risk}  tier {verdict.tier}")
+    # A shell command is judged by what it does, not by the shell tool's tier (`ls -la`
+    # is not "destructive" because execute_command can be): show its worst class.
+    kind = (f"class {max((p.cls for p in verdict.parts), key=_class_rank)}"
+            if verdict.parts else f"tier {verdict.tier}")
+    head.append(f"  {escape_untrusted(call.name)}  risk {verdict.risk}  {kind}")
     out.print(head)
     if verdict.parts:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)

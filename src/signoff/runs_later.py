@@ -85,6 +85,12 @@ RUNS_LATER: tuple[tuple[str, str], ...] = (
     # Package-manager hooks that run at install time.
     ("**/.yarnrc.yml", "yarn runs the program named by yarnPath"),
     ("**/.pnpmfile.cjs", "pnpm runs this file's hooks at install"),
+    # JavaScript configurations of formatters and linters, which run without asking
+    # (shell_tools): eslint and prettier execute them, at any depth of the tree they format.
+    *((f"**/{name}.{ext}", f"{tool} runs it when it formats or lints")
+      for tool, names in (("eslint", ("eslint.config", ".eslintrc")),
+                          ("prettier", ("prettier.config", ".prettierrc")))
+      for name in names for ext in ("js", "mjs", "cjs", "ts", "mts", "cts")),
 )
 
 # Directories that only hold a runs-later place one level down (`.github/workflows`): a

@@ -281,7 +281,7 @@ def judge_races(facts: list[Facts]) -> None:
     for f in facts:
         for path in f.content_from:
             if any(path == w or path.startswith(w.rstrip("/") + "/")
-                   for g in facts if g is not f for w in g.writes):
+                   for g in facts if g is not f for w in g.writes if w not in g.reformats):
                 unjudged(f, f"another part of the command writes {path}, which was read to "
                             "judge it")
 

@@ -49,6 +49,9 @@ class Facts:
     downloads: list[str] = field(default_factory=list)
     executes: list[str] = field(default_factory=list)
     content_from: list[str] = field(default_factory=list)  # patches/archives read to judge
+    # Files a formatter rewrites in place: same code laid out again, never new content, so
+    # not a race with a part that read them to judge itself (shell_tools).
+    reformats: list[str] = field(default_factory=list)
     boundaries: list[str] = field(default_factory=list)  # asks no allow rule may silence
     cmd: int = -1
 

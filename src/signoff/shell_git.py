@@ -69,8 +69,17 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     elif sub in ("branch", "tag"):
         listing = {"-l", "--list", "-n", "--contains", "--no-contains", "--merged",
                    "--no-merged", "--points-at", "-r", "--remotes", "-v", "-vv", "--verbose"}
-        if flags & {"-d", "-D", "--delete"}:
-            write("destructive", f"git {sub} -d deletes a {sub}")
+        deleting = flags & {"-d", "-D", "--delete"} or any(
+            len(t) >= 5 and "--delete".startswith(t) for t in flags)
+        # git takes an unambiguous prefix of a long option: `--forc` is `--force`.
+        forced = flags & {"-D", "-f"} or any(len(t) >= 5 and "--force".startswith(t)
+                                             for t in flags)
+        if deleting and sub == "branch" and not forced:
+            # -d refuses a branch that is not merged: its commits stay reachable.
+            write("reversible_write", "git branch -d deletes a branch that is already merged")
+        elif deleting:
+            write("destructive", "git branch -D deletes a branch even when it is not merged"
+                  if sub == "branch" else f"git {sub} -d deletes a {sub}")
         elif flags & listing or any(t.startswith(("--sort", "--format", "--contains",
                                                    "--points-at", "--merged")) for t in rest):
             f.note(f"git {sub} lists")

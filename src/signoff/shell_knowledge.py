@@ -383,7 +383,9 @@ DANGEROUS_ENV = re.compile(
     r"|SSH_ASKPASS|SUDO_ASKPASS|SSH_AUTH_SOCK|XDG_\w+|HOME|ZDOTDIR|GCONV_PATH|GLIBC_TUNABLES"
     r"|LOCPATH|NLSPATH|HOSTALIASES|RES_OPTIONS|CDPATH|GLOBIGNORE|FPATH|BASH_FUNC_\w+|SHELL"
     r"|MANOPT|GREP_OPTIONS|RIPGREP_CONFIG_PATH|NPM_CONFIG_\w+|npm_config_\w+|CARGO_\w+|RUSTC\w*"
-    r"|GOFLAGS|CC|CXX|MAKEFLAGS|DOCKER_HOST|KUBECONFIG|AWS_\w+|TMPDIR|LD|PKG_CONFIG\w*"
+    r"|GOFLAGS|CC|CXX|MAKEFLAGS|KUBECONFIG|AWS_\w+|TMPDIR|LD|PKG_CONFIG\w*"
+    # where docker, helm, curl, psql and mysql find plugins, daemons and rc files
+    r"|DOCKER_(?:HOST|CONFIG|CONTEXT|CERT_PATH)|HELM_\w+|CURL_HOME|PSQLRC|MYSQL_HOME"
     # options read from the environment by archivers, patch and rsync: `UNZIP=-d.git`,
     # `GZIP=-N`, a backup suffix that names another file, a program to run
     r"|UNZIP|UNZIPOPT|ZIPOPT|GZIP|BZIP2?|XZ_OPT|XZ_DEFAULTS|PATCH_GET|SIMPLE_BACKUP_SUFFIX"

@@ -20,6 +20,7 @@ from .shell_help import describes_itself
 from .shell_network import judge_network
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_read, note_write
+from .shell_queries import judge_local
 from .shell_runners import judge_runner
 from .shell_system import SYSTEM_PROGRAMS, judge_system
 from .shell_wrappers import judge_nested, judge_shell, privileged_start, skip_wrapper, xargs_start
@@ -150,6 +151,8 @@ def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
     if describes_itself(base, texts):
         f.note(f"{base} {texts[0]} only prints its version or help")
         return []
+    if judge_local(base, args, f, cmd, ctx):  # queries, dry runs, formatters (shell_queries)
+        return []
     if base in K.KILLERS:
         f.raise_to("destructive", "stops running processes")
         if (base == "kill" and "-1" in texts[1:]) or texts[-1:] == ["-1"] or base == "killall5":
@@ -227,11 +230,12 @@ def _find_actions(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Fa
     """-delete and -exec/-execdir/-ok/-okdir: what find does to what it finds."""
     roots = _find_roots(args)
     texts = texts_of(args)
-    filtered = any(t in K.FIND_FILTERS for t in texts)
+    own = _find_own_words(texts)  # `-exec echo -delete {} ;`: -delete is echo's argument
+    filtered = any(t in K.FIND_FILTERS for t in own)
     # What -exec/-delete act on: anything below the root, or the root's whole content.
     found = [Word(posixpath.join(r.text, "{}") if filtered else posixpath.join(r.text, "*"),
                   r.dynamic, not filtered, r.quoted) for r in roots]
-    if "-delete" in texts:
+    if "-delete" in own:
         f.raise_to("destructive", "find -delete deletes files irreversibly")
         for w in found:
             note_delete(f, w, cmd.cwd, ctx, recursive=True)
@@ -254,3 +258,17 @@ def _find_actions(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Fa
     if extras:
         f.note("find runs other commands, judged on their own")
     return extras
+
+
+def _find_own_words(texts: list[str]) -> list[str]:
+    """find's own expression, without the commands that -exec/-ok run (up to `;` or `+`)."""
+    own: list[str] = []
+    inside = False
+    for t in texts:
+        if inside:
+            inside = t not in (";", "+")
+        elif t in ("-exec", "-execdir", "-ok", "-okdir"):
+            inside = True
+        else:
+            own.append(t)
+    return own

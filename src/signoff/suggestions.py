@@ -12,6 +12,7 @@ from typing import Any, Literal
 from .always import suggest_argument_rule
 from .exceptions import InvalidInput
 from .models import ToolCall
+from .project_rules import recommended
 from .registry import BUILTIN_SPECS, canonical_tool_name
 from .rules import Rule, parse_rule
 from .stats_history import JudgedCall, Question
@@ -86,9 +87,12 @@ def suggest(window: Sequence[Question], every: Sequence[Question], calls: Sequen
         tool = items[0].name
         ids = tuple(r.id for r in recent[:3])
         if kind == "allow":
+            why = f"approved all {len(recent)} times it was asked; never rejected or denied"
+            if recommended(rule):
+                why = (f"a test or build command of this project, approved all {len(recent)} "
+                       "times it was asked: a recommended project rule (docs/shell.md)")
             out.append(Suggestion(
-                "allow", rule, tool, len(recent),
-                f"approved all {len(recent)} times it was asked; never rejected or denied",
+                "allow", rule, tool, len(recent), why,
                 command=f"signoff grant add {_quote(rule)} --scope project", examples=ids))
         else:
             out.append(Suggestion(

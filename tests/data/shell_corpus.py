@@ -219,7 +219,6 @@ rm -f build/app.o
 rm -rf node_modules
 rm -rf build/ dist/
 rm -r tmp
-rmdir empty
 unlink old-link
 git clean -fd
 git clean -fdx
@@ -271,7 +270,6 @@ nslookup example.com
 nc -zv host 443
 gh pr list
 gh pr create --fill
-kubectl get pods
 kubectl apply -f deploy.yaml
 aws s3 ls
 aws s3 cp build/ s3://bucket/ --recursive
@@ -281,7 +279,6 @@ terraform apply
 helm install web ./chart
 npm publish
 psql -h db -c 'select 1'
-mysql -e 'show tables'
 docker pull nginx
 """)
 
@@ -359,9 +356,6 @@ $EDITOR file.txt
 some-unknown-tool --flag
 brew install jq
 tsc -p .
-eslint src
-ruff check .
-mypy src
 pre-commit run --all-files
 code .
 open index.html
