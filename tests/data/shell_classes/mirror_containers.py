@@ -69,7 +69,7 @@ ROWS = [
     ("destructive", "ask", "rsync -av --delete src/ build/"),
     ("destructive", "ask", "rsync -av --delete ./dist/ ~/backup/proj/"),
     ("destructive", "ask", "rsync -a --delete empty ~/"),
-    ("destructive", "ask", "rsync -an --delete empty/ ~/"),
+    ("read_only", "allow", "rsync -an --delete empty/ ~/"),
     ("network", "ask", "rsync -av --delete dist/ host:/var/www/site/"),
     ("network", "ask", "rsync -a --delete dist/ deploy@host:app/current/"),
     ("network", "ask", "rsync -av dist/ host:/"),
