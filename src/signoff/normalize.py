@@ -9,10 +9,11 @@ before they are compared. Pure: no I/O, no DNS.
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import socket
 import unicodedata
+
+# `socket` and `ipaddress` are imported by the functions that use them: judging most
+# calls never looks at a host, and the two cost a process started per call ~5 ms
 
 # Characters that render as nothing: IDNA (nameprep) maps most of them away, and a
 # person reading the value does not see them, so a rule must not either.
@@ -39,6 +40,8 @@ def _ipv4(host: str) -> str | None:
     `2130706433`, `0`)."""
     if not host or not re.fullmatch(r"[0-9a-fx.]+", host):
         return None
+    import socket
+
     try:
         return socket.inet_ntoa(socket.inet_aton(host))
     except OSError:
@@ -57,6 +60,8 @@ def canonical_host(host: str) -> str:
     if v4 is not None:
         return v4
     if ":" in text:
+        import ipaddress
+
         try:
             address = ipaddress.IPv6Address(text.split("%", 1)[0])
         except ValueError:
@@ -73,6 +78,8 @@ def canonical_host(host: str) -> str:
 
 
 def is_ip(host: str) -> bool:
+    import ipaddress
+
     try:
         ipaddress.ip_address(host)
     except ValueError:
@@ -85,6 +92,8 @@ def is_loopback(host: str) -> bool:
     which a client connects to as the local host."""
     if host == "localhost" or host.endswith(".localhost"):
         return True
+    import ipaddress
+
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
