@@ -74,7 +74,7 @@ def test_every_public_name_is_importable_and_the_defining_object(name: str) -> N
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Gatee'"):
         signoff.Gatee  # noqa: B018
-    assert not hasattr(signoff, "shell_parse")
+    assert not hasattr(signoff, "NoSuchName")
 
 
 def test_exports_match_all() -> None:
