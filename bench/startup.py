@@ -9,11 +9,16 @@ interleaving keeps a slow moment from landing on one command only):
 * check:      signoff check --shell 'git status' --json   (the hook's path)
 * check_text: signoff check --shell 'git status'          (the same, explained with rich)
 
+Bytecode is cached, as for an installed package (pip compiles it): the processes run with
+PYTHONPYCACHEPREFIX set to a fresh directory, filled by one unmeasured warm-up run, and
+without PYTHONDONTWRITEBYTECODE (set in some sandboxes, it makes every process compile
+every module it imports again; `--as-is` keeps the environment as it is).
+
 Each is run --runs times and the median is reported, with its ratio to bare (targets from
 issue 13: check <= 5x bare, import <= 3x bare). `--importtime` adds the modules that cost
 most on the check path (`python -X importtime`, cumulative, self-inclusive).
 
-Usage: python bench/startup.py [--runs 15] [--importtime]
+Usage: python bench/startup.py [--runs 15] [--importtime] [--as-is]
 Last line: one JSON object.
 """
 
@@ -52,10 +57,19 @@ def commands() -> dict[str, list[str]]:
     }
 
 
-def time_once(argv: list[str], cwd: str) -> float:
+def environment(cache: str | None) -> dict[str, str]:
+    """The measured processes' environment: bytecode cached under `cache` (None: as is)."""
+    env = dict(os.environ)
+    if cache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = cache
+    return env
+
+
+def time_once(argv: list[str], cwd: str, env: dict[str, str]) -> float:
     """Wall time of one fresh process, in milliseconds; a failure stops the bench."""
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n"
@@ -63,9 +77,10 @@ def time_once(argv: list[str], cwd: str) -> float:
     return elapsed
 
 
-def importtime(argv: list[str], cwd: str, top: int = 15) -> list[tuple[str, float]]:
+def importtime(argv: list[str], cwd: str, env: dict[str, str],
+               top: int = 15) -> list[tuple[str, float]]:
     """The `top` imports by cumulative time (ms) when `argv` runs under -X importtime."""
-    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], cwd=cwd,
+    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], cwd=cwd, env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
     rows: list[tuple[str, float]] = []
     for line in done.stderr.decode(errors="replace").splitlines():
@@ -81,21 +96,26 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15, help="fresh processes per command")
     parser.add_argument("--importtime", action="store_true",
                         help="also list the costliest imports of the check path")
+    parser.add_argument("--as-is", action="store_true",
+                        help="keep the environment's bytecode settings (see the docstring)")
     opts = parser.parse_args()
     argvs = commands()
     samples: dict[str, list[float]] = {name: [] for name in argvs}
     # an empty workspace, so the project's own settings play no part; user settings do,
     # as they would for a hook
     workspace = tempfile.mkdtemp(prefix="signoff-startup-")
+    cache = tempfile.mkdtemp(prefix="signoff-pycache-")
+    env = environment(None if opts.as_is else cache)
     try:
-        for argv in argvs.values():  # warm the file cache once, not measured
-            time_once(argv, workspace)
+        for argv in argvs.values():  # fill the file and bytecode caches, not measured
+            time_once(argv, workspace, env)
         for _ in range(max(1, opts.runs)):
             for name, argv in argvs.items():
-                samples[name].append(time_once(argv, workspace))
-        profile = importtime(argvs["check"], workspace) if opts.importtime else []
+                samples[name].append(time_once(argv, workspace, env))
+        profile = importtime(argvs["check"], workspace, env) if opts.importtime else []
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
     median = {name: statistics.median(values) for name, values in samples.items()}
     bare = median["bare"]
     print(f"{'command':<12} {'median ms':>10} {'min ms':>8} {'x bare':>7}   "
@@ -123,6 +143,7 @@ def main() -> None:
         "import_vs_bare": round(ratios["import"], 2),
         "check_vs_bare": round(ratios["check"], 2),
         "targets_met": all(ratios[name] <= limit for name, limit in IMPORT_TARGETS.items()),
+        "bytecode_cached": not opts.as_is,
         "runs": opts.runs,
         "cpus": os.cpu_count(),
     }))

@@ -9,6 +9,7 @@ before they are compared. Pure: no I/O, no DNS.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -17,15 +18,21 @@ import unicodedata
 
 # Characters that render as nothing: IDNA (nameprep) maps most of them away, and a
 # person reading the value does not see them, so a rule must not either.
-_INVISIBLE = re.compile(
+# Compiled on first use (a few ms of charset building that judging `git status` never needs).
+_INVISIBLE = (
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
 )
 _DOMAIN_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 
 
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    return re.compile(_INVISIBLE)
+
+
 def strip_invisible(text: str) -> str:
-    return _INVISIBLE.sub("", text)
+    return _invisible().sub("", text)
 
 
 def clean_text(text: str) -> str:
