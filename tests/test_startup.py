@@ -116,3 +116,21 @@ def test_check_help_and_full_help(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     listed = capsys.readouterr().out
     assert all(command in listed for command in ("check", "inbox", "serve", "audit", "demo"))
+
+
+def test_sensitive_paths_are_worked_out_only_when_a_path_is_judged(tmp_path: Path) -> None:
+    """Policy defers compiling its ~80 sensitive-path patterns; a call that writes a path
+    still meets every one of them."""
+    from signoff.models import ToolCall
+    from signoff.policy import LazyRules, Policy
+    from signoff.settings import Settings
+
+    policy = Policy(Settings(), workspace=str(tmp_path))
+    assert isinstance(policy._sensitive, LazyRules)
+    assert policy.evaluate(ToolCall("Bash", {"command": "git status"})).effect == "allow"
+    assert policy._sensitive._rules is None  # nothing was compiled for it
+    verdict = policy.evaluate(ToolCall("write_file", {"path": ".github/workflows/ci.yml",
+                                                      "content": "x"}))
+    assert verdict.effect == "ask" and policy._sensitive._rules is not None
+    eager = [r.specifier for r in policy._sensitive]
+    assert len(eager) > 50 and len(policy._sensitive) == len(eager)
