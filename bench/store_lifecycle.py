@@ -18,6 +18,14 @@ Measured with 1 and 4 processes on SQLite and PostgreSQL, beside:
     does (invariant 8); `record_overhead_ratio` = with the audit / with no record, printed
     so the whole cost of keeping a record is visible too.
 
+* a lean reference for each backend, written here and not in signoff: one connection per
+  process, each transition ONE durable transaction that compare-and-sets the row on its
+  state and appends one event row (a plain feed: no chain, no MAC, no checks, no cache),
+  with the same durability (SQLite: WAL + synchronous=FULL; PostgreSQL: synchronous
+  commit, one autocommit statement). It prices what the disk and the driver cost on this
+  machine, so `postgres_vs_reference` / `sqlite_vs_reference` (signoff / reference,
+  4 processes) say how much of each figure is signoff's own.
+
 Every configuration runs --repeat times, interleaved round-robin, and the medians are
 reported (the machine is shared: a single run can be off by 2x); the overhead ratios are
 the medians of the per-round ratios, each taken between runs made back to back.
@@ -130,6 +138,104 @@ $$;
 """
 
 
+# ------------------------------------------------------------------ lean references
+
+REF_SQLITE_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS ref_requests (id TEXT PRIMARY KEY, state TEXT NOT NULL, "
+    "doc TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ref_events (seq INTEGER PRIMARY KEY, request_id TEXT, "
+    "entry TEXT NOT NULL)",
+)
+# PostgreSQL: the transition and its event in one statement (a data-modifying CTE); the
+# event is written only if the compare-and-set matched
+REF_PG_SCHEMA = """
+CREATE TABLE ref_requests (id TEXT PRIMARY KEY, state TEXT NOT NULL, doc TEXT NOT NULL);
+CREATE TABLE ref_events (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                         request_id TEXT, entry TEXT NOT NULL);
+"""
+REF_PG_INSERT = ("WITH r AS (INSERT INTO ref_requests VALUES (%s, 'pending', %s) RETURNING id) "
+                 "INSERT INTO ref_events (request_id, entry) SELECT id, %s FROM r")
+REF_PG_MOVE = ("WITH r AS (UPDATE ref_requests SET state = %s, doc = %s WHERE id = %s "
+               "AND state = %s RETURNING id) "
+               "INSERT INTO ref_events (request_id, entry) SELECT id, %s FROM r RETURNING seq")
+REF_MOVES = (("approved", "pending"), ("claimed", "approved"), ("finished", "claimed"))
+
+
+def _ref_payload(pid: int, n: int, state: str) -> tuple[str, str]:
+    """A request document and an event entry about the size of signoff's own."""
+    doc = _canon({"call": {"name": "bash", "arguments": {"command": f"rm -rf build/{pid}/{n}"}},
+                  "state": state, "pad": "x" * 900})
+    return doc, _canon({"kind": f"request.{state}", "data": {"pad": "y" * 300}})
+
+
+def _ref_sqlite_worker(path: str, seconds: float, barrier: Any, out: Any) -> None:
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    pid = os.getpid()
+    barrier.wait()
+    start = time.perf_counter()
+    deadline = start + seconds
+    n = 0
+    while time.perf_counter() < deadline:
+        rid = uuid.uuid4().hex
+        doc, entry = _ref_payload(pid, n, "pending")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO ref_requests VALUES (?, 'pending', ?)", (rid, doc))
+        conn.execute("INSERT INTO ref_events (request_id, entry) VALUES (?, ?)", (rid, entry))
+        conn.execute("COMMIT")
+        for target, source in REF_MOVES:
+            doc, entry = _ref_payload(pid, n, target)
+            conn.execute("BEGIN IMMEDIATE")
+            moved = conn.execute("UPDATE ref_requests SET state = ?, doc = ? WHERE id = ? "
+                                 "AND state = ?", (target, doc, rid, source)).rowcount
+            assert moved == 1
+            conn.execute("INSERT INTO ref_events (request_id, entry) VALUES (?, ?)",
+                         (rid, entry))
+            conn.execute("COMMIT")
+        n += 1
+    out.put((n, start, time.perf_counter()))
+    conn.close()
+
+
+def _ref_sqlite_setup(path: str) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    for statement in REF_SQLITE_SCHEMA:
+        conn.execute(statement)
+    conn.close()
+
+
+def _ref_pg_worker(url: str, seconds: float, barrier: Any, out: Any) -> None:
+    import psycopg
+
+    conn = psycopg.connect(url, autocommit=True)  # synchronous_commit as configured
+    cur = conn.cursor()
+    pid = os.getpid()
+    barrier.wait()
+    start = time.perf_counter()
+    deadline = start + seconds
+    n = 0
+    while time.perf_counter() < deadline:
+        rid = uuid.uuid4().hex
+        doc, entry = _ref_payload(pid, n, "pending")
+        cur.execute(REF_PG_INSERT, (rid, doc, entry), prepare=True)
+        for target, source in REF_MOVES:
+            doc, entry = _ref_payload(pid, n, target)
+            cur.execute(REF_PG_MOVE, (target, doc, rid, source, entry), prepare=True)
+            assert cur.fetchone() is not None
+        n += 1
+    out.put((n, start, time.perf_counter()))
+    conn.close()
+
+
+def _ref_pg_setup(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(REF_PG_SCHEMA)
+
+
 # ------------------------------------------------------------------ seed 001 design
 
 
@@ -240,15 +346,21 @@ def main() -> None:
                         _signoff_worker, (sqlite_url("feed"), opts.seconds, "feed")))
         configs.append(("sqlite_norecord_4p", "signoff sqlite, no record at all", 4,
                         _signoff_worker, (sqlite_url("none"), opts.seconds, "none")))
+        ref_path = sqlite_url("reference")
+        _ref_sqlite_setup(ref_path)
+        configs.append(("sqlite_ref_4p", "lean reference, sqlite (WAL, FULL)", 4,
+                        _ref_sqlite_worker, (ref_path, opts.seconds)))
         for procs in (1, 4):
             path = sqlite_url(f"seed{procs}")
             _seed_setup(path)
             configs.append((f"seed_{procs}p", "seed 001 design (conn/op, DELETE journal)",
                             procs, _seed_worker, (path, opts.seconds)))
-        pg_schemas = [s for s in (_pg_schema(opts.pg), _pg_schema(opts.pg)) if s]
+        pg_schemas = [s for s in (_pg_schema(opts.pg), _pg_schema(opts.pg),
+                                  _pg_schema(opts.pg)) if s]
         try:
-            if len(pg_schemas) == 2:
-                url, feed_url = (f"{opts.pg}?options=-csearch_path%3D{s}" for s in pg_schemas)
+            if len(pg_schemas) == 3:
+                url, feed_url, ref_url = (f"{opts.pg}?options=-csearch_path%3D{s}"
+                                          for s in pg_schemas)
                 from signoff.store import open_store
 
                 open_store(url).close()  # migrate once, not in the timed region
@@ -260,6 +372,9 @@ def main() -> None:
                                 _signoff_worker, (feed_url, opts.seconds, "feed")))
                 configs.append(("postgres_norecord_4p", "signoff postgres, no record at all", 4,
                                 _signoff_worker, (url, opts.seconds, "none")))
+                _ref_pg_setup(ref_url)
+                configs.append(("postgres_ref_4p", "lean reference, postgres", 4,
+                                _ref_pg_worker, (ref_url, opts.seconds)))
             for _ in range(max(1, opts.repeat)):
                 for key, _label, procs, target, args in configs:
                     samples.setdefault(key, []).append(run(target, args, procs))
@@ -286,7 +401,15 @@ def main() -> None:
     audit_ratio = paired("sqlite_4p", "sqlite_feed_4p")
     record_ratio = paired("sqlite_4p", "sqlite_norecord_4p")
     pg4 = figures.get("postgres_4p")
+    pg_ref = paired("postgres_ref_4p", "postgres_4p") if pg4 else None
+    pg_sqlite = paired("sqlite_4p", "postgres_4p") if pg4 else None
+    sqlite_ref = paired("sqlite_ref_4p", "sqlite_4p")
     print(f"\nsignoff sqlite / seed 001 design (4 processes): {sqlite4 / seed4:.2f}x")
+    print(f"signoff / lean reference (4 processes, median of per-round ratios): sqlite "
+          f"{sqlite_ref:.2f}", end="")
+    print(f", postgres {pg_ref:.2f}" if pg_ref else "")
+    if pg_sqlite:
+        print(f"signoff postgres / signoff sqlite (4 processes, per round): {pg_sqlite:.2f}")
     print("time per lifecycle, 4 processes       audit / feed only   audit / no record"
           "   (median of per-round ratios)")
     print(f"  sqlite                                {audit_ratio:>15.3f} {record_ratio:>19.3f}")
@@ -307,6 +430,12 @@ def main() -> None:
         "sqlite_1p_lifecycles_per_s": round(figures["sqlite_1p"], 1),
         "postgres_1p_lifecycles_per_s": round(figures["postgres_1p"], 1) if pg4 else None,
         "seed_design_1p_lifecycles_per_s": round(figures["seed_1p"], 1),
+        "sqlite_reference_lifecycles_per_s": round(figures["sqlite_ref_4p"], 1),
+        "postgres_reference_lifecycles_per_s": (round(figures["postgres_ref_4p"], 1)
+                                                if pg4 else None),
+        "sqlite_vs_reference": round(sqlite_ref, 3),
+        "postgres_vs_reference": round(pg_ref, 3) if pg_ref else None,
+        "postgres_vs_sqlite": round(pg_sqlite, 3) if pg_sqlite else None,
         "repeat": opts.repeat,
         "cpus": os.cpu_count(),
     }))

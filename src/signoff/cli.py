@@ -1,4 +1,8 @@
-"""The `signoff` command line. Every read command takes `--json`."""
+"""The `signoff` command line. Every read command takes `--json`.
+
+`signoff check` is what a coding-agent hook runs, one process per tool call: its path
+imports neither rich (unless it explains in a table), the store, nor the other commands'
+modules (see `main`)."""
 
 from __future__ import annotations
 
@@ -7,19 +11,20 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
-from .channels.render import escape_untrusted, safe_json
+from .channels.escape import escape_untrusted, safe_json
 from .exceptions import InvalidInput, SignoffError
 from .models import ToolCall, Verdict
-from .policy import Policy
 from .settings import MODES, load_settings
-from .store import Store, open_store
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .policy import Policy
+    from .store import Store
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, Command] = {}
@@ -28,6 +33,8 @@ _EFFECT_STYLE = {"allow": "green", "notify": "cyan", "ask": "yellow", "deny": "b
 
 
 def console(stream: TextIO | None = None) -> Console:
+    from rich.console import Console
+
     out = stream or sys.stdout
     # Off a terminal (pipes, logs, CI) rich assumes 80 columns; tables read better wider.
     width = None if out.isatty() else 120
@@ -36,11 +43,15 @@ def console(stream: TextIO | None = None) -> Console:
 
 def store_for(args: argparse.Namespace) -> Store:
     """The store a command names: --db, else $SIGNOFF_DB, else the workspace's own."""
+    from .store import open_store
+
     return open_store(getattr(args, "db", None), workspace=getattr(args, "workspace", "."))
 
 
 def plain_table(*columns: str) -> Table:
     """The borderless table every list command prints (long cells fold, never cut)."""
+    from rich.table import Table
+
     table = Table(box=None, header_style="bold", pad_edge=False)
     for column in columns:
         table.add_column(column, overflow="fold")
@@ -62,6 +73,8 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 
 def _policy(args: argparse.Namespace) -> Policy:
+    from .policy import Policy
+
     workspace = os.path.abspath(args.workspace)
     settings = load_settings(workspace, user=not args.no_user_settings)
     return Policy(settings, workspace=workspace, mode=args.mode)
@@ -128,6 +141,9 @@ def _class_rank(cls: str) -> int:
 
 
 def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | None = None) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     out = out or console()
     style = _EFFECT_STYLE[verdict.effect]
     head = Text()
@@ -161,7 +177,8 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | Non
 # ------------------------------------------------------------------ parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; with `only_check`, `check` alone (see `main`)."""
     parser = argparse.ArgumentParser(
         prog="signoff",
         description="A human in the loop of AI agents' tool calls.",
@@ -181,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-user-settings", action="store_true", help="ignore ~/.config")
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.set_defaults(func=cmd_check)
-
+    if only_check:
+        return parser
     for register in _registrars():
         register(sub)
     return parser
@@ -194,8 +212,16 @@ def _registrars() -> list[Callable[[Any], None]]:
             cli_keys.register]
 
 
+def _is_check(argv: Sequence[str]) -> bool:
+    """Whether the command is `check`: its first word (no option comes before a command)."""
+    return bool(argv) and argv[0] == "check"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    # `check` runs once per tool call in a hook: its parser does not import the modules
+    # of the other commands (chat, web, runs, audit, demo), which it never uses
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only_check=_is_check(words))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

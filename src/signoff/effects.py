@@ -166,8 +166,8 @@ class PathRules:
     ctx: PathContext
     deny: Mapping[Access, tuple[Rule, ...]]
     ask: Mapping[Access, tuple[Rule, ...]]
-    secret: tuple[Rule, ...] = ()
-    sensitive: tuple[Rule, ...] = ()
+    secret: Sequence[Rule] = ()
+    sensitive: Sequence[Rule] = ()  # Policy passes them made on first use
 
     def protected_verdict(self, effects: Effects, *, dotglob: bool = False) -> PathVerdict | None:
         """Deny anything inside signoff's own state; ask for trees that hold it."""
@@ -234,6 +234,8 @@ class PathRules:
             return PathVerdict("ask", PROTECTED, "names a file only known at run time: it could be "
                                "signoff's own state or a path a rule denies")
         for access, paths, _ in uses:
+            if not paths:
+                continue  # nothing to test; the boundary lists are made on first use
             for boundary in self.secret if access == "read" else self.sensitive:
                 for path in paths:
                     if path.endswith(_SAFE_ENV_SUFFIXES):

@@ -9,22 +9,30 @@ before they are compared. Pure: no I/O, no DNS.
 
 from __future__ import annotations
 
-import ipaddress
+import functools
 import re
-import socket
 import unicodedata
+
+# `socket` and `ipaddress` are imported by the functions that use them: judging most
+# calls never looks at a host, and the two cost a process started per call ~5 ms
 
 # Characters that render as nothing: IDNA (nameprep) maps most of them away, and a
 # person reading the value does not see them, so a rule must not either.
-_INVISIBLE = re.compile(
+# Compiled on first use (a few ms of charset building that judging `git status` never needs).
+_INVISIBLE = (
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
 )
 _DOMAIN_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 
 
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    return re.compile(_INVISIBLE)
+
+
 def strip_invisible(text: str) -> str:
-    return _INVISIBLE.sub("", text)
+    return _invisible().sub("", text)
 
 
 def clean_text(text: str) -> str:
@@ -39,6 +47,8 @@ def _ipv4(host: str) -> str | None:
     `2130706433`, `0`)."""
     if not host or not re.fullmatch(r"[0-9a-fx.]+", host):
         return None
+    import socket
+
     try:
         return socket.inet_ntoa(socket.inet_aton(host))
     except OSError:
@@ -57,6 +67,8 @@ def canonical_host(host: str) -> str:
     if v4 is not None:
         return v4
     if ":" in text:
+        import ipaddress
+
         try:
             address = ipaddress.IPv6Address(text.split("%", 1)[0])
         except ValueError:
@@ -73,6 +85,8 @@ def canonical_host(host: str) -> str:
 
 
 def is_ip(host: str) -> bool:
+    import ipaddress
+
     try:
         ipaddress.ip_address(host)
     except ValueError:
@@ -85,6 +99,8 @@ def is_loopback(host: str) -> bool:
     which a client connects to as the local host."""
     if host == "localhost" or host.endswith(".localhost"):
         return True
+    import ipaddress
+
     try:
         address = ipaddress.ip_address(host)
     except ValueError:

@@ -22,9 +22,9 @@ paths (symlinks), done by an injectable resolver.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import urlsplit
 
 from .always import suggest_argument_rule
@@ -85,6 +85,34 @@ class _Candidates:
     allow: tuple[Rule, ...]
 
 
+class LazyRules(Sequence[Rule]):
+    """A tuple of rules made on first use (the same rules, later: nothing is skipped)."""
+
+    __slots__ = ("_make", "_rules")
+
+    def __init__(self, make: Callable[[], tuple[Rule, ...]]) -> None:
+        self._make = make
+        self._rules: tuple[Rule, ...] | None = None
+
+    def _get(self) -> tuple[Rule, ...]:
+        if self._rules is None:
+            self._rules = self._make()
+        return self._rules
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    @overload
+    def __getitem__(self, index: int) -> Rule: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Rule, ...]: ...
+    def __getitem__(self, index: int | slice) -> Rule | tuple[Rule, ...]:
+        return self._get()[index]
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self._get())
+
+
 class Policy:
     """Settings + workspace + registry -> verdicts. Cheap to call; caches per tool name."""
 
@@ -112,11 +140,13 @@ class Policy:
         sensitive = tuple(
             parse_rule(f"x({p})") for p in (*SENSITIVE_WRITE, *self.settings.sensitive)
         )
+        workspace, ctx = self.workspace, self.ctx
         # A project that lives under /var or ~/.config is still the project: a sensitive
         # place that contains the workspace itself does not make every file in it sensitive.
-        self._sensitive = tuple(
-            r for r in sensitive if not r.matches_path(self.workspace, self.ctx)
-        )
+        # Worked out on first use: it compiles every pattern (~80), and judging a call
+        # that writes no path (`git status`, in a process started for it) never needs it.
+        self._sensitive: Sequence[Rule] = LazyRules(lambda: tuple(
+            r for r in sensitive if not r.matches_path(workspace, ctx)))
         self._secret = tuple(parse_rule(f"x({p})") for p in SECRET_READ)
         self._candidates: dict[str, _Candidates] = {}
         # Told extras (e.g. the store's files) plus what is always signoff's own state.

@@ -1,7 +1,10 @@
 """Tool declarations: what a tool is (its tier and kind) and which argument carries what.
 
 A tool is declared with `@tool(tier=..., kind=...)` or `declare(fn, ...)`. Its JSON schema
-is derived from the signature with pydantic and used to validate edited arguments. Names
+is derived from the signature with pydantic and used to validate edited arguments. The
+built-in declarations are judged on every call, often in a process started for one call,
+so they are made without pydantic: their schemas are written out directly (a test holds
+them equal to pydantic's) and their validators are built on first use. Names
 that coding agents use (`Bash`, `Read`, `Write`, `Edit`, ...) are accepted as aliases of
 the built-in declarations, so their calls can be judged too. A tool nobody declared is
 `unknown`, and unknown tools ask.
@@ -9,15 +12,15 @@ the built-in declarations, so their calls can be judged too. A tool nobody decla
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar, cast
-
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .exceptions import InvalidInput
 from .models import Tier, ToolKind
+
+if TYPE_CHECKING:  # pydantic is imported where a validator is made or used
+    from pydantic import BaseModel
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,6 +54,9 @@ class ToolSpec:
     always_ask: bool = False  # ask_human: the human *is* the tool
     schema: Mapping[str, Any] | None = None
     validator: type[BaseModel] | None = field(default=None, compare=False, repr=False)
+    # makes `validator` on first use (the built-ins: see the module docstring)
+    lazy_validator: Callable[[], type[BaseModel]] | None = field(default=None, compare=False,
+                                                                repr=False)
 
     def __post_init__(self) -> None:
         if self.tier not in (*TIERS, "unknown"):
@@ -60,10 +66,16 @@ class ToolSpec:
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Check arguments against the tool's schema; the error names each bad field."""
-        if self.validator is None:
+        validator = self.validator
+        if validator is None and self.lazy_validator is not None:
+            validator = self.lazy_validator()
+            object.__setattr__(self, "validator", validator)  # made once, kept (compare=False)
+        if validator is None:
             return dict(arguments)
+        from pydantic import ValidationError
+
         try:
-            model = self.validator.model_validate(dict(arguments))
+            model = validator.model_validate(dict(arguments))
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
@@ -88,6 +100,10 @@ def unknown_spec(name: str) -> ToolSpec:
 
 def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
     """A pydantic model of the function's keyword parameters (extra keys refused)."""
+    import inspect
+
+    from pydantic import ConfigDict, create_model
+
     hints = inspect.get_annotations(fn, eval_str=True)
     fields: dict[str, Any] = {}
     for param in inspect.signature(fn).parameters.values():
@@ -108,6 +124,8 @@ def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
 
 def spec_from_function(fn: Callable[..., Any], **options: Any) -> ToolSpec:
     name = options.pop("name", None) or fn.__name__
+    import inspect
+
     validator = _validator_for(fn, name)
     description = options.pop("description", None) or inspect.getdoc(fn) or ""
     spec = ToolSpec(
@@ -186,22 +204,44 @@ def spec_of(fn: Callable[..., Any]) -> ToolSpec | None:
 def _builtin(
     name: str, tier: Tier, kind: ToolKind, props: dict[str, str], **roles: Any
 ) -> ToolSpec:
+    """A built-in declaration; `props` maps argument names (`?`: optional) to type names."""
     required = [k for k in props if not k.endswith("?")]
     clean = {k.rstrip("?"): v for k, v in props.items()}
-    fields: dict[str, Any] = {
-        k: (_PY_TYPES[t], ... if k in required else None) for k, t in clean.items()
-    }
-    validator: type[BaseModel] = create_model(
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+
+    def make_validator() -> type[BaseModel]:
+        from pydantic import ConfigDict, create_model
+
+        fields: dict[str, Any] = {
+            k: (_PY_TYPES[t], ... if k in required else None) for k, t in clean.items()
+        }
+        model: type[BaseModel] = create_model(
+            f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        return model
+
     return ToolSpec(
         name=name,
         tier=tier,
         kind=kind,
-        schema=validator.model_json_schema(),
-        validator=validator,
+        schema=_builtin_schema(name, clean, required),
+        lazy_validator=make_validator,
         **roles,
     )
+
+
+def _builtin_schema(name: str, props: dict[str, str], required: list[str]) -> dict[str, Any]:
+    """The JSON schema pydantic derives for a built-in's arguments, written out (keys in
+    pydantic's order; tests/test_startup.py compares the two)."""
+    properties: dict[str, Any] = {}
+    for key, type_name in props.items():
+        prop: dict[str, Any] = {} if key in required else {"default": None}
+        prop.update(_JSON_TYPES[type_name])
+        properties[key] = dict(sorted({**prop, "title": key.replace("_", " ").title()}.items()))
+    schema: dict[str, Any] = {"additionalProperties": False, "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    schema.update(title=f"{name}_arguments", type="object")
+    return schema
 
 
 _PY_TYPES: dict[str, Any] = {
@@ -212,6 +252,16 @@ _PY_TYPES: dict[str, Any] = {
     "list[str]": list[str],
     "dict": dict[str, Any],
     "files": dict[str, str],
+}
+
+_JSON_TYPES: dict[str, dict[str, Any]] = {
+    "str": {"type": "string"},
+    "int": {"type": "integer"},
+    "bool": {"type": "boolean"},
+    "float": {"type": "number"},
+    "list[str]": {"items": {"type": "string"}, "type": "array"},
+    "dict": {"additionalProperties": True, "type": "object"},
+    "files": {"additionalProperties": {"type": "string"}, "type": "object"},
 }
 
 BUILTIN_SPECS: dict[str, ToolSpec] = {
@@ -356,6 +406,7 @@ def alias_spec(alias: str) -> ToolSpec:
         files_arg=theirs(base.files_arg),
         schema=None,
         validator=None,
+        lazy_validator=None,
     )
 
 

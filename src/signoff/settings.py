@@ -27,13 +27,10 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
-
-import tomlkit
 
 from .exceptions import InvalidInput, SettingsError
 from .normalize import domain_pattern_problem
@@ -140,6 +137,8 @@ def _line_of(text: str, needle: str) -> int | None:
 
 def parse_settings(text: str, path: str) -> Settings:
     """Parse one settings file; every error names the file, the line and what is wrong."""
+    import tomllib  # only when a settings file exists (a hook in a bare workspace: never)
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -274,6 +273,8 @@ def add_local_allow_rule(workspace: str | os.PathLike[str], rule: str) -> Path:
     text = path.read_text("utf-8") if path.exists() else ""
     if text:
         parse_settings(text, str(path))  # refuse to touch a file that is already broken
+    import tomlkit  # writing settings only: judging a call never needs it
+
     doc = tomlkit.parse(text)
     perms = doc.get("permissions")
     if perms is None:
@@ -300,6 +301,8 @@ def remove_local_allow_rule(workspace: str | os.PathLike[str], rule: str) -> boo
         return False
     text = path.read_text("utf-8")
     parse_settings(text, str(path))  # refuse to touch a file that is already broken
+    import tomlkit  # writing settings only: judging a call never needs it
+
     doc = tomlkit.parse(text)
     allow = doc.get("permissions", {}).get("allow")
     if allow is None:

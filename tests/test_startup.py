@@ -1,0 +1,136 @@
+"""Start-up stays lean: what `import signoff` and `signoff check` load in a fresh process.
+
+A coding-agent hook starts one process per tool call; bench/startup.py times it. These
+tests hold the structure that makes it fast (which modules are NOT imported), so a stray
+top-level import fails here rather than only in a benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import signoff
+from signoff.registry import BUILTIN_SPECS
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+# never needed to judge a call: each is imported where it is used
+HEAVY = ("pydantic", "rich", "tomlkit", "sqlite3", "psycopg", "psycopg_pool", "httpx",
+         "signoff.store", "signoff.gate", "signoff.web", "signoff.chat", "signoff.demo",
+         "signoff.cli_runs", "signoff.cli_audit", "signoff.cli_web", "signoff.cli_keys")
+
+
+def _modules_after(code: str, cwd: Path) -> tuple[set[str], str]:
+    """Run `code` in a fresh interpreter; the modules it loaded, and what it printed."""
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    script = code + "\nimport json, sys\nsys.stderr.write(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=True, timeout=120)
+    return set(json.loads(done.stderr.splitlines()[-1])), done.stdout
+
+
+def _loaded(modules: set[str], name: str) -> bool:
+    return any(m == name or m.startswith(name + ".") for m in modules)
+
+
+def test_import_signoff_loads_nothing_of_the_package(tmp_path: Path) -> None:
+    modules, _ = _modules_after("import signoff", tmp_path)
+    assert sorted(m for m in modules if m.startswith("signoff")) == ["signoff"]
+    assert not [name for name in ("pydantic", "rich", "typing") if _loaded(modules, name)]
+
+
+def test_check_path_loads_only_what_judging_needs(tmp_path: Path) -> None:
+    code = ("from signoff.cli import main\n"
+            "main(['check', '--shell', 'git status', '--json', '--no-user-settings'])")
+    modules, out = _modules_after(code, tmp_path)
+    assert json.loads(out)["verdict"] == "allow"
+    assert "signoff.shell" in modules and "signoff.policy" in modules  # it did judge
+    assert [name for name in HEAVY if _loaded(modules, name)] == []
+
+
+def test_explained_check_still_uses_rich(tmp_path: Path) -> None:
+    code = ("from signoff.cli import main\n"
+            "main(['check', '--shell', 'rm -rf build', '--no-user-settings'])")
+    modules, out = _modules_after(code, tmp_path)
+    assert "rich" in modules
+    assert out.startswith("ASK") and "rm -rf build" in out
+
+
+@pytest.mark.parametrize("name", signoff.__all__)
+def test_every_public_name_is_importable_and_the_defining_object(name: str) -> None:
+    value = getattr(signoff, name)
+    if name != "__version__":
+        module = sys.modules[f"signoff.{signoff._EXPORTS[name]}"]
+        assert value is getattr(module, name)
+    assert name in dir(signoff)
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Gatee'"):
+        signoff.Gatee  # noqa: B018
+    assert not hasattr(signoff, "NoSuchName")
+
+
+def test_exports_match_all() -> None:
+    assert set(signoff._EXPORTS) | {"__version__"} == set(signoff.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_SPECS))
+def test_builtin_schema_is_pydantics(name: str) -> None:
+    """The built-ins' schemas are written out without pydantic; they must stay equal to
+    what pydantic derives from the same fields (key order included: it is shown)."""
+    spec = BUILTIN_SPECS[name]
+    assert spec.lazy_validator is not None
+    derived = spec.lazy_validator().model_json_schema()
+    assert spec.schema == derived
+    assert json.dumps(spec.schema) == json.dumps(derived)
+
+
+def test_builtin_validator_is_made_on_first_use_and_refuses_bad_arguments() -> None:
+    from signoff.exceptions import InvalidInput
+    from signoff.registry import Registry
+
+    spec = Registry().get("send_email")
+    assert spec.validate({"to": "a@example.com", "subject": "s", "body": "b"}) == {
+        "to": "a@example.com", "subject": "s", "body": "b"}
+    assert spec.validator is not None  # kept once made
+    with pytest.raises(InvalidInput, match="bcc"):
+        spec.validate({"to": "a@example.com", "subject": "s", "body": "b", "bcc": ["x"]})
+    alias = Registry().get("Bash")  # other argument names: no validator at all
+    assert alias.lazy_validator is None and alias.validator is None
+
+
+def test_check_help_and_full_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from signoff.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    assert "--shell CMD" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = capsys.readouterr().out
+    assert all(command in listed for command in ("check", "inbox", "serve", "audit", "demo"))
+
+
+def test_sensitive_paths_are_worked_out_only_when_a_path_is_judged(tmp_path: Path) -> None:
+    """Policy defers compiling its ~80 sensitive-path patterns; a call that writes a path
+    still meets every one of them."""
+    from signoff.models import ToolCall
+    from signoff.policy import LazyRules, Policy
+    from signoff.settings import Settings
+
+    policy = Policy(Settings(), workspace=str(tmp_path))
+    assert isinstance(policy._sensitive, LazyRules)
+    assert policy.evaluate(ToolCall("Bash", {"command": "git status"})).effect == "allow"
+    assert policy._sensitive._rules is None  # nothing was compiled for it
+    verdict = policy.evaluate(ToolCall("write_file", {"path": ".github/workflows/ci.yml",
+                                                      "content": "x"}))
+    assert verdict.effect == "ask" and policy._sensitive._rules is not None
+    eager = [r.specifier for r in policy._sensitive]
+    assert len(eager) > 50 and len(policy._sensitive) == len(eager)
