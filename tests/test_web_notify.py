@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from signoff.cli import build_parser
+from signoff.cli.main import build_parser
+from signoff.notify import Notifier, verify
 from signoff.settings import Settings
-from signoff.snapshots import Snapshot
 from signoff.store import open_store
-from signoff.tools import Workspace
-from signoff.web.notify import Notifier, verify
+from signoff.workspace import Workspace
+from signoff.workspace.snapshots import Snapshot
 from store_helpers import make_request
 from web_helpers import LiveServer
 
@@ -171,7 +171,7 @@ def test_users_commands_print_the_token_once(tmp_path: Path,
 
 
 def test_web_strings_exist_in_both_languages() -> None:
-    from signoff.web.web_i18n import WEB
+    from signoff.web.strings import WEB
 
     assert all(set(v) == {"en", "zh"} and all(v.values()) for v in WEB.values())
 

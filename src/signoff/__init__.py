@@ -22,8 +22,8 @@ from .exceptions import (
 from .gate import Gate, ToolResult
 from .models import Decision, Grant, Request, ToolCall, Verdict
 from .policy import Policy
-from .registry import Registry, ToolSpec, tool
 from .settings import Settings, load_settings
+from .tools import Registry, ToolSpec, tool
 
 __version__ = "0.1.0"
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from .exceptions import InvalidInput, NotFound
 from .models import ToolCall
-from .snapshots import Snapshot
 from .store import Event, Store
+from .workspace.snapshots import Snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,7 @@ def revert(
     workspace: str | os.PathLike[str] | None = None,
 ) -> str:
     """Restore what the reviewed call replaced; RevertConflict if the file changed since."""
-    from .tools import Workspace
+    from .workspace import Workspace
 
     event = find_review(store, seq)
     if any(item.reverted for item in review_items(store) if item.event.seq == seq):

@@ -1,6 +1,6 @@
 """Durable runs in the store: the rules (pure) and the API over the `Tx` interface.
 
-A run is two things: a small document (`signoff.runs.Run`: status, the calls of the
+A run is two things: a small document (`signoff.runs.agent.Run`: status, the calls of the
 current turn, counters, how to rebuild the agent) kept in one row with a version, and its
 transcript, one row per chat-completions message, append-only::
 
@@ -34,7 +34,7 @@ from ..exceptions import (
 )
 from ..keys import Keys
 from ..models import Request
-from ..runs import Run
+from ..run_state import Run
 from . import base
 from .base import Draft
 

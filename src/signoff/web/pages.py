@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from ..accounts import Account
 from ..approvals import revoke_grant, what_next
-from ..cli_runs import summary
+from ..cli.runs import summary
 from ..exceptions import NotFound, SignoffError
 from ..models import RISKS, Request
 from ..review import review_items

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import approvals, review
 from ..accounts import Account
-from ..cli_runs import requests_json
+from ..cli.runs import requests_json
 from ..exceptions import InvalidInput, NotAuthorized
 from ..models import Decision, Request
 from ..store import Event

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """A here-document ends at the first line that is exactly its delimiter (after leading tabs
 for `<<-`): every line after it is a command, even when the writer meant it as data. A line
 of data that happens to equal the delimiter ends the document early, and the rest runs.

@@ -7,7 +7,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from .exceptions import InvalidInput, ToolError
+from ..exceptions import InvalidInput, ToolError
 from .previews import human_size, is_binary
 
 MAX_FETCH_BYTES = 1024 * 1024

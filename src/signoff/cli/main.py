@@ -13,13 +13,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__
-from .channels.render import escape_untrusted, safe_json
-from .exceptions import InvalidInput, SignoffError
-from .models import ToolCall, Verdict
-from .policy import Policy
-from .settings import MODES, load_settings
-from .store import Store, open_store
+from .. import __version__
+from ..channels.render import escape_untrusted, safe_json
+from ..exceptions import InvalidInput, SignoffError
+from ..models import ToolCall, Verdict
+from ..policy import Policy
+from ..settings import MODES, load_settings
+from ..store import Store, open_store
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, Command] = {}
@@ -177,7 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _registrars() -> list[Callable[[Any], None]]:
-    from . import chat, cli_audit, cli_keys, cli_runs, cli_web, demo
+    from . import audit as cli_audit
+    from . import chat, demo
+    from . import keys as cli_keys
+    from . import runs as cli_runs
+    from . import serve as cli_web
 
     return [demo.register, cli_runs.register, chat.register, cli_web.register, cli_audit.register,
             cli_keys.register]

@@ -9,13 +9,13 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from .always import suggest_argument_rule
-from .exceptions import InvalidInput
-from .models import ToolCall
-from .registry import BUILTIN_SPECS, canonical_tool_name
-from .rules import Rule, parse_rule
-from .stats_history import JudgedCall, Question
-from .store import Event
+from ..always import suggest_argument_rule
+from ..exceptions import InvalidInput
+from ..models import ToolCall
+from ..rules import Rule, parse_rule
+from ..store import Event
+from ..tools import BUILTIN_SPECS, canonical_tool_name
+from .history import JudgedCall, Question
 
 _PSEUDO_RULES = ("boundary", "mode", "policy", "catastrophic", "protected")
 _PATH_KEYS = ("path", "file_path", "filename")

@@ -24,11 +24,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .exceptions import IntegrityError, InvalidInput
-from .models import Grant
-from .store import Event, Store
-from .store.base import dumps, when
-from .store.chain import GENESIS_HASH, verify_chain
+from ..exceptions import IntegrityError, InvalidInput
+from ..models import Grant
+from ..store import Event, Store
+from ..store.base import dumps, when
+from ..store.chain import GENESIS_HASH, verify_chain
 
 PAGE = 1000
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

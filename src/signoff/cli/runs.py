@@ -9,17 +9,17 @@ from typing import Any
 
 from rich.text import Text
 
-from .approvals import decide, what_next
-from .channels.render import escape_untrusted, render_request
-from .cli import store_for
-from .deciders import Decider, resolve_decider
-from .exceptions import InvalidInput
-from .models import Decision, Request, ToolCall
-from .review import review_items
-from .settings import load_settings
-from .store import Store, default_url
-from .store.base import age
-from .worker import resume_run, work
+from ..approvals import decide, what_next
+from ..channels.render import escape_untrusted, render_request
+from ..deciders import Decider, resolve_decider
+from ..exceptions import InvalidInput
+from ..models import Decision, Request, ToolCall
+from ..review import review_items
+from ..runs.worker import resume_run, work
+from ..settings import load_settings
+from ..store import Store, default_url
+from ..store.base import age
+from .main import store_for
 
 _RISK_STYLE = {
     "none": "green",
@@ -80,7 +80,7 @@ def requests_json(requests: list[Request], store: Store) -> list[dict[str, Any]]
 
 
 def cmd_inbox(args: argparse.Namespace) -> int:
-    from .cli import console, plain_table, print_json
+    from .main import console, plain_table, print_json
 
     with closing(store_for(args)) as store:
         store.expire_stale()
@@ -117,7 +117,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .cli import console, print_json
+    from .main import console, print_json
 
     with closing(store_for(args)) as store:
         request = store.get_request(args.id)
@@ -140,7 +140,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from .cli import console, plain_table, print_json
+    from .main import console, plain_table, print_json
 
     with closing(store_for(args)) as store:
         runs = store.list_runs(status=args.status, limit=args.limit)
@@ -257,7 +257,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from .cli import console, plain_table, print_json
+    from .main import console, plain_table, print_json
 
     with closing(store_for(args)) as store:
         items = review_items(store)
@@ -298,7 +298,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_revert(args: argparse.Namespace) -> int:
-    from .review import parse_review_id, revert
+    from ..review import parse_review_id, revert
 
     with closing(store_for(args)) as store:
         message = revert(store, parse_review_id(args.id), actor=decider_for(args).actor)

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .models import Request
-from .store import Event
+from ..models import Request
+from ..store import Event
 
 _KIND_NAME = {"approve": "approve", "approve_always": "approve", "edit": "edit",
               "reject": "reject", "skip": "skip", "respond": "answer"}

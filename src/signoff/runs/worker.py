@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .exceptions import ConflictError
+from ..exceptions import ConflictError
+from ..run_state import Run
+from ..store import Store
+from .agent import load_agent, worker_name
 from .runner import Runner
-from .runs import Run, load_agent, worker_name
-from .store import Store
 
 
 def runner_for(store: Store, run: Run, **options: Any) -> Runner:
