@@ -38,8 +38,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .cli.runs import request_json, summary
 from .exceptions import ConfigurationError, NotFound
+from .present import request_json, summary
 from .settings import Settings
 from .store import Event, Store
 from .store.base import DELIVERED, DELIVERY_FAILED

@@ -27,8 +27,9 @@ from typing import IO, Any
 from ..exceptions import IntegrityError, InvalidInput
 from ..models import Grant
 from ..store import Event, Store
-from ..store.base import dumps, when
+from ..store.base import dumps
 from ..store.chain import GENESIS_HASH, verify_chain
+from ..times import when
 
 PAGE = 1000
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -19,37 +19,12 @@ from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
 from ..policy import Policy
 from ..settings import MODES, load_settings
-from ..store import Store, open_store
+from ._output import console, print_json
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, Command] = {}
 
 _EFFECT_STYLE = {"allow": "green", "notify": "cyan", "ask": "yellow", "deny": "bold red"}
-
-
-def console(stream: TextIO | None = None) -> Console:
-    out = stream or sys.stdout
-    # Off a terminal (pipes, logs, CI) rich assumes 80 columns; tables read better wider.
-    width = None if out.isatty() else 120
-    return Console(file=out, highlight=False, markup=False, soft_wrap=True, width=width)
-
-
-def store_for(args: argparse.Namespace) -> Store:
-    """The store a command names: --db, else $SIGNOFF_DB, else the workspace's own."""
-    return open_store(getattr(args, "db", None), workspace=getattr(args, "workspace", "."))
-
-
-def plain_table(*columns: str) -> Table:
-    """The borderless table every list command prints (long cells fold, never cut)."""
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    return table
-
-
-def print_json(value: Any) -> None:
-    """`--json` output: readable non-ASCII, but no code point a terminal would act on."""
-    sys.stdout.write(safe_json(value) + "\n")
 
 
 # ------------------------------------------------------------------ check

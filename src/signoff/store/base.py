@@ -32,7 +32,6 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ..exceptions import (
@@ -55,6 +54,7 @@ from ..models import (
     check_version,
     sha256_hex,
 )
+from ..times import when
 from .integrity import (
     bind,
     check_shape,
@@ -76,24 +76,6 @@ DECISION_STATE: dict[str, RequestState] = {
 }
 
 InDoubtOutcome = Literal["done", "failed", "retry"]
-
-
-def when(ts: float | None) -> str:
-    if ts is None:
-        return "never"
-    try:
-        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (OverflowError, OSError, ValueError, TypeError):  # a stored time edited by hand
-        return f"{ts!r} (not a valid time)"
-
-
-def age(ts: float) -> str:
-    """How long ago, in the largest whole unit: 45s, 12m, 3h, 2d."""
-    seconds = max(0, int(time.time() - ts))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def new_id() -> str:

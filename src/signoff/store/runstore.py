@@ -35,6 +35,7 @@ from ..exceptions import (
 from ..keys import Keys
 from ..models import Request
 from ..run_state import Run
+from ..times import when
 from . import base
 from .base import Draft
 
@@ -113,7 +114,7 @@ def _check_status(run: Run, where: str) -> None:
 
 
 def _lease_text(row: RunRow) -> str:
-    return f"{row.lease_owner} (lease until {base.when(row.lease_expires_at)})"
+    return f"{row.lease_owner} (lease until {when(row.lease_expires_at)})"
 
 
 # --------------------------------------------------------------------------- rules

@@ -32,18 +32,11 @@ from ..safe_files import read_regular, regular_or_none, unlink_entry, write_regu
 from ..targets import check_expected
 from ..tools import ALIASES, BUILTIN_SPECS, ToolSpec
 from . import fetch as http_fetch
+from ._text import cut_text, human_size, is_binary
 from .command import DEFAULT_TIMEOUT, MAX_OUTPUT_BYTES, run_command
 from .fetch import FETCH_TIMEOUT
 from .mail import OUTBOX, append_to_outbox, email_fields
-from .previews import (
-    cut_text,
-    edit_count,
-    edit_problem,
-    human_size,
-    is_binary,
-    openai_tools,
-    render_preview,
-)
+from .previews import edit_count, edit_problem, openai_tools, render_preview
 from .snapshots import Snapshot, SnapshotEntry, path_state, restore_entry
 
 MAX_READ_BYTES = 256 * 1024

@@ -18,40 +18,13 @@ from typing import TYPE_CHECKING, Any
 from ..exceptions import InvalidInput
 from ..models import ToolCall
 from ..tools import BUILTIN_SPECS, ToolSpec
+from ._text import cut_text, human_size, is_binary
 from .mail import email_fields
 
 if TYPE_CHECKING:
     from . import Workspace
 
-PREVIEW_CHARS = 60_000  # per preview; the terminal shows fewer lines and says so itself
 DELETE_HEAD_LINES = 20
-
-
-def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    value = float(size)
-    for unit in ("KiB", "MiB", "GiB"):
-        value /= 1024
-        if value < 1024 or unit == "GiB":
-            break
-    return f"{value:.1f} {unit}"
-
-
-def is_binary(data: bytes) -> bool:
-    """A NUL byte in the first 8 KiB: not text to show or edit."""
-    return b"\x00" in data[:8192]
-
-
-def cut_text(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """`text`, or its first `limit` characters and a note of what was left out."""
-    if len(text) <= limit:
-        return text
-    rest = text[limit:]
-    return (
-        f"{text[:limit]}\n[... {len(rest)} more characters ({rest.count(chr(10)) + 1} "
-        "lines) not shown]"
-    )
 
 
 # ---------------------------------------------------------------------- previews
