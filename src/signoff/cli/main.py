@@ -13,7 +13,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import __version__
 from ..channels.render import escape_untrusted, safe_json
 from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
@@ -125,12 +124,27 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | Non
 # ------------------------------------------------------------------ parser
 
 
+class _Version(argparse.Action):
+    """`--version`, read from the package metadata only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 **_: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show signoff's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from .. import __version__
+
+        parser.exit(message=f"signoff {__version__}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="signoff",
         description="A human in the loop of AI agents' tool calls.",
     )
-    parser.add_argument("--version", action="version", version=f"signoff {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="explain the verdict for one call or shell command")
