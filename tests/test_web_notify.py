@@ -148,7 +148,7 @@ def test_review_after_lists_and_reverts_and_refuses_changed_files(tmp_path: Path
 
 def test_users_commands_print_the_token_once(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    from signoff import cli_web
+    from signoff.cli import serve as cli_web
 
     parser = build_parser()
     if "serve" not in parser.format_help():  # until the lead wires cli_web into cli.py

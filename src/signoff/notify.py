@@ -5,7 +5,7 @@ Configured in `.signoff/settings.toml`::
     [notifications]
     base_url = "https://signoff.example.com"     # links in messages (else serve's URL)
 
-    [notifications.ops]                          # one table per channel
+    [notifications.ops]                          # one table per destination
     type = "webhook"                             # or "slack" (incoming webhook)
     url = "https://hooks.example.com/signoff"
     secret_env = "SIGNOFF_OPS_SECRET"            # or secret = "..." (HMAC-SHA256 key)
@@ -13,7 +13,7 @@ Configured in `.signoff/settings.toml`::
     retries = 4                                  # attempts after the first
     backoff = 1.0                                # seconds, doubled each retry
 
-Each channel reads the feed with its own acknowledged cursor (consumer `notify:<name>`): an
+Each destination reads the feed with its own acknowledged cursor (consumer `notify:<name>`): an
 event is acknowledged only after its delivery finished (delivered, or failed after every
 retry), so a restart neither loses nor repeats a notification; a crash mid-delivery sends
 it again with the same `Idempotency-Key` (the event's sequence number). Each outcome is
@@ -49,7 +49,7 @@ DEFAULT_TOLERANCE = 300.0  # seconds a signed timestamp stays acceptable to a re
 
 
 @dataclass(frozen=True)
-class Channel:
+class Destination:
     name: str
     type: str
     url: str
@@ -64,7 +64,7 @@ class Channel:
         return f"notify:{self.name}"
 
     @classmethod
-    def from_table(cls, name: str, table: Mapping[str, Any]) -> Channel:
+    def from_table(cls, name: str, table: Mapping[str, Any]) -> Destination:
         kind = table.get("type", "webhook")
         url = table.get("url")
         if kind not in ("webhook", "slack"):
@@ -129,10 +129,10 @@ def _slack_escape(text: str) -> str:
 
 
 class Notifier:
-    def __init__(self, store: Store, channels: list[Channel], *, base_url: str = "",
+    def __init__(self, store: Store, destinations: list[Destination], *, base_url: str = "",
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.store = store
-        self.channels = channels
+        self.destinations = destinations
         self.base_url = base_url.rstrip("/")
         self.sleep = sleep
 
@@ -142,10 +142,10 @@ class Notifier:
         table = settings.extra.get("notifications") or {}
         if not isinstance(table, Mapping):
             raise ConfigurationError("[notifications] must be a table")
-        channels = [Channel.from_table(name, value) for name, value in table.items()
+        destinations = [Destination.from_table(name, value) for name, value in table.items()
                     if isinstance(value, Mapping)]
         base = table.get("base_url") if isinstance(table.get("base_url"), str) else base_url
-        return cls(store, channels, base_url=str(base or ""), **options)
+        return cls(store, destinations, base_url=str(base or ""), **options)
 
     # ------------------------------------------------------------------ loop
 
@@ -159,16 +159,16 @@ class Notifier:
 
     def run_once(self) -> int:
         done = 0
-        for channel in self.channels:
+        for destination in self.destinations:
             while True:
-                batch = self.store.read_events(channel.consumer, limit=100)
+                batch = self.store.read_events(destination.consumer, limit=100)
                 if not batch:
                     break
                 for event in batch:
-                    if event.kind in channel.events and not event.kind.startswith("notify."):
-                        self.deliver(channel, event)
+                    if event.kind in destination.events and not event.kind.startswith("notify."):
+                        self.deliver(destination, event)
                         done += 1
-                    self.store.ack(channel.consumer, event.seq)
+                    self.store.ack(destination.consumer, event.seq)
         return done
 
     # ------------------------------------------------------------------ one delivery
@@ -176,14 +176,14 @@ class Notifier:
     def link(self, event: Event) -> str:
         return f"{self.base_url}/requests/{event.request_id}" if event.request_id else self.base_url
 
-    def body(self, channel: Channel, event: Event) -> bytes:
+    def body(self, destination: Destination, event: Event) -> bytes:
         request = None
         if event.request_id:
             try:
                 request = self.store.get_request(event.request_id)
             except NotFound:
                 request = None
-        if channel.type == "slack":
+        if destination.type == "slack":
             if request is None:
                 text = f"signoff: {event.kind}"
             else:
@@ -198,37 +198,37 @@ class Notifier:
                    "request": request_json(request, self.store) if request else None}
         return json.dumps(doc, ensure_ascii=False, sort_keys=True).encode()
 
-    def deliver(self, channel: Channel, event: Event) -> bool:
-        body = self.body(channel, event)
+    def deliver(self, destination: Destination, event: Event) -> bool:
+        body = self.body(destination, event)
         headers = {"Content-Type": "application/json", "User-Agent": "signoff-notify",
                    "X-Signoff-Event": event.kind, "Idempotency-Key": str(event.seq)}
         status = ""
         attempts = 0
         ok = False
-        for attempt in range(channel.retries + 1):
+        for attempt in range(destination.retries + 1):
             attempts = attempt + 1
             if attempt:
-                self.sleep(channel.backoff * 2 ** (attempt - 1))
-            if channel.secret:  # signed afresh for each attempt: retries stay in the window
+                self.sleep(destination.backoff * 2 ** (attempt - 1))
+            if destination.secret:  # signed afresh for each attempt: retries stay in the window
                 stamp = int(time.time())
                 headers["X-Signoff-Timestamp"] = str(stamp)
-                headers["X-Signoff-Signature"] = sign(channel.secret, body, stamp)
-            ok, status, retry = self._post(channel, body, headers)
+                headers["X-Signoff-Signature"] = sign(destination.secret, body, stamp)
+            ok, status, retry = self._post(destination, body, headers)
             if ok or not retry:
                 break
         self.store.record(
             DELIVERED if ok else DELIVERY_FAILED,
-            {"channel": channel.name, "type": channel.type, "status": status,
+            {"channel": destination.name, "type": destination.type, "status": status,
              "attempts": attempts, "event_seq": event.seq},
-            request_id=event.request_id, run_id=event.run_id, actor=f"notify:{channel.name}")
+            request_id=event.request_id, run_id=event.run_id, actor=f"notify:{destination.name}")
         return ok
 
-    def _post(self, channel: Channel, body: bytes,
+    def _post(self, destination: Destination, body: bytes,
               headers: dict[str, str]) -> tuple[bool, str, bool]:
         """(ok, status text, worth retrying)."""
-        req = urllib.request.Request(channel.url, data=body, headers=headers, method="POST")
+        req = urllib.request.Request(destination.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=channel.timeout) as res:
+            with urllib.request.urlopen(req, timeout=destination.timeout) as res:
                 return 200 <= res.status < 300, str(res.status), res.status >= 500
         except urllib.error.HTTPError as exc:
             return False, str(exc.code), exc.code >= 500 or exc.code in (408, 429)
@@ -236,4 +236,4 @@ class Notifier:
             return False, f"error: {exc}", True
 
 
-__all__ = ["DEFAULT_TOLERANCE", "Channel", "Notifier", "sign", "verify"]
+__all__ = ["DEFAULT_TOLERANCE", "Destination", "Notifier", "sign", "verify"]

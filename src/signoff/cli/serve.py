@@ -78,7 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     notifier = Notifier.from_settings(store, settings, base_url=base)
     thread = None
-    if notifier.channels:
+    if notifier.destinations:
         thread = threading.Thread(target=notifier.run, kwargs={"stop": stop.is_set},
                                   name="signoff-notify", daemon=True)
         thread.start()
@@ -105,7 +105,7 @@ def cmd_notify(args: argparse.Namespace) -> int:
     settings = load_settings(Path(args.workspace).resolve())
     with closing(open_store(_url(args))) as store:
         notifier = Notifier.from_settings(store, settings, base_url=args.base_url or "")
-        if not notifier.channels:
+        if not notifier.destinations:
             print("notify: no [notifications] channels configured")
             return 0
         sent = notifier.run_once() if args.once else notifier.run()
