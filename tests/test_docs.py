@@ -75,3 +75,13 @@ def test_console_examples(doc: str, command: str, expected: list[str], tmp_path:
         actual = json.loads(done.stdout.splitlines()[0])
         for key, value in pairs:
             assert actual.get(key) == json.loads(value), (key, actual)
+
+
+def test_the_audit_docs_list_every_event_kind() -> None:
+    """Each kind signoff writes has a row in docs/audit.md's table (one source: kinds.py)."""
+    from signoff.kinds import EVENT_KINDS
+
+    text = (ROOT / "docs" / "audit.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    missing = [k for k in EVENT_KINDS if not any(f"`{k}`" in row for row in rows)]
+    assert missing == []

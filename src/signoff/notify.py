@@ -9,7 +9,7 @@ Configured in `.signoff/settings.toml`::
     type = "webhook"                             # or "slack" (incoming webhook)
     url = "https://hooks.example.com/signoff"
     secret_env = "SIGNOFF_OPS_SECRET"            # or secret = "..." (HMAC-SHA256 key)
-    events = ["request.created"]                 # the default
+    events = [REQUEST_CREATED]                 # the default
     retries = 4                                  # attempts after the first
     backoff = 1.0                                # seconds, doubled each retry
 
@@ -39,12 +39,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .exceptions import ConfigurationError, NotFound
+from .kinds import REQUEST_CREATED
 from .present import request_json, summary
 from .settings import Settings
 from .store import Event, Store
 from .store.base import DELIVERED, DELIVERY_FAILED
 
-DEFAULT_EVENTS = ("request.created",)
+DEFAULT_EVENTS = (REQUEST_CREATED,)
 DEFAULT_TOLERANCE = 300.0  # seconds a signed timestamp stays acceptable to a receiver
 
 

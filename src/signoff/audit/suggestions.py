@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from ..always import suggest_argument_rule
 from ..exceptions import InvalidInput
+from ..kinds import GRANT_ADDED, GRANT_REVOKED
 from ..models import ToolCall
 from ..rules import Rule, parse_rule
 from ..store import Event
@@ -42,10 +43,10 @@ def granted_rules(events: Sequence[Event]) -> set[str]:
     """Rules of grants added and not revoked: no need to suggest them again."""
     rules: dict[str, str] = {}
     for e in events:
-        if e.kind == "grant.added":
+        if e.kind == GRANT_ADDED:
             grant = e.data.get("grant") or {}
             rules[str(grant.get("id"))] = str(grant.get("rule"))
-        elif e.kind == "grant.revoked":
+        elif e.kind == GRANT_REVOKED:
             rules.pop(str(e.data.get("grant_id")), None)
     return set(rules.values())
 

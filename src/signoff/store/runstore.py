@@ -33,6 +33,7 @@ from ..exceptions import (
     SchemaVersionError,
 )
 from ..keys import Keys
+from ..kinds import RUN_CLAIMED, RUN_CREATED
 from ..models import Request
 from ..run_state import Run
 from ..times import when
@@ -129,7 +130,7 @@ def plan_create_run(run: Run, count: int, *, worker: str | None, lease_seconds: 
              else (None, None, None))
     data = {"status": stored.status, "tenant": stored.tenant, "thread": stored.thread,
             "agent": stored.agent, "message_count": count}
-    return RunRow(stored, *lease), Draft("run.created", None, stored.id, worker, data)
+    return RunRow(stored, *lease), Draft(RUN_CREATED, None, stored.id, worker, data)
 
 
 def plan_save_run(row: RunRow, run: Run, count: int, *, expected_version: int,
@@ -186,7 +187,7 @@ def plan_claim_run(row: RunRow, worker: str, *, lease_seconds: float,
             "version": run.version,
             "lapsed": row.lease_owner if row.lease_owner not in (None, worker) else None}
     return (RunRow(run, worker, now + seconds, seconds),
-            Draft("run.claimed", None, run.id, worker, data))
+            Draft(RUN_CLAIMED, None, run.id, worker, data))
 
 
 # A request created with a run's save: (request, idempotent, ttl_seconds or None).
