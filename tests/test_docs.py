@@ -85,3 +85,14 @@ def test_the_audit_docs_list_every_event_kind() -> None:
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     missing = [k for k in EVENT_KINDS if not any(f"`{k}`" in row for row in rows)]
     assert missing == []
+
+
+def test_the_policy_docs_list_every_settings_table_and_key() -> None:
+    from signoff.settings import _KNOWN
+
+    text = (ROOT / "docs" / "policy.md").read_text()
+    table = text[text.index("### Every table and key"):text.index("## Modes")]
+    for name, keys in _KNOWN.items():
+        assert f"`[{name}" in table, name
+        for key in keys or ():
+            assert f"`{key}`" in table, f"{name}.{key}"
