@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import time
 import urllib.error
@@ -44,6 +45,8 @@ from .present import request_json, summary
 from .settings import Settings
 from .store import Event, Store
 from .store.base import DELIVERED, DELIVERY_FAILED
+
+log = logging.getLogger(__name__)
 
 DEFAULT_EVENTS = (REQUEST_CREATED,)
 DEFAULT_TOLERANCE = 300.0  # seconds a signed timestamp stays acceptable to a receiver
@@ -209,7 +212,10 @@ class Notifier:
         for attempt in range(destination.retries + 1):
             attempts = attempt + 1
             if attempt:
-                self.sleep(destination.backoff * 2 ** (attempt - 1))
+                delay = destination.backoff * 2 ** (attempt - 1)
+                log.warning("notify %s: event %s not delivered (status %s); retry %d in %.1fs",
+                            destination.name, event.seq, status, attempt, delay)
+                self.sleep(delay)
             if destination.secret:  # signed afresh for each attempt: retries stay in the window
                 stamp = int(time.time())
                 headers["X-Signoff-Timestamp"] = str(stamp)
@@ -217,6 +223,9 @@ class Notifier:
             ok, status, retry = self._post(destination, body, headers)
             if ok or not retry:
                 break
+        if not ok:
+            log.error("notify %s: event %s not delivered after %d attempts (status %s)",
+                      destination.name, event.seq, attempts, status)
         self.store.record(
             DELIVERED if ok else DELIVERY_FAILED,
             {"channel": destination.name, "type": destination.type, "status": status,

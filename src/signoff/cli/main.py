@@ -176,12 +176,23 @@ def _registrars() -> list[Callable[[Any], None]]:
             cli_keys.register]
 
 
+def _log_to_stderr() -> None:
+    """Warnings of long-running commands (webhook retries, claims) on stderr; more with
+    SIGNOFF_LOG_LEVEL=INFO or DEBUG."""
+    import logging
+
+    level = os.environ.get("SIGNOFF_LOG_LEVEL", "WARNING").upper()
+    logging.basicConfig(level=level if level in logging.getLevelNamesMapping() else "WARNING",
+                        format="signoff %(levelname)s %(name)s: %(message)s")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    _log_to_stderr()
     try:
         return int(args.func(args))
     except SignoffError as exc:
