@@ -136,7 +136,8 @@ class _Version(argparse.Action):
                  values: Any, option_string: str | None = None) -> None:
         from .. import __version__
 
-        parser.exit(message=f"signoff {__version__}\n")
+        sys.stdout.write(f"signoff {__version__}\n")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
