@@ -183,8 +183,15 @@ def _log_to_stderr() -> None:
     import logging
 
     level = os.environ.get("SIGNOFF_LOG_LEVEL", "WARNING").upper()
-    logging.basicConfig(level=level if level in logging.getLevelNamesMapping() else "WARNING",
-                        format="signoff %(levelname)s %(name)s: %(message)s")
+    # signoff's own loggers only: a library's retries (psycopg's pool) are already told
+    # to the user as one clear error when they fail.
+    logger = logging.getLogger("signoff")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("signoff %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(level if level in logging.getLevelNamesMapping() else "WARNING")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
