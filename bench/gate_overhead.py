@@ -20,8 +20,8 @@ from typing import Any
 from signoff.gate import Gate
 from signoff.models import ToolCall
 from signoff.policy import Policy
-from signoff.registry import Registry, ToolSpec
 from signoff.settings import Settings
+from signoff.tools import Registry, ToolSpec
 
 ROUNDS = 7
 

@@ -120,11 +120,11 @@ def run_tool(cmd: str) -> str:
 def build(db: str, n: int, k: int) -> tuple[Any, Any]:
     """A fresh store, agent, model and runner: everything a new process would build."""
     from signoff.policy import Policy
-    from signoff.registry import Registry, ToolSpec
-    from signoff.runner import Runner
-    from signoff.runs import Agent
+    from signoff.runs.agent import Agent
+    from signoff.runs.runner import Runner
     from signoff.settings import Settings
     from signoff.store import open_store
+    from signoff.tools import Registry, ToolSpec
 
     registry = Registry(builtins=False)
     registry.add(ToolSpec("run", "read", "other"))
@@ -310,7 +310,7 @@ def measure_cold() -> dict[str, float]:
     entered = json.loads(out.strip().splitlines()[-1])["model_entered"]
     t = time.time()
     subprocess.run(
-        [sys.executable, "-c", "import signoff.runner, signoff.store.sqlite"], check=True
+        [sys.executable, "-c", "import signoff.runs.runner, signoff.store.sqlite"], check=True
     )
     return {"cold_resume_s": entered - start, "import_only_s": time.time() - t}
 

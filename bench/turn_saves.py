@@ -18,13 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from signoff.agent import ScriptedModel
+from signoff.llm import ScriptedModel
 from signoff.policy import Policy
-from signoff.registry import Registry, ToolSpec
-from signoff.runner import Runner
-from signoff.runs import Agent
+from signoff.runs.agent import Agent
+from signoff.runs.runner import Runner
 from signoff.settings import Settings
 from signoff.store import open_store
+from signoff.tools import Registry, ToolSpec
 
 
 def one_turn(calls: int, tier: str) -> tuple[float, int]:

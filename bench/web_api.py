@@ -2,7 +2,7 @@
 a decision (HTTP POST returned) to the waiting agent having resumed and finished its run.
 
 A real uvicorn server (in a thread) over SQLite and PostgreSQL; a real httpx client with a
-Bearer token; a `signoff.worker.work` worker in another thread waiting on the events feed
+Bearer token; a `signoff.runs.worker.work` worker in another thread waiting on the events feed
 (PostgreSQL: LISTEN/NOTIFY; SQLite: polling).
 
 Usage: python bench/web_api.py [--requests 200] [--resumes 10] [--pg postgresql://…]
@@ -28,17 +28,17 @@ import httpx
 import uvicorn
 
 from signoff.accounts import Accounts
-from signoff.agent import ScriptedModel
-from signoff.cli_web import listen
+from signoff.cli.serve import listen
+from signoff.llm import ScriptedModel
 from signoff.models import Request, ToolCall, Verdict
 from signoff.policy import Policy
-from signoff.registry import Registry, ToolSpec
-from signoff.runner import Runner
-from signoff.runs import Agent
+from signoff.runs.agent import Agent
+from signoff.runs.runner import Runner
+from signoff.runs.worker import work
 from signoff.settings import Settings
 from signoff.store import open_store
+from signoff.tools import Registry, ToolSpec
 from signoff.web.app import create_app
-from signoff.worker import work
 
 PG_DEFAULT = os.environ.get("SIGNOFF_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from signoff.agent import (
+from signoff.exceptions import ConfigurationError
+from signoff.gate import Gate
+from signoff.llm import (
     OpenAIModel,
     ScriptedModel,
     assistant_message,
     run_session,
     tool_call_from_message,
 )
-from signoff.exceptions import ConfigurationError
-from signoff.fake_openai import FakeError, FakeOpenAIServer, fake_call, scripted_reply
-from signoff.gate import Gate
+from signoff.llm.fake_server import FakeError, FakeOpenAIServer, fake_call, scripted_reply
 from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
 from signoff.testing import ScriptedChannel

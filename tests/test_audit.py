@@ -19,7 +19,7 @@ from signoff.audit import (
     verify_file,
     verify_store,
 )
-from signoff.cli_audit import main
+from signoff.cli.audit import main
 from signoff.deciders import os_user
 from signoff.exceptions import IntegrityError
 from signoff.models import Decision, Grant

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from signoff.agent import ScriptedModel
 from signoff.channels import Prompt
-from signoff.chat import ChatSession, FlushingChannel, StreamPrinter, build_session, main
-from signoff.fake_openai import FakeOpenAIServer, fake_call, scripted_reply
+from signoff.cli.chat import ChatSession, FlushingChannel, StreamPrinter, build_session, main
+from signoff.llm import ScriptedModel
+from signoff.llm.fake_server import FakeOpenAIServer, fake_call, scripted_reply
 from signoff.models import Decision, Request, ToolCall, Verdict
 from signoff.testing import ScriptedChannel
 
@@ -141,7 +141,7 @@ def test_a_session_is_on_the_record(workspace: Path) -> None:
     # every verdict, question, answer and outcome of an interactive session is in the audit
     # log, and the statistics count its questions
     from signoff.audit import describe, read_log, verify_store
-    from signoff.stats import load_stats
+    from signoff.audit.stats import load_stats
 
     chat, _, _, _ = session(
         workspace,
@@ -247,7 +247,7 @@ def test_friendly_error_when_the_endpoint_is_down(tmp_path: Path) -> None:
         url = server.base_url
     env = dict(os.environ, SIGNOFF_MODEL="m", OPENAI_BASE_URL=url)
     done = subprocess.run(
-        [sys.executable, "-c", "from signoff.chat import main; raise SystemExit(main())"],
+        [sys.executable, "-c", "from signoff.cli.chat import main; raise SystemExit(main())"],
         env=env,
         cwd=tmp_path,
         capture_output=True,
@@ -281,7 +281,7 @@ class Terminal:
             sys.executable,
             [
                 "-c",
-                "from signoff.chat import main; raise SystemExit(main())",
+                "from signoff.cli.chat import main; raise SystemExit(main())",
                 "--workspace",
                 str(workspace),
             ],

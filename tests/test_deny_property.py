@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from signoff.gate import Gate
 from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
-from signoff.registry import Registry, ToolSpec
 from signoff.settings import Settings
+from signoff.tools import Registry, ToolSpec
 
 DENY = ["send(to=*@evil.com)", "write_file(secrets/**)", "pay(amount>=1000)", "delete_file"]
 WORKSPACE = tempfile.mkdtemp(prefix="signoff-prop-")

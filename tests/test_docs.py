@@ -75,3 +75,24 @@ def test_console_examples(doc: str, command: str, expected: list[str], tmp_path:
         actual = json.loads(done.stdout.splitlines()[0])
         for key, value in pairs:
             assert actual.get(key) == json.loads(value), (key, actual)
+
+
+def test_the_audit_docs_list_every_event_kind() -> None:
+    """Each kind signoff writes has a row in docs/audit.md's table (one source: kinds.py)."""
+    from signoff.kinds import EVENT_KINDS
+
+    text = (ROOT / "docs" / "audit.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    missing = [k for k in EVENT_KINDS if not any(f"`{k}`" in row for row in rows)]
+    assert missing == []
+
+
+def test_the_policy_docs_list_every_settings_table_and_key() -> None:
+    from signoff.settings import _KNOWN
+
+    text = (ROOT / "docs" / "policy.md").read_text()
+    table = text[text.index("### Every table and key"):text.index("## Modes")]
+    for name, keys in _KNOWN.items():
+        assert f"`[{name}" in table, name
+        for key in keys or ():
+            assert f"`{key}`" in table, f"{name}.{key}"

@@ -13,7 +13,7 @@ from typing import Any
 import openai
 import pytest
 
-from signoff.fake_openai import (
+from signoff.llm.fake_server import (
     BANNER,
     FAKE_MODEL,
     FakeError,
@@ -53,7 +53,7 @@ TWO_CALLS = scripted_reply(
 
 
 def test_fake_is_labelled_fake() -> None:
-    import signoff.fake_openai as module
+    import signoff.llm.fake_server as module
 
     assert "FAKE" in BANNER and "FAKE" in (module.__doc__ or "").splitlines()[0]
     assert "fake" in FAKE_MODEL
@@ -164,7 +164,7 @@ def test_command_line_serves_a_script_file(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([scripted_reply("from the file")]))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "signoff.fake_openai", str(script)],
+        [sys.executable, "-m", "signoff.llm.fake_server", str(script)],
         stdout=subprocess.PIPE,
         text=True,
     )

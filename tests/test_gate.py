@@ -14,9 +14,9 @@ from signoff.exceptions import CallDenied, RunStopped
 from signoff.gate import Gate
 from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
-from signoff.registry import Registry, tool
 from signoff.settings import LOCAL_FILE, Settings, load_settings
 from signoff.testing import ScriptedChannel
+from signoff.tools import Registry, tool
 
 
 @tool(tier="external", kind="other", subject_args=("to",))

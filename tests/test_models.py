@@ -18,7 +18,7 @@ from signoff.models import (
     Verdict,
     canonical_json,
 )
-from signoff.registry import ALIASES, BUILTIN_SPECS, Registry, tool
+from signoff.tools import ALIASES, BUILTIN_SPECS, Registry, tool
 
 json_values = st.recursive(
     st.none()

@@ -11,8 +11,8 @@ import pytest
 
 from signoff.models import ToolCall
 from signoff.policy import Policy
-from signoff.registry import Registry, ToolSpec
 from signoff.settings import Settings
+from signoff.tools import Registry, ToolSpec
 
 
 @dataclass

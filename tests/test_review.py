@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from signoff.demo import run_demo
+from signoff.cli.demo import run_demo
 
 
 def signoff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

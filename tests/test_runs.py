@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from signoff.agent import ScriptedModel
 from signoff.approvals import decide
 from signoff.exceptions import ConflictError, InvalidInput
+from signoff.llm import ScriptedModel
 from signoff.models import Decision
 from signoff.policy import Policy
-from signoff.registry import Registry, ToolSpec
-from signoff.runner import Runner
-from signoff.runs import Agent, parse_tool_calls
+from signoff.runs.agent import Agent, parse_tool_calls
+from signoff.runs.runner import Runner
 from signoff.settings import Settings
 from signoff.store import Store, open_store
+from signoff.tools import Registry, ToolSpec
 
 ARGS_BAD = '{"to": "bob", '  # malformed JSON, as a model may send
 
@@ -182,7 +182,7 @@ def test_edit_that_policy_denies_never_runs(store: Store, tmp_path: Path) -> Non
 
 
 def test_edit_with_invalid_arguments_changes_nothing(store: Store, tmp_path: Path) -> None:
-    from signoff.registry import tool
+    from signoff.tools import tool
 
     @tool(tier="external", kind="other")
     def send(to: str, body: str = "") -> str:
@@ -304,7 +304,7 @@ def test_a_tampered_run_document_is_judged_again(store: Store, tmp_path: Path) -
     a = agent(tools, turns, tmp_path, deny=["lookup(key=secret*)"])
     runner = Runner(store, a)
     run = store.create_run(
-        __import__("signoff.runs", fromlist=["Run"]).Run(id="run_t", created_at=1.0),
+        __import__("signoff.runs.agent", fromlist=["Run"]).Run(id="run_t", created_at=1.0),
         [{"role": "user", "content": "go"}],
     )
     # Someone with database access rewrites the allowed, not yet run, call.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from signoff.cli import explain
+from signoff.cli.app import explain
 from signoff.models import ToolCall, Verdict
 from signoff.policy import Policy
 from signoff.settings import Settings

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 import signoff
-from signoff.registry import BUILTIN_SPECS
+from signoff.tools import BUILTIN_SPECS
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 # never needed to judge a call: each is imported where it is used
 HEAVY = ("pydantic", "rich", "tomlkit", "sqlite3", "psycopg", "psycopg_pool", "httpx",
-         "signoff.store", "signoff.gate", "signoff.web", "signoff.chat", "signoff.demo",
-         "signoff.cli_runs", "signoff.cli_audit", "signoff.cli_web", "signoff.cli_keys")
+         "signoff.store", "signoff.gate", "signoff.web", "signoff.cli.chat", "signoff.cli.demo",
+         "signoff.cli.runs", "signoff.cli.audit", "signoff.cli.serve", "signoff.cli.keys")
 
 
 def _modules_after(code: str, cwd: Path) -> tuple[set[str], str]:
@@ -66,7 +66,7 @@ def test_explained_check_still_uses_rich(tmp_path: Path) -> None:
 def test_every_public_name_is_importable_and_the_defining_object(name: str) -> None:
     value = getattr(signoff, name)
     if name != "__version__":
-        module = sys.modules[f"signoff.{signoff._EXPORTS[name]}"]
+        module = sys.modules[f"signoff{signoff._PUBLIC[name]}"]
         assert value is getattr(module, name)
     assert name in dir(signoff)
 
@@ -78,7 +78,7 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 
 def test_exports_match_all() -> None:
-    assert set(signoff._EXPORTS) | {"__version__"} == set(signoff.__all__)
+    assert set(signoff._PUBLIC) | {"__version__"} == set(signoff.__all__)
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_SPECS))
@@ -94,7 +94,7 @@ def test_builtin_schema_is_pydantics(name: str) -> None:
 
 def test_builtin_validator_is_made_on_first_use_and_refuses_bad_arguments() -> None:
     from signoff.exceptions import InvalidInput
-    from signoff.registry import Registry
+    from signoff.tools import Registry
 
     spec = Registry().get("send_email")
     assert spec.validate({"to": "a@example.com", "subject": "s", "body": "b"}) == {

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from signoff.audit import iter_events
-from signoff.cli_audit import main
+from signoff.audit.stats import Stats, compute_stats, load_stats, median, p90
+from signoff.cli.audit import main
 from signoff.models import Decision, Grant, Request, ToolCall, Verdict
-from signoff.stats import Stats, compute_stats, load_stats, median, p90
 from signoff.store import Store, open_store
 
 T0 = 1_800_000_000.0  # 2027-01-15 08:00 UTC

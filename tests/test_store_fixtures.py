@@ -103,7 +103,7 @@ def test_a_frozen_request_reads_back_from_a_real_store(tmp_path: Path) -> None:
 
 
 def test_a_frozen_run_loads_and_reads_back_from_a_real_store(tmp_path: Path) -> None:
-    from signoff.runs import Run
+    from signoff.runs.agent import Run
 
     doc, messages = load("run_paused.json"), load("run_messages.json")
     run = Run.from_json(doc)

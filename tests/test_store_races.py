@@ -111,7 +111,7 @@ def _run_claimer(url: str, index: int, barrier: Any, out: Any) -> None:
 def test_workers_racing_for_one_ready_run(kind: str, tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from signoff.runs import Run
+    from signoff.runs.agent import Run
 
     backend = Backend(kind, tmp_path)
     try:

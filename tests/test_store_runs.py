@@ -17,7 +17,7 @@ from signoff.exceptions import (
     SchemaVersionError,
 )
 from signoff.models import Decision
-from signoff.runs import PendingCall, Run
+from signoff.runs.agent import PendingCall, Run
 from signoff.store import Store
 from store_helpers import (  # the fixtures register themselves by name
     Backend,

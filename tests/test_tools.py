@@ -20,8 +20,8 @@ from signoff.exceptions import ConflictError, InvalidInput, SchemaVersionError
 from signoff.gate import Gate
 from signoff.models import ToolCall
 from signoff.policy import Policy
-from signoff.registry import BUILTIN_SPECS
-from signoff.tools import (
+from signoff.tools import BUILTIN_SPECS
+from signoff.workspace import (
     MAX_READ_BYTES,
     OUTBOX,
     OutsideWorkspace,

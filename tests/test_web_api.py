@@ -13,11 +13,11 @@ import httpx
 import pytest
 
 from signoff.accounts import Accounts
-from signoff.cli_web import check_bind, is_loopback
+from signoff.cli.serve import check_bind, is_loopback
 from signoff.exceptions import ConfigurationError
 from signoff.models import ToolCall
+from signoff.runs.worker import work
 from signoff.web.openapi import DOCUMENT
-from signoff.worker import work
 from store_helpers import make_request
 from web_helpers import SENT, LiveServer, start_run
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from signoff.cli_audit import main as cli
+from signoff.cli.audit import main as cli
 from signoff.models import Decision, ToolCall
 from store_helpers import make_request
 from web_helpers import EVIL, LiveServer, build_stats_history

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from signoff.models import ToolCall
-from signoff.worker import work
+from signoff.runs.worker import work
 from store_helpers import make_request
 from web_helpers import SENT, LiveServer, build_stats_history, start_run
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from signoff.cli_audit import main as cli
-from signoff.stats import Day, Stats, compute_stats
+from signoff.audit.stats import Day, Stats, compute_stats
+from signoff.cli.audit import main as cli
 from signoff.web.stats_view import MAX_DAYS, build_chart, duration
 from web_helpers import DAY, EVIL, EVIL_TOOL, LiveServer, build_stats_history
 

@@ -12,7 +12,7 @@ import pytest
 
 from signoff.approvals import decide
 from signoff.models import Decision
-from signoff.runner import Runner
+from signoff.runs.runner import Runner
 from store_helpers import Backend
 
 HELPERS = Path(__file__).parent / "helpers"
@@ -67,7 +67,7 @@ def test_worker_wakes_for_a_decision_made_while_it_looked(
         kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The decision lands just after the worker's look found nothing ready: the worker must
     # not sleep through it until the poll timeout (30 s here).
-    from signoff.worker import work
+    from signoff.runs.worker import work
     from web_helpers import SENT, start_run
 
     backend = Backend(kind, tmp_path)

@@ -3,7 +3,7 @@
 `LiveServer` runs uvicorn in a thread on a free port over a real SQLite file.
 `build_stats_history` writes a small history for the statistics page.
 `make_agent` is the agent factory runs are rebuilt from (`web_helpers:make_agent`), so a
-worker (`signoff.worker.work`) resumes them in this process like any other.
+worker (`signoff.runs.worker.work`) resumes them in this process like any other.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ import httpx
 import uvicorn
 
 from signoff.accounts import Accounts
-from signoff.agent import ScriptedModel
 from signoff.approvals import decide
+from signoff.llm import ScriptedModel
 from signoff.models import Decision, Request, ToolCall, Verdict
 from signoff.policy import Policy
-from signoff.registry import Registry, spec_from_function
-from signoff.runner import Runner
-from signoff.runs import Agent, Run
+from signoff.runs.agent import Agent, Run
+from signoff.runs.runner import Runner
 from signoff.settings import Settings
 from signoff.store import Store, open_store
+from signoff.tools import Registry, spec_from_function
 from signoff.web.app import create_app
 
 AGENT_REF = "web_helpers:make_agent"

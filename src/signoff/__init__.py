@@ -4,10 +4,11 @@
 
 Declare tools with `tool`, judge calls with a `Policy`, and route every call through a
 `Gate`, which runs what is allowed, asks a channel about the rest and refuses what is denied.
+Durable runs (`Agent`, `Runner`, `open_store`, `decide`) pause on a question and resume in
+any process. Test doubles are in `signoff.testing`.
 
-The names below are imported on first use (PEP 562 `__getattr__`), not by `import signoff`:
-a coding-agent hook starts one process per tool call and judging a call needs only a small
-part of the package.
+Every name loads on first use, so that `import signoff` stays cheap for a process that
+judges one tool call and exits (the coding-agent hooks start one per call).
 """
 
 from __future__ import annotations
@@ -16,96 +17,105 @@ from __future__ import annotations
 # what `import signoff` costs; type checkers treat any name TYPE_CHECKING alike
 TYPE_CHECKING = False
 
-__version__ = "0.1.0"
-
-# public name -> the module that defines it
-_EXPORTS: dict[str, str] = {
-    "AlreadyClaimed": "exceptions",
-    "AlreadyDecided": "exceptions",
-    "ApprovalPending": "exceptions",
-    "CallDenied": "exceptions",
-    "InvalidInput": "exceptions",
-    "NotAuthorized": "exceptions",
-    "RequestExpired": "exceptions",
-    "RunStopped": "exceptions",
-    "SettingsError": "exceptions",
-    "SignoffError": "exceptions",
-    "SignoffSignal": "exceptions",
-    "Gate": "gate",
-    "ToolResult": "gate",
-    "Decision": "models",
-    "Grant": "models",
-    "Request": "models",
-    "ToolCall": "models",
-    "Verdict": "models",
-    "Policy": "policy",
-    "Registry": "registry",
-    "ToolSpec": "registry",
-    "tool": "registry",
-    "Settings": "settings",
-    "load_settings": "settings",
-}
-
 if TYPE_CHECKING:  # what type checkers and IDEs see: the names, eagerly
     from typing import Any
 
-    from .exceptions import (
-        AlreadyClaimed,
-        AlreadyDecided,
-        ApprovalPending,
-        CallDenied,
-        InvalidInput,
-        NotAuthorized,
-        RequestExpired,
-        RunStopped,
-        SettingsError,
-        SignoffError,
-        SignoffSignal,
-    )
+    from .approvals import decide
+    from .channels import Channel
+    from .channels.terminal import TerminalChannel
+    from .exceptions import CallDenied, ConflictError, InvalidInput, RunStopped, SignoffError
     from .gate import Gate, ToolResult
-    from .models import Decision, Grant, Request, ToolCall, Verdict
+    from .models import Decision, Request, ToolCall, Verdict
     from .policy import Policy
-    from .registry import Registry, ToolSpec, tool
-    from .settings import Settings, load_settings
+    from .run_state import Run
+    from .runs import Agent, Runner
+    from .settings import Settings
+    from .store import Store, open_store
+    from .tools import ToolSpec, tool
+    from .workspace import Workspace
+
+_PUBLIC = {
+    # declare and judge
+    "tool": ".tools", "ToolSpec": ".tools", "ToolCall": ".models", "Verdict": ".models",
+    "Decision": ".models", "Request": ".models", "Run": ".run_state", "Policy": ".policy",
+    "Settings": ".settings",
+    # in process
+    "Gate": ".gate", "ToolResult": ".gate", "Channel": ".channels",
+    "TerminalChannel": ".channels.terminal", "Workspace": ".workspace",
+    # durable
+    "Agent": ".runs", "Runner": ".runs", "Store": ".store", "open_store": ".store",
+    "decide": ".approvals",
+    # what users catch
+    "SignoffError": ".exceptions", "CallDenied": ".exceptions", "InvalidInput": ".exceptions",
+    "RunStopped": ".exceptions", "ConflictError": ".exceptions",
+}
+
+# Exported here before the public API was narrowed; still served, with a warning that
+# names where they live, for one release.
+_MOVED = {
+    "AlreadyClaimed": ".exceptions", "AlreadyDecided": ".exceptions",
+    "NotAuthorized": ".exceptions", "RequestExpired": ".exceptions",
+    "SettingsError": ".exceptions", "SignoffSignal": ".exceptions", "Grant": ".models",
+    "Registry": ".tools", "load_settings": ".settings",
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("signoff")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'signoff' has no attribute {name!r}")
-    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
-    globals()[name] = value  # the next lookup is a plain module attribute
-    return value
+    if name == "__version__":
+        value = _version()
+        globals()["__version__"] = value
+        return value
+    if name in _PUBLIC:
+        value = getattr(__import__(f"signoff{_PUBLIC[name]}", fromlist=[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    if name in _MOVED:
+        where = f"signoff{_MOVED[name]}"
+        import warnings
+
+        warnings.warn(f"import {name} from {where}; signoff no longer exports it",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(__import__(where, fromlist=[name]), name)
+    raise AttributeError(f"module 'signoff' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return sorted([*globals(), *_PUBLIC, "__version__"])
 
 
 __all__ = [
-    "AlreadyClaimed",
-    "AlreadyDecided",
-    "ApprovalPending",
+    "Agent",
     "CallDenied",
+    "Channel",
+    "ConflictError",
     "Decision",
     "Gate",
-    "Grant",
     "InvalidInput",
-    "NotAuthorized",
     "Policy",
-    "Registry",
     "Request",
-    "RequestExpired",
+    "Run",
     "RunStopped",
+    "Runner",
     "Settings",
-    "SettingsError",
     "SignoffError",
-    "SignoffSignal",
+    "Store",
+    "TerminalChannel",
     "ToolCall",
     "ToolResult",
     "ToolSpec",
     "Verdict",
+    "Workspace",
     "__version__",
-    "load_settings",
+    "decide",
+    "open_store",
     "tool",
 ]

@@ -1,5 +1,5 @@
 """`python -m signoff` is the `signoff` command."""
 
-from .cli import main
+from .cli.app import main
 
 raise SystemExit(main())

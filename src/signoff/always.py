@@ -17,8 +17,8 @@ from typing import Any
 from .exceptions import InvalidInput
 from .models import ToolCall
 from .normalize import addresses
-from .registry import ToolSpec
 from .rules import parse_rule
+from .tools import ToolSpec
 
 _MAX_VALUE = 200
 _NEEDS_QUOTES = set(",()= ")

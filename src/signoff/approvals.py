@@ -18,7 +18,7 @@ from pathlib import Path
 from .exceptions import ConfigurationError, InvalidInput, NotFound
 from .models import Decision, Grant, Request
 from .policy import Policy
-from .runs import load_agent
+from .runs.agent import load_agent
 from .settings import add_local_allow_rule, load_settings, remove_local_allow_rule
 from .store import Store
 

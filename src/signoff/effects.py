@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 from .models import ToolCall, ToolKind, Verdict
 from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match, spellings
-from .registry import ToolSpec
 from .rules import PathContext, Rule
+from .tools import ToolSpec
 
 if TYPE_CHECKING:
     from .shell import CommandPart

@@ -21,7 +21,6 @@ denied, a run paused) are kept apart, so `except SignoffError` never swallows a 
 
     SignoffSignal                     not an error
     ├── CallDenied                    the policy or a person refused the call
-    ├── ApprovalPending               a run paused; carries the request ids
     └── RunStopped                    denial limits reached: a person must look
 """
 
@@ -105,13 +104,6 @@ class CallDenied(SignoffSignal):
         self.tool = tool
         self.reason = reason
         self.rule = rule
-
-
-class ApprovalPending(SignoffSignal):
-    def __init__(self, request_ids: list[str], run_id: str | None = None):
-        super().__init__(f"waiting for a decision on {', '.join(request_ids)}")
-        self.request_ids = request_ids
-        self.run_id = run_id
 
 
 class RunStopped(SignoffSignal):

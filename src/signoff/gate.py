@@ -31,7 +31,6 @@ from .channels import Channel, Prompt, RejectingChannel
 from .exceptions import CallDenied, RunStopped
 from .models import Decision, Grant, GrantScope, Request, ToolCall, Verdict
 from .policy import Policy, touches_protected
-from .registry import ToolSpec, spec_from_function, spec_of
 from .rules import Rule, parse_rule
 from .settings import Mode, add_local_allow_rule
 from .targets import (
@@ -44,6 +43,7 @@ from .targets import (
     target_change,
     unjudgeable,
 )
+from .tools import ToolSpec, spec_from_function, spec_of
 
 Outcome = Literal["ran", "denied", "rejected", "skipped", "answered", "failed"]
 Previewer = Callable[[ToolCall, ToolSpec], str]

@@ -33,10 +33,10 @@ from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .normalize import canonical_host
 from .protected import ProtectedPaths, default_protected
-from .registry import Registry, ToolSpec
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .runs_later import SENSITIVE_PATTERNS as _RUNS_LATER
 from .settings import MODES, Mode, Settings
+from .tools import Registry, ToolSpec
 
 if TYPE_CHECKING:
     from . import shell

@@ -11,9 +11,10 @@ import os
 from dataclasses import dataclass
 
 from .exceptions import InvalidInput, NotFound
+from .kinds import REVIEW, REVIEW_REVERTED
 from .models import ToolCall
-from .snapshots import Snapshot
 from .store import Event, Store
+from .workspace.snapshots import Snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,7 @@ def parse_review_id(text: str) -> int:
 
 def record_review(store: Store, call: ToolCall, snapshot: Snapshot, *, run_id: str) -> int:
     """Put a change that ran without asking on the record for review after (and revert)."""
-    return store.record("review", {"call": call.to_json(), "snapshot": snapshot.to_json()},
+    return store.record(REVIEW, {"call": call.to_json(), "snapshot": snapshot.to_json()},
                         run_id=run_id)
 
 
@@ -50,9 +51,9 @@ def review_items(store: Store, *, window: int = 5000) -> list[ReviewItem]:
     seq = max(0, store.last_seq() - window)
     while batch := store.events_after(seq, limit=500):
         for event in batch:
-            if event.kind == "review":
+            if event.kind == REVIEW:
                 events.append(event)
-            elif event.kind == "review.reverted" and isinstance(event.data.get("seq"), int):
+            elif event.kind == REVIEW_REVERTED and isinstance(event.data.get("seq"), int):
                 reverted.add(int(event.data["seq"]))
         seq = batch[-1].seq
     return [ReviewItem(e, e.seq in reverted) for e in reversed(events)]
@@ -73,7 +74,7 @@ def revert(
     workspace: str | os.PathLike[str] | None = None,
 ) -> str:
     """Restore what the reviewed call replaced; RevertConflict if the file changed since."""
-    from .tools import Workspace
+    from .workspace import Workspace
 
     event = find_review(store, seq)
     if any(item.reverted for item in review_items(store) if item.event.seq == seq):
@@ -82,7 +83,7 @@ def revert(
     root = workspace if workspace is not None else snapshot.root
     message = Workspace(root).revert(snapshot)
     store.record(
-        "review.reverted", {"seq": seq, "message": message}, run_id=event.run_id, actor=actor
+        REVIEW_REVERTED, {"seq": seq, "message": message}, run_id=event.run_id, actor=actor
     )
     return message
 

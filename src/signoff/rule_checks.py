@@ -13,7 +13,7 @@ import math
 import re
 
 from .normalize import domain_pattern_problem
-from .registry import ALIASES, BUILTIN_SPECS, RULE_GROUPS, canonical_tool_name
+from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, canonical_tool_name
 
 _KNOWN_NAMES = {*BUILTIN_SPECS, *ALIASES, *RULE_GROUPS}
 _BY_FOLDED: dict[str, list[str]] = {}

@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
-from .registry import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 from .rule_checks import (
     looks_like_argument_matchers,
     matcher_value_problem,
@@ -32,6 +31,7 @@ from .rule_checks import (
 )
 from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
 from .shell_normalize import CommandPattern, compile_pattern, normalize_argv
+from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
 _RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)

@@ -70,6 +70,11 @@ class Settings:
     extra: Mapping[str, Any] = field(default_factory=dict)  # other tables, for other parts
 
     @classmethod
+    def load(cls, workspace: str | os.PathLike[str], *, user: bool = True) -> Settings:
+        """User, then project, then local settings of a workspace, merged (`load_settings`)."""
+        return load_settings(workspace, user=user)
+
+    @classmethod
     def from_rules(
         cls,
         *,

@@ -123,6 +123,7 @@ def _analyze(command: str, workspace: str, home: str | None, cwd: str | None,
     ctx = Context(workspace, home or os.path.expanduser("~"), resolver, lambda *a: [], reader)
     ctx.read_roots = tuple(ctx.resolve(r) for r in read_roots)
     ctx.script = lambda text, at, env: _nested_script(text, at, env, ctx)
+    ctx.run_in = lambda text, at, env, other: run_script(text, at, env, other)[0]
     start_cwd = ctx.resolve(cwd) if cwd else ctx.workspace
     facts, problems, parse_error = run_script(command, start_cwd, {}, ctx)
     bad_unicode = unicode_problem(command)

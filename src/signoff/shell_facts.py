@@ -22,6 +22,9 @@ _CLASS_RANK = {"read_only": 0, "reversible_write": 1, "destructive": 2, "network
                "privilege": 4, "opaque": 5}
 # Runs a nested script (`bash -c '…'`): set by shell.py, which owns parsing and data flow.
 ScriptRunner = Callable[[str, "str | None", "dict[str, str | None]"], "list[Facts]"]
+# Runs a script in another context (a container's mounts mapped back to the host): set by
+# shell.py too, so that the judges below it never import it.
+ContextRunner = Callable[[str, "str | None", "dict[str, str | None]", "Context"], "list[Facts]"]
 
 
 @dataclass(slots=True)
@@ -85,6 +88,7 @@ class Context:
         # Reads a patch or archive whose content names the files a command writes.
         self.reader: Reader = reader or read_bounded
         self.script = script
+        self.run_in: ContextRunner = lambda *_: []
         self._cache: dict[str, str] = {}
         self.workspace = _resolve_root(workspace, resolver)
         self.home = _resolve_root(home, resolver)

@@ -374,8 +374,6 @@ def _inside(text: str, workdir: str, mounts: list[tuple[str, str]], ctx: Context
     """The facts of `text` run in a container, its paths mapped back to the host. A path
     outside every mount is the container's own (a scratch place on the host), except a
     parent of a mount point: deleting it recursively deletes what is mounted below it."""
-    from .shell import run_script  # shell imports this module through shell_programs
-
     ordered = sorted(mounts, key=lambda m: -len(m[0]))
 
     def to_host(path: str) -> str:
@@ -393,10 +391,11 @@ def _inside(text: str, workdir: str, mounts: list[tuple[str, str]], ctx: Context
     inner.workspace, inner.home = ctx.workspace, ctx.home
     inner.git_places = []
     inner.depth = ctx.depth + 1
-    inner.script = lambda t, at, env: run_script(t, at, env, inner)[0]
+    inner.run_in = ctx.run_in
+    inner.script = lambda t, at, env: ctx.run_in(t, at, env, inner)
     if inner.depth > 6:
         return []
-    return run_script(text, workdir if workdir.startswith("/") else "/", {}, inner)[0]
+    return ctx.run_in(text, workdir if workdir.startswith("/") else "/", {}, inner)
 
 
 TRANSFER_JUDGES: dict[str, Judge] = {

@@ -208,7 +208,7 @@ def _asked_for(verdict: Verdict) -> tuple[Any, ...]:
 
 
 def _canonical_name(name: str) -> str:
-    from .registry import ALIASES
+    from .tools import ALIASES
 
     alias = ALIASES.get(name)
     return alias[0] if alias else name

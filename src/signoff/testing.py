@@ -1,13 +1,23 @@
-"""Helpers for testing code that uses signoff: a channel that answers from a script."""
+"""Test doubles for code that uses signoff, in one place:
+
+    ScriptedChannel    a channel that answers prompts from a script (fails closed)
+    ScriptedModel      a model that replies from a script, no LLM
+    FakeOpenAIServer   a local FAKE OpenAI-compatible HTTP server (real client path, no LLM)
+    fake_call, scripted_reply   helpers to write that server's script
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .channels import Prompt
 from .models import Decision
+
+if TYPE_CHECKING:
+    from .llm.fake_server import FakeOpenAIServer, fake_call, scripted_reply
+    from .llm.scripted import ScriptedModel
 
 
 class ScriptedChannel:
@@ -42,4 +52,18 @@ class ScriptedChannel:
         return Decision("reject", actor="signoff", reason="no scripted answer left")
 
 
-__all__ = ["ScriptedChannel"]
+_ELSEWHERE = {
+    "ScriptedModel": ".llm.scripted", "FakeOpenAIServer": ".llm.fake_server",
+    "fake_call": ".llm.fake_server", "scripted_reply": ".llm.fake_server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _ELSEWHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_ELSEWHERE[name], "signoff"), name)
+
+
+__all__ = ["FakeOpenAIServer", "ScriptedChannel", "ScriptedModel", "fake_call", "scripted_reply"]

@@ -22,7 +22,7 @@ from signoff.protected import store_files
 from signoff.settings import load_settings
 from signoff.store import Store, open_store
 from signoff.testing import ScriptedChannel
-from signoff.tools import Workspace
+from signoff.workspace import Workspace
 
 CANARY = "CANARY-7f3a9c-never-shown"
 SELF_GRANT = (

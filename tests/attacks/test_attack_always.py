@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 from signoff.gate import Gate
 from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
-from signoff.registry import Registry, spec_from_function
 from signoff.settings import Settings
 from signoff.testing import ScriptedChannel
+from signoff.tools import Registry, spec_from_function
 
 WORKSPACE = os.path.realpath(tempfile.mkdtemp(prefix="signoff-always-"))
 os.makedirs(os.path.join(WORKSPACE, "build"), exist_ok=True)
@@ -318,8 +318,8 @@ def test_a_suggested_path_rule_never_allows_another_path(
 
 def _approved_five_times(name: str, args: dict[str, Any], suggested: str,
                          parts: tuple[dict[str, str], ...] = ()) -> Any:
+    from signoff.audit.stats import load_stats
     from signoff.models import Request, Verdict
-    from signoff.stats import load_stats
     from signoff.store import open_store
 
     store = open_store("memory:")

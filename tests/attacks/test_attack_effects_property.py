@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from signoff.models import ToolCall
 from signoff.policy import Policy
 from signoff.settings import Settings
-from signoff.tools import Workspace
+from signoff.workspace import Workspace
 
 STATE_CANARY = "STATE-CANARY-31d8"
 SECRET_CANARY = "SECRET-CANARY-77e2"

@@ -27,7 +27,7 @@ from pathlib import Path
 from signoff.gate import Gate
 from signoff.exceptions import CallDenied
 from signoff.policy import Policy
-from signoff.registry import Registry, tool
+from signoff.tools import Registry, tool
 from signoff.settings import Settings
 from signoff.channels.terminal import TerminalChannel
 

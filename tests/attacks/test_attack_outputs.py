@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from signoff.channels.render import safe_json
 from signoff.models import Request, ToolCall, Verdict
-from signoff.runs import Run
+from signoff.runs.agent import Run
 from signoff.store import open_store
 
 # What the model writes: each piece is something a terminal acts on or hides.

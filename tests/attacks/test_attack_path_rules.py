@@ -21,9 +21,9 @@ from protected_harness import CANARY, Bench, make_bench
 from signoff.gate import Gate
 from signoff.models import ToolCall
 from signoff.policy import Policy
-from signoff.registry import Registry, tool
 from signoff.settings import Settings, load_settings
 from signoff.testing import ScriptedChannel
+from signoff.tools import Registry, tool
 
 RULES = (
     "[permissions]\n"

@@ -17,18 +17,18 @@ from typing import Any
 import pytest
 from protected_harness import CANARY, SELF_GRANT, Bench, make_bench
 
-from signoff.agent import ScriptedModel
 from signoff.exceptions import CallDenied
 from signoff.gate import Gate
+from signoff.llm import ScriptedModel
 from signoff.models import ToolCall
 from signoff.policy import Policy
 from signoff.protected import ProtectedPaths, store_files
-from signoff.runner import Runner
-from signoff.runs import Agent
+from signoff.runs.agent import Agent
+from signoff.runs.runner import Runner
 from signoff.settings import Settings, load_settings
 from signoff.store import open_store
 from signoff.testing import ScriptedChannel
-from signoff.tools import Workspace
+from signoff.workspace import Workspace
 
 Call = tuple[str, dict[str, Any]]
 SETTINGS = ".signoff/settings.local.toml"

@@ -24,17 +24,17 @@ from typing import Any
 
 import pytest
 
-from signoff.agent import ScriptedModel
 from signoff.exceptions import InvalidInput
 from signoff.gate import Gate
+from signoff.llm import ScriptedModel
 from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
-from signoff.runner import Runner
-from signoff.runs import Agent
+from signoff.runs.agent import Agent
+from signoff.runs.runner import Runner
 from signoff.settings import Settings
 from signoff.store import open_store
 from signoff.testing import ScriptedChannel
-from signoff.tools import Workspace
+from signoff.workspace import Workspace
 
 HARNESS = Path(__file__).resolve().parent.parent / "helpers" / "crash_turn_harness.py"
 sys.path.insert(0, str(HARNESS.parent.parent))

@@ -31,7 +31,7 @@ from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
 from signoff.settings import load_settings
 from signoff.testing import ScriptedChannel
-from signoff.tools import Workspace
+from signoff.workspace import Workspace
 
 pytestmark = pytest.mark.skipif(
     not all(shutil.which(b) for b in ("git", "patch", "tar")),

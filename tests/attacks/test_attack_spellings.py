@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from signoff.gate import Gate
 from signoff.models import ToolCall
 from signoff.policy import Policy
-from signoff.registry import Registry
 from signoff.settings import Settings
 from signoff.testing import ScriptedChannel
-from signoff.tools import Workspace
+from signoff.tools import Registry
+from signoff.workspace import Workspace
 
 DENY = [
     "Bash(git push --force:*)",

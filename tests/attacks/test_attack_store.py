@@ -782,7 +782,7 @@ def test_a_postgres_connection_lost_midway_is_a_clean_refusal(tmp_path: Path) ->
 def test_the_agents_commands_do_not_inherit_the_server_key(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server given its key in $SIGNOFF_KEY: `env` run by the agent does not show it."""
-    from signoff.commands import run_command
+    from signoff.workspace.command import run_command
 
     secret = "5e" * 32
     monkeypatch.setenv("SIGNOFF_KEY", secret)

@@ -11,7 +11,7 @@ from signoff.gate import Gate
 from signoff.models import ToolCall
 from signoff.policy import Policy
 from signoff.testing import ScriptedChannel
-from signoff.tools import Workspace
+from signoff.workspace import Workspace
 
 CANARY = "binding_key_canary_0f1e2d"
 

@@ -15,8 +15,8 @@ import pytest
 
 from signoff.models import ToolCall
 from signoff.policy import Policy
-from signoff.registry import Registry
 from signoff.settings import Settings
+from signoff.tools import Registry
 
 ALLOW = [f"Bash({p}:*)" for p in (
     "kill", "pkill", "killall", "killall5", "systemctl", "userdel", "deluser", "passwd",

@@ -23,9 +23,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from signoff.models import Request, ToolCall, Verdict
+from signoff.notify import Notifier, sign, verify
 from signoff.settings import Settings
 from signoff.store import open_store
-from signoff.web.notify import Notifier, sign, verify
 
 SECRET = b"receiver-secret"
 NOW = 1_800_000_000

@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from signoff.agent import ScriptedModel, run_session
 from signoff.gate import Gate
+from signoff.llm import ScriptedModel, run_session
 from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
-from signoff.registry import spec_of
 from signoff.settings import load_settings
 from signoff.testing import ScriptedChannel
-from signoff.tools import Workspace
+from signoff.tools import spec_of
+from signoff.workspace import Workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "helpers"))
 

@@ -14,15 +14,15 @@ import signal
 import sys
 from typing import Any
 
-from signoff.agent import ScriptedModel
 from signoff.approvals import decide
+from signoff.llm import ScriptedModel
 from signoff.models import Decision
 from signoff.policy import Policy
-from signoff.registry import Registry, ToolSpec
-from signoff.runner import Runner
-from signoff.runs import Agent
+from signoff.runs.agent import Agent
+from signoff.runs.runner import Runner
 from signoff.settings import Settings
 from signoff.store import open_store
+from signoff.tools import Registry, ToolSpec
 
 LEASE = 0.5
 

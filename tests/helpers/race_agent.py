@@ -7,11 +7,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from signoff.agent import ScriptedModel
+from signoff.llm import ScriptedModel
 from signoff.policy import Policy
-from signoff.registry import Registry, ToolSpec
-from signoff.runs import Agent
+from signoff.runs.agent import Agent
 from signoff.settings import Settings
+from signoff.tools import Registry, ToolSpec
 
 
 def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:

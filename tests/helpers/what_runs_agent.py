@@ -11,12 +11,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from signoff.agent import ScriptedModel
+from signoff.llm import ScriptedModel
 from signoff.policy import Policy
-from signoff.registry import Registry, spec_of, tool
-from signoff.runs import Agent
+from signoff.runs.agent import Agent
 from signoff.settings import load_settings
-from signoff.tools import Workspace
+from signoff.tools import Registry, spec_of, tool
+from signoff.workspace import Workspace
 
 # What git runs on `git status` when it is in .git/config: the proof that code ran.
 FSMONITOR = "[core]\n\tfsmonitor = \"sh -c 'echo ran > fsmonitor_proof; exit 1'\"\n"

@@ -14,7 +14,7 @@ import pytest
 import what_runs_agent
 from what_runs_agent import FSMONITOR, git_repo
 
-from signoff.runner import Runner
+from signoff.runs.runner import Runner
 from signoff.store import Store, open_store
 
 HELPERS = Path(__file__).resolve().parent

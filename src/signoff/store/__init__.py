@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..exceptions import ConfigurationError
 from ..models import Decision, Grant, Request, Verdict
-from ..runs import Run
+from ..run_state import Run
 from .base import DEFAULT_LEASE_SECONDS, Claim, Event, InDoubtOutcome
 from .runstore import DEFAULT_RUN_LEASE_SECONDS
 

@@ -32,7 +32,6 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ..exceptions import (
@@ -45,6 +44,17 @@ from ..exceptions import (
     RequestExpired,
 )
 from ..keys import Keys
+from ..kinds import (
+    NOTIFY_DELIVERED,
+    NOTIFY_FAILED,
+    REQUEST_CLAIMED,
+    REQUEST_CREATED,
+    REQUEST_DECIDED,
+    REQUEST_EXPIRED,
+    REQUEST_FINISHED,
+    REQUEST_IN_DOUBT,
+    REQUEST_RESOLVED,
+)
 from ..models import (
     SCHEMA_VERSION,
     Decision,
@@ -55,6 +65,7 @@ from ..models import (
     check_version,
     sha256_hex,
 )
+from ..times import when
 from .integrity import (
     bind,
     check_shape,
@@ -76,24 +87,6 @@ DECISION_STATE: dict[str, RequestState] = {
 }
 
 InDoubtOutcome = Literal["done", "failed", "retry"]
-
-
-def when(ts: float | None) -> str:
-    if ts is None:
-        return "never"
-    try:
-        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (OverflowError, OSError, ValueError, TypeError):  # a stored time edited by hand
-        return f"{ts!r} (not a valid time)"
-
-
-def age(ts: float) -> str:
-    """How long ago, in the largest whole unit: 45s, 12m, 3h, 2d."""
-    seconds = max(0, int(time.time() - ts))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def new_id() -> str:
@@ -189,7 +182,7 @@ class Draft:
 
 
 # what the web notifier records about each delivery (see web/notify.py), on the request
-DELIVERED, DELIVERY_FAILED = "notify.delivered", "notify.failed"
+DELIVERED, DELIVERY_FAILED = NOTIFY_DELIVERED, NOTIFY_FAILED
 DELIVERY_KINDS = (DELIVERED, DELIVERY_FAILED)
 
 
@@ -334,13 +327,13 @@ def plan_create(request: Request, *, keys: Keys, now: float, ttl_seconds: float 
         "expires_at": expires_at,
         "idempotent": idempotent,
     }
-    draft = Draft("request.created", rid, stored.run_id, stored.requested_by, data)
+    draft = Draft(REQUEST_CREATED, rid, stored.run_id, stored.requested_by, data)
     return Plan(Row(stored, idempotent=idempotent), [draft])
 
 
 def _expire(row: Row, now: float, error: Exception | None) -> Plan:
     request = replace(row.request, state="expired")
-    draft = Draft("request.expired", request.id, request.run_id, None,
+    draft = Draft(REQUEST_EXPIRED, request.id, request.run_id, None,
                   {"from": row.state, "expires_at": row.request.expires_at, "at": now})
     return Plan(replace(row, request=request), [draft], error)
 
@@ -397,7 +390,7 @@ def plan_decide(row: Row, decision: Decision, *, keys: Keys, actor: str, roles: 
         new = replace(new, decision_mac=keys.mac(
             "decision", decision_message(new, recorded, state)))
         data["decision_mac"] = new.decision_mac
-    draft = Draft("request.decided", req.id, req.run_id, actor, data)
+    draft = Draft(REQUEST_DECIDED, req.id, req.run_id, actor, data)
     return Plan(replace(row, request=new), [draft])
 
 
@@ -434,12 +427,12 @@ def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: 
             "reclaim": row.state == "in_doubt"}
     new = replace(row, request=replace(req, state="claimed"), token_hash=token_hash(token),
                   worker=worker, lease_expires_at=lease)
-    events.append(Draft("request.claimed", req.id, req.run_id, worker, data))
+    events.append(Draft(REQUEST_CLAIMED, req.id, req.run_id, worker, data))
     return Plan(new, events, token=token)
 
 
 def _in_doubt(row: Row, now: float, events: list[Draft]) -> Row:
-    events.append(Draft("request.in_doubt", row.request.id, row.request.run_id, None,
+    events.append(Draft(REQUEST_IN_DOUBT, row.request.id, row.request.run_id, None,
                         {"worker": row.worker, "lease_expires_at": row.lease_expires_at,
                          "at": now}))
     return replace(row, request=replace(row.request, state="in_doubt"))
@@ -460,7 +453,7 @@ def plan_finish(row: Row, token: str, *, ok: bool, result_digest: str | None, re
     state: RequestState = "finished" if ok else "failed"
     outcome = {"v": SCHEMA_VERSION, "ok": bool(ok), "result_digest": result_digest,
                "result": result, "finished_at": now, "worker": row.worker}
-    draft = Draft("request.finished", req.id, req.run_id, row.worker,
+    draft = Draft(REQUEST_FINISHED, req.id, req.run_id, row.worker,
                   {"ok": bool(ok), "state": state, "result_digest": result_digest,
                    "late": row.state == "in_doubt"})
     return Plan(replace(row, request=replace(req, state=state), outcome=outcome), [draft])
@@ -483,7 +476,7 @@ def plan_resolve(row: Row, outcome: InDoubtOutcome, *, actor: str, now: float) -
     req = row.request
     if row.state != "in_doubt":
         raise ConflictError(f"request {req.id} is {row.state}, not in doubt")
-    draft = Draft("request.resolved", req.id, req.run_id, actor,
+    draft = Draft(REQUEST_RESOLVED, req.id, req.run_id, actor,
                   {"outcome": outcome, "worker": row.worker, "at": now})
     if outcome == "retry":
         new = replace(row, request=replace(req, state="approved"), token_hash=None,

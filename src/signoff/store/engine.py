@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
+from ..kinds import GRANT_ADDED, GRANT_REVOKED, REQUEST_INTEGRITY_FAILED
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
 from . import base, chain, integrity
 from .anchor import Anchor
@@ -182,7 +183,7 @@ class Engine(KeyedLog, RunsAPI):
     def _refused(self, request_id: str, now: float, exc: IntegrityError) -> None:
         """Put a refusal for tampering on the record (best effort: the refusal stands)."""
         with suppress(SignoffError):
-            self.record("request.integrity_failed", {"error": str(exc)},
+            self.record(REQUEST_INTEGRITY_FAILED, {"error": str(exc)},
                         request_id=request_id, now=now)
 
     def _transition_once(self, request_id: str, now: float,
@@ -364,7 +365,7 @@ class Engine(KeyedLog, RunsAPI):
         ts = base.clock(now)
         stored = replace(grant, id=grant.id or base.new_id(), created_at=grant.created_at or ts)
         doc = integrity.signed_grant(self._keys, stored)
-        entries = self._entries([Draft("grant.added", None, run_id, stored.created_by,
+        entries = self._entries([Draft(GRANT_ADDED, None, run_id, stored.created_by,
                                        {"grant": stored.to_json()})], ts)
         with self._write() as tx:
             if tx.get_grant(stored.id, False) is not None:
@@ -389,7 +390,7 @@ class Engine(KeyedLog, RunsAPI):
             if found is None or found[1] is not None:
                 raise NotFound(f"no active grant {grant_id!r}")
             grant = _grant(found[0])
-            entries = self._entries([Draft("grant.revoked", None, None, actor,
+            entries = self._entries([Draft(GRANT_REVOKED, None, None, actor,
                                            {"grant_id": grant_id, "rule": grant.rule})], ts)
             tx.revoke_grant(grant_id, ts, integrity.signed_grant(self._keys, grant, revoked_at=ts))
             self._append(tx, entries, ts)

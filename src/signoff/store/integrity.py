@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from ..exceptions import IntegrityError, SignoffError
 from ..keys import Keys
 from ..models import Decision, Grant, Request, canonical_json
+from ..times import when
 
 RUNNABLE_STATES = frozenset({"approved", "claimed", "in_doubt", "finished", "failed"})
 
@@ -121,8 +122,6 @@ def _verify_decision(request: Request, keys: Keys) -> None:
             "changed in the database and will not run")
     if not keys.check("decision", decision_message(request, decision, "approved"),
                       request.decision_mac):
-        from .base import when
-
         who = f"{decision.kind} by {decision.actor} at {when(decision.decided_at)}"
         raise IntegrityError(
             f"request {request.id}: its approval ({who}) has no valid decision record: it "

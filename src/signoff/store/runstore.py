@@ -1,6 +1,6 @@
 """Durable runs in the store: the rules (pure) and the API over the `Tx` interface.
 
-A run is two things: a small document (`signoff.runs.Run`: status, the calls of the
+A run is two things: a small document (`signoff.runs.agent.Run`: status, the calls of the
 current turn, counters, how to rebuild the agent) kept in one row with a version, and its
 transcript, one row per chat-completions message, append-only::
 
@@ -33,8 +33,10 @@ from ..exceptions import (
     SchemaVersionError,
 )
 from ..keys import Keys
+from ..kinds import RUN_CLAIMED, RUN_CREATED
 from ..models import Request
-from ..runs import Run
+from ..run_state import Run
+from ..times import when
 from . import base
 from .base import Draft
 
@@ -113,7 +115,7 @@ def _check_status(run: Run, where: str) -> None:
 
 
 def _lease_text(row: RunRow) -> str:
-    return f"{row.lease_owner} (lease until {base.when(row.lease_expires_at)})"
+    return f"{row.lease_owner} (lease until {when(row.lease_expires_at)})"
 
 
 # --------------------------------------------------------------------------- rules
@@ -128,7 +130,7 @@ def plan_create_run(run: Run, count: int, *, worker: str | None, lease_seconds: 
              else (None, None, None))
     data = {"status": stored.status, "tenant": stored.tenant, "thread": stored.thread,
             "agent": stored.agent, "message_count": count}
-    return RunRow(stored, *lease), Draft("run.created", None, stored.id, worker, data)
+    return RunRow(stored, *lease), Draft(RUN_CREATED, None, stored.id, worker, data)
 
 
 def plan_save_run(row: RunRow, run: Run, count: int, *, expected_version: int,
@@ -185,7 +187,7 @@ def plan_claim_run(row: RunRow, worker: str, *, lease_seconds: float,
             "version": run.version,
             "lapsed": row.lease_owner if row.lease_owner not in (None, worker) else None}
     return (RunRow(run, worker, now + seconds, seconds),
-            Draft("run.claimed", None, run.id, worker, data))
+            Draft(RUN_CLAIMED, None, run.id, worker, data))
 
 
 # A request created with a run's save: (request, idempotent, ttl_seconds or None).

@@ -17,9 +17,9 @@ from starlette.routing import Route
 from .. import approvals
 from ..accounts import Account
 from ..audit import event_json, verify_store
+from ..audit.stats import load_stats
 from ..exceptions import InvalidInput, SignoffError
 from ..models import RISKS
-from ..stats import load_stats
 from . import audit_view
 from .auth import csrf_ok, principal
 from .core import Context, JSONResponse, ctx_of, error, error_code, status_of, whole_number

@@ -29,7 +29,7 @@ from ..i18n import Lang
 from ..settings import Settings
 from ..store import Store
 from .limits import PAGE_TEXT_LIMIT
-from .web_i18n import wt
+from .strings import wt
 
 if TYPE_CHECKING:
     from .events import Broadcaster

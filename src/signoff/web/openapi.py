@@ -53,9 +53,10 @@ _RATES = {
                    "rates": _named(_DECISIONS, _NUM), "expired": _INT, "pending": _INT}}
 _STATS = {
     "type": "object", "additionalProperties": True,
-    "description": "Exactly what `signoff stats --json` prints (signoff.stats.Stats.to_json). "
-                   "Rates are fractions (0..1) or null when nothing was decided; times are "
-                   "seconds; `since` is epoch seconds or null (all time).",
+    "description": "Exactly what `signoff stats --json` prints "
+                   "(signoff.audit.stats.Stats.to_json). Rates are fractions (0..1) or null "
+                   "when nothing was decided; times are seconds; `since` is epoch seconds or "
+                   "null (all time).",
     "required": ["since", "min_count", "calls", "effects", "asked", "ask_share", "questions",
                  "runs", "questions_per_run", "decided", "decisions", "rates", "per_tool",
                  "per_rule", "time_to_decision", "expired", "in_doubt", "pending",

@@ -20,11 +20,11 @@ from starlette.routing import Route
 
 from ..accounts import Account
 from ..approvals import revoke_grant, what_next
-from ..cli_runs import summary
 from ..exceptions import NotFound, SignoffError
 from ..models import RISKS, Request
+from ..present import summary
 from ..review import review_items
-from ..store.base import age
+from ..times import age
 from .auth import (
     COOKIE,
     csrf_ok,

@@ -9,9 +9,9 @@ from typing import Any
 
 from .. import approvals, review
 from ..accounts import Account
-from ..cli_runs import requests_json
 from ..exceptions import InvalidInput, NotAuthorized
 from ..models import Decision, Request
+from ..present import requests_json
 from ..store import Event
 from .core import Context
 

@@ -1,6 +1,6 @@
 """The statistics page (`/stats`): the figures of `signoff stats` and a small chart.
 
-The figures come from `signoff.stats.load_stats` (the same `Stats` that `signoff stats
+The figures come from `signoff.audit.stats.load_stats` (the same `Stats` that `signoff stats
 --json` and `GET /api/stats` print). The chart of `by_day` is inline SVG whose geometry is
 computed here and drawn by `templates/stats.html`: no script, no inline style (the CSP holds),
 with a `<title>`, a `<desc>` and a table of the same numbers for people who cannot see it.
@@ -23,9 +23,9 @@ from starlette.routing import Route
 
 from ..approvals import grant_project_rule
 from ..audit import parse_since
+from ..audit.stats import DEFAULT_MIN_COUNT, Day, Stats, load_stats
 from ..exceptions import InvalidInput, SignoffError
 from ..i18n import Lang
-from ..stats import DEFAULT_MIN_COUNT, Day, Stats, load_stats
 from .auth import principal
 from .core import ctx_of, lang_of, status_of, whole_number
 from .pages import checked_form, csrf_refused, login_redirect, render

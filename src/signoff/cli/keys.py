@@ -10,7 +10,8 @@ import os
 from contextlib import closing
 from typing import Any
 
-from .keys import Keys, key_file_path, load_keys, rotate
+from ..keys import Keys, key_file_path, load_keys, rotate
+from ._output import print_json, store_for
 
 
 def _where(keys: Keys) -> str:
@@ -23,7 +24,6 @@ def _summary(keys: Keys) -> dict[str, Any]:
 
 
 def cmd_keys_show(args: argparse.Namespace) -> int:
-    from .cli import print_json
 
     keys = load_keys()
     if args.json:
@@ -39,7 +39,6 @@ def cmd_keys_show(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_rotate(args: argparse.Namespace) -> int:
-    from .cli import print_json
 
     keys = rotate()
     if args.json:
@@ -52,7 +51,6 @@ def cmd_keys_rotate(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_reanchor(args: argparse.Namespace) -> int:
-    from .cli import store_for
 
     with closing(store_for(args)) as store:
         reset = getattr(store, "reset_anchor", None)

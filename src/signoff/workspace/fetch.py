@@ -7,8 +7,8 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from .exceptions import InvalidInput, ToolError
-from .previews import human_size, is_binary
+from ..exceptions import InvalidInput, ToolError
+from ._text import human_size, is_binary
 
 MAX_FETCH_BYTES = 1024 * 1024
 FETCH_TIMEOUT = 20.0

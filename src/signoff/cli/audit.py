@@ -11,17 +11,17 @@ from contextlib import closing
 from pathlib import Path
 from typing import IO, Any, cast
 
-from .audit import AuditFilter, describe, event_json, export_jsonl, parse_since, read_log
-from .audit import verify_file as verify_exported
-from .audit import verify_store as verify_stored
-from .channels.render import escape_json_text, escape_untrusted
-from .cli import store_for
-from .cli_runs import add_identity, decider_for
-from .exceptions import InvalidInput, SignoffError
-from .models import GRANT_SCOPES, Grant
-from .rules import parse_rule
-from .stats import DEFAULT_MIN_COUNT, Stats, load_stats
-from .store.base import when
+from ..audit import AuditFilter, describe, event_json, export_jsonl, parse_since, read_log
+from ..audit import verify_file as verify_exported
+from ..audit import verify_store as verify_stored
+from ..audit.stats import DEFAULT_MIN_COUNT, Stats, load_stats
+from ..channels.render import escape_json_text, escape_untrusted
+from ..exceptions import InvalidInput, SignoffError
+from ..models import GRANT_SCOPES, Grant
+from ..rules import parse_rule
+from ..times import when
+from ._output import console, plain_table, print_json, store_for
+from .runs import add_identity, decider_for
 
 
 def _since(args: argparse.Namespace) -> float | None:
@@ -32,7 +32,6 @@ def _since(args: argparse.Namespace) -> float | None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .cli import console, plain_table, print_json
 
     where = AuditFilter(run_id=args.run, since=_since(args), kinds=tuple(args.kind or ()),
                         request_id=args.request)
@@ -84,7 +83,6 @@ class _EscapingWriter(io.TextIOBase):
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .cli import console, print_json
 
     if args.file:
         report = verify_exported(args.file, head=args.head)
@@ -107,7 +105,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from .cli import print_json
 
     with closing(store_for(args)) as store:
         stats = load_stats(store, since=_since(args), min_count=args.min_count)
@@ -133,7 +130,6 @@ def _secs(value: float | int | None) -> str:
 
 
 def print_stats(stats: Stats, since_text: str | None = None) -> None:
-    from .cli import console, plain_table
 
     out = console()
     span = f"since {since_text}" if since_text else "all time"
@@ -185,8 +181,7 @@ def print_stats(stats: Stats, since_text: str | None = None) -> None:
 
 
 def cmd_grant_add(args: argparse.Namespace) -> int:
-    from .approvals import grant_project_rule
-    from .cli import console, print_json
+    from ..approvals import grant_project_rule
 
     rule = parse_rule(args.rule).text  # InvalidInput names what is wrong
     if args.scope in ("run", "session") and not args.run:
@@ -214,7 +209,7 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
 
 
 def cmd_grant_revoke(args: argparse.Namespace) -> int:
-    from .approvals import revoke_grant
+    from ..approvals import revoke_grant
 
     with closing(store_for(args)) as store:
         actor = decider_for(args, need_admin=True).actor
@@ -226,7 +221,6 @@ def cmd_grant_revoke(args: argparse.Namespace) -> int:
 
 
 def cmd_grant_list(args: argparse.Namespace) -> int:
-    from .cli import console, print_json
 
     with closing(store_for(args)) as store:
         grants = store.list_grants(scope=args.scope)

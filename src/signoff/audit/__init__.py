@@ -24,11 +24,30 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .exceptions import IntegrityError, InvalidInput
-from .models import Grant
-from .store import Event, Store
-from .store.base import dumps, when
-from .store.chain import GENESIS_HASH, verify_chain
+from ..exceptions import IntegrityError, InvalidInput
+from ..kinds import (
+    GRANT_ADDED,
+    GRANT_REVOKED,
+    REQUEST_CLAIMED,
+    REQUEST_CREATED,
+    REQUEST_DECIDED,
+    REQUEST_EXPIRED,
+    REQUEST_FINISHED,
+    REQUEST_IN_DOUBT,
+    REQUEST_RESOLVED,
+    REVIEW,
+    RUN_CLAIMED,
+    RUN_CREATED,
+    SESSION_DECIDED,
+    SESSION_GRANT,
+    SESSION_OUTCOME,
+    VERDICT,
+)
+from ..models import Grant
+from ..store import Event, Store
+from ..store.base import dumps
+from ..store.chain import GENESIS_HASH, verify_chain
+from ..times import when
 
 PAGE = 1000
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
@@ -120,13 +139,13 @@ def describe(event: Event) -> str:
     """One line a person reads: what happened, to what, by whom."""
     data = event.data
     kind = event.kind
-    if kind == "verdict" or kind == "request.created":
+    if kind in (VERDICT, REQUEST_CREATED):
         verdict = data.get("verdict") or {}
         text = _call_text(data)
         effect = verdict.get("effect", "?")
         rule = verdict.get("rule")
         return f"{effect}: {text}" + (f" (rule {rule})" if rule else "")
-    if kind == "request.decided":
+    if kind == REQUEST_DECIDED:
         decision = data.get("decision") or {}
         out = f"{decision.get('kind', '?')} -> {data.get('state', '?')}"
         if decision.get("reason"):
@@ -134,18 +153,18 @@ def describe(event: Event) -> str:
         if "arguments" in data:
             out += f" (edited to {_short(data['arguments'])})"
         return out
-    if kind == "request.claimed":
+    if kind == REQUEST_CLAIMED:
         return f"claimed by {data.get('worker')}" + (" (again)" if data.get("reclaim") else "")
-    if kind == "request.finished":
+    if kind == REQUEST_FINISHED:
         digest = data.get("result_digest")
         return f"{data.get('state', '?')}" + (f", result {digest[:12]}…" if digest else "")
-    if kind == "request.in_doubt":
+    if kind == REQUEST_IN_DOUBT:
         return f"in doubt: {data.get('worker')} did not report before its lease lapsed"
-    if kind == "request.resolved":
+    if kind == REQUEST_RESOLVED:
         return f"resolved as {data.get('outcome')}"
-    if kind == "request.expired":
+    if kind == REQUEST_EXPIRED:
         return f"expired (was {data.get('from')})"
-    if kind == "session.decided":
+    if kind == SESSION_DECIDED:
         decision = data.get("decision") or {}
         out = f"{decision.get('kind', '?')}: {_call_text(data)}"
         if decision.get("reason"):
@@ -153,14 +172,14 @@ def describe(event: Event) -> str:
         if decision.get("arguments") is not None:
             out += f" (edited to {_short(decision['arguments'])})"
         return out
-    if kind == "session.outcome":
+    if kind == SESSION_OUTCOME:
         return f"{data.get('outcome', '?')}: {_call_text(data)}"
-    if kind == "review":
+    if kind == REVIEW:
         return f"ran without asking, to review: {_call_text(data)}"
-    if kind == "run.created":
+    if kind == RUN_CREATED:
         return (f"run started ({data.get('message_count')} messages"
                 + (f", agent {data['agent']}" if data.get("agent") else "") + ")")
-    if kind == "run.claimed":
+    if kind == RUN_CLAIMED:
         taken = f"taken by {data.get('worker')} (was {data.get('status')})"
         return taken + (f", after {data['lapsed']}'s lease lapsed" if data.get("lapsed") else "")
     if kind.startswith("run.") and "to" in data:
@@ -168,10 +187,10 @@ def describe(event: Event) -> str:
         if data.get("waiting_on"):
             out += f", waiting on {', '.join(map(str, data['waiting_on']))}"
         return out + (f": {data['note']}" if data.get("note") else "")
-    if kind in ("grant.added", "session.grant"):
+    if kind in (GRANT_ADDED, SESSION_GRANT):
         grant = data.get("grant") or {}
         return f"grant {grant.get('rule')} ({grant.get('scope')})"
-    if kind == "grant.revoked":
+    if kind == GRANT_REVOKED:
         return f"revoked {data.get('rule')}"
     return _short(dict(data), 100)
 
@@ -394,20 +413,20 @@ def session_recorder(store: Store, session_id: str) -> Callable[[str, Mapping[st
 
     def listen(kind: str, payload: Mapping[str, Any]) -> None:
         data = dict(payload)
-        if kind == "verdict":
-            store.record("verdict", data, run_id=session_id)
+        if kind == VERDICT:
+            store.record(VERDICT, data, run_id=session_id)
         elif kind == "decision":
             decision = data.get("decision") or {}
-            store.record("session.decided", data, run_id=session_id,
+            store.record(SESSION_DECIDED, data, run_id=session_id,
                          request_id=str(data.get("request")), actor=decision.get("actor"))
         elif kind == "outcome":
-            store.record("session.outcome", data, run_id=session_id)
+            store.record(SESSION_OUTCOME, data, run_id=session_id)
         elif kind == "grant" and data.get("scope") == "project":
             # kept for the project (settings.local.toml): a store grant too, so that it is
             # listed and revocable like one made from the inbox (`grant.added`)
             store.add_grant(Grant.from_json(data))
         elif kind == "grant":
-            store.record("session.grant", {"grant": data}, run_id=session_id,
+            store.record(SESSION_GRANT, {"grant": data}, run_id=session_id,
                          actor=data.get("created_by"))
 
     return listen

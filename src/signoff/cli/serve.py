@@ -10,14 +10,14 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from .accounts import ROLES, Accounts
-from .exceptions import ConfigurationError
-from .settings import load_settings
-from .store import open_store
+from ..accounts import ROLES, Accounts
+from ..exceptions import ConfigurationError
+from ..settings import load_settings
+from ..store import open_store
 
 
 def _url(args: argparse.Namespace) -> str:
-    from .web.app import store_url_of
+    from ..web.app import store_url_of
 
     return store_url_of(args.db, Path(args.workspace).resolve())
 
@@ -60,9 +60,9 @@ def listen(host: str, port: int) -> socket.socket:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .web.app import create_app
-    from .web.limits import DEFAULT_MAX_BODY
-    from .web.notify import Notifier
+    from ..notify import Notifier
+    from ..web.app import create_app
+    from ..web.limits import DEFAULT_MAX_BODY
 
     url = _url(args)
     workspace = Path(args.workspace).resolve()
@@ -78,7 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     notifier = Notifier.from_settings(store, settings, base_url=base)
     thread = None
-    if notifier.channels:
+    if notifier.destinations:
         thread = threading.Thread(target=notifier.run, kwargs={"stop": stop.is_set},
                                   name="signoff-notify", daemon=True)
         thread.start()
@@ -100,12 +100,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_notify(args: argparse.Namespace) -> int:
-    from .web.notify import Notifier
+    from ..notify import Notifier
 
     settings = load_settings(Path(args.workspace).resolve())
     with closing(open_store(_url(args))) as store:
         notifier = Notifier.from_settings(store, settings, base_url=args.base_url or "")
-        if not notifier.channels:
+        if not notifier.destinations:
             print("notify: no [notifications] channels configured")
             return 0
         sent = notifier.run_once() if args.once else notifier.run()
@@ -124,7 +124,7 @@ def cmd_users(args: argparse.Namespace) -> int:
             accounts.remove(args.name)
             print(f"Removed {args.name}.")
         else:
-            from .channels.render import escape_untrusted
+            from ..channels.render import escape_untrusted
 
             found = accounts.list()
             unsealed = accounts.unsealed()

@@ -11,56 +11,23 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
-from . import __version__
-from .channels.escape import escape_untrusted, safe_json
-from .exceptions import InvalidInput, SignoffError
-from .models import ToolCall, Verdict
-from .settings import MODES, load_settings
+from ..channels.escape import escape_untrusted, safe_json
+from ..exceptions import InvalidInput, SignoffError
+from ..models import ToolCall, Verdict
+from ..settings import MODES, load_settings
+from ._output import console, print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.table import Table
 
-    from .policy import Policy
-    from .store import Store
+    from ..policy import Policy
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, Command] = {}
 
 _EFFECT_STYLE = {"allow": "green", "notify": "cyan", "ask": "yellow", "deny": "bold red"}
-
-
-def console(stream: TextIO | None = None) -> Console:
-    from rich.console import Console
-
-    out = stream or sys.stdout
-    # Off a terminal (pipes, logs, CI) rich assumes 80 columns; tables read better wider.
-    width = None if out.isatty() else 120
-    return Console(file=out, highlight=False, markup=False, soft_wrap=True, width=width)
-
-
-def store_for(args: argparse.Namespace) -> Store:
-    """The store a command names: --db, else $SIGNOFF_DB, else the workspace's own."""
-    from .store import open_store
-
-    return open_store(getattr(args, "db", None), workspace=getattr(args, "workspace", "."))
-
-
-def plain_table(*columns: str) -> Table:
-    """The borderless table every list command prints (long cells fold, never cut)."""
-    from rich.table import Table
-
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    return table
-
-
-def print_json(value: Any) -> None:
-    """`--json` output: readable non-ASCII, but no code point a terminal would act on."""
-    sys.stdout.write(safe_json(value) + "\n")
 
 
 # ------------------------------------------------------------------ check
@@ -73,7 +40,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 
 def _policy(args: argparse.Namespace) -> Policy:
-    from .policy import Policy
+    from ..policy import Policy
 
     workspace = os.path.abspath(args.workspace)
     settings = load_settings(workspace, user=not args.no_user_settings)
@@ -177,13 +144,29 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | Non
 # ------------------------------------------------------------------ parser
 
 
+class _Version(argparse.Action):
+    """`--version`, read from the package metadata only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 **_: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show signoff's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from .. import __version__
+
+        sys.stdout.write(f"signoff {__version__}\n")
+        parser.exit()
+
+
 def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
     """The whole command line; with `only_check`, `check` alone (see `main`)."""
     parser = argparse.ArgumentParser(
         prog="signoff",
         description="A human in the loop of AI agents' tool calls.",
     )
-    parser.add_argument("--version", action="version", version=f"signoff {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="explain the verdict for one call or shell command")
@@ -206,10 +189,31 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
 
 
 def _registrars() -> list[Callable[[Any], None]]:
-    from . import chat, cli_audit, cli_keys, cli_runs, cli_web, demo
+    from . import audit as cli_audit
+    from . import chat, demo
+    from . import keys as cli_keys
+    from . import runs as cli_runs
+    from . import serve as cli_web
 
     return [demo.register, cli_runs.register, chat.register, cli_web.register, cli_audit.register,
             cli_keys.register]
+
+
+def _log_to_stderr() -> None:
+    """Warnings of long-running commands (webhook retries, claims) on stderr; more with
+    SIGNOFF_LOG_LEVEL=INFO or DEBUG."""
+    import logging
+
+    level = os.environ.get("SIGNOFF_LOG_LEVEL", "WARNING").upper()
+    # signoff's own loggers only: a library's retries (psycopg's pool) are already told
+    # to the user as one clear error when they fail.
+    logger = logging.getLogger("signoff")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("signoff %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(level if level in logging.getLevelNamesMapping() else "WARNING")
 
 
 def _is_check(argv: Sequence[str]) -> bool:
@@ -226,6 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    _log_to_stderr()
     try:
         return int(args.func(args))
     except SignoffError as exc:

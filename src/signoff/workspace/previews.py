@@ -15,43 +15,16 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import InvalidInput
-from .models import ToolCall
-from .outbox import email_fields
-from .registry import BUILTIN_SPECS, ToolSpec
+from ..exceptions import InvalidInput
+from ..models import ToolCall
+from ..tools import BUILTIN_SPECS, ToolSpec
+from ._text import cut_text, human_size, is_binary
+from .mail import email_fields
 
 if TYPE_CHECKING:
-    from .tools import Workspace
+    from . import Workspace
 
-PREVIEW_CHARS = 60_000  # per preview; the terminal shows fewer lines and says so itself
 DELETE_HEAD_LINES = 20
-
-
-def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    value = float(size)
-    for unit in ("KiB", "MiB", "GiB"):
-        value /= 1024
-        if value < 1024 or unit == "GiB":
-            break
-    return f"{value:.1f} {unit}"
-
-
-def is_binary(data: bytes) -> bool:
-    """A NUL byte in the first 8 KiB: not text to show or edit."""
-    return b"\x00" in data[:8192]
-
-
-def cut_text(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """`text`, or its first `limit` characters and a note of what was left out."""
-    if len(text) <= limit:
-        return text
-    rest = text[limit:]
-    return (
-        f"{text[:limit]}\n[... {len(rest)} more characters ({rest.count(chr(10)) + 1} "
-        "lines) not shown]"
-    )
 
 
 # ---------------------------------------------------------------------- previews
@@ -79,7 +52,7 @@ def _json(arguments: Mapping[str, Any]) -> str:
 def _text_or_none(path: str) -> str | None:
     """The file's text, None if it does not exist; binary and special files raise (a FIFO
     is never opened for reading: the preview would wait for a writer for ever)."""
-    from .safe_files import read_regular
+    from ..safe_files import read_regular
 
     if not os.path.exists(path):
         return None
@@ -196,7 +169,7 @@ def _delete_preview(ws: Workspace, args: Mapping[str, Any]) -> str:
         return f"{rel} is a directory; delete_file will refuse it"
     if not os.path.exists(target):
         return f"{rel} does not exist; delete_file will fail"
-    from .safe_files import file_kind, read_regular
+    from ..safe_files import file_kind, read_regular
 
     kind = file_kind(os.lstat(target).st_mode)
     if kind != "file":  # a FIFO is not opened: reading it would wait for ever

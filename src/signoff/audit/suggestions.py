@@ -9,14 +9,15 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from .always import suggest_argument_rule
-from .exceptions import InvalidInput
-from .models import ToolCall
-from .project_rules import recommended
-from .registry import BUILTIN_SPECS, canonical_tool_name
-from .rules import Rule, parse_rule
-from .stats_history import JudgedCall, Question
-from .store import Event
+from ..always import suggest_argument_rule
+from ..exceptions import InvalidInput
+from ..kinds import GRANT_ADDED, GRANT_REVOKED
+from ..models import ToolCall
+from ..project_rules import recommended
+from ..rules import Rule, parse_rule
+from ..store import Event
+from ..tools import BUILTIN_SPECS, canonical_tool_name
+from .history import JudgedCall, Question
 
 _PSEUDO_RULES = ("boundary", "mode", "policy", "catastrophic", "protected")
 _PATH_KEYS = ("path", "file_path", "filename")
@@ -43,10 +44,10 @@ def granted_rules(events: Sequence[Event]) -> set[str]:
     """Rules of grants added and not revoked: no need to suggest them again."""
     rules: dict[str, str] = {}
     for e in events:
-        if e.kind == "grant.added":
+        if e.kind == GRANT_ADDED:
             grant = e.data.get("grant") or {}
             rules[str(grant.get("id"))] = str(grant.get("rule"))
-        elif e.kind == "grant.revoked":
+        elif e.kind == GRANT_REVOKED:
             rules.pop(str(e.data.get("grant_id")), None)
     return set(rules.values())
 

@@ -21,21 +21,23 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from .agent import Model, OpenAIModel, run_session
-from .audit import session_recorder
-from .channels import Channel, Prompt
-from .channels.render import escape_untrusted
-from .channels.terminal import TerminalChannel
-from .exceptions import ConfigurationError, SignoffError
-from .gate import Gate, ToolResult
-from .models import Decision, ToolCall
-from .policy import Policy
-from .protected import store_files
-from .review import record_review
-from .runs import storable
-from .settings import MODES, Mode, load_settings
-from .snapshots import Snapshot
-from .store import Store, default_url, open_store
+from ..audit import session_recorder
+from ..channels import Channel, Prompt
+from ..channels.render import escape_untrusted
+from ..channels.terminal import TerminalChannel
+from ..exceptions import ConfigurationError, SignoffError
+from ..gate import Gate, ToolResult
+from ..llm.base import Model
+from ..llm.openai import OpenAIModel
+from ..llm.session import run_session
+from ..models import Decision, ToolCall
+from ..policy import Policy
+from ..protected import store_files
+from ..review import record_review
+from ..run_state import storable
+from ..settings import MODES, Mode, load_settings
+from ..store import Store, default_url, open_store
+from ..workspace.snapshots import Snapshot
 
 HELP = """\
 Commands:
@@ -335,7 +337,7 @@ class ChatSession:
 def _workspace_tools(root: str, on_snapshot: Callable[[ToolCall, Snapshot], None] | None = None,
                      hidden: Callable[[str], bool] | None = None,
                      ) -> tuple[dict[str, ToolFn], list[dict[str, Any]], Any]:
-    from .tools import Workspace
+    from ..workspace import Workspace
 
     workspace = Workspace(root, hidden=hidden)
     return (dict(workspace.as_mapping(on_snapshot=on_snapshot)), workspace.openai_tools(),
@@ -441,7 +443,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`signoff chat` on its own: `python -c "from signoff.chat import main; main()"`."""
+    """`signoff chat` on its own: `python -c "from signoff.cli.chat import main; main()"`."""
     parser = argparse.ArgumentParser(prog="signoff chat", description=__doc__.splitlines()[0])
     add_arguments(parser)
     return cmd_chat(parser.parse_args(argv))

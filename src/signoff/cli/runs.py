@@ -9,17 +9,18 @@ from typing import Any
 
 from rich.text import Text
 
-from .approvals import decide, what_next
-from .channels.render import escape_untrusted, render_request
-from .cli import store_for
-from .deciders import Decider, resolve_decider
-from .exceptions import InvalidInput
-from .models import Decision, Request, ToolCall
-from .review import review_items
-from .settings import load_settings
-from .store import Store, default_url
-from .store.base import age
-from .worker import resume_run, work
+from ..approvals import decide, what_next
+from ..channels.render import escape_untrusted, render_request
+from ..deciders import Decider, resolve_decider
+from ..exceptions import InvalidInput
+from ..models import Decision
+from ..present import request_json, requests_json, summary, summary_of
+from ..review import review_items
+from ..runs.worker import resume_run, work
+from ..settings import load_settings
+from ..store import default_url
+from ..times import age
+from ._output import console, plain_table, print_json, store_for
 
 _RISK_STYLE = {
     "none": "green",
@@ -47,40 +48,10 @@ def decider_for(args: argparse.Namespace, *, need_admin: bool = False) -> Decide
                            settings_roles=settings_roles(args.workspace), need_admin=need_admin)
 
 
-def summary(request: Request) -> str:
-    return summary_of(request.call)
-
-
-def summary_of(call: ToolCall) -> str:
-    spec_args = call.arguments
-    for key in ("command", "path", "url", "to", "question"):
-        if isinstance(spec_args.get(key), str):
-            return f"{key}={spec_args[key]}"
-    return json.dumps(dict(spec_args), ensure_ascii=False)
-
-
-def request_json(request: Request, store: Store) -> dict[str, Any]:
-    return requests_json([request], store)[0]
-
-
-def requests_json(requests: list[Request], store: Store) -> list[dict[str, Any]]:
-    """The `--json` shape of requests: the stored document, a summary and the outcome
-    (read for the whole list in one query)."""
-    outcomes = store.get_outcomes([r.id for r in requests])
-    docs = []
-    for request in requests:
-        doc = request.to_json()
-        doc["summary"] = summary(request)
-        doc["outcome"] = outcomes.get(request.id)
-        docs.append(doc)
-    return docs
-
-
 # ------------------------------------------------------------------ read commands
 
 
 def cmd_inbox(args: argparse.Namespace) -> int:
-    from .cli import console, plain_table, print_json
 
     with closing(store_for(args)) as store:
         store.expire_stale()
@@ -117,7 +88,6 @@ def cmd_inbox(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .cli import console, print_json
 
     with closing(store_for(args)) as store:
         request = store.get_request(args.id)
@@ -140,7 +110,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from .cli import console, plain_table, print_json
 
     with closing(store_for(args)) as store:
         runs = store.list_runs(status=args.status, limit=args.limit)
@@ -257,7 +226,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from .cli import console, plain_table, print_json
 
     with closing(store_for(args)) as store:
         items = review_items(store)
@@ -298,7 +266,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_revert(args: argparse.Namespace) -> int:
-    from .review import parse_review_id, revert
+    from ..review import parse_review_id, revert
 
     with closing(store_for(args)) as store:
         message = revert(store, parse_review_id(args.id), actor=decider_for(args).actor)
@@ -387,5 +355,4 @@ def register(sub: Any) -> None:
     add("migrate", cmd_migrate, "apply the store's schema migrations")
 
 
-__all__ = ["add_identity", "decider_for", "register", "request_json", "requests_json",
-           "summary"]
+__all__ = ["add_identity", "decider_for", "register"]

@@ -14,8 +14,8 @@ import signal
 import subprocess
 import time
 
-from .exceptions import ToolError
-from .keys import SECRET_ENV
+from ..exceptions import ToolError
+from ..keys import SECRET_ENV
 
 MAX_OUTPUT_BYTES = 30_000  # head + tail of command output kept for the model
 DEFAULT_TIMEOUT = 60.0

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .exceptions import AlreadyClaimed, ConflictError, IntegrityError, RequestExpired
-from .gate import refusal_content
-from .models import Request, ToolCall, Verdict, sha256_hex
-from .rules import Rule
-from .runs import Agent, PendingCall, Run
-from .store import Store
-from .targets import (
+from ..exceptions import AlreadyClaimed, ConflictError, IntegrityError, RequestExpired
+from ..gate import refusal_content
+from ..models import Request, ToolCall, Verdict, sha256_hex
+from ..rules import Rule
+from ..run_state import PendingCall, Run
+from ..store import Store
+from ..targets import (
     TargetChanged,
     Targets,
     call_targets,
@@ -31,6 +31,7 @@ from .targets import (
     target_change,
     unjudgeable,
 )
+from .agent import Agent
 
 
 class Settling:

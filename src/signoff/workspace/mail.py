@@ -13,7 +13,7 @@ from email.message import EmailMessage
 from email.utils import formatdate, getaddresses, make_msgid
 from typing import Any
 
-from .exceptions import InvalidInput
+from ..exceptions import InvalidInput
 
 OUTBOX = os.path.join(".signoff", "outbox.mbox")
 

@@ -7,8 +7,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .models import Request
-from .store import Event
+from ..kinds import (
+    REQUEST_CREATED,
+    REQUEST_DECIDED,
+    REQUEST_EXPIRED,
+    REQUEST_FINISHED,
+    REQUEST_IN_DOUBT,
+    REQUEST_RESOLVED,
+    SESSION_DECIDED,
+    VERDICT,
+)
+from ..models import Request
+from ..store import Event
 
 _KIND_NAME = {"approve": "approve", "approve_always": "approve", "edit": "edit",
               "reject": "reject", "skip": "skip", "respond": "answer"}
@@ -73,7 +83,7 @@ def gather(events: Iterable[Event], requests: Iterable[Request]
     seen: dict[tuple[str | None, str], int] = {}  # (run, call id) -> index in calls
     for e in events:
         d = e.data
-        if e.kind == "verdict":
+        if e.kind == VERDICT:
             name, cid, args = _call_of(d)
             verdict = d.get("verdict") or {}
             parts = tuple(str(p.get("command")) for p in verdict.get("parts") or ()
@@ -91,17 +101,17 @@ def gather(events: Iterable[Event], requests: Iterable[Request]
         rid = e.request_id
         if rid is None:
             continue
-        if e.kind in ("request.created", "session.decided"):
+        if e.kind in (REQUEST_CREATED, SESSION_DECIDED):
             name, cid, args = _call_of(d)
             asked = d.get("asked_at")  # a session's question: asked and answered in process
             created = float(asked) if isinstance(asked, int | float) else e.ts
             reqs[rid] = Question(rid, created, e.run_id, name, cid, args, d.get("verdict") or {})
-            if e.kind == "request.created":
+            if e.kind == REQUEST_CREATED:
                 continue
         r = reqs.get(rid)
         if r is None:
             continue
-        if e.kind in ("request.decided", "session.decided"):
+        if e.kind in (REQUEST_DECIDED, SESSION_DECIDED):
             decision = d.get("decision") or {}
             r.decision = _KIND_NAME.get(str(decision.get("kind")))
             at = decision.get("decided_at")
@@ -110,11 +120,11 @@ def gather(events: Iterable[Event], requests: Iterable[Request]
             edited = d.get("arguments", decision.get("arguments"))
             if r.decision == "edit" and isinstance(edited, Mapping):
                 r.edited_to = edited
-        elif e.kind == "request.expired":
+        elif e.kind == REQUEST_EXPIRED:
             r.expired, r.state = True, "expired"
-        elif e.kind == "request.in_doubt":
+        elif e.kind == REQUEST_IN_DOUBT:
             r.in_doubt = r.unresolved = True
-        elif e.kind in ("request.resolved", "request.finished"):
+        elif e.kind in (REQUEST_RESOLVED, REQUEST_FINISHED):
             r.unresolved = False
     for q in requests:  # requests the events do not cover (a partial log)
         if q.id not in reqs:

@@ -3,12 +3,16 @@ run (`signoff resume`), or every run that becomes ready (`signoff worker`)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from .exceptions import ConflictError
+from ..exceptions import ConflictError
+from ..run_state import Run
+from ..store import Store
+from .agent import load_agent, worker_name
 from .runner import Runner
-from .runs import Run, load_agent, worker_name
-from .store import Store
+
+log = logging.getLogger(__name__)
 
 
 def runner_for(store: Store, run: Run, **options: Any) -> Runner:
@@ -48,6 +52,7 @@ def work(
                 return resumed
             store.wait_for_event(poll, after_seq=seen)
             continue
+        log.info("worker %s claimed run %s (status %s)", name, run.id, run.status)
         runner_for(store, run, worker=name, **options).continue_claimed(run)
         resumed += 1
     return resumed

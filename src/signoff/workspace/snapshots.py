@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .exceptions import InvalidInput, RevertConflict
-from .models import check_version
+from ..exceptions import InvalidInput, RevertConflict
+from ..models import check_version
 
 SNAPSHOT_VERSION = 1
 
@@ -149,7 +149,7 @@ def restore_entry(entry: SnapshotEntry, target: str) -> None:
     if entry.link is not None:
         os.symlink(entry.link, target)
     elif entry.before is not None:
-        from .safe_files import write_regular  # no link followed, none written through
+        from ..safe_files import write_regular  # no link followed, none written through
 
         write_regular(target, entry.before, raw=entry.path, tool="revert", exclusive=True,
                       mode=entry.mode)

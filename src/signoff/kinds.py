@@ -1,0 +1,44 @@
+"""Every kind of entry on the audit record, in one place (the strings are a wire and disk
+format: stored in every store, sent to webhooks, read by `signoff audit`). Modules compare
+and write these constants, never retyped strings; `EventKind` lets mypy check a kind."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+EventKind = Literal[
+    "verdict", "review", "review.reverted",
+    "request.created", "request.decided", "request.claimed", "request.finished",
+    "request.expired", "request.in_doubt", "request.resolved", "request.integrity_failed",
+    "run.created", "run.claimed", "grant.added", "grant.revoked",
+    "notify.delivered", "notify.failed",
+    "session.decided", "session.grant", "session.outcome",
+]
+
+VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
+REVIEW: Final = "review"  # a notify-tier change ran and is kept for review after
+REVIEW_REVERTED: Final = "review.reverted"
+REQUEST_CREATED: Final = "request.created"
+REQUEST_DECIDED: Final = "request.decided"
+REQUEST_CLAIMED: Final = "request.claimed"
+REQUEST_FINISHED: Final = "request.finished"
+REQUEST_EXPIRED: Final = "request.expired"
+REQUEST_IN_DOUBT: Final = "request.in_doubt"
+REQUEST_RESOLVED: Final = "request.resolved"
+REQUEST_INTEGRITY_FAILED: Final = "request.integrity_failed"
+RUN_CREATED: Final = "run.created"
+RUN_CLAIMED: Final = "run.claimed"
+GRANT_ADDED: Final = "grant.added"
+GRANT_REVOKED: Final = "grant.revoked"
+NOTIFY_DELIVERED: Final = "notify.delivered"
+NOTIFY_FAILED: Final = "notify.failed"
+SESSION_DECIDED: Final = "session.decided"  # imported from an in-process session log
+SESSION_GRANT: Final = "session.grant"
+SESSION_OUTCOME: Final = "session.outcome"
+
+EVENT_KINDS: Final[tuple[EventKind, ...]] = (
+    VERDICT, REVIEW, REVIEW_REVERTED, REQUEST_CREATED, REQUEST_DECIDED, REQUEST_CLAIMED,
+    REQUEST_FINISHED, REQUEST_EXPIRED, REQUEST_IN_DOUBT, REQUEST_RESOLVED,
+    REQUEST_INTEGRITY_FAILED, RUN_CREATED, RUN_CLAIMED, GRANT_ADDED, GRANT_REVOKED,
+    NOTIFY_DELIVERED, NOTIFY_FAILED, SESSION_DECIDED, SESSION_GRANT, SESSION_OUTCOME,
+)

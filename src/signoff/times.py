@@ -1,0 +1,29 @@
+"""How stored times read to people: `when` (a UTC timestamp, tolerant of a time edited by
+hand in the database) and `age` (how long ago). Below the store, so that the store, the
+CLI and the web all say times the same way."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+
+def when(ts: float | None) -> str:
+    if ts is None:
+        return "never"
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError, TypeError):  # a stored time edited by hand
+        return f"{ts!r} (not a valid time)"
+
+
+def age(ts: float) -> str:
+    """How long ago, in the largest whole unit: 45s, 12m, 3h, 2d."""
+    seconds = max(0, int(time.time() - ts))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+__all__ = ["age", "when"]
