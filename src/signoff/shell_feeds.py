@@ -46,6 +46,7 @@ _MAX_ITEMS = 16
 _WATCHED = (K.INTERPRETERS | K.SHELLS | _AWKS
             | {"sed", "git", "man", "bat", "find", "xargs", "parallel", "crontab", "at", "batch"})
 _CREATORS = frozenset({"touch", "mkdir", "mkfifo", "cp", "mv", "ln", "install"})
+_INTERESTING = _WATCHED | _CREATORS | set(K.WRAPPERS) | set(K.PRIVILEGE_WRAPPERS)
 
 
 def judge_payloads(walk: Walk, per_cmd: list[list[Facts]], ctx: Context) -> None:
@@ -60,6 +61,11 @@ def judge_payloads(walk: Walk, per_cmd: list[list[Facts]], ctx: Context) -> None
         if "IFS" in cmd.source and _IFS.search(cmd.source):
             scan_shell_texts("the command split at $IFS", [_IFS.sub(" ", cmd.source)], f,
                              cmd.cwd, ctx)
+        if not cmd.words or (cmd.words[0].text.rpartition("/")[2] not in _INTERESTING
+                             and not flag_files and not cmd.redirects):
+            if cmd.redirects:
+                _note_flag_files([], cmd, flag_files, ctx)
+            continue  # the common case: a program with nothing to look at again
         words, env = _effective(cmd.words)
         for setting in env:
             key, _, text = setting.partition("=")
@@ -135,6 +141,8 @@ def _find_deletes(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         ):
             f.deny(f"find deletes files matching its tests across {root}")
             return
+        if root is None or ctx.inside(root):
+            continue
         # `-exec rm {} +` deletes what `-delete` would: judge it the same way.
         probe = Facts(["find"])
         note_delete(probe, Word(posixpath.join(w.text, "{}"), w.dynamic, False, w.quoted),

@@ -154,8 +154,16 @@ def _add_run(run: list[str], found: list[str]) -> None:
         found.append("".join(run))  # a concatenation
 
 
+# One word that is no program able to harm alone ('w', 'utf-8', 'inherit', '/'): skip the
+# parse. Words that are catastrophic alone (`reboot`) still go to the judge.
+_ONE_WORD = re.compile(r"[\w.@%+=:,/~-]*")
+_ALONE_DEADLY = frozenset({"reboot", "halt", "poweroff", "shutdown", "killall5"})
+
+
 def _judge_script(who: str, text: str, f: Facts, cwd: str | None, ctx: Context) -> bool:
     if len(text) > 4000 or ctx.depth >= 6:
+        return False
+    if _ONE_WORD.fullmatch(text) and posixpath.basename(text) not in _ALONE_DEADLY:
         return False
     for inner in ctx.script(text, cwd, {}):
         if inner.catastrophic:
