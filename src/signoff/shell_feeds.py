@@ -36,17 +36,19 @@ from .shell_words import decode_ansi_c
 from .shell_wrappers import skip_wrapper
 
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
-_IFS = re.compile(r"\$\{IFS\}|\$IFS(?!\w)")
+_IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS(?!\w)")  # also ${IFS%?}, ${IFS:0:1}
 _PRINTF_SPEC = re.compile(r"%(%|[-+ 0#]*\d*(?:\.\d+)?[a-zA-Z])")
 _PARALLEL_SEPARATORS = frozenset({":::", "::::", ":::+", "::::+"})
 _REPLACEMENT = re.compile(r"\{[./#%]*\d*[./#%]*\}")
 _CRON_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*\s*=")
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
 _MAX_ITEMS = 16
 # Programs worth a second look (cheap gate for the common commands).
 _WATCHED = (K.INTERPRETERS | K.SHELLS | _AWKS
             | {"sed", "git", "man", "bat", "find", "xargs", "parallel", "crontab", "at", "batch"})
 _CREATORS = frozenset({"touch", "mkdir", "mkfifo", "cp", "mv", "ln", "install"})
-_INTERESTING = _WATCHED | _CREATORS | set(K.WRAPPERS) | set(K.PRIVILEGE_WRAPPERS)
+_RUN_IN_ENV = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi"})
+_INTERESTING = _RUN_IN_ENV | _WATCHED | _CREATORS | set(K.WRAPPERS) | set(K.PRIVILEGE_WRAPPERS)
 
 
 def judge_payloads(walk: Walk, per_cmd: list[list[Facts]], ctx: Context) -> None:
@@ -350,9 +352,18 @@ def _effective(words: list[Word]) -> tuple[list[Word], list[str]]:
                 env.extend(w.text for w in rest[:j] if "=" in w.text and not w.dynamic)
             i += 1 + j
             continue
+        if base in _RUN_IN_ENV and rest and rest[0].text == "run":
+            k = 1  # `uv run python -c …`: the program after the runner's own flags
+            while k < len(rest) and rest[k].text.startswith("-"):
+                k += 1
+            i += 1 + k
+            continue
         if base in K.PRIVILEGE_WRAPPERS and base != "su":
             k = 0
-            while k < len(rest) and rest[k].text.startswith("-"):
+            while k < len(rest) and (rest[k].text.startswith("-") or _ASSIGNMENT.match(
+                    rest[k].text)):
+                if _ASSIGNMENT.match(rest[k].text):  # `sudo EDITOR=… cmd` sets it for cmd
+                    env.append(rest[k].text)
                 k += 2 if rest[k].text in K.PRIVILEGE_WRAPPERS[base] else 1
             i += 1 + k + K.PRIVILEGE_POSITIONAL.get(base, 0)
             continue

@@ -92,8 +92,9 @@ _HOME = (r"(?:os\s*\.\s*path\s*\.\s*expanduser\s*\(\s*(?P<q>['\"])~(?P<tail>[^'\
          r"|\$_SERVER\s*\[\s*['\"]HOME['\"]\s*\]|ENVIRON\s*\[\s*\"HOME\"\s*\])")
 _HOME_RE = re.compile(_HOME)
 _LITERAL = re.compile(r"""(?P<q>['"])(?P<s>(?:(?!(?P=q))[^\\\n]|\\.)*)(?P=q)""")
-_JOIN_CALL = re.compile(r"(?:os\s*\.\s*path|path|posixpath|File)\s*\.\s*(?:join|resolve)\s*\(")
-_WRAP_CALL = re.compile(r"(?:(?:pathlib\s*\.\s*)?(?:Posix)?Path|os\s*\.\s*fspath|str|String"
+_JOIN_CALL = re.compile(r"(?:os\s*\.\s*path|path|posixpath|File|require\s*\(\s*['\"](?:node:)?"
+                        r"path['\"]\s*\))\s*\.\s*(?:join|resolve)\s*\(")
+_WRAP_CALL = re.compile(r"(?:(?:pathlib\s*\.\s*)?(?:Posix)?Path|os\s*\.\s*fspath|str|String|glob"
                         r"|os\s*\.\s*path\s*\.\s*(?:abspath|realpath|normpath))\s*\(")
 _PATH_OP = re.compile(r"\s*(?:/|\+|\.(?=\s*['\"]))\s*")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import shlex
 
 from .shell_args import texts_of
 from .shell_facts import Context, Facts
@@ -103,10 +104,33 @@ def judge_git(args: list[Word], f: Facts, cwd: str | None, ctx: Context) -> None
                 found.append((f"git {sub} {opt}", t[len(opt) + 1:]))
             elif len(opt) == 2 and t.startswith(opt) and len(t) > 2:
                 found.append((f"git {sub} {opt}", t[2:]))
+    if sub in ("clone", "fetch", "pull", "ls-remote", "push", "archive", "remote", "submodule"):
+        # the ext:: transport runs its command (`%` escapes a space)
+        found.extend((f"git {sub} ext:: remote", _ext_command(t[5:]))
+                     for t in rest if t.startswith("ext::"))
     for who, text in found:
         scan_shell_texts(who, [text], f, cwd, ctx)
         if f.catastrophic:
             return
+
+
+def _ext_command(spec: str) -> str:
+    """`ext::sh -c rm% -rf% ~` is the argv sh, -c, "rm -rf ~" (`% ` is a space inside an
+    argument, `%%` a percent sign): as a shell command line."""
+    args: list[str] = [""]
+    i = 0
+    while i < len(spec):
+        ch = spec[i]
+        if ch == "%" and i + 1 < len(spec) and spec[i + 1] in " %":
+            args[-1] += spec[i + 1]
+            i += 2
+            continue
+        if ch == " ":
+            args.append("")
+        else:
+            args[-1] += ch
+        i += 1
+    return shlex.join(a for a in args if a)
 
 
 def _setting(pair: str, found: list[tuple[str, str]]) -> None:

@@ -28,6 +28,11 @@ _DENY = [
     """sed -E 's/^(.*)$/rm -rf \\/home\\/dev/e' f""",
     """echo x | sed 's/x/rm -rf ~/e'""",
     """sed --expression='1e rm -rf /' f""",
+    """gawk -e 'BEGIN{system("rm -rf /")}'""",
+    """awk 'BEGIN{while (("rm -rf ~" | getline line) > 0) print line}'""",
+    """sed 'e rm -rf /' notes.txt""",
+    """sed '1!e rm -rf ~' notes.txt""",
+    """sed -i 's/x/rm -rf ~/e' notes.txt""",
 ]
 
 _ASK = [

@@ -47,6 +47,14 @@ _DENY = [
     "echo 'rm -rf ~' | bash",
     "printf 'rm -rf ~\\n' | sh",
     "echo 'rm -rf ~' | sudo sh",
+    "printf '/\\n' | xargs -L1 rm -rf",
+    "printf '%s\\0' / | xargs -0 rm -rf",
+    "echo / | xargs -r sudo rm -rf",
+    "echo / | xargs -P4 -n1 rm -rf",
+    "parallel -X rm -rf ::: ~",
+    "echo 'rm -rf ~' | batch",
+    "crontab -u dev - <<< '* * * * * rm -rf ~'",
+    "printf 'rm -rf /\\n' | bash -s",
 ]
 
 _ASK = [
@@ -62,6 +70,7 @@ _ASK = [
     "find . -name '*.pyc' -exec rm {} +",
     "echo 'ls -la' | sh",
     "echo 12345 | xargs kill",
+    "echo '~' | xargs rm -rf",
 ]
 
 _ALLOW = [

@@ -48,6 +48,13 @@ _DENY = [
     "env EDITOR='rm -rf /' git commit",
     "man -P 'rm -rf ~' ls",
     "man --pager='rm -rf /' ls",
+    "git config --replace-all alias.x '!rm -rf ~'",
+    "git config -f .git/config alias.x '!rm -rf /'",
+    "git -c protocol.ext.allow=always clone 'ext::sh -c rm% -rf% ~' repo",
+    "declare -x GIT_PAGER='rm -rf ~'",
+    "BROWSER='rm -rf ~' xdg-open index.html",
+    "GIT_ASKPASS='rm -rf /' git push",
+    "sudo -E EDITOR='rm -rf ~' visudo",
 ]
 
 _ASK = [

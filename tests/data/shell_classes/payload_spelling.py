@@ -21,6 +21,9 @@ _DENY = [
     ": > ./-rf; rm *",
     "mkdir -- -rf; rm *",
     "touch ./-rf; rm -v *",
+    "rm${IFS%?}-rf${IFS%?}/",
+    "echo > -rf; rm *",
+    "touch ./-delete; find *",
 ]
 
 _ASK = [
