@@ -106,6 +106,9 @@ def scan_code(lang: str, code: str, f: Facts, cwd: str | None, ctx: Context) -> 
     _library_calls(lang, code, f, cwd, ctx)
     _kills(lang, code, f)
     if _SHELL_CALL.search(code):
+        # `"rm -rf " + os.path.expanduser("~")`: the home directory reads as a literal.
+        code = _HOME_RE.sub(lambda m: '"' + ctx.home + (m.group("tail") or m.group("tail2")
+                                                        or "") + '"', code)
         for text in shell_strings(code):
             if _judge_script(f"the {lang} code", text, f, cwd, ctx):
                 break

