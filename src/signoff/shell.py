@@ -25,6 +25,7 @@ from .models import Effect
 from .shell_args import lookalike
 from .shell_content import judge_races
 from .shell_facts import Context, Facts, Reader, ShellClass
+from .shell_feeds import judge_payloads
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
 from .shell_places import revoke_hidden_skip, within_bounds
@@ -183,6 +184,7 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
             f.cmd = index
         per_cmd.append(found)
     data_flow(walk, per_cmd, ctx)
+    judge_payloads(walk, per_cmd, ctx)  # catastrophic code, feeds and spellings: deny
     facts = [f for group in per_cmd for f in group]
     revoke_hidden_skip(facts)
     judge_races(facts)

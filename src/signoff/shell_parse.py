@@ -83,7 +83,9 @@ class Walker(ArithmeticChecks):
         self.depth = depth
         self.function: str | None = None
         self.sub_kind = ""
-        self._split = False  # set by an unquoted expansion whose value holds spaces
+        # The separators (IFS) to split the current word at: set by an unquoted expansion
+        # whose value holds one of them ("" = no splitting).
+        self._split = ""
 
     def _t(self, node: Node | None) -> str:
         if node is None:
@@ -242,7 +244,7 @@ class Walker(ArithmeticChecks):
                 redirs.extend(heredoc.redirs)
             elif child.type == "herestring_redirect":
                 for sub in child.named_children:
-                    word = self.decode(sub)
+                    word = self.decode(sub, tilde=True)
                     stdin, dynamic = word.text, word.dynamic
             elif child.type == "file_redirect":
                 redir, words = self._file_redirect(child)
@@ -333,7 +335,7 @@ class Walker(ArithmeticChecks):
                     words.extend(extra)
                 elif kind == "herestring_redirect":
                     for sub in child.named_children:
-                        word = self.decode(sub)
+                        word = self.decode(sub, tilde=True)  # `<<< ~` is the home directory
                         stdin, dynamic = word.text, word.dynamic
                 else:
                     heredoc = self._heredoc(child)
@@ -424,8 +426,8 @@ class Walker(ArithmeticChecks):
             return [Word(t, word.dynamic, word.glob, word.quoted) for t in expand_braces(
                 word.text)]
         if self._split:
-            self._split = False
-            parts = word.text.split()
+            parts = [p for p in re.split("[" + re.escape(self._split) + "]+", word.text) if p]
+            self._split = ""
             return [Word(p, word.dynamic, word.glob, word.quoted) for p in parts] or [word]
         return [word]
 
@@ -516,7 +518,7 @@ class Walker(ArithmeticChecks):
                                   else m.group(1), self._t(child)))
             else:
                 w = self.decode(child)
-                self._split = False  # quoted: no word splitting
+                self._split = ""  # quoted: no word splitting
                 dynamic = dynamic or w.dynamic
                 out.append(w.text)
         return Word("".join(out), dynamic=dynamic, quoted=True)
@@ -534,8 +536,11 @@ class Walker(ArithmeticChecks):
             value = " "
         else:
             return Word("$" + name, dynamic=True)
-        if not quoted and any(c.isspace() for c in value):
-            self._split = True  # unquoted: bash splits the value into several words
+        ifs = self.vars.get("IFS", " \t\n")
+        if ifs is None and not quoted:
+            return Word(value, dynamic=True)  # IFS set at run time: the split is unknown
+        if not quoted and ifs and any(c in ifs for c in value):
+            self._split = ifs  # unquoted: bash splits the value into several words
         return Word(value)
 
 

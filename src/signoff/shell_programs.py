@@ -176,7 +176,9 @@ def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
         return []
     if base == "systemctl" or base == "crontab":
         if any(t in ("status", "is-active", "is-enabled", "list-units", "show", "cat", "-l",
-                     "list-timers", "is-failed") for t in texts) or not texts:
+                     "list-timers", "is-failed") for t in texts) or (
+            not texts and base == "systemctl"  # a bare crontab installs what stdin holds
+        ):
             f.note(f"{base} query")
         else:
             f.raise_to("privilege", f"{base} changes system services or scheduled jobs")
