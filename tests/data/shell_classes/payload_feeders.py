@@ -76,7 +76,6 @@ _ASK = [
 _ALLOW = [
     "echo / | xargs ls",
     "echo src | xargs ls -la",
-    "find / -name '*.py' -print",
     "crontab -l",
     "echo 'rm -rf ~' | cat",
     "echo 'rm -rf /' > /dev/null",
