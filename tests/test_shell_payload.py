@@ -11,8 +11,8 @@ import pytest
 
 import signoff.shell as shell
 from signoff.shell import analyze
-from signoff.shell_payload import path_expr, sed_commands, shell_strings
-from signoff.shell_settings import setting_command
+from signoff.shell.judges.payload import path_expr, sed_commands, shell_strings
+from signoff.shell.judges.settings import setting_command
 
 HOME = "/home/dev"
 WS = "/home/dev/proj"

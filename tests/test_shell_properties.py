@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from signoff.shell import analyze, combine
-from signoff.shell_parse import parse
+from signoff.shell.parse import parse
 
 WS, HOME = "/home/dev/proj", "/home/dev"
 # SHELL_PROPERTY_EXAMPLES=5000 for a long bug hunt; the default keeps the suite fast.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from signoff.shell_sql import read_only_sql
+from signoff.shell.judges.sql import read_only_sql
 
 
 @pytest.mark.parametrize("sql", [

@@ -30,7 +30,7 @@ from .rule_checks import (
     tool_name_problem,
 )
 from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
-from .shell_normalize import CommandPattern, compile_pattern, normalize_argv
+from .shell.normalize import CommandPattern, compile_pattern, normalize_argv
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
 _RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)

@@ -18,12 +18,12 @@ import re
 import shlex
 from collections.abc import Callable
 
-from . import shell_knowledge as K
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_facts import Context, Facts, under
-from .shell_network import is_remote
-from .shell_parse import Cmd, Word
-from .shell_paths import is_secret, note_delete, note_read
+from .. import knowledge as K
+from ..args import has_flag, option_values, positionals, texts_of
+from ..facts import Context, Facts, under
+from ..parse import Cmd, Word
+from ..paths import is_secret, note_delete, note_read
+from .network import is_remote
 
 Judge = Callable[[str, list[Word], Facts, Cmd, Context], "list[Facts] | None"]
 

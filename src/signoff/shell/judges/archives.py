@@ -14,11 +14,11 @@ import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_content import MAX_MEMBERS, judge_targets, read_content, strip_name
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Word
-from .shell_paths import note_link_target, note_read, unjudged
+from ..args import has_flag, option_values, positionals, texts_of
+from ..content import MAX_MEMBERS, judge_targets, read_content, strip_name
+from ..facts import Context, Facts
+from ..parse import Cmd, Word
+from ..paths import note_link_target, note_read, unjudged
 
 
 def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,

@@ -26,9 +26,9 @@ import os
 import posixpath
 import re
 
-from . import shell_knowledge as K
-from .shell_facts import Context, Facts, under
-from .shell_parse import Word
+from . import knowledge as K
+from .facts import Context, Facts, under
+from .parse import Word
 
 SCRATCH_DIRS: tuple[str, ...] = (*K.TEMP_DIRS, "/var/folders", "/private/var/folders")
 SYSTEM_READS: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",

@@ -21,7 +21,7 @@ Where "describe yourself" is not what a spelling means, it is not on the list:
 
 from __future__ import annotations
 
-from . import shell_knowledge as K
+from . import knowledge as K
 
 _ANY = frozenset({"--version", "--help", "-h"})
 _SINGLE_DASH = frozenset({"-version", "-help"})

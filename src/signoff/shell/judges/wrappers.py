@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import shell_knowledge as K
-from .shell_args import has_flag, option_values, texts_of
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Word
-from .shell_paths import note_read
+from .. import knowledge as K
+from ..args import has_flag, option_values, texts_of
+from ..facts import Context, Facts
+from ..parse import Cmd, Word
+from ..paths import note_read
 
 
 def skip_wrapper(base: str, rest: list[Word]) -> int | None:

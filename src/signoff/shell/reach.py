@@ -14,10 +14,10 @@ from __future__ import annotations
 import itertools
 import posixpath
 
-from . import shell_knowledge as K
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Word
-from .shell_places import grep_trees, rg_trees
+from . import knowledge as K
+from .facts import Context, Facts
+from .parse import Cmd, Word
+from .places import grep_trees, rg_trees
 
 # Programs that read whole directory trees: the flags that make them recursive (None: always).
 _TREE_READERS: dict[str, frozenset[str] | None] = {

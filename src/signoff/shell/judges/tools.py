@@ -24,10 +24,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Word
-from .shell_paths import note_read, note_write
+from ..args import has_flag, option_values, positionals, texts_of
+from ..facts import Context, Facts
+from ..parse import Cmd, Word
+from ..paths import note_read, note_write
 
 
 @dataclass(frozen=True, slots=True)

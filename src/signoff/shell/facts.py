@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .shell_parse import Word
+from .parse import Word
 
 ShellClass = Literal["read_only", "reversible_write", "destructive", "network", "privilege",
                      "opaque"]

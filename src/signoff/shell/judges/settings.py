@@ -13,10 +13,10 @@ import fnmatch
 import re
 import shlex
 
-from .shell_args import texts_of
-from .shell_facts import Context, Facts
-from .shell_parse import Word
-from .shell_payload import scan_shell_texts
+from ..args import texts_of
+from ..facts import Context, Facts
+from ..parse import Word
+from .payload import scan_shell_texts
 
 # Environment variables whose value is a command line a program runs.
 COMMAND_VAR = re.compile(

@@ -8,7 +8,7 @@ own (`--help`); a prefix they do not make unique is left as typed.
 
 from __future__ import annotations
 
-from .shell_parse import Word
+from .parse import Word
 
 TAR_LONG = frozenset({
     "--absolute-names", "--acls", "--add-file", "--after-date", "--anchored", "--append",

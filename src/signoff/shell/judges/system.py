@@ -13,13 +13,13 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from . import shell_knowledge as K
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_facts import Context, Facts, under
-from .shell_packages import PACKAGE_JUDGES
-from .shell_parse import Cmd, Word
-from .shell_paths import note_write
-from .shell_transfer import TRANSFER_JUDGES, Judge
+from .. import knowledge as K
+from ..args import has_flag, option_values, positionals, texts_of
+from ..facts import Context, Facts, under
+from ..parse import Cmd, Word
+from ..paths import note_write
+from .packages import PACKAGE_JUDGES
+from .transfer import TRANSFER_JUDGES, Judge
 
 # --------------------------------------------------------------------------- processes
 

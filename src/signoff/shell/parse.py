@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
-from .shell_arith import (
+from .arith import (
     NAME_TAKING_BUILTINS,
     ArithmeticChecks,
     arithmetic_problem,
@@ -26,7 +26,7 @@ from .shell_arith import (
     subscript_problem,
     test_problem,
 )
-from .shell_words import BRACE_SEQ_RE, Cmd, Redir, Walk, Word, decode_ansi_c, expand_braces
+from .words import BRACE_SEQ_RE, Cmd, Redir, Walk, Word, decode_ansi_c, expand_braces
 
 # The records live in shell_words; importing them from here keeps working.
 __all__ = ["Cmd", "Redir", "Walk", "Walker", "Word", "decode_ansi_c", "expand_braces", "parse"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-from .shell_parse import Word
+from .parse import Word
 
 
 def lookalike(name: str) -> bool:

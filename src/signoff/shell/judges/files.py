@@ -6,21 +6,13 @@ import posixpath
 import re
 from functools import lru_cache
 
-from . import shell_knowledge as K
-from .shell_archives import (
-    judge_rsync_files_from,
-    judge_tar_extract,
-    judge_unzip,
-    tar_letters,
-    tar_values,
-)
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_content import judge_patch
-from .shell_facts import Context, Facts
-from .shell_network import is_remote, judge_network
-from .shell_options import RM_LONG, TAR_LONG, expand_long
-from .shell_parse import Cmd, Word
-from .shell_paths import (
+from .. import knowledge as K
+from ..args import has_flag, option_values, positionals, texts_of
+from ..content import judge_patch
+from ..facts import Context, Facts
+from ..options import RM_LONG, TAR_LONG, expand_long
+from ..parse import Cmd, Word
+from ..paths import (
     catastrophic_target,
     holds_secrets,
     is_secret,
@@ -31,7 +23,15 @@ from .shell_paths import (
     note_write,
     unjudged,
 )
-from .shell_places import note_implicit_reads
+from ..places import note_implicit_reads
+from .archives import (
+    judge_rsync_files_from,
+    judge_tar_extract,
+    judge_unzip,
+    tar_letters,
+    tar_values,
+)
+from .network import is_remote, judge_network
 
 
 def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:

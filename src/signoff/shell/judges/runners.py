@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import shell_knowledge as K
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Word
+from .. import knowledge as K
+from ..args import has_flag, option_values, positionals, texts_of
+from ..facts import Context, Facts
+from ..parse import Cmd, Word
 
 
 def judge_runner(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:

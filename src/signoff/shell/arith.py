@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 if TYPE_CHECKING:
-    from .shell_parse import Walk, Word
+    from .parse import Walk, Word
 
 # Set by bash itself to numbers (or unset): their values cannot carry code.
 _SHELL_NUMBERS = frozenset({

@@ -16,13 +16,13 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_databases import DATABASE_JUDGES, LOCAL_HOSTS, parse_options
-from .shell_facts import Context, Facts
-from .shell_files import judge_read_only
-from .shell_parse import Cmd, Word
-from .shell_paths import note_delete, note_read, note_write
-from .shell_tools import judge_tool, loads_code
+from ..args import has_flag, option_values, positionals, texts_of
+from ..facts import Context, Facts
+from ..parse import Cmd, Word
+from ..paths import note_delete, note_read, note_write
+from .databases import DATABASE_JUDGES, LOCAL_HOSTS, parse_options
+from .files import judge_read_only
+from .tools import judge_tool, loads_code
 
 # Inspect binaries without running them. `ldd` is not one: glibc's ldd may run the program's
 # own loader, so it asks (objdump -p / readelf -d show the same).

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import posixpath
 
-from . import shell_knowledge as K
-from .shell_args import lookalike, option_values, texts_of
-from .shell_facts import Context, Facts
-from .shell_files import judge_dd, judge_delete, judge_read_only, judge_writer
-from .shell_git import judge_git
-from .shell_help import describes_itself
-from .shell_network import judge_network
-from .shell_parse import Cmd, Word
-from .shell_paths import note_delete, note_read, note_write
-from .shell_queries import judge_local
-from .shell_runners import judge_runner
-from .shell_system import SYSTEM_PROGRAMS, judge_system
-from .shell_wrappers import judge_nested, judge_shell, privileged_start, skip_wrapper, xargs_start
+from . import knowledge as K
+from .args import lookalike, option_values, texts_of
+from .facts import Context, Facts
+from .help import describes_itself
+from .judges.files import judge_dd, judge_delete, judge_read_only, judge_writer
+from .judges.git import judge_git
+from .judges.network import judge_network
+from .judges.queries import judge_local
+from .judges.runners import judge_runner
+from .judges.system import SYSTEM_PROGRAMS, judge_system
+from .judges.wrappers import judge_nested, judge_shell, privileged_start, skip_wrapper, xargs_start
+from .parse import Cmd, Word
+from .paths import note_delete, note_read, note_write
 
 
 def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[list[Facts], Facts]:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import posixpath
 import re
 
-from . import shell_knowledge as K
-from .runs_later import (
+from ..runs_later import (
     configured_places,
     configured_runs_later,
     glob_runs_later,
     relative,
     runs_later,
 )
-from .shell_facts import Context, Facts, under
-from .shell_parse import Word, expand_braces
-from .shell_places import note_outside_read, scratch
+from . import knowledge as K
+from .facts import Context, Facts, under
+from .parse import Word, expand_braces
+from .places import note_outside_read, scratch
 
 
 def is_secret(path: str, ctx: Context) -> bool:

@@ -20,17 +20,17 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from . import shell_knowledge as K
-from .models import Effect
-from .shell_args import lookalike
-from .shell_content import judge_races
-from .shell_facts import Context, Facts, Reader, ShellClass
-from .shell_feeds import judge_payloads
-from .shell_parse import Cmd, Redir, Walk, Walker, parse
-from .shell_paths import note_read, note_write
-from .shell_places import revoke_hidden_skip, within_bounds
-from .shell_programs import judge_words
-from .shell_reach import note_mentions, note_trees
+from ..models import Effect
+from . import knowledge as K
+from .args import lookalike
+from .content import judge_races
+from .facts import Context, Facts, Reader, ShellClass
+from .judges.feeds import judge_payloads
+from .parse import Cmd, Redir, Walk, Walker, parse
+from .paths import note_read, note_write
+from .places import revoke_hidden_skip, within_bounds
+from .programs import judge_words
+from .reach import note_mentions, note_trees
 
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
 

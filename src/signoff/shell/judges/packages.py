@@ -11,10 +11,10 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from .shell_args import has_flag, positionals, texts_of
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Word
-from .shell_transfer import Judge
+from ..args import has_flag, positionals, texts_of
+from ..facts import Context, Facts
+from ..parse import Cmd, Word
+from .transfer import Judge
 
 # Packages whose removal leaves a machine that cannot boot, log in, run a shell or install
 # anything again (Debian/Ubuntu, Fedora/RHEL, Alpine, Arch, SUSE names).

@@ -16,18 +16,18 @@ import posixpath
 import re
 from collections.abc import Iterable
 
-from .runs_later import relative
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_facts import Context, Facts
-from .shell_options import (
+from ..runs_later import relative
+from .args import has_flag, option_values, positionals, texts_of
+from .facts import Context, Facts
+from .options import (
     GIT_APPLY_LONG,
     PATCH_LONG,
     PATCH_SHORT_VALUES,
     expand_long,
     split_short,
 )
-from .shell_parse import Cmd, Word
-from .shell_paths import note_write, unjudged
+from .parse import Cmd, Word
+from .paths import note_write, unjudged
 
 MAX_MEMBERS = 5000  # more targets than this: ask rather than judge them one by one
 

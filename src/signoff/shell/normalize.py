@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .shell_inner import (
+from .inner import (
     RUNNER_SUBCOMMANDS,
     forcing_config,
     git_runs,

@@ -23,9 +23,9 @@ import posixpath
 import re
 import shlex
 
-from .shell_facts import Context, Facts
-from .shell_parse import Word
-from .shell_paths import note_delete, note_write
+from ..facts import Context, Facts
+from ..parse import Word
+from ..paths import note_delete, note_write
 
 # Any of these in the code means it may run shell commands: cheap gate before the rest.
 _SHELL_CALL = re.compile(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import posixpath
 import re
 
-from . import shell_knowledge as K
-from .shell_args import has_flag, option_values, positionals, texts_of
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Word
-from .shell_paths import note_read, note_write
+from .. import knowledge as K
+from ..args import has_flag, option_values, positionals, texts_of
+from ..facts import Context, Facts
+from ..parse import Cmd, Word
+from ..paths import note_read, note_write
 
 _REMOTE_PATH = re.compile(r"^[\w.@-]+:")  # host:path, user@host:path
 

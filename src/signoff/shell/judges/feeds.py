@@ -24,16 +24,16 @@ import re
 import shlex
 from itertools import pairwise
 
-from . import shell_knowledge as K
-from .shell_args import option_values, positionals, texts_of
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Walk, Word
-from .shell_paths import note_delete
-from .shell_payload import scan_code, scan_shell_texts, sed_commands
-from .shell_programs import judge_words
-from .shell_settings import judge_git, judge_pager_option, judge_variable
-from .shell_words import decode_ansi_c
-from .shell_wrappers import skip_wrapper
+from .. import knowledge as K
+from ..args import option_values, positionals, texts_of
+from ..facts import Context, Facts
+from ..parse import Cmd, Walk, Word
+from ..paths import note_delete
+from ..programs import judge_words
+from ..words import decode_ansi_c
+from .payload import scan_code, scan_shell_texts, sed_commands
+from .settings import judge_git, judge_pager_option, judge_variable
+from .wrappers import skip_wrapper
 
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 _IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS(?!\w)")  # also ${IFS%?}, ${IFS:0:1}

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import shell_knowledge as K
-from .runs_later import git_config_key_asks, relative
-from .shell_args import has_flag, positionals, texts_of
-from .shell_content import judge_git_patch
-from .shell_facts import Context, Facts, ShellClass
-from .shell_options import GIT_CONFIG_LONG, expand_long
-from .shell_parse import Cmd, Word
-from .shell_paths import note_delete, note_write, plant
-from .shell_places import note_cwd_read
+from ...runs_later import git_config_key_asks, relative
+from .. import knowledge as K
+from ..args import has_flag, positionals, texts_of
+from ..content import judge_git_patch
+from ..facts import Context, Facts, ShellClass
+from ..options import GIT_CONFIG_LONG, expand_long
+from ..parse import Cmd, Word
+from ..paths import note_delete, note_write, plant
+from ..places import note_cwd_read
 
 Write = Callable[[ShellClass, str], None]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from . import shell_knowledge as K
-from .shell_facts import Context, Facts
-from .shell_parse import Cmd, Word
-from .shell_paths import note_read
-from .shell_sql import read_only_sql
+from .. import knowledge as K
+from ..facts import Context, Facts
+from ..parse import Cmd, Word
+from ..paths import note_read
+from .sql import read_only_sql
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0", ""})
 
