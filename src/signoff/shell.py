@@ -52,6 +52,7 @@ class CommandPart:
     # Why this part must ask whatever allow rules or grants say (code that runs later,
     # targets that could not be read): a boundary, like a file tool's sensitive path.
     boundaries: tuple[str, ...] = ()
+    exact_rule: bool = False  # "always" may only save an exact rule (see Facts.exact_rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +202,7 @@ def _merge_alternative(facts: list[Facts], other: list[Facts]) -> None:
         f.unknown_reads |= g.unknown_reads
         f.secret |= g.secret
         f.force_ask |= g.force_ask
+        f.exact_rule |= g.exact_rule
         f.catastrophic |= g.catastrophic
         f.raise_to(g.cls, "")
         for reason in g.reasons:
@@ -306,7 +308,7 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
                        tuple(reasons), tuple(dict.fromkeys(f.trees)),
                        tuple(dict.fromkeys(f.tree_writes)), tuple(dict.fromkeys(f.links)),
                        tuple(dict.fromkeys(f.mentions)), f.unknown_paths or f.unknown_reads,
-                       tuple(dict.fromkeys(f.boundaries)))
+                       tuple(dict.fromkeys(f.boundaries)), f.exact_rule)
 
 
 _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files",
@@ -331,8 +333,9 @@ _RUN_SCRIPT = {"run", "exec", "x", "dlx", "run-script"}
 def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
     """The narrowest useful rule for a part that asked, e.g. `Bash(npm run test:*)`.
 
-    Destructive, privileged and network parts get an exact rule (or none when a word
-    holds a glob or a variable); others a prefix rule of the program and its
+    Destructive, privileged and network parts, and parts that ran a program named in an
+    option, get an exact rule (or none when a word holds a glob or a variable), even when a
+    higher class (opaque) hides what they did; others a prefix rule of the program and its
     subcommands. Raises ValueError for catastrophic parts (nothing may allow them), for
     parts behind a boundary (code that runs later, unread content), for parts whose
     program is not a plain name, and when no such rule can be written.
@@ -346,7 +349,7 @@ def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
     argv = list(part.argv)
     if not argv or _RULE_UNSAFE.search(argv[0]) or lookalike(argv[0]):
         raise ValueError("this command has no stable program name to write a rule for")
-    if part.cls in ("destructive", "privilege", "network"):
+    if part.cls in ("destructive", "privilege", "network") or part.exact_rule:
         # Exact or nothing: a prefix would allow other targets and extra flags, and a
         # glob or variable would let the same text hit other files later.
         if any(not a or _EXACT_UNSAFE.search(a) for a in argv):

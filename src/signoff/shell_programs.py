@@ -17,6 +17,7 @@ from .shell_facts import Context, Facts
 from .shell_files import judge_dd, judge_delete, judge_read_only, judge_writer
 from .shell_git import judge_git
 from .shell_network import judge_network
+from .shell_option_programs import judge_option_programs, judge_wrapper_options
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_read, note_write
 from .shell_runners import judge_runner
@@ -58,6 +59,7 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
                 break
         j = skip_wrapper(base, rest)
         if j is not None:
+            judge_wrapper_options(base, rest[:j], f, cmd, ctx)
             if base == "env":
                 for a in rest[:j]:
                     key = a.text.partition("=")[0]
@@ -105,6 +107,7 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
             nested = judge_shell(base, rest, f, cmd, ctx)
             return out + nested[0], nested[1]
         extras = judge_program(base, rest, f, cmd, ctx)
+        judge_option_programs(base, rest, f, cmd, ctx)
         return [*out, f, *extras], f
     out.append(f)
     return out, f
