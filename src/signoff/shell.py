@@ -25,6 +25,7 @@ from .models import Effect
 from .shell_args import lookalike
 from .shell_content import judge_races
 from .shell_facts import Context, Facts, Reader, ShellClass
+from .shell_links import judge_link_writes
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
 from .shell_programs import judge_words
@@ -178,6 +179,7 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
             f.cmd = index
         per_cmd.append(found)
     data_flow(walk, per_cmd, ctx)
+    judge_link_writes(walk.cmds, per_cmd, ctx)
     facts = [f for group in per_cmd for f in group]
     judge_races(facts)
     return facts, list(walk.problems), root.has_error
