@@ -9,6 +9,7 @@ from .runs_later import git_config_key_asks, relative
 from .shell_args import has_flag, positionals, texts_of
 from .shell_content import judge_git_patch
 from .shell_facts import Context, Facts, ShellClass
+from .shell_git_redirects import checkout_may_discard, judge_git_redirects
 from .shell_options import GIT_CONFIG_LONG, expand_long
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_write, plant
@@ -61,6 +62,8 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 
     pos = [t for t in rest if not t.startswith("-")]
     flags = _flag_set(rest) | ({"."} if "." in rest else set())
+    if judge_git_redirects(sub, rest, pos, flags, f, write):
+        return
     if sub in K.GIT_READ:
         f.note(f"git {sub} only reads")
     elif sub in ("branch", "tag"):
@@ -131,8 +134,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             (sub == "restore" and not (flags <= {"--staged", "-S"} and "--staged" in flags))
             or flags & {"-f", "--force", "--hard", "--merge", "--keep", "--discard-changes",
                         "-p", "--patch", "--", ".", "--pathspec-from-file"}
-            or (sub == "checkout" and not flags & {"-b", "-B", "--orphan"}
-                and any("." in p or "/" in p for p in pos))
+            or checkout_may_discard(sub, rest, flags, cwd, ctx)
         )
         if discards:
             write("destructive", f"git {sub} can discard uncommitted work irreversibly")

@@ -22,6 +22,7 @@ from .shell_paths import note_delete, note_read, note_write
 Link = tuple[str, str, Facts]
 # Programs that replace or remove a link itself rather than writing through it.
 _REPLACES_LINK = frozenset({"ln", "mv", "rm", "unlink", "rmdir"})
+_LINKERS = frozenset({"ln", "cp"})
 _VALUE_LETTERS = "tS"  # ln/cp short options that take a value: -t DIR, -S SUFFIX
 _LONG = ("--symbolic", "--symbolic-link", "--link", "--relative", "--target-directory",
          "--no-target-directory", "--suffix")
@@ -33,7 +34,7 @@ def judge_link_writes(cmds: list[Cmd], per_cmd: list[list[Facts]], ctx: Context)
     links: list[Link] = []
     for index, group in enumerate(per_cmd):
         for f in group:
-            if f.argv and posixpath.basename(f.argv[0]) in ("ln", "cp"):
+            if f.argv and (f.argv[0] in _LINKERS or f.argv[0].endswith(("/ln", "/cp"))):
                 cwd = cmds[index].cwd if index < len(cmds) else None
                 links.extend(_made_links(f, cwd, ctx))
     if not links:

@@ -70,6 +70,9 @@ _WRITES: dict[str, tuple[str, ...]] = {
 }
 
 
+_JUDGED = frozenset({*_LONG, *_SHORT, *_WHOLE, *_SSH_FAMILY, *_WRITES})
+
+
 def named_program(base: str, args: list[Word]) -> str:
     """The option of `base` in `args` that names a program to run, or ''."""
     longs = _LONG.get(base, ())
@@ -104,8 +107,9 @@ def judge_option_programs(base: str, args: list[Word], f: Facts, cmd: Cmd,
                           ctx: Context) -> None:
     """After the program's own judge: a program named in an option makes the part opaque,
     and an "always" rule for it exact; an option that writes a file is a write."""
-    option = named_program(base, args) if base in _LONG or base in _SHORT or (
-        base in _WHOLE or base in _SSH_FAMILY) else ""
+    if base not in _JUDGED:
+        return  # the common case: one set lookup
+    option = named_program(base, args)
     if option:
         f.exact_rule = True
         if not f.runs_code:
@@ -127,6 +131,8 @@ def _why(base: str, option: str) -> str:
 def judge_wrapper_options(base: str, options: list[Word], f: Facts, cmd: Cmd,
                           ctx: Context) -> None:
     """`time -o FILE ls` writes FILE; `strace -o '|sh' ls` pipes its trace into sh."""
+    if base not in _WRAPPER_OUTPUT or not options:
+        return
     for w in _option_values(options, _WRAPPER_OUTPUT.get(base, ())):
         if base == "strace" and w.text.startswith(("|", "!")):
             f.runs_code = True
