@@ -26,10 +26,11 @@ from .shell_args import lookalike
 from .shell_content import judge_races
 from .shell_facts import Context, Facts, Reader, ShellClass
 from .shell_links import judge_link_writes
+from .shell_option_programs import note_program_env
 from .shell_parse import Cmd, Redir, Walk, Walker, parse
 from .shell_paths import note_read, note_write
 from .shell_programs import judge_words
-from .shell_reach import note_mentions, note_trees
+from .shell_reach import STDIN_ARGS, note_mentions, note_trees
 
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
 
@@ -217,6 +218,7 @@ def _judge_in(cmd: Cmd, ctx: Context) -> list[Facts]:
     for name, value in cmd.assigns:
         if K.DANGEROUS_ENV.match(name):
             f.opaque(f"sets {name}, which changes what programs load or run")
+            note_program_env(f, name)
         elif value.dynamic and not cmd.words:
             f.note(f"sets {name} from a value computed at run time")
     for problem in cmd.problems:
@@ -349,6 +351,8 @@ def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
         # for planting code would allow the next hook too. Approve once.
         raise ValueError("code that runs later is approved once, never always")
     argv = list(part.argv)
+    if STDIN_ARGS in argv:  # `… | xargs rm -rf`: the same text runs on any input
+        raise ValueError("its arguments come from another command's output: approve it once")
     if not argv or _RULE_UNSAFE.search(argv[0]) or lookalike(argv[0]):
         raise ValueError("this command has no stable program name to write a rule for")
     if part.cls in ("destructive", "privilege", "network") or part.exact_rule:

@@ -12,6 +12,8 @@ Wrappers' own options that write or run (`time -o FILE`, `strace -o '|cmd'`) are
 
 from __future__ import annotations
 
+import re
+
 from .shell_facts import Context, Facts
 from .shell_parse import Cmd, Word
 from .shell_paths import note_write
@@ -68,6 +70,30 @@ _WRITES: dict[str, tuple[str, ...]] = {
     "less": ("-o", "-O", "--log-file", "--LOG-FILE"),
     "info": ("-o", "--output", "--dribble"),
 }
+
+
+# Environment variables that name the program, library or startup script a command runs
+# (`PAGER=x git log`, `LD_PRELOAD=x.so ls`, `PATH=.:$PATH git`): a rule that names the
+# command (`Bash(git log:*)`) cannot vouch for what they name, so they are a boundary (asks
+# whatever the rules say, approved once). Options-only variables (PYTHONPATH, NODE_OPTIONS
+# for a build that runs code anyway) stay ordinary opaque asks that a rule may allow.
+PROGRAM_ENV = re.compile(
+    r"^(PATH|\w*PAGER|\w*EDITOR|VISUAL|\w*BROWSER|\w*ASKPASS\w*|LESSOPEN|LESSCLOSE|LESSKEY\w*"
+    r"|LESSEDIT|FCEDIT|CVS_RSH|RSYNC_RSH|RSYNC_CONNECT_PROG|GIT_SSH|GIT_SSH_COMMAND"
+    r"|GIT_EXTERNAL_DIFF|GIT_EXEC_PATH|GIT_PROXY_COMMAND|GIT_CONFIG\w*|GIT_DIR|BASH_ENV|ENV"
+    r"|PROMPT_COMMAND|PS4|SHELLOPTS|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_\w+|BASH_FUNC_\w+"
+    r"|MANOPT|TAR_OPTIONS)$"
+)
+
+
+def note_program_env(f: Facts, name: str) -> None:
+    """`NAME=value cmd` (or `env NAME=value cmd`, `export NAME=value`) where NAME names
+    what runs: no allow rule lifts the ask, and "always" is never offered."""
+    if PROGRAM_ENV.match(name):
+        reason = f"sets {name}, which names a program or library to run: approve it each time"
+        f.exact_rule = True
+        if reason not in f.boundaries:
+            f.boundaries.append(reason)
 
 
 _JUDGED = frozenset({*_LONG, *_SHORT, *_WHOLE, *_SSH_FAMILY, *_WRITES})
@@ -169,4 +195,5 @@ def _option_values(args: list[Word], names: tuple[str, ...]) -> list[Word]:
     return out
 
 
-__all__ = ["judge_option_programs", "judge_wrapper_options", "named_program"]
+__all__ = ["PROGRAM_ENV", "judge_option_programs", "judge_wrapper_options", "named_program",
+           "note_program_env"]

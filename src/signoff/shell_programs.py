@@ -17,7 +17,11 @@ from .shell_facts import Context, Facts
 from .shell_files import judge_dd, judge_delete, judge_read_only, judge_writer
 from .shell_git import judge_git
 from .shell_network import judge_network
-from .shell_option_programs import judge_option_programs, judge_wrapper_options
+from .shell_option_programs import (
+    judge_option_programs,
+    judge_wrapper_options,
+    note_program_env,
+)
 from .shell_parse import Cmd, Word
 from .shell_paths import note_delete, note_read, note_write
 from .shell_runners import judge_runner
@@ -65,6 +69,7 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
                     key = a.text.partition("=")[0]
                     if "=" in a.text and K.DANGEROUS_ENV.match(key):
                         f.opaque(f"sets {key}, which changes what programs load or run")
+                        note_program_env(f, key)
                 split = option_values(rest[:j], "-S", "--split-string")
                 if split:
                     script = " ".join(texts_of([*split, *rest[j:]]))
