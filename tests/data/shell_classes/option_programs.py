@@ -115,4 +115,11 @@ ROWS: list[tuple[str, str, str]] = [
     ("network", "ask", "git push --receive-pack=./x origin main"),
     ("read_only", "allow", "git log --format=%H -n 5"),
     ("read_only", "allow", "git diff --stat"),
+    # a quoted option is still an option: the shell removes the quotes, prefixes included
+    ("catastrophic", "deny", "sed '--in-pl' s/x/y/ /etc/passwd"),
+    ("catastrophic", "deny", "rm '--rec' '--forc' ~"),
+    ("bypass", "ask", "tar '--to-comm=sh' -xf a.tar"),
+    ("bypass", "ask", "sort \"--compress-prog\" sh data.txt"),
+    ("write", "notify", "sed '--in-pl' s/x/y/ notes.txt"),
+    ("read_only", "allow", "grep -e '--inc' notes.txt"),
 ]
