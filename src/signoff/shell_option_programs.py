@@ -33,6 +33,7 @@ _LONG: dict[str, tuple[str, ...]] = {
     "mysql": ("--pager",),
     "mariadb": ("--pager",),
     "bat": ("--pager",),
+    "batcat": ("--pager",),
     "delta": ("--pager",),
     "pandoc": ("--filter", "--lua-filter", "--pdf-engine"),
     "openssl": ("-engine", "-provider", "-provider-path", "-keygen_engine"),
@@ -46,6 +47,7 @@ _SHORT: dict[str, str] = {
     "sftp": "SDF",  # -D a local sftp-server program
     "ssh": "F",
     "pandoc": "FL",
+    "hash": "p",  # `hash -p ./x ls`: the name ls now runs ./x
 }
 # Options spelled with several letters after one dash (`zip -TT cmd`).
 _WHOLE: dict[str, tuple[str, ...]] = {"zip": ("-TT",)}
@@ -69,6 +71,23 @@ _WRAPPER_OUTPUT: dict[str, tuple[str, ...]] = {
 _WRITES: dict[str, tuple[str, ...]] = {
     "less": ("-o", "-O", "--log-file", "--LOG-FILE"),
     "info": ("-o", "--output", "--dribble"),
+    "history": ("-w", "-a"),  # `history -w ~/.bashrc` overwrites the file with the history
+    "ncdu": ("-o",),
+    "cloc": ("--report-file", "--out"),
+    "scc": ("-o", "--output"),
+    "nvidia-smi": ("-f", "--filename"),
+}
+# Options that turn a program that shows the system's state into one that changes it.
+_CHANGES_SYSTEM: dict[str, tuple[str, ...]] = {
+    "journalctl": ("--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate", "--flush",
+                   "--sync", "--relinquish-var", "--smart-relinquish-var", "--setup-keys",
+                   "--update-catalog"),
+    "dmesg": ("-C", "--clear", "-c", "--read-clear", "-D", "--console-off", "-E",
+              "--console-on", "-n", "--console-level"),
+    "nvidia-smi": ("-r", "--gpu-reset", "-pm", "--persistence-mode", "-pl", "--power-limit",
+                   "-e", "--ecc-config", "-c", "--compute-mode", "-am", "--accounting-mode",
+                   "-ac", "--applications-clocks", "-rac", "-lgc", "--lock-gpu-clocks",
+                   "-rgc", "--reset-gpu-clocks", "-lmc", "-rmc"),
 }
 
 
@@ -96,7 +115,7 @@ def note_program_env(f: Facts, name: str) -> None:
             f.boundaries.append(reason)
 
 
-_JUDGED = frozenset({*_LONG, *_SHORT, *_WHOLE, *_SSH_FAMILY, *_WRITES})
+_JUDGED = frozenset({*_LONG, *_SHORT, *_WHOLE, *_SSH_FAMILY, *_WRITES, *_CHANGES_SYSTEM})
 
 
 def named_program(base: str, args: list[Word]) -> str:
@@ -141,8 +160,16 @@ def judge_option_programs(base: str, args: list[Word], f: Facts, cmd: Cmd,
         if not f.runs_code:
             f.runs_code = True
             f.opaque(_why(base, option))
+    changes = _CHANGES_SYSTEM.get(base)
+    if changes:
+        flag = next((t for t in (w.text.partition("=")[0] for w in args) if t in changes or (
+            t.startswith("--") and len(t) > 3 and any(o.startswith(t) for o in changes)
+            ) or (len(t) > 2 and t[0] == "-" and t[1] != "-" and base == "dmesg"
+                  and any(c in "CcDEn" for c in t[1:]))), "")
+        if flag:
+            f.raise_to("privilege", f"{base} {flag} changes the system's state")
     for w in _option_values(args, _WRITES.get(base, ())):
-        f.raise_to("reversible_write", f"{base} writes a copy of what it shows to {w.text}")
+        f.raise_to("reversible_write", f"{base} writes the file named in its options ({w.text})")
         note_write(f, w, cmd.cwd, ctx)
 
 
