@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Writes through a link made earlier in the same command line (issue 12): judged as
 writes to the link's target, whatever writes (redirect, tee, cp, sed -i, dd, chmod, touch).
 """
@@ -51,4 +52,16 @@ ROWS: list[tuple[str, str, str]] = [
     ("write", "notify", "ln -s /usr/bin/python3 venv/bin/python"),
     ("write", "notify", "ln -s ../shared/lib lib && ls lib"),
     ("write", "notify", "cp -r a b && echo x > b/c"),
+    # into the link with cd, through other writers, wrappers and compound commands
+    ("catastrophic", "deny", "ln -s /etc e && cd e && echo x > passwd"),
+    ("catastrophic", "deny", "ln -s /etc e; pushd e; echo x > passwd"),
+    ("catastrophic", "deny", "ln -s /etc e && (cd e && echo x > hosts)"),
+    ("catastrophic", "deny", "ln -s /etc e && { echo x > e/hosts; }"),
+    ("catastrophic", "deny", "ln -s /etc/cron.d c && mv job c/"),
+    ("catastrophic", "deny", "ln -s /etc e && tar -xf a.tar -C e"),
+    ("catastrophic", "deny", "cp -rs /etc e && echo x > e/passwd"),
+    ("catastrophic", "deny", "ln -s /etc/passwd p && sudo tee p < x.txt"),
+    ("catastrophic", "deny", "ln -s /etc/passwd p; if true; then echo x > p; fi"),
+    ("catastrophic", "deny", "ln -s /etc/passwd p && find . -maxdepth 0 -exec sh -c 'echo x > p' \\;"),
+    ("catastrophic", "deny", "ln -s /home/dev/.ssh s && cp key.pub s/authorized_keys"),
 ]
