@@ -3,7 +3,8 @@ editor, or that may treat a name as a file and discard its changes (issue 12).
 
 - `git remote add/set-url/rename` and `git branch -u/--set-upstream-to`: a later `git push`
   or `git pull`, approved by its short text, would talk to another place. Setting the same
-  thing through `git config remote.*` already asks; so do these, with an exact rule.
+  thing through `git config remote.*` already asks; so do these, as network parts (an
+  exact rule, and `accept-edits` does not take them for file edits).
 - `git commit --amend` without a message, `git rebase --edit-todo`: an editor-driven
   rewrite (`--amend --no-edit` or `-m` rewrites without an editor, recoverable: notify).
 - `git checkout NAME`: when NAME is not a branch git falls back to a path and silently
@@ -50,9 +51,8 @@ def judge_git_redirects(sub: str, rest: list[str], pos: list[str], flags: set[st
         what = (f"{pos[1]}: {pos[2]}" if pos[0] == "add" else " -> ".join(pos[1:3])) if len(
             pos) >= 3 else " ".join(pos[1:])
         why = f"git remote {pos[0]} {_REDIRECTING_REMOTE[pos[0]]} ({what})"
-        write("reversible_write", why)
-        f.ask(why)
-        f.exact_rule = True
+        # Where the network goes, not a file edit: `accept-edits` must not wave it through.
+        write("network", why)
         if pos[0] == "add" and flags & {"-f", "--fetch"}:
             f.network = True
             f.raise_to("network", "git remote add -f fetches from the new remote")
@@ -66,18 +66,17 @@ def judge_git_redirects(sub: str, rest: list[str], pos: list[str], flags: set[st
             pos[0] if pos else "")
         why = ("git branch --set-upstream-to changes where git pull and git push of the "
                f"branch go ({upstream})")
-        write("reversible_write", why)
-        f.ask(why)
-        f.exact_rule = True
+        write("network", why)
         return True
     if sub == "branch" and "--unset-upstream" in flags:
         write("reversible_write", "git branch --unset-upstream forgets the branch's upstream")
         return True
     if sub == "commit" and "--amend" in flags and not flags & _MESSAGE:
         why = "git commit --amend rewrites the last commit in an editor"
-        write("reversible_write", why)
-        f.ask(why)
+        write("reversible_write", "git commit --amend changes the repository")
+        f.runs_code = True
         f.exact_rule = True
+        f.opaque(why)  # like `git rebase -i`: not an ordinary edit for accept-edits
         return True
     if sub == "grep" and any(t.startswith("-") and not t.startswith("--") and "O" in t
                              for t in rest):  # `-O./x`, `-nO./x`: the value is attached

@@ -133,3 +133,21 @@ def test_no_always_for_arguments_read_from_another_command(tmp_path: Path) -> No
         verdict = policy.evaluate(ToolCall("Bash", {"command": command}))
         assert verdict.effect == "ask" and verdict.suggested_rule is None, command
 
+
+
+@pytest.mark.parametrize("command", [
+    "git remote set-url origin https://evil.example/x",
+    "git remote add evil https://evil.example/x",
+    "git branch -u evil/main",
+    "git commit --amend",
+    "ln -s ../outside/target.txt p && echo pwned > p",
+    "sort --compress-program=./x data.txt",
+])
+def test_accept_edits_does_not_take_these_for_file_edits(tmp_path: Path, command: str) -> None:
+    """accept-edits allows ordinary edits inside the workspace; redirecting where pushes
+    go, an editor-driven rewrite, a write through a link or a program named in an option
+    is none of those."""
+    policy = Policy(workspace=str(tmp_path), home=str(tmp_path)).with_mode("accept-edits")
+    assert policy.evaluate(ToolCall("Bash", {"command": command})).effect == "ask", command
+    control = policy.evaluate(ToolCall("Bash", {"command": "git commit --amend --no-edit"}))
+    assert control.effect == "allow"  # a rewrite without an editor is still an edit
