@@ -210,7 +210,6 @@ diff a b > changes.diff
 git diff > patch.diff
 yq -i '.version = "2"' config.yaml
 dd if=/dev/zero of=blank.img bs=1M count=10
-git remote add upstream https://github.com/o/r.git
 """)
 
 DESTRUCTIVE = _lines(r"""

@@ -26,11 +26,13 @@ from .args import lookalike
 from .content import judge_races
 from .facts import Context, Facts, Reader, ShellClass
 from .judges.feeds import judge_payloads
+from .judges.option_programs import note_program_env
+from .links import judge_link_writes
 from .parse import Cmd, Redir, Walk, Walker, parse
 from .paths import note_read, note_write
 from .places import revoke_hidden_skip, within_bounds
 from .programs import judge_words
-from .reach import note_mentions, note_trees
+from .reach import STDIN_ARGS, note_mentions, note_trees
 
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
 
@@ -54,6 +56,7 @@ class CommandPart:
     # Why this part must ask whatever allow rules or grants say (code that runs later,
     # targets that could not be read): a boundary, like a file tool's sensitive path.
     boundaries: tuple[str, ...] = ()
+    exact_rule: bool = False  # "always" may only save an exact rule (see Facts.exact_rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +188,7 @@ def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
         per_cmd.append(found)
     data_flow(walk, per_cmd, ctx)
     judge_payloads(walk, per_cmd, ctx)  # catastrophic code, feeds and spellings: deny
+    judge_link_writes(walk.cmds, per_cmd, ctx)
     facts = [f for group in per_cmd for f in group]
     revoke_hidden_skip(facts)
     judge_races(facts)
@@ -210,6 +214,7 @@ def _merge_alternative(facts: list[Facts], other: list[Facts]) -> None:
         f.unknown_reads |= g.unknown_reads
         f.secret |= g.secret
         f.force_ask |= g.force_ask
+        f.exact_rule |= g.exact_rule
         f.catastrophic |= g.catastrophic
         f.raise_to(g.cls, "")
         for reason in g.reasons:
@@ -222,6 +227,7 @@ def _judge_in(cmd: Cmd, ctx: Context) -> list[Facts]:
     for name, value in cmd.assigns:
         if K.DANGEROUS_ENV.match(name):
             f.opaque(f"sets {name}, which changes what programs load or run")
+            note_program_env(f, name)
         elif value.dynamic and not cmd.words:
             f.note(f"sets {name} from a value computed at run time")
     for problem in cmd.problems:
@@ -315,7 +321,7 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
                        tuple(reasons), tuple(dict.fromkeys(f.trees)),
                        tuple(dict.fromkeys(f.tree_writes)), tuple(dict.fromkeys(f.links)),
                        tuple(dict.fromkeys(f.mentions)), f.unknown_paths or f.unknown_reads,
-                       tuple(dict.fromkeys(f.boundaries)))
+                       tuple(dict.fromkeys(f.boundaries)), f.exact_rule)
 
 
 _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files",
@@ -340,8 +346,9 @@ _RUN_SCRIPT = {"run", "exec", "x", "dlx", "run-script"}
 def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
     """The narrowest useful rule for a part that asked, e.g. `Bash(npm run test:*)`.
 
-    Destructive, privileged and network parts get an exact rule (or none when a word
-    holds a glob or a variable); others a prefix rule of the program and its
+    Destructive, privileged and network parts, and parts that ran a program named in an
+    option, get an exact rule (or none when a word holds a glob or a variable), even when a
+    higher class (opaque) hides what they did; others a prefix rule of the program and its
     subcommands. Raises ValueError for catastrophic parts (nothing may allow them), for
     parts behind a boundary (code that runs later, unread content), for parts whose
     program is not a plain name, and when no such rule can be written.
@@ -353,9 +360,11 @@ def suggest_rule(part: CommandPart, tool: str = "Bash") -> str:
         # for planting code would allow the next hook too. Approve once.
         raise ValueError("code that runs later is approved once, never always")
     argv = list(part.argv)
+    if STDIN_ARGS in argv:  # `… | xargs rm -rf`: the same text runs on any input
+        raise ValueError("its arguments come from another command's output: approve it once")
     if not argv or _RULE_UNSAFE.search(argv[0]) or lookalike(argv[0]):
         raise ValueError("this command has no stable program name to write a rule for")
-    if part.cls in ("destructive", "privilege", "network"):
+    if part.cls in ("destructive", "privilege", "network") or part.exact_rule:
         # Exact or nothing: a prefix would allow other targets and extra flags, and a
         # glob or variable would let the same text hit other files later.
         if any(not a or _EXACT_UNSAFE.search(a) for a in argv):

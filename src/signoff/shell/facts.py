@@ -20,6 +20,7 @@ ShellClass = Literal["read_only", "reversible_write", "destructive", "network", 
                      "opaque"]
 _CLASS_RANK = {"read_only": 0, "reversible_write": 1, "destructive": 2, "network": 3,
                "privilege": 4, "opaque": 5}
+_EXACT_CLASSES = frozenset({"destructive", "network", "privilege"})
 # Runs a nested script (`bash -c '…'`): set by shell.py, which owns parsing and data flow.
 ScriptRunner = Callable[[str, "str | None", "dict[str, str | None]"], "list[Facts]"]
 # Runs a script in another context (a container's mounts mapped back to the host): set by
@@ -56,11 +57,16 @@ class Facts:
     # not a race with a part that read them to judge itself (shell_tools).
     reformats: list[str] = field(default_factory=list)
     boundaries: list[str] = field(default_factory=list)  # asks no allow rule may silence
+    # An "always" rule must name this command exactly: it destroyed, escalated, went online
+    # or ran a program its options name, even if a higher class (opaque) now hides that.
+    exact_rule: bool = False
     cmd: int = -1
 
     def raise_to(self, cls: ShellClass, reason: str) -> None:
         if _CLASS_RANK[cls] > _CLASS_RANK[self.cls]:
             self.cls = cls
+        if cls in _EXACT_CLASSES:
+            self.exact_rule = True
         self.note(reason)
 
     def note(self, reason: str) -> None:

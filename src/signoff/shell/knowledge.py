@@ -377,7 +377,8 @@ WORKSPACE_PROTECTED: tuple[str, ...] = (".git", ".signoff", ".env", ".claude", "
 # Environment variables that change what a command loads or runs: a prefix with one of
 # these makes the command opaque.
 DANGEROUS_ENV = re.compile(
-    r"^(PATH|LD_\w+|DYLD_\w+|\w*PAGER|EDITOR|VISUAL|BROWSER|BASH_ENV|ENV|PROMPT_COMMAND"
+    r"^(PATH|LD_\w+|DYLD_\w+|\w*PAGER|\w*EDITOR|VISUAL|\w*BROWSER|\w*ASKPASS\w*|LESSKEY\w*"
+    r"|LESSEDIT|FCEDIT|CVS_RSH|BASH_ENV|ENV|PROMPT_COMMAND"
     r"|SHELLOPTS|BASHOPTS|PS[0-4]|IFS|GIT_\w+|PYTHON\w*|PERL\w*|RUBY\w*|NODE_OPTIONS|NODE_PATH"
     r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|LESSOPEN|LESSCLOSE|LESS|TAR_OPTIONS"
     r"|SSH_ASKPASS|SUDO_ASKPASS|SSH_AUTH_SOCK|XDG_\w+|HOME|ZDOTDIR|GCONV_PATH|GLIBC_TUNABLES"

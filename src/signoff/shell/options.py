@@ -92,7 +92,8 @@ def expand_long(args: list[Word], known: frozenset[str]) -> list[Word]:
     ended = False
     for w in args:
         text = w.text
-        if ended or w.quoted or not text.startswith("--") or len(text) == 2:
+        # A quoted word is still an option: the shell removes the quotes (`sed '--in-pl'`).
+        if ended or not text.startswith("--") or len(text) == 2:
             ended = ended or text == "--"
             out.append(w)
             continue
@@ -118,7 +119,7 @@ def split_short(args: list[Word], takes_value: str) -> list[Word]:
         if t == "--":
             out.extend(args[i:])  # after `--`, nothing is an option
             break
-        if not t.startswith("-") or t.startswith("--") or len(t) <= 2 or w.quoted:
+        if not t.startswith("-") or t.startswith("--") or len(t) <= 2:
             out.append(w)
             continue
         for k, letter in enumerate(t[1:], start=1):

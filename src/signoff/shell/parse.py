@@ -252,6 +252,10 @@ class Walker(ArithmeticChecks):
                 extra.extend(words)
         if body is not None and body.type == "command":
             self._command(body, redirs, stdin, start, extra, dynamic)
+        elif body is None and extra:
+            # `2>/dev/null 2>/dev/null cmp a b`: tree-sitter-bash hangs the whole command,
+            # name included, on the redirections; bash runs it with all of them.
+            self._finish(node, extra, [], redirs, stdin, dynamic, start)
         else:
             if body is not None:
                 self.walk(body)
@@ -347,6 +351,10 @@ class Walker(ArithmeticChecks):
             elif kind != "comment":
                 words.extend(self.fields(child))
         words.extend(trailing or ())
+        self._finish(node, words, assigns, redirs, stdin, dynamic, start)
+
+    def _finish(self, node: Node, words: list[Word], assigns: list[tuple[str, Word]],
+                redirs: list[Redir], stdin: str | None, dynamic: bool, start: int) -> None:
         cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), self._t(node),
                   stdin_text=stdin, stdin_dynamic=dynamic)
         cmd.calls_function = bool(words) and words[0].text in self.out.functions

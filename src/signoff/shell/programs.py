@@ -18,6 +18,11 @@ from .help import describes_itself
 from .judges.files import judge_dd, judge_delete, judge_read_only, judge_writer
 from .judges.git import judge_git
 from .judges.network import judge_network
+from .judges.option_programs import (
+    judge_option_programs,
+    judge_wrapper_options,
+    note_program_env,
+)
 from .judges.queries import judge_local
 from .judges.runners import judge_runner
 from .judges.system import SYSTEM_PROGRAMS, judge_system
@@ -61,11 +66,13 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
                 break
         j = skip_wrapper(base, rest)
         if j is not None:
+            judge_wrapper_options(base, rest[:j], f, cmd, ctx)
             if base == "env":
                 for a in rest[:j]:
                     key = a.text.partition("=")[0]
                     if "=" in a.text and K.DANGEROUS_ENV.match(key):
                         f.opaque(f"sets {key}, which changes what programs load or run")
+                        note_program_env(f, key)
                 split = option_values(rest[:j], "-S", "--split-string")
                 if split:
                     script = " ".join(texts_of([*split, *rest[j:]]))
@@ -111,6 +118,7 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
             nested = judge_shell(base, rest, f, cmd, ctx)
             return out + nested[0], nested[1]
         extras = judge_program(base, rest, f, cmd, ctx)
+        judge_option_programs(base, rest, f, cmd, ctx)
         return [*out, f, *extras], f
     out.append(f)
     return out, f

@@ -13,6 +13,7 @@ from ..options import GIT_CONFIG_LONG, expand_long
 from ..parse import Cmd, Word
 from ..paths import note_delete, note_write, plant
 from ..places import note_cwd_read
+from .git_redirects import checkout_may_discard, judge_git_redirects
 
 Write = Callable[[ShellClass, str], None]
 
@@ -64,6 +65,8 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 
     pos = [t for t in rest if not t.startswith("-")]
     flags = _flag_set(rest) | ({"."} if "." in rest else set())
+    if judge_git_redirects(sub, rest, pos, flags, f, write):
+        return
     if sub in K.GIT_READ:
         f.note(f"git {sub} only reads")
     elif sub in ("branch", "tag"):
@@ -143,8 +146,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             (sub == "restore" and not (flags <= {"--staged", "-S"} and "--staged" in flags))
             or flags & {"-f", "--force", "--hard", "--merge", "--keep", "--discard-changes",
                         "-p", "--patch", "--", ".", "--pathspec-from-file"}
-            or (sub == "checkout" and not flags & {"-b", "-B", "--orphan"}
-                and any("." in p or "/" in p for p in pos))
+            or checkout_may_discard(sub, rest, flags, cwd, ctx)
         )
         if discards:
             write("destructive", f"git {sub} can discard uncommitted work irreversibly")
