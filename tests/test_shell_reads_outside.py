@@ -197,7 +197,8 @@ def test_a_ripgrep_config_file_may_show_hidden_files(
     assert _shell(place, "rg TOKEN") == "ask"
 
 
-@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+@pytest.mark.skipif(shutil.which("rg") is None and not os.environ.get("SIGNOFF_REQUIRE_CLIENTS"),
+                    reason="ripgrep is not installed (CI installs it)")
 def test_ripgrep_allowed_over_the_workspace_does_not_print_signoff_state(
         place: dict[str, Path]) -> None:
     """The attack, run for real: what `rg` is allowed to do never shows `.signoff`."""
