@@ -23,7 +23,7 @@ from signoff.policy import Policy
 from signoff.settings import Settings
 from signoff.shell import analyze
 from signoff.testing import ScriptedChannel
-from signoff.tools import Workspace
+from signoff.workspace import Workspace
 
 # {home}: the stand-in home (absolute path). Each needs the programs listed.
 ATTACKS: dict[str, tuple[str, tuple[str, ...]]] = {
