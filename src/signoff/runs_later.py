@@ -106,9 +106,26 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 @functools.cache
+@functools.cache
 def _table() -> tuple[tuple[tuple[str, ...], str], ...]:
     """Each pattern as its literal name components (after the leading `**/`)."""
     return tuple((tuple(p.removeprefix("**/").split("/")), why) for p, why in RUNS_LATER)
+
+
+@functools.cache
+def _by_first_name() -> dict[str, tuple[tuple[int, tuple[str, ...], str], ...]]:
+    """The table indexed by its first component, lower case: `runs_later` is on the path
+    of every write, so it looks up each component instead of trying every pattern."""
+    index: dict[str, list[tuple[int, tuple[str, ...], str]]] = {}
+    for rank, (names, why) in enumerate(_table()):
+        lowered = tuple(n.lower() for n in names)
+        index.setdefault(lowered[0], []).append((rank, lowered, f"{'/'.join(names)}: {why}"))
+    return {first: tuple(entries) for first, entries in index.items()}
+
+
+@functools.cache
+def _parents_lower() -> frozenset[str]:
+    return frozenset(p.lower() for p in _PARENTS)
 
 
 # --------------------------------------------------------------------------- git config
@@ -209,12 +226,15 @@ def runs_later(rel: str) -> str | None:
     are compared case-insensitively: on macOS and Windows `.GIT/hooks` is `.git/hooks`.
     """
     parts = tuple(p.lower() for p in rel.split("/") if p and p != ".")
-    for names, why in _table():
-        lowered = tuple(n.lower() for n in names)
-        for start in range(len(parts) - len(lowered) + 1):
-            if parts[start:start + len(lowered)] == lowered:
-                return f"{'/'.join(names)}: {why}"
-    if parts and parts[-1] in {p.lower() for p in _PARENTS}:
+    index = _by_first_name()
+    found: tuple[int, str] | None = None  # the first pattern of the table that matches
+    for start, part in enumerate(parts):
+        for rank, lowered, why in index.get(part, ()):
+            if parts[start:start + len(lowered)] == lowered and (found is None or rank < found[0]):
+                found = (rank, why)
+    if found is not None:
+        return found[1]
+    if parts and parts[-1] in _parents_lower():
         return f"{parts[-1]} holds places whose files run later (CI workflows)"
     return None
 
