@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import signoff.shell as shell
+import signoff.shell.analysis as shell
 from signoff.shell import analyze
 from signoff.shell.judges.payload import path_expr, sed_commands, shell_strings
 from signoff.shell.judges.settings import setting_command

@@ -230,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    _log_to_stderr()
+    if not _is_check(words):  # a hook's `check` logs nothing: no need to load logging
+        _log_to_stderr()
     try:
         return int(args.func(args))
     except SignoffError as exc:
