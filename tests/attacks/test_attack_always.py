@@ -102,7 +102,7 @@ def test_the_cli_offers_the_narrow_rule(tmp_path: Path) -> None:
         ("rm -rf $TARGET", None),
         ("rm -rf build", "Bash(rm -rf build)"),
         ("git push origin main", "Bash(git push origin main)"),
-        ("git push -f origin main", "Bash(git push -f origin main)"),
+        ("git push -f origin feature", "Bash(git push -f origin feature)"),
         ("curl -s https://example.com/x", "Bash(curl -s https://example.com/x)"),
         ("npm run test", "Bash(npm run test:*)"),  # not destructive: a prefix is fine
     ],

@@ -22,8 +22,10 @@ from signoff.shell import analyze, suggest_rule
 
 @pytest.fixture
 def places(tmp_path: Path) -> tuple[Path, Path, Path]:
-    ws, outside, home = tmp_path / "ws", tmp_path / "outside", tmp_path / "home"
-    for p in (ws, outside, home):
+    # The home directory holds the workspace and the place outside it, as on a laptop
+    # (the temp directory itself is scratch space: writes there only notify).
+    ws, outside, home = tmp_path / "ws", tmp_path / "outside", tmp_path
+    for p in (ws, outside):
         p.mkdir()
     (outside / "target.txt").write_text("original\n")
     (outside / "dir").mkdir()
@@ -147,7 +149,8 @@ def test_accept_edits_does_not_take_these_for_file_edits(tmp_path: Path, command
     """accept-edits allows ordinary edits inside the workspace; redirecting where pushes
     go, an editor-driven rewrite, a write through a link or a program named in an option
     is none of those."""
-    policy = Policy(workspace=str(tmp_path), home=str(tmp_path)).with_mode("accept-edits")
+    (tmp_path / "ws").mkdir()  # inside the home directory, as `outside` is
+    policy = Policy(workspace=str(tmp_path / "ws"), home=str(tmp_path)).with_mode("accept-edits")
     assert policy.evaluate(ToolCall("Bash", {"command": command})).effect == "ask", command
     control = policy.evaluate(ToolCall("Bash", {"command": "git commit --amend --no-edit"}))
     assert control.effect == "allow"  # a rewrite without an editor is still an edit

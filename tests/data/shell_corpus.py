@@ -812,7 +812,7 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
     ("catastrophic", "deny", "rm <<EOF -rf ~\nx\nEOF"),
     ("catastrophic", "deny", "chmod &>/dev/null -R 777 /"),
     ("destructive", "ask", "git 2>/dev/null push --force"),
-    ("destructive", "ask", "git push 2>/dev/null origin +main"),
+    ("catastrophic", "deny", "git push 2>/dev/null origin +main"),
     ("destructive", "ask", "rm 2>/dev/null -r build"),
     ("destructive", "ask", "cat <<EOF > out.txt -n && rm -r build\nx\nEOF"),
     ("opaque", "ask", "{ ls; } >f rm -rf build"),

@@ -112,11 +112,26 @@ class Context:
         hit = self._cache.get(norm)
         if hit is None:
             try:
-                hit = posixpath.normpath(self.resolver(norm))
+                hit = (self._realpath(norm) if self.resolver is os.path.realpath
+                       else posixpath.normpath(self.resolver(norm)))
             except (OSError, ValueError):
                 hit = norm
             self._cache[norm] = hit
         return hit
+
+    def _realpath(self, norm: str) -> str:
+        """`os.path.realpath`, a component at a time through this analysis's cache: the
+        parent is resolved once for every path below it (the workspace, the home), and only
+        the last name is looked at on disk (realpath looks at every component, each time)."""
+        parent, name = posixpath.split(norm)
+        if not name:
+            return norm
+        candidate = posixpath.join(self.resolve(parent), name)
+        try:
+            mode = os.lstat(candidate).st_mode
+        except OSError:
+            return candidate  # nothing there, so not a link
+        return posixpath.normpath(os.path.realpath(candidate)) if stat.S_ISLNK(mode) else candidate
 
     def path(self, word: Word, cwd: str | None) -> str | None:
         """The absolute resolved path a word names, or None when it is only known later."""

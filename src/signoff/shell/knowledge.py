@@ -416,7 +416,9 @@ REMOTE_CATASTROPHIC: tuple[tuple[str, ...], ...] = (
     ("heroku", "pg:reset"), ("fly", "apps", "destroy"), ("flyctl", "apps", "destroy"),
     ("helm", "uninstall", "--all"), ("dropdb",), ("redis-cli", "flushall"),
     ("redis-cli", "flushdb"), ("s3cmd", "rb"), ("rclone", "purge"),
-    ("docker", "system", "prune", "-a", "--volumes", "-f"), ("vercel", "remove"),
+    ("docker", "system", "prune", "--volumes"), ("podman", "system", "prune", "--volumes"),
+    ("docker", "volume", "prune", "-a"), ("docker", "volume", "prune", "--all"),
+    ("vercel", "remove"),
     ("firebase", "projects:delete"), ("aws", "s3", "rm", "--recursive"),
 )
 # SQL that drops a database wholesale, in any client's -c / -e / --eval argument.

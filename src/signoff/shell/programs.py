@@ -143,6 +143,11 @@ def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
             f.raise_to("network", "reaches a remote service")
             f.deny(f"irreversibly deletes remote resources ({' '.join(pattern)})")
             return []
+    if base == "crontab" and any(t == "-r" or (t.startswith("-") and not t.startswith("--")
+                                               and "r" in t[1:]) for t in texts):
+        f.raise_to("destructive", "removes scheduled jobs")
+        f.deny("crontab -r deletes every scheduled job of the user, and keeps no copy")
+        return []
     if base in K.POWER or (base in ("init", "telinit") and texts[:1] in (["0"], ["6"])) or (
         base == "systemctl" and any(t in ("poweroff", "reboot", "halt", "kexec") for t in texts)
     ):

@@ -168,6 +168,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
                                        "--force-with-lease", "--prune"}
                               or any(p.startswith((":", "+")) for p in pos)):
             f.note("rewrites or deletes history on the remote")
+            _force_push_to_main(flags, pos, f)
         if sub in ("pull", "clone"):
             write("network", f"git {sub} writes into the working tree")
     elif sub in ("add", "commit", "merge", "rebase", "cherry-pick", "revert", "mv", "init",
@@ -179,6 +180,29 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         f.opaque(f"git {sub} can run other programs")
     else:
         f.opaque(f"git {sub} is not a known git command (it may be an alias that runs anything)")
+
+
+# Branches whose history a team shares: rewriting or deleting them on the remote loses
+# everyone's work (a hosted remote keeps no reflog its users can reach).
+_SHARED_BRANCHES = frozenset({"main", "master", "trunk", "develop", "production", "prod",
+                              "release"})
+
+
+def _force_push_to_main(flags: set[str], pos: list[str], f: Facts) -> None:
+    """`git push --force origin main`, `git push origin +main`, `--mirror`, `--delete main`:
+    deny. `--force-with-lease` (refuses to overwrite work it has not seen) keeps asking, as
+    does a force push whose branch is not named (it depends on the current branch)."""
+    refs = pos[1:]  # after the remote
+    def names(ref: str) -> str:
+        return ref.lstrip("+:").rpartition(":")[2].removeprefix("refs/heads/")
+    forced = bool(flags & {"-f", "--force"}) and "--force-with-lease" not in flags
+    deleting = bool(flags & {"--delete", "-d"})
+    shared = [r for r in refs if names(r) in _SHARED_BRANCHES]
+    if "--mirror" in flags:
+        f.deny("git push --mirror overwrites and deletes every branch on the remote")
+    elif shared and (forced or deleting or any(r.startswith((":", "+")) for r in shared)):
+        f.deny(f"rewrites or deletes the shared branch {names(shared[0])} on the remote "
+               "(use --force-with-lease, or a person pushes)")
 
 
 # --------------------------------------------------------------------------- git config
