@@ -1,16 +1,6 @@
-"""Shell command analysis: what would this command line really do?
-
-`analyze()` parses a command with tree-sitter-bash (`shell.parse`), looks through
-wrappers (`sudo`, `env`, `timeout`, `xargs`, `bash -c '…'`, `eval`, `find -exec`, …) and
-classifies every effective simple command with the tables in `shell.knowledge`:
-
-    read_only -> allow      reversible_write inside the workspace -> notify
-    destructive / network / privilege / opaque / writes outside -> ask
-    catastrophic (rm -rf ~, curl | sh, mkfs, …) -> deny, whatever the rules say
-
-Pure: no I/O except resolving symlinks through an injectable resolver, no clock.
-Anything dynamic or unparseable is opaque, so it can never be allowed.
-"""
+"""The analysis behind `signoff.shell` (whose docstring says what it does): parse, walk the
+script with its data flow, judge each effective command, combine the parts into a verdict,
+and suggest the narrowest rule for a part that asked."""
 
 from __future__ import annotations
 
