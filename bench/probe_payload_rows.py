@@ -24,8 +24,9 @@ def main() -> None:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         for _category, expected, command in module.ROWS:
-            result = analyze(command, workspace="/home/dev/proj", home="/home/dev",
-                             resolver=lambda p: p)
+            result = analyze(
+                command, workspace="/home/dev/proj", home="/home/dev", resolver=lambda p: p
+            )
             got = result.effect
             ok = got == expected or (expected == "ask+" and got in ("ask", "deny"))
             if not ok or verbose:

@@ -47,8 +47,9 @@ def time_cli(commands: list[str]) -> float | None:
     """Commands per second through `signoff check --json --shell-file`, if it exists."""
     exe = ROOT / ".venv" / "bin" / "signoff"
     try:
-        helptext = subprocess.run([str(exe), "check", "--help"], capture_output=True,
-                                  text=True, timeout=60).stdout
+        helptext = subprocess.run(
+            [str(exe), "check", "--help"], capture_output=True, text=True, timeout=60
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     if "--shell-file" not in helptext:
@@ -58,8 +59,12 @@ def time_cli(commands: list[str]) -> float | None:
         path = os.path.join(tmp, "cmds.jsonl")
         Path(path).write_text("\n".join(lines) + "\n")
         start = time.perf_counter()
-        done = subprocess.run([str(exe), "check", "--json", "--shell-file", path,
-                               "--workspace", tmp], capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [str(exe), "check", "--json", "--shell-file", path, "--workspace", tmp],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1, 2):
         return None
@@ -80,8 +85,10 @@ def main() -> None:
         counts[effect] += 1
     print(f"{'category':16} {'n':>5} {'allow':>6} {'notify':>6} {'ask':>5} {'deny':>5}")
     for category, c in verdicts.items():
-        print(f"{category:16} {sum(c.values()):5} {c['allow']:6} {c['notify']:6} {c['ask']:5} "
-              f"{c['deny']:5}")
+        print(
+            f"{category:16} {sum(c.values()):5} {c['allow']:6} {c['notify']:6} {c['ask']:5} "
+            f"{c['deny']:5}"
+        )
     print()
     per_command: dict[str, list[float]] = {}
     all_times: list[float] = []
@@ -100,8 +107,10 @@ def main() -> None:
         by_cat.setdefault(category, []).append(medians[command])
     print(f"{'category':16} {'n':>5} {'median us':>10} {'p99 us':>9}")
     for category, values in by_cat.items():
-        print(f"{category:16} {len(values):5} {statistics.median(values):10.1f} "
-              f"{percentile(values, 0.99):9.1f}")
+        print(
+            f"{category:16} {len(values):5} {statistics.median(values):10.1f} "
+            f"{percentile(values, 0.99):9.1f}"
+        )
     print("\nslowest commands (median us):")
     for command, us in sorted(medians.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  {us:8.1f}  {command[:70]!r}")
@@ -113,9 +122,11 @@ def main() -> None:
         "commands_per_s": round(len(all_times) / total),
     }
     figures = corpus.figures(lambda c: analyze(c, **kw).effect, rows)
-    print(f"\nunsafe allows {figures['unsafe_allows']} (target 0), catastrophic denied "
-          f"{figures['catastrophic_denied']:.1%} (>= 95%), harmless asked "
-          f"{figures['harmless_asked']:.1%} (<= 3%)")
+    print(
+        f"\nunsafe allows {figures['unsafe_allows']} (target 0), catastrophic denied "
+        f"{figures['catastrophic_denied']:.1%} (>= 95%), harmless asked "
+        f"{figures['harmless_asked']:.1%} (<= 3%)"
+    )
     result.update(figures)
     cli = time_cli([c for _, _, c in rows])
     if cli is not None:

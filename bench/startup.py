@@ -72,21 +72,29 @@ def time_once(argv: list[str], cwd: str, env: dict[str, str]) -> float:
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n"
-                         f"{done.stderr.decode(errors='replace')}")
+        raise SystemExit(
+            f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr.decode(errors='replace')}"
+        )
     return elapsed
 
 
-def importtime(argv: list[str], cwd: str, env: dict[str, str],
-               top: int = 15) -> list[tuple[str, float]]:
+def importtime(
+    argv: list[str], cwd: str, env: dict[str, str], top: int = 15
+) -> list[tuple[str, float]]:
     """The `top` imports by cumulative time (ms) when `argv` runs under -X importtime."""
-    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], cwd=cwd, env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+    done = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=True,
+    )
     rows: list[tuple[str, float]] = []
     for line in done.stderr.decode(errors="replace").splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
-        _self, cumulative, name = line[len("import time:"):].split("|")
+        _self, cumulative, name = line[len("import time:") :].split("|")
         rows.append((name.rstrip(), int(cumulative) / 1000))
     return sorted(rows, key=lambda row: -row[1])[:top]
 
@@ -94,10 +102,16 @@ def importtime(argv: list[str], cwd: str, env: dict[str, str],
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="fresh processes per command")
-    parser.add_argument("--importtime", action="store_true",
-                        help="also list the costliest imports of the check path")
-    parser.add_argument("--as-is", action="store_true",
-                        help="keep the environment's bytecode settings (see the docstring)")
+    parser.add_argument(
+        "--importtime",
+        action="store_true",
+        help="also list the costliest imports of the check path",
+    )
+    parser.add_argument(
+        "--as-is",
+        action="store_true",
+        help="keep the environment's bytecode settings (see the docstring)",
+    )
     opts = parser.parse_args()
     argvs = commands()
     samples: dict[str, list[float]] = {name: [] for name in argvs}
@@ -118,35 +132,43 @@ def main() -> None:
         shutil.rmtree(cache, ignore_errors=True)
     median = {name: statistics.median(values) for name, values in samples.items()}
     bare = median["bare"]
-    print(f"{'command':<12} {'median ms':>10} {'min ms':>8} {'x bare':>7}   "
-          f"(median of {opts.runs} fresh processes, round-robin)")
+    print(
+        f"{'command':<12} {'median ms':>10} {'min ms':>8} {'x bare':>7}   "
+        f"(median of {opts.runs} fresh processes, round-robin)"
+    )
     print("-" * 72)
     for name, argv in argvs.items():
         shown = " ".join(argv[1:]) if name != "bare" else "python -c pass"
-        print(f"{name:<12} {median[name]:>10.1f} {min(samples[name]):>8.1f} "
-              f"{median[name] / bare:>7.2f}   {shown}")
+        print(
+            f"{name:<12} {median[name]:>10.1f} {min(samples[name]):>8.1f} "
+            f"{median[name] / bare:>7.2f}   {shown}"
+        )
     if profile:
         print("\ncostliest imports on the check path (cumulative ms, -X importtime):")
         for module, ms in profile:
             depth = (len(module) - len(module.lstrip())) // 2
             print(f"  {ms:8.1f}  {'  ' * depth}{module.strip()}")
     ratios = {name: median[name] / bare for name in ("import", "check", "check_text")}
-    print(json.dumps({
-        "bare_ms": round(bare, 1),
-        "import_ms": round(median["import"], 1),
-        "check_ms": round(median["check"], 1),
-        "check_text_ms": round(median["check_text"], 1),
-        "import_ratio": round(ratios["import"], 2),
-        "check_ratio": round(ratios["check"], 2),
-        "check_text_ratio": round(ratios["check_text"], 2),
-        # the names issue 13 asks for (the same figures)
-        "import_vs_bare": round(ratios["import"], 2),
-        "check_vs_bare": round(ratios["check"], 2),
-        "targets_met": all(ratios[name] <= limit for name, limit in IMPORT_TARGETS.items()),
-        "bytecode_cached": not opts.as_is,
-        "runs": opts.runs,
-        "cpus": os.cpu_count(),
-    }))
+    print(
+        json.dumps(
+            {
+                "bare_ms": round(bare, 1),
+                "import_ms": round(median["import"], 1),
+                "check_ms": round(median["check"], 1),
+                "check_text_ms": round(median["check_text"], 1),
+                "import_ratio": round(ratios["import"], 2),
+                "check_ratio": round(ratios["check"], 2),
+                "check_text_ratio": round(ratios["check_text"], 2),
+                # the names issue 13 asks for (the same figures)
+                "import_vs_bare": round(ratios["import"], 2),
+                "check_vs_bare": round(ratios["check"], 2),
+                "targets_met": all(ratios[name] <= limit for name, limit in IMPORT_TARGETS.items()),
+                "bytecode_cached": not opts.as_is,
+                "runs": opts.runs,
+                "cpus": os.cpu_count(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

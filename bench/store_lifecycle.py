@@ -94,8 +94,10 @@ def _feed_only_sqlite_tx() -> Any:
             self.appended = True
             seqs = []
             for draft, entry in entries:
-                cur = self._q("event", (None, ts, draft.kind, draft.request_id, draft.run_id,
-                                        entry, "", "", None))
+                cur = self._q(
+                    "event",
+                    (None, ts, draft.kind, draft.request_id, draft.run_id, entry, "", "", None),
+                )
                 seqs.append(int(cur.lastrowid))
             return seqs
 
@@ -153,18 +155,27 @@ CREATE TABLE ref_requests (id TEXT PRIMARY KEY, state TEXT NOT NULL, doc TEXT NO
 CREATE TABLE ref_events (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                          request_id TEXT, entry TEXT NOT NULL);
 """
-REF_PG_INSERT = ("WITH r AS (INSERT INTO ref_requests VALUES (%s, 'pending', %s) RETURNING id) "
-                 "INSERT INTO ref_events (request_id, entry) SELECT id, %s FROM r")
-REF_PG_MOVE = ("WITH r AS (UPDATE ref_requests SET state = %s, doc = %s WHERE id = %s "
-               "AND state = %s RETURNING id) "
-               "INSERT INTO ref_events (request_id, entry) SELECT id, %s FROM r RETURNING seq")
+REF_PG_INSERT = (
+    "WITH r AS (INSERT INTO ref_requests VALUES (%s, 'pending', %s) RETURNING id) "
+    "INSERT INTO ref_events (request_id, entry) SELECT id, %s FROM r"
+)
+REF_PG_MOVE = (
+    "WITH r AS (UPDATE ref_requests SET state = %s, doc = %s WHERE id = %s "
+    "AND state = %s RETURNING id) "
+    "INSERT INTO ref_events (request_id, entry) SELECT id, %s FROM r RETURNING seq"
+)
 REF_MOVES = (("approved", "pending"), ("claimed", "approved"), ("finished", "claimed"))
 
 
 def _ref_payload(pid: int, n: int, state: str) -> tuple[str, str]:
     """A request document and an event entry about the size of signoff's own."""
-    doc = _canon({"call": {"name": "bash", "arguments": {"command": f"rm -rf build/{pid}/{n}"}},
-                  "state": state, "pad": "x" * 900})
+    doc = _canon(
+        {
+            "call": {"name": "bash", "arguments": {"command": f"rm -rf build/{pid}/{n}"}},
+            "state": state,
+            "pad": "x" * 900,
+        }
+    )
     return doc, _canon({"kind": f"request.{state}", "data": {"pad": "y" * 300}})
 
 
@@ -187,11 +198,12 @@ def _ref_sqlite_worker(path: str, seconds: float, barrier: Any, out: Any) -> Non
         for target, source in REF_MOVES:
             doc, entry = _ref_payload(pid, n, target)
             conn.execute("BEGIN IMMEDIATE")
-            moved = conn.execute("UPDATE ref_requests SET state = ?, doc = ? WHERE id = ? "
-                                 "AND state = ?", (target, doc, rid, source)).rowcount
+            moved = conn.execute(
+                "UPDATE ref_requests SET state = ?, doc = ? WHERE id = ? AND state = ?",
+                (target, doc, rid, source),
+            ).rowcount
             assert moved == 1
-            conn.execute("INSERT INTO ref_events (request_id, entry) VALUES (?, ?)",
-                         (rid, entry))
+            conn.execute("INSERT INTO ref_events (request_id, entry) VALUES (?, ?)", (rid, entry))
             conn.execute("COMMIT")
         n += 1
     out.put((n, start, time.perf_counter()))
@@ -278,20 +290,29 @@ def _seed_worker(path: str, seconds: float, barrier: Any, out: Any) -> None:
         digest = _sha(body)
         binding = _sha(_canon({"id": rid, "actor": "ann", "digest": digest, "expires_at": expires}))
         with tx() as conn:  # request
-            conn.execute("INSERT INTO approvals VALUES (?,?,?,?,?,?,'pending',NULL,NULL)",
-                         (rid, "ann", body, digest, expires, binding))
+            conn.execute(
+                "INSERT INTO approvals VALUES (?,?,?,?,?,?,'pending',NULL,NULL)",
+                (rid, "ann", body, digest, expires, binding),
+            )
         for target, source in (("approved", "pending"), ("claimed", "approved")):
             with tx() as conn:  # decide, then claim: read, verify, compare-and-set
-                row = conn.execute("SELECT payload, digest, binding, state, expires FROM "
-                                   "approvals WHERE id=?", (rid,)).fetchone()
+                row = conn.execute(
+                    "SELECT payload, digest, binding, state, expires FROM approvals WHERE id=?",
+                    (rid,),
+                ).fetchone()
                 assert _sha(row[0]) == row[1] and row[2] == binding and row[3] == source
                 assert time.time() < row[4]
                 token = secrets.token_hex(16) if target == "claimed" else None
-                conn.execute("UPDATE approvals SET state=?, token=COALESCE(?, token) "
-                             "WHERE id=? AND state=?", (target, token, rid, source))
+                conn.execute(
+                    "UPDATE approvals SET state=?, token=COALESCE(?, token) WHERE id=? AND state=?",
+                    (target, token, rid, source),
+                )
         with tx() as conn:  # finish
-            conn.execute("UPDATE approvals SET state='finished', result=? WHERE id=? AND "
-                         "state='claimed' AND token IS NOT NULL", ('{"ok":true}', rid))
+            conn.execute(
+                "UPDATE approvals SET state='finished', result=? WHERE id=? AND "
+                "state='claimed' AND token IS NOT NULL",
+                ('{"ok":true}', rid),
+            )
         n += 1
     out.put((n, start, time.perf_counter()))
 
@@ -325,9 +346,13 @@ def run(target: Any, args: tuple[Any, ...], procs: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="run every configuration this many times, interleaved, and "
-                             "report medians (the machine is shared and noisy)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="run every configuration this many times, interleaved, and "
+        "report medians (the machine is shared and noisy)",
+    )
     parser.add_argument("--pg", default=PG_DEFAULT)
     opts = parser.parse_args()
     figures: dict[str, Any] = {}
@@ -340,41 +365,106 @@ def main() -> None:
         # (key, label, procs, target, args): every key is measured once per round
         configs: list[tuple[str, str, int, Any, tuple[Any, ...]]] = []
         for procs in (1, 4):
-            configs.append((f"sqlite_{procs}p", "signoff sqlite (WAL, FULL)", procs,
-                            _signoff_worker, (sqlite_url(f"s{procs}"), opts.seconds, "audit")))
-        configs.append(("sqlite_feed_4p", "signoff sqlite, feed only (no chain)", 4,
-                        _signoff_worker, (sqlite_url("feed"), opts.seconds, "feed")))
-        configs.append(("sqlite_norecord_4p", "signoff sqlite, no record at all", 4,
-                        _signoff_worker, (sqlite_url("none"), opts.seconds, "none")))
+            configs.append(
+                (
+                    f"sqlite_{procs}p",
+                    "signoff sqlite (WAL, FULL)",
+                    procs,
+                    _signoff_worker,
+                    (sqlite_url(f"s{procs}"), opts.seconds, "audit"),
+                )
+            )
+        configs.append(
+            (
+                "sqlite_feed_4p",
+                "signoff sqlite, feed only (no chain)",
+                4,
+                _signoff_worker,
+                (sqlite_url("feed"), opts.seconds, "feed"),
+            )
+        )
+        configs.append(
+            (
+                "sqlite_norecord_4p",
+                "signoff sqlite, no record at all",
+                4,
+                _signoff_worker,
+                (sqlite_url("none"), opts.seconds, "none"),
+            )
+        )
         ref_path = sqlite_url("reference")
         _ref_sqlite_setup(ref_path)
-        configs.append(("sqlite_ref_4p", "lean reference, sqlite (WAL, FULL)", 4,
-                        _ref_sqlite_worker, (ref_path, opts.seconds)))
+        configs.append(
+            (
+                "sqlite_ref_4p",
+                "lean reference, sqlite (WAL, FULL)",
+                4,
+                _ref_sqlite_worker,
+                (ref_path, opts.seconds),
+            )
+        )
         for procs in (1, 4):
             path = sqlite_url(f"seed{procs}")
             _seed_setup(path)
-            configs.append((f"seed_{procs}p", "seed 001 design (conn/op, DELETE journal)",
-                            procs, _seed_worker, (path, opts.seconds)))
-        pg_schemas = [s for s in (_pg_schema(opts.pg), _pg_schema(opts.pg),
-                                  _pg_schema(opts.pg)) if s]
+            configs.append(
+                (
+                    f"seed_{procs}p",
+                    "seed 001 design (conn/op, DELETE journal)",
+                    procs,
+                    _seed_worker,
+                    (path, opts.seconds),
+                )
+            )
+        pg_schemas = [
+            s for s in (_pg_schema(opts.pg), _pg_schema(opts.pg), _pg_schema(opts.pg)) if s
+        ]
         try:
             if len(pg_schemas) == 3:
-                url, feed_url, ref_url = (f"{opts.pg}?options=-csearch_path%3D{s}"
-                                          for s in pg_schemas)
+                url, feed_url, ref_url = (
+                    f"{opts.pg}?options=-csearch_path%3D{s}" for s in pg_schemas
+                )
                 from signoff.store import open_store
 
                 open_store(url).close()  # migrate once, not in the timed region
                 _pg_feed_only(feed_url)
                 for procs in (1, 4):
-                    configs.append((f"postgres_{procs}p", "signoff postgres", procs,
-                                    _signoff_worker, (url, opts.seconds, "audit")))
-                configs.append(("postgres_feed_4p", "signoff postgres, feed only (no chain)", 4,
-                                _signoff_worker, (feed_url, opts.seconds, "feed")))
-                configs.append(("postgres_norecord_4p", "signoff postgres, no record at all", 4,
-                                _signoff_worker, (url, opts.seconds, "none")))
+                    configs.append(
+                        (
+                            f"postgres_{procs}p",
+                            "signoff postgres",
+                            procs,
+                            _signoff_worker,
+                            (url, opts.seconds, "audit"),
+                        )
+                    )
+                configs.append(
+                    (
+                        "postgres_feed_4p",
+                        "signoff postgres, feed only (no chain)",
+                        4,
+                        _signoff_worker,
+                        (feed_url, opts.seconds, "feed"),
+                    )
+                )
+                configs.append(
+                    (
+                        "postgres_norecord_4p",
+                        "signoff postgres, no record at all",
+                        4,
+                        _signoff_worker,
+                        (url, opts.seconds, "none"),
+                    )
+                )
                 _ref_pg_setup(ref_url)
-                configs.append(("postgres_ref_4p", "lean reference, postgres", 4,
-                                _ref_pg_worker, (ref_url, opts.seconds)))
+                configs.append(
+                    (
+                        "postgres_ref_4p",
+                        "lean reference, postgres",
+                        4,
+                        _ref_pg_worker,
+                        (ref_url, opts.seconds),
+                    )
+                )
             for _ in range(max(1, opts.repeat)):
                 for key, _label, procs, target, args in configs:
                     samples.setdefault(key, []).append(run(target, args, procs))
@@ -383,8 +473,7 @@ def main() -> None:
                 _pg_drop(opts.pg, schema)
     for key, values in samples.items():
         figures[key] = statistics.median(values)
-    print(f"{'store':<44} {'procs':>5} {'lifecycles/s':>13}   (median of {opts.repeat}; "
-          "each run)")
+    print(f"{'store':<44} {'procs':>5} {'lifecycles/s':>13}   (median of {opts.repeat}; each run)")
     print("-" * 96)
     for key, label, procs, _t, _a in configs:
         runs = ", ".join(f"{v:,.0f}" for v in samples[key])
@@ -395,8 +484,9 @@ def main() -> None:
     # machine's speed drifts between rounds more than the difference being measured
 
     def paired(audited: str, other: str) -> float:
-        return statistics.median(b / a for a, b in zip(samples[audited], samples[other],
-                                                       strict=True))
+        return statistics.median(
+            b / a for a, b in zip(samples[audited], samples[other], strict=True)
+        )
 
     audit_ratio = paired("sqlite_4p", "sqlite_feed_4p")
     record_ratio = paired("sqlite_4p", "sqlite_norecord_4p")
@@ -405,40 +495,50 @@ def main() -> None:
     pg_sqlite = paired("sqlite_4p", "postgres_4p") if pg4 else None
     sqlite_ref = paired("sqlite_ref_4p", "sqlite_4p")
     print(f"\nsignoff sqlite / seed 001 design (4 processes): {sqlite4 / seed4:.2f}x")
-    print(f"signoff / lean reference (4 processes, median of per-round ratios): sqlite "
-          f"{sqlite_ref:.2f}", end="")
+    print(
+        f"signoff / lean reference (4 processes, median of per-round ratios): sqlite "
+        f"{sqlite_ref:.2f}",
+        end="",
+    )
     print(f", postgres {pg_ref:.2f}" if pg_ref else "")
     if pg_sqlite:
         print(f"signoff postgres / signoff sqlite (4 processes, per round): {pg_sqlite:.2f}")
-    print("time per lifecycle, 4 processes       audit / feed only   audit / no record"
-          "   (median of per-round ratios)")
+    print(
+        "time per lifecycle, 4 processes       audit / feed only   audit / no record"
+        "   (median of per-round ratios)"
+    )
     print(f"  sqlite                                {audit_ratio:>15.3f} {record_ratio:>19.3f}")
     pg_audit = pg_record = None
     if pg4:
         pg_audit = paired("postgres_4p", "postgres_feed_4p")
         pg_record = paired("postgres_4p", "postgres_norecord_4p")
         print(f"  postgres                              {pg_audit:>15.3f} {pg_record:>19.3f}")
-    print(json.dumps({
-        "sqlite_lifecycles_per_s": round(sqlite4, 1),
-        "postgres_lifecycles_per_s": round(pg4, 1) if pg4 else None,
-        "seed_design_lifecycles_per_s": round(seed4, 1),
-        "sqlite_vs_seed_ratio": round(sqlite4 / seed4, 2),
-        "audit_overhead_ratio": round(audit_ratio, 3),
-        "postgres_audit_overhead_ratio": round(pg_audit, 3) if pg_audit else None,
-        "record_overhead_ratio": round(record_ratio, 3),
-        "postgres_record_overhead_ratio": round(pg_record, 3) if pg_record else None,
-        "sqlite_1p_lifecycles_per_s": round(figures["sqlite_1p"], 1),
-        "postgres_1p_lifecycles_per_s": round(figures["postgres_1p"], 1) if pg4 else None,
-        "seed_design_1p_lifecycles_per_s": round(figures["seed_1p"], 1),
-        "sqlite_reference_lifecycles_per_s": round(figures["sqlite_ref_4p"], 1),
-        "postgres_reference_lifecycles_per_s": (round(figures["postgres_ref_4p"], 1)
-                                                if pg4 else None),
-        "sqlite_vs_reference": round(sqlite_ref, 3),
-        "postgres_vs_reference": round(pg_ref, 3) if pg_ref else None,
-        "postgres_vs_sqlite": round(pg_sqlite, 3) if pg_sqlite else None,
-        "repeat": opts.repeat,
-        "cpus": os.cpu_count(),
-    }))
+    print(
+        json.dumps(
+            {
+                "sqlite_lifecycles_per_s": round(sqlite4, 1),
+                "postgres_lifecycles_per_s": round(pg4, 1) if pg4 else None,
+                "seed_design_lifecycles_per_s": round(seed4, 1),
+                "sqlite_vs_seed_ratio": round(sqlite4 / seed4, 2),
+                "audit_overhead_ratio": round(audit_ratio, 3),
+                "postgres_audit_overhead_ratio": round(pg_audit, 3) if pg_audit else None,
+                "record_overhead_ratio": round(record_ratio, 3),
+                "postgres_record_overhead_ratio": round(pg_record, 3) if pg_record else None,
+                "sqlite_1p_lifecycles_per_s": round(figures["sqlite_1p"], 1),
+                "postgres_1p_lifecycles_per_s": round(figures["postgres_1p"], 1) if pg4 else None,
+                "seed_design_1p_lifecycles_per_s": round(figures["seed_1p"], 1),
+                "sqlite_reference_lifecycles_per_s": round(figures["sqlite_ref_4p"], 1),
+                "postgres_reference_lifecycles_per_s": (
+                    round(figures["postgres_ref_4p"], 1) if pg4 else None
+                ),
+                "sqlite_vs_reference": round(sqlite_ref, 3),
+                "postgres_vs_reference": round(pg_ref, 3) if pg_ref else None,
+                "postgres_vs_sqlite": round(pg_sqlite, 3) if pg_sqlite else None,
+                "repeat": opts.repeat,
+                "cpus": os.cpu_count(),
+            }
+        )
+    )
 
 
 def _pg_schema(url: str) -> str | None:

@@ -42,8 +42,10 @@ def one_turn(calls: int, tier: str) -> tuple[float, int]:
         store.save_run = counting  # type: ignore[method-assign]
         registry = Registry(builtins=False)
         registry.add(ToolSpec("step", tier, "other"))  # type: ignore[arg-type]
-        turn = [{"id": f"c{i}", "function": {"name": "step", "arguments": {"i": i}}}
-                for i in range(calls)]
+        turn = [
+            {"id": f"c{i}", "function": {"name": "step", "arguments": {"i": i}}}
+            for i in range(calls)
+        ]
         agent = Agent(
             model=ScriptedModel([{"content": "go", "tool_calls": turn}, {"content": "done"}]),
             tools={"step": lambda i: "ok"},

@@ -46,16 +46,26 @@ PG_DEFAULT = os.environ.get("SIGNOFF_BENCH_PG", "postgresql://postgres@127.0.0.1
 def make_agent(metadata: Mapping[str, Any]) -> Agent:
     reg = Registry()
     reg.add(ToolSpec("send", "external"))
-    first = {"content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
-        "name": "send", "arguments": json.dumps({"to": "x"})}}]}
+    first = {
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "send", "arguments": json.dumps({"to": "x"})},
+            }
+        ],
+    }
 
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
         done = any(m.get("role") == "assistant" for m in messages)
         return {"content": "done"} if done else first
 
-    return Agent(model=ScriptedModel.history_driven(reply),
-                 tools={"send": lambda to: f"sent {to}"},
-                 policy=Policy(Settings.from_rules(), workspace=Path("."), registry=reg))
+    return Agent(
+        model=ScriptedModel.history_driven(reply),
+        tools={"send": lambda to: f"sent {to}"},
+        policy=Policy(Settings.from_rules(), workspace=Path("."), registry=reg),
+    )
 
 
 def pct(values: list[float], q: float) -> float:
@@ -69,20 +79,26 @@ def bench(url: str, n: int, resumes: int) -> dict[str, Any]:
     token = accounts.add(f"bench{uuid.uuid4().hex[:6]}", "admin")
     app = create_app(url, workspace=".", settings=Settings(), store=store, accounts=accounts)
     sock = listen("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning",
-                                           timeout_graceful_shutdown=1))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
         time.sleep(0.01)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     verdict = Verdict("ask", "high", None, ("bench",), "external")
-    ids = [store.create_request(Request(id="", call=ToolCall("send", {"to": f"u{i}"}, "c"),
-                                        verdict=verdict, run_id=None)).id for i in range(n)]
+    ids = [
+        store.create_request(
+            Request(
+                id="", call=ToolCall("send", {"to": f"u{i}"}, "c"), verdict=verdict, run_id=None
+            )
+        ).id
+        for i in range(n)
+    ]
     # TCP_NODELAY: httpcore writes headers and body separately (Nagle + delayed ACK = 40 ms)
     transport = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-    client = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"},
-                          transport=transport)
+    client = httpx.Client(
+        base_url=base, headers={"Authorization": f"Bearer {token}"}, transport=transport
+    )
     list_times, decide_times = [], []
     for _ in range(min(50, n)):
         t0 = time.perf_counter()
@@ -97,8 +113,9 @@ def bench(url: str, n: int, resumes: int) -> dict[str, Any]:
 
     stop = threading.Event()
     worker_store = open_store(url)
-    worker = threading.Thread(target=work, args=(worker_store,),
-                              kwargs={"poll": 5.0, "stop": stop.is_set}, daemon=True)
+    worker = threading.Thread(
+        target=work, args=(worker_store,), kwargs={"poll": 5.0, "stop": stop.is_set}, daemon=True
+    )
     worker.start()
     resume_times = []
     runner = Runner(store, make_agent({}), agent_ref="__main__:make_agent")
@@ -147,8 +164,9 @@ def main() -> None:
         with psycopg.connect(args.pg, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
         sep = "&" if "?" in args.pg else "?"
-        results["postgres"] = bench(f"{args.pg}{sep}options=-csearch_path%3D{schema}",
-                                    args.requests, args.resumes)
+        results["postgres"] = bench(
+            f"{args.pg}{sep}options=-csearch_path%3D{schema}", args.requests, args.resumes
+        )
         print("postgres", results["postgres"])
     except Exception as exc:
         print(f"postgres skipped: {exc}")
@@ -161,9 +179,16 @@ def main() -> None:
         except Exception:
             pass
     main_backend = results.get("postgres") or results["sqlite"]
-    print(json.dumps({**main_backend, "backend": "postgres" if "postgres" in results
-                      else "sqlite", "sqlite": results["sqlite"],
-                      "postgres": results.get("postgres")}))
+    print(
+        json.dumps(
+            {
+                **main_backend,
+                "backend": "postgres" if "postgres" in results else "sqlite",
+                "sqlite": results["sqlite"],
+                "postgres": results.get("postgres"),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

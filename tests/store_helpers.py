@@ -54,8 +54,9 @@ class Backend:
 
     @property
     def url(self) -> str:
-        return {"memory": "memory:", "sqlite": str(self.path),
-                "postgres": pg_url(self.schema)}[self.kind]
+        return {"memory": "memory:", "sqlite": str(self.path), "postgres": pg_url(self.schema)}[
+            self.kind
+        ]
 
     def open(self) -> Store:
         store: Store = MemoryStore(self.memory) if self.kind == "memory" else open_store(self.url)
@@ -113,15 +114,20 @@ class Backend:
         """(seq, stored text) of a run's messages, in order."""
         if self.kind == "memory":
             return list(enumerate(self.memory.messages.get(run_id, [])))
-        return [(int(r[0]), str(r[1])) for r in self.sql(
-            "SELECT seq, msg FROM signoff_messages WHERE run_id = ? ORDER BY seq", (run_id,))]
+        return [
+            (int(r[0]), str(r[1]))
+            for r in self.sql(
+                "SELECT seq, msg FROM signoff_messages WHERE run_id = ? ORDER BY seq", (run_id,)
+            )
+        ]
 
     def lease(self, run_id: str) -> tuple[str | None, float | None]:
         if self.kind == "memory":
             row = self.memory.runs[run_id]
             return row[9], row[10]
         owner, expires = self.sql(
-            "SELECT lease_owner, lease_expires_at FROM signoff_runs WHERE id = ?", (run_id,))[0]
+            "SELECT lease_owner, lease_expires_at FROM signoff_runs WHERE id = ?", (run_id,)
+        )[0]
         return owner, expires
 
     def events(self) -> list[list[Any]]:
@@ -130,9 +136,13 @@ class Backend:
         if self.kind == "memory":
             return [list(self.memory.events[s]) for s in sorted(self.memory.events)]
         head = ", head" if self.kind == "sqlite" else ""
-        return [list(r) for r in self.sql(
-            f"SELECT seq, ts, kind, request_id, run_id, entry, prev_hash, hash{head} "
-            "FROM signoff_events ORDER BY seq")]
+        return [
+            list(r)
+            for r in self.sql(
+                f"SELECT seq, ts, kind, request_id, run_id, entry, prev_hash, hash{head} "
+                "FROM signoff_events ORDER BY seq"
+            )
+        ]
 
     def replace_events(self, rows: list[list[Any]]) -> None:
         if self.kind == "memory":
@@ -141,12 +151,17 @@ class Backend:
         self.sql("DELETE FROM signoff_events")
         for r in rows:
             if self.kind == "sqlite":  # a row written by a test has no end mark
-                self.sql("INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, "
-                         "entry, prev_hash, hash, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         (*r[:8], r[8] if len(r) > 8 else None))
+                self.sql(
+                    "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, "
+                    "entry, prev_hash, hash, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*r[:8], r[8] if len(r) > 8 else None),
+                )
                 continue
-            self.sql("INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, "
-                     "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(r))
+            self.sql(
+                "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, "
+                "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                tuple(r),
+            )
 
 
 @pytest.fixture(name="backend", params=["memory", "sqlite", "postgres"])

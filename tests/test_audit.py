@@ -43,8 +43,12 @@ def db_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backe
 
 def history(store: Store) -> None:
     """8 entries: two requests on two runs, a verdict, a grant."""
-    store.record("verdict", {"call": {"name": "ls", "arguments": {}, "id": "c0"},
-                             "verdict": {"effect": "allow"}}, run_id="run-1", now=NOW)
+    store.record(
+        "verdict",
+        {"call": {"name": "ls", "arguments": {}, "id": "c0"}, "verdict": {"effect": "allow"}},
+        run_id="run-1",
+        now=NOW,
+    )
     a = store.create_request(make_request(run_id="run-1"), now=NOW + 1)
     store.decide(a.id, Decision("approve", reason="ok"), actor="ann", now=NOW + 2)
     claim = store.claim(a.id, worker="w1", now=NOW + 3)
@@ -66,8 +70,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 def _edit(b: Backend) -> None:
     (entry,) = b.sql("SELECT entry FROM signoff_events WHERE seq = 3")[0]
-    b.sql("UPDATE signoff_events SET entry = ? WHERE seq = 3",
-          (entry.replace('"ann"', '"mallory"'),))
+    b.sql(
+        "UPDATE signoff_events SET entry = ? WHERE seq = 3", (entry.replace('"ann"', '"mallory"'),)
+    )
 
 
 def _delete(b: Backend) -> None:
@@ -80,9 +85,11 @@ def _insert(b: Backend) -> None:
     b.sql("UPDATE signoff_events SET seq = seq - 99 WHERE seq >= 103")
     (prev,) = b.sql("SELECT hash FROM signoff_events WHERE seq = 2")[0]
     entry = Draft("request.decided", None, "run-1", "mallory", {"forged": True}).entry(NOW + 2)
-    b.sql("INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
-          "hash) VALUES (3, ?, 'request.decided', NULL, 'run-1', ?, ?, ?)",
-          (NOW + 2, entry, prev, chain_hash(prev, entry)))
+    b.sql(
+        "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
+        "hash) VALUES (3, ?, 'request.decided', NULL, 'run-1', ?, ?, ?)",
+        (NOW + 2, entry, prev, chain_hash(prev, entry)),
+    )
 
 
 def _reorder(b: Backend) -> None:
@@ -107,8 +114,9 @@ TAMPERS: dict[str, tuple[Callable[[Backend], None], int, str]] = {
 
 
 @pytest.mark.parametrize("tamper", sorted(TAMPERS))
-def test_verify_names_the_first_bad_entry(db: Backend, tamper: str,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_names_the_first_bad_entry(
+    db: Backend, tamper: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = db.open()
     history(store)
     report = verify_store(store)
@@ -138,8 +146,11 @@ def test_a_cut_stays_visible_after_later_appends(db: Backend, tamper: str) -> No
     # over the hole (SQLite finds the end mark gone and leaves a gap).
     store = db.open()
     history(store)
-    db.sql("DELETE FROM signoff_events WHERE seq >= 7" if tamper == "deleted-tail"
-           else "DELETE FROM signoff_events WHERE seq = 8")
+    db.sql(
+        "DELETE FROM signoff_events WHERE seq >= 7"
+        if tamper == "deleted-tail"
+        else "DELETE FROM signoff_events WHERE seq = 8"
+    )
     for n in range(3):
         store.record("verdict", {"n": n}, run_id="run-3", now=NOW + 90000 + n)
     report = verify_store(store)
@@ -177,8 +188,10 @@ def test_sqlite_store_from_before_the_end_mark_is_migrated(tmp_path: Path) -> No
         history(backend.open())
         backend.close()
         # the schema as migration 7 left it: no end mark column, the head in its own row
-        backend.sql("UPDATE signoff_chain SET seq = 8, "
-                    "hash = (SELECT hash FROM signoff_events WHERE seq = 8)")
+        backend.sql(
+            "UPDATE signoff_chain SET seq = 8, "
+            "hash = (SELECT hash FROM signoff_events WHERE seq = 8)"
+        )
         backend.sql("ALTER TABLE signoff_events DROP COLUMN head")
         backend.sql("DELETE FROM schema_migrations WHERE version = 8")
         store = backend.open()
@@ -224,8 +237,9 @@ def exported(store: Store, path: Path) -> tuple[list[str], str]:
     return lines, head
 
 
-def test_export_round_trips_and_verifies_offline(tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_round_trips_and_verifies_offline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "s.db"
     with open_store(db) as store:
         history(store)
@@ -254,8 +268,9 @@ def test_export_round_trips_and_verifies_offline(tmp_path: Path,
         ("garbage", 6, "line 6 (entry 6) does not parse"),
     ],
 )
-def test_tampered_export_is_found(tmp_path: Path, change: str, first_bad: int, words: str,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_tampered_export_is_found(
+    tmp_path: Path, change: str, first_bad: int, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with open_store(tmp_path / "s.db") as store:
         history(store)
         lines, _ = exported(store, tmp_path / "audit.jsonl")
@@ -294,8 +309,7 @@ def test_key_order_and_spacing_of_a_line_do_not_matter(tmp_path: Path) -> None:
     with open_store(tmp_path / "s.db") as store:
         history(store)
         lines, head = exported(store, tmp_path / "audit.jsonl")
-    respaced = [json.dumps(dict(reversed(list(json.loads(x).items()))), indent=None)
-                for x in lines]
+    respaced = [json.dumps(dict(reversed(list(json.loads(x).items()))), indent=None) for x in lines]
     path = tmp_path / "respaced.jsonl"
     path.write_text("\n".join(respaced) + "\n\n", "utf-8")
     assert verify_file(path, head=head).ok
@@ -325,7 +339,9 @@ def test_filters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = cli(capsys, "audit", "--db", db, "--run", "run-2", "--json")
     assert code == 0
     assert [(e["seq"], e["kind"]) for e in json.loads(out)] == [
-        (6, "request.created"), (7, "request.decided")]
+        (6, "request.created"),
+        (7, "request.decided"),
+    ]
     code, out = cli(capsys, "audit", "--db", db, "--kind", "request.decided")
     assert code == 0
     assert "approve -> approved: ok" in out and "reject -> rejected: no" in out
@@ -351,15 +367,30 @@ def test_parse_since() -> None:
 
 
 def test_grant_add_project_writes_the_rule_and_records_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = str(tmp_path / "s.db")
-    code, out = cli(capsys, "grant", "add", "Bash(npm run test:*)", "--workspace",
-                    str(tmp_path), "--db", db, "--as", "ann", "--json")
+    code, out = cli(
+        capsys,
+        "grant",
+        "add",
+        "Bash(npm run test:*)",
+        "--workspace",
+        str(tmp_path),
+        "--db",
+        db,
+        "--as",
+        "ann",
+        "--json",
+    )
     assert code == 0
     doc = json.loads(out)
     # The store's owner acting for ann, without ann's token, is recorded as such.
     assert (doc["rule"], doc["scope"], doc["created_by"]) == (
-        "Bash(npm run test:*)", "project", f"local-admin:{os_user()} as ann")
+        "Bash(npm run test:*)",
+        "project",
+        f"local-admin:{os_user()} as ann",
+    )
     allow = [r.text for r in load_settings(tmp_path, user=False).allow]
     assert "Bash(npm run test:*)" in allow
     with open_store(db) as store:
@@ -371,7 +402,8 @@ def test_grant_add_project_writes_the_rule_and_records_it(
 
 
 def test_grant_add_refuses_bad_rules_and_run_grants_without_a_run(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = str(tmp_path / "s.db")
     assert main(["grant", "add", "Bash(npm", "--db", db, "--workspace", str(tmp_path)]) == 2
     assert "not of the form" in capsys.readouterr().err
@@ -383,21 +415,46 @@ def test_grant_add_refuses_bad_rules_and_run_grants_without_a_run(
         assert [(g.rule, g.scope) for g in store.list_grants(run_id="r1")] == [("Bash(ls)", "run")]
 
 
-@pytest.mark.parametrize(("kind", "data", "line"), [
-    ("run.created", {"message_count": 2, "agent": "pkg.mod:build"},
-     "run started (2 messages, agent pkg.mod:build)"),
-    ("run.paused", {"from": "running", "to": "paused", "waiting_on": ["req_1", "req_2"],
-                    "note": None}, "running -> paused, waiting on req_1, req_2"),
-    ("run.needs_attention", {"from": "running", "to": "needs_attention", "waiting_on": [],
-                             "note": "3 refusals in a row"},
-     "running -> needs_attention: 3 refusals in a row"),
-    ("run.claimed", {"worker": "w2", "status": "paused", "lapsed": "w1"},
-     "taken by w2 (was paused), after w1's lease lapsed"),
-    ("session.outcome", {"call": {"name": "ls", "arguments": {}}, "outcome": "ran"},
-     "ran: ls {}"),
-    ("review", {"call": {"name": "write_file", "arguments": {"path": "a"}}},
-     'ran without asking, to review: write_file {"path": "a"}'),
-])
+@pytest.mark.parametrize(
+    ("kind", "data", "line"),
+    [
+        (
+            "run.created",
+            {"message_count": 2, "agent": "pkg.mod:build"},
+            "run started (2 messages, agent pkg.mod:build)",
+        ),
+        (
+            "run.paused",
+            {"from": "running", "to": "paused", "waiting_on": ["req_1", "req_2"], "note": None},
+            "running -> paused, waiting on req_1, req_2",
+        ),
+        (
+            "run.needs_attention",
+            {
+                "from": "running",
+                "to": "needs_attention",
+                "waiting_on": [],
+                "note": "3 refusals in a row",
+            },
+            "running -> needs_attention: 3 refusals in a row",
+        ),
+        (
+            "run.claimed",
+            {"worker": "w2", "status": "paused", "lapsed": "w1"},
+            "taken by w2 (was paused), after w1's lease lapsed",
+        ),
+        (
+            "session.outcome",
+            {"call": {"name": "ls", "arguments": {}}, "outcome": "ran"},
+            "ran: ls {}",
+        ),
+        (
+            "review",
+            {"call": {"name": "write_file", "arguments": {"path": "a"}}},
+            'ran without asking, to review: write_file {"path": "a"}',
+        ),
+    ],
+)
 def test_entries_read_as_sentences(kind: str, data: dict[str, Any], line: str) -> None:
     from signoff.audit import describe
     from signoff.store import Event

@@ -145,8 +145,12 @@ def test_a_session_is_on_the_record(workspace: Path) -> None:
 
     chat, _, _, _ = session(
         workspace,
-        [scripted_reply(None, fake_call("read_file", {"path": "README.md"}, "c1")),
-         rm("rm -rf build", "c2"), rm("rm -rf ~", "c3"), scripted_reply("done")],
+        [
+            scripted_reply(None, fake_call("read_file", {"path": "README.md"}, "c1")),
+            rm("rm -rf build", "c2"),
+            rm("rm -rf ~", "c3"),
+            scripted_reply("done"),
+        ],
         Decision("reject", reason="keep the build"),
     )
     chat.handle("clean up")
@@ -160,8 +164,9 @@ def test_a_session_is_on_the_record(workspace: Path) -> None:
     assert decided.data["call"]["arguments"] == {"command": "rm -rf build"}
     assert decided.data["decision"]["kind"] == "reject"
     assert decided.data["decision"]["reason"] == "keep the build"
-    assert describe(decided) == ('reject: execute_command {"command": "rm -rf build"}: '
-                                 "keep the build")
+    assert describe(decided) == (
+        'reject: execute_command {"command": "rm -rf build"}: keep the build'
+    )
     outcomes = [e.data["outcome"] for e in log if e.kind == "session.outcome"]
     assert outcomes == ["ran", "rejected", "denied"]
     assert verify_store(chat.record).ok
@@ -173,11 +178,16 @@ def test_a_session_is_on_the_record(workspace: Path) -> None:
 def test_a_change_made_without_asking_can_be_reviewed_and_reverted(workspace: Path) -> None:
     from signoff.review import revert, review_items
 
-    chat, _, _, _ = session(workspace, [
-        scripted_reply(None, fake_call("write_file", {"path": "README.md",
-                                                      "content": "# rewritten\n"}, "c1")),
-        scripted_reply("done"),
-    ])
+    chat, _, _, _ = session(
+        workspace,
+        [
+            scripted_reply(
+                None,
+                fake_call("write_file", {"path": "README.md", "content": "# rewritten\n"}, "c1"),
+            ),
+            scripted_reply("done"),
+        ],
+    )
     chat.handle("rewrite the readme")
     assert (workspace / "README.md").read_text() == "# rewritten\n"
     assert chat.record is not None
@@ -191,9 +201,11 @@ def test_a_project_always_from_chat_is_a_listed_revocable_grant(workspace: Path)
     from signoff.approvals import revoke_grant
 
     chat, _, _, _ = session(
-        workspace, [rm("rm -rf build", "c1"), scripted_reply("done")],
-        Decision("approve_always", actor="ann", scope="project",
-                 rule="execute_command(rm -rf build)"),
+        workspace,
+        [rm("rm -rf build", "c1"), scripted_reply("done")],
+        Decision(
+            "approve_always", actor="ann", scope="project", rule="execute_command(rm -rf build)"
+        ),
     )
     chat.handle("clean")
     assert chat.record is not None

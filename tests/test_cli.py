@@ -80,11 +80,14 @@ def test_check_bad_input_is_a_clear_error(tmp_path: Path, args: list[str], messa
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ["audit", "verify", "--file", "missing.jsonl"],
-    ["audit", "export", "--output", "no/such/dir/audit.jsonl"],
-    ["check", "--no-user-settings", "--shell-file", "missing.txt"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["audit", "verify", "--file", "missing.jsonl"],
+        ["audit", "export", "--output", "no/such/dir/audit.jsonl"],
+        ["check", "--no-user-settings", "--shell-file", "missing.txt"],
+    ],
+)
 def test_a_missing_file_is_named_not_a_traceback(tmp_path: Path, args: list[str]) -> None:
     done = signoff(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
@@ -138,8 +141,9 @@ def test_check_shell_explains_each_part(tmp_path: Path) -> None:
 
 
 def test_grant_add_then_revoke_a_project_grant(tmp_path: Path) -> None:
-    added = signoff("grant", "add", "Bash(npm run test:*)", "--json", "--workspace", ".",
-                    cwd=tmp_path)
+    added = signoff(
+        "grant", "add", "Bash(npm run test:*)", "--json", "--workspace", ".", cwd=tmp_path
+    )
     assert added.returncode == 0, added.stderr
     grant_id = json.loads(added.stdout)["id"]
     local = tmp_path / ".signoff" / "settings.local.toml"
@@ -148,6 +152,5 @@ def test_grant_add_then_revoke_a_project_grant(tmp_path: Path) -> None:
     assert revoked.returncode == 0, revoked.stderr
     assert "removed from .signoff/settings.local.toml" in revoked.stdout
     assert "Bash(npm run test:*)" not in local.read_text()
-    listed = json.loads(signoff("grant", "list", "--json", "--workspace", ".",
-                                cwd=tmp_path).stdout)
+    listed = json.loads(signoff("grant", "list", "--json", "--workspace", ".", cwd=tmp_path).stdout)
     assert listed == []

@@ -17,22 +17,26 @@ from signoff.deciders import local_admin, os_user, resolve_decider, sqlite_file
 from signoff.exceptions import InvalidInput, NotAuthorized
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("memory:", None),
-    ("postgresql://u@h/db", None),
-    ("postgres://u@h/db", None),
-    ("sqlite:///rel/s.db", Path("rel/s.db")),
-    ("sqlite:////abs/s.db", Path("/abs/s.db")),
-    ("sqlite:", None),
-    ("/tmp/x/signoff.db", Path("/tmp/x/signoff.db")),
-    ("mysql://h/db", None),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("memory:", None),
+        ("postgresql://u@h/db", None),
+        ("postgres://u@h/db", None),
+        ("sqlite:///rel/s.db", Path("rel/s.db")),
+        ("sqlite:////abs/s.db", Path("/abs/s.db")),
+        ("sqlite:", None),
+        ("/tmp/x/signoff.db", Path("/tmp/x/signoff.db")),
+        ("mysql://h/db", None),
+    ],
+)
 def test_sqlite_file(url: str, expected: Path | None) -> None:
     assert sqlite_file(url) == expected
 
 
 def test_the_os_user_is_read_by_uid_not_from_the_environment(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("USER", "carol")
     monkeypatch.setenv("LOGNAME", "carol")
     assert os_user() == pwd.getpwuid(os.geteuid()).pw_name
@@ -51,15 +55,18 @@ def test_the_owner_of_the_store_file_is_its_local_admin(tmp_path: Path) -> None:
 
 
 def test_without_as_the_os_user_decides_with_its_settings_roles(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SIGNOFF_ACTOR", raising=False)
-    decider = resolve_decider(str(tmp_path / "s.db"), None,
-                              settings_roles={os_user(): ["admin"]}, interactive=False)
+    decider = resolve_decider(
+        str(tmp_path / "s.db"), None, settings_roles={os_user(): ["admin"]}, interactive=False
+    )
     assert (decider.actor, decider.roles, decider.how) == (os_user(), ("admin",), "os-user")
 
 
-def test_tokens_decide_only_for_their_own_account(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tokens_decide_only_for_their_own_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "s.db"
     accounts = Accounts(db)
     carol, vera = accounts.add("carol", "approver"), accounts.add("vera", "viewer")
@@ -78,12 +85,26 @@ def test_tokens_decide_only_for_their_own_account(tmp_path: Path,
     token_file = tmp_path / "t"
     token_file.write_text(carol)
     monkeypatch.delenv("SIGNOFF_TOKEN")
-    assert resolve_decider(str(db), "carol", token_file=str(token_file),
-                           interactive=False).actor == "carol"
+    assert (
+        resolve_decider(str(db), "carol", token_file=str(token_file), interactive=False).actor
+        == "carol"
+    )
 
 
-@pytest.mark.parametrize("name", ["", " ", "carol ", "carol\u200b", "role:admin", "a b",
-                                  "local-admin:root as carol", "-carol", "x" * 65])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        " ",
+        "carol ",
+        "carol\u200b",
+        "role:admin",
+        "a b",
+        "local-admin:root as carol",
+        "-carol",
+        "x" * 65,
+    ],
+)
 def test_names_that_are_not_account_names_are_refused(tmp_path: Path, name: str) -> None:
     with pytest.raises(InvalidInput, match="not an account name"):
         resolve_decider(str(tmp_path / "s.db"), name, interactive=False)

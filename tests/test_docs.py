@@ -91,7 +91,7 @@ def test_the_policy_docs_list_every_settings_table_and_key() -> None:
     from signoff.settings import _KNOWN
 
     text = (ROOT / "docs" / "policy.md").read_text()
-    table = text[text.index("### Every table and key"):text.index("## Modes")]
+    table = text[text.index("### Every table and key") : text.index("## Modes")]
     for name, keys in _KNOWN.items():
         assert f"`[{name}" in table, name
         for key in keys or ():

@@ -18,8 +18,7 @@ from signoff.models import Decision
 from signoff.store import open_store
 from store_helpers import Backend, make_request
 
-CREATE = ("import sys; from signoff.keys import load_keys; "
-          "sys.stdout.write(load_keys().current)")
+CREATE = "import sys; from signoff.keys import load_keys; sys.stdout.write(load_keys().current)"
 
 
 def config() -> Path:
@@ -36,18 +35,23 @@ def test_the_key_file_is_made_private_on_first_use() -> None:
 
 
 def test_processes_racing_to_create_it_share_one_key() -> None:
-    procs = [subprocess.Popen([sys.executable, "-c", CREATE], stdout=subprocess.PIPE,
-                              text=True) for _ in range(8)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", CREATE], stdout=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]
     ids = {p.communicate(timeout=60)[0] for p in procs}
     assert len(ids) == 1 and ids == {load_keys().current}
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("not json", "bad JSON"),
-    ('{"v": 2}', "expected an object with v=1"),
-    ('{"v": 1, "current": "a", "keys": {"a": "abc"}}', "at least 32 hex digits"),
-    ('{"v": 1, "current": "b", "keys": {"a": "' + "00" * 32 + '"}}', "'current' must name"),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("not json", "bad JSON"),
+        ('{"v": 2}', "expected an object with v=1"),
+        ('{"v": 1, "current": "a", "keys": {"a": "abc"}}', "at least 32 hex digits"),
+        ('{"v": 1, "current": "b", "keys": {"a": "' + "00" * 32 + '"}}', "'current' must name"),
+    ],
+)
 def test_a_bad_key_file_names_itself_and_the_problem(text: str, words: str) -> None:
     path = config() / "keys.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,8 +76,9 @@ def test_a_named_key_file_must_exist(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         load_keys()
 
 
-def test_servers_share_a_key_from_the_environment(monkeypatch: pytest.MonkeyPatch,
-                                                  tmp_path: Path) -> None:
+def test_servers_share_a_key_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("SIGNOFF_KEY", "a1=" + "11" * 32 + ", " + "22" * 32)
     keys = load_keys()
     assert keys.current == "a1" and len(keys.masters) == 2
@@ -135,13 +140,21 @@ def test_a_removed_key_id_fails_closed() -> None:
 
 def test_signoff_keys_shows_ids_never_material() -> None:
     keys = load_keys()
-    shown = subprocess.run([sys.executable, "-m", "signoff", "keys", "show", "--json"],
-                           capture_output=True, text=True, check=True)
+    shown = subprocess.run(
+        [sys.executable, "-m", "signoff", "keys", "show", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     doc = json.loads(shown.stdout)
     assert doc["current"] == keys.current and doc["ids"] == [keys.current]
     assert keys.masters[keys.current].hex() not in shown.stdout
-    rotated = subprocess.run([sys.executable, "-m", "signoff", "keys", "rotate"],
-                             capture_output=True, text=True, check=True)
+    rotated = subprocess.run(
+        [sys.executable, "-m", "signoff", "keys", "rotate"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     new = load_keys()
     assert new.current != keys.current and new.current in rotated.stdout
     assert all(k.hex() not in rotated.stdout for k in new.masters.values())

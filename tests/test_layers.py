@@ -16,8 +16,21 @@ PKG = Path(__file__).resolve().parent.parent / "src" / "signoff"
 LAYERS: list[set[str]] = [
     {"exceptions", "models", "kinds", "times", "i18n", "_moved"},
     {"normalize", "run_state", "tools", "project_rules"},
-    {"keys", "rule_values", "rule_checks", "rules", "settings", "protected", "runs_later",
-     "safe_files", "targets", "effects", "always", "policy", "shell"},
+    {
+        "keys",
+        "rule_values",
+        "rule_checks",
+        "rules",
+        "settings",
+        "protected",
+        "runs_later",
+        "safe_files",
+        "targets",
+        "effects",
+        "always",
+        "policy",
+        "shell",
+    },
     {"channels", "gate", "store", "workspace", "llm", "accounts", "deciders", "review"},
     {"runs", "approvals", "audit", "testing"},
     {"present", "notify"},
@@ -138,6 +151,9 @@ def test_cycle_finder_finds_one() -> None:
 
 @pytest.mark.parametrize("module", sorted(m for m in GRAPH if m != "signoff"))
 def test_layers_point_down(module: str) -> None:
-    upward = [dep for dep in sorted(GRAPH[module])
-              if dep != "signoff" and layer_of(dep) > layer_of(module)]
+    upward = [
+        dep
+        for dep in sorted(GRAPH[module])
+        if dep != "signoff" and layer_of(dep) > layer_of(module)
+    ]
     assert upward == [], f"{module} (layer {layer_of(module)}) imports from above: {upward}"

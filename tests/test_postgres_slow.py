@@ -75,8 +75,11 @@ def slow_url() -> Iterator[str]:
 
     with psycopg.connect(PG_BASE, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-    netloc = parts.netloc.replace(f":{parts.port}", f":{proxy.port}") if parts.port else (
-        f"{parts.netloc}:{proxy.port}")
+    netloc = (
+        parts.netloc.replace(f":{parts.port}", f":{proxy.port}")
+        if parts.port
+        else (f"{parts.netloc}:{proxy.port}")
+    )
     yield f"{parts.scheme}://{netloc}{parts.path}?options=-csearch_path%3D{schema}"
     proxy.close()
     with psycopg.connect(PG_BASE, autocommit=True) as conn:

@@ -13,14 +13,33 @@ import signoff
 
 EXPECTED = {
     # declare and judge
-    "tool", "ToolSpec", "ToolCall", "Verdict", "Decision", "Request", "Run", "Policy",
+    "tool",
+    "ToolSpec",
+    "ToolCall",
+    "Verdict",
+    "Decision",
+    "Request",
+    "Run",
+    "Policy",
     "Settings",
     # in process
-    "Gate", "ToolResult", "Channel", "TerminalChannel", "Workspace",
+    "Gate",
+    "ToolResult",
+    "Channel",
+    "TerminalChannel",
+    "Workspace",
     # durable
-    "Agent", "Runner", "Store", "open_store", "decide",
+    "Agent",
+    "Runner",
+    "Store",
+    "open_store",
+    "decide",
     # what users catch
-    "SignoffError", "CallDenied", "InvalidInput", "RunStopped", "ConflictError",
+    "SignoffError",
+    "CallDenied",
+    "InvalidInput",
+    "RunStopped",
+    "ConflictError",
     "__version__",
 }
 
@@ -51,15 +70,18 @@ def test_names_no_longer_exported_still_import_with_a_warning(name: str) -> None
         assert getattr(signoff, name) is not None
 
 
-@pytest.mark.parametrize(("old", "name", "new"), [
-    ("signoff.agent", "ScriptedModel", "signoff.llm"),
-    ("signoff.registry", "Registry", "signoff.tools"),
-    ("signoff.runner", "Runner", "signoff.runs.runner"),
-    ("signoff.stats", "load_stats", "signoff.audit.stats"),
-    ("signoff.fake_openai", "FakeOpenAIServer", "signoff.llm.fake_server"),
-    ("signoff.web.notify", "verify", "signoff.notify"),
-    ("signoff.tools", "Workspace", "signoff.workspace"),
-])
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("signoff.agent", "ScriptedModel", "signoff.llm"),
+        ("signoff.registry", "Registry", "signoff.tools"),
+        ("signoff.runner", "Runner", "signoff.runs.runner"),
+        ("signoff.stats", "load_stats", "signoff.audit.stats"),
+        ("signoff.fake_openai", "FakeOpenAIServer", "signoff.llm.fake_server"),
+        ("signoff.web.notify", "verify", "signoff.notify"),
+        ("signoff.tools", "Workspace", "signoff.workspace"),
+    ],
+)
 def test_moved_modules_forward_with_a_warning(old: str, name: str, new: str) -> None:
     module = importlib.import_module(old)
     with pytest.warns(DeprecationWarning, match=f"{old} moved: import {name} from {new}"):
@@ -76,18 +98,24 @@ def test_the_stored_demo_agent_reference_still_loads() -> None:
 
 def test_import_signoff_loads_no_heavy_module() -> None:
     """`import signoff` alone imports none of pydantic, rich, the store or the web."""
-    code = ("import sys, signoff; heavy = [m for m in ('pydantic', 'rich', 'signoff.store', "
-            "'signoff.web', 'tree_sitter', 'openai', 'signoff.policy') if m in sys.modules]; "
-            "print(','.join(heavy))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys, signoff; heavy = [m for m in ('pydantic', 'rich', 'signoff.store', "
+        "'signoff.web', 'tree_sitter', 'openai', 'signoff.policy') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
 
 
 def test_testing_exports_the_doubles() -> None:
     from signoff import testing
 
-    assert set(testing.__all__) == {"FakeOpenAIServer", "ScriptedChannel", "ScriptedModel",
-                                    "fake_call", "scripted_reply"}
+    assert set(testing.__all__) == {
+        "FakeOpenAIServer",
+        "ScriptedChannel",
+        "ScriptedModel",
+        "fake_call",
+        "scripted_reply",
+    }
     for name in testing.__all__:
         assert getattr(testing, name) is not None

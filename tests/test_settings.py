@@ -142,8 +142,11 @@ def test_tool_expiry_is_read(tmp_path: Path) -> None:
 def test_remove_local_allow_rule_keeps_the_rest(tmp_path: Path) -> None:
     from signoff.settings import remove_local_allow_rule
 
-    path = write(tmp_path, LOCAL_FILE,
-                 '# mine\n[permissions]\nallow = [\n  "read_file",  # keep\n  "Bash(ls:*)",\n]\n')
+    path = write(
+        tmp_path,
+        LOCAL_FILE,
+        '# mine\n[permissions]\nallow = [\n  "read_file",  # keep\n  "Bash(ls:*)",\n]\n',
+    )
     assert remove_local_allow_rule(tmp_path, "Bash(ls:*)")
     assert not remove_local_allow_rule(tmp_path, "Bash(ls:*)")
     assert "# mine" in path.read_text() and "# keep" in path.read_text()

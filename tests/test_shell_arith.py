@@ -37,8 +37,9 @@ def judge(command: str) -> str:
 def test_bash_runs_code_from_a_value_and_signoff_asks(form: str, tmp_path: Path) -> None:
     proof = tmp_path / "proof"
     command = VALUE.format(proof=proof) + form
-    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False,
-                   timeout=10)
+    subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False, timeout=10
+    )
     assert proof.exists(), f"bash did not run the subscript for {form!r}: the test is wrong"
     assert judge(command) in ("ask", "deny"), command
     # the same context reading a variable that is not set on the command line also asks

@@ -28,12 +28,14 @@ ROWS = CORPUS.corpus()
 
 
 def _judge(command: str) -> str:
-    return analyze(command, workspace=CORPUS.WORKSPACE, home=CORPUS.HOME,
-                   resolver=lambda p: p).effect
+    return analyze(
+        command, workspace=CORPUS.WORKSPACE, home=CORPUS.HOME, resolver=lambda p: p
+    ).effect
 
 
-@pytest.mark.parametrize(("category", "expected", "command"), ROWS,
-                         ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(ROWS)])
+@pytest.mark.parametrize(
+    ("category", "expected", "command"), ROWS, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(ROWS)]
+)
 def test_corpus(category: str, expected: str, command: str) -> None:
     got = _judge(command)
     if expected == "ask+":

@@ -54,8 +54,7 @@ def test_home_reads(home: str, command: str, effect: str) -> None:
     ],
 )
 def test_a_project_under_root_is_still_the_project(command: str, effect: str) -> None:
-    result = analyze(command, workspace="/root/proj", home="/root", cwd="/root/proj",
-                     resolver=same)
+    result = analyze(command, workspace="/root/proj", home="/root", cwd="/root/proj", resolver=same)
     assert result.effect == effect, result
 
 

@@ -33,18 +33,21 @@ def test_shell_strings_reads_literals_concatenations_and_argv_lists() -> None:
     assert "rm -rf x" in shell_strings("%x(rm -rf x)")
 
 
-@pytest.mark.parametrize(("code", "expected"), [
-    ("'/etc'", "/etc"),
-    ("'~'", HOME),
-    ("'~/.ssh'", HOME + "/.ssh"),
-    ("os.path.expanduser('~/x')", HOME + "/x"),
-    ("Path.home() / '.config'", HOME + "/.config"),
-    ("os.path.join(os.environ['HOME'], 'a', 'b')", HOME + "/a/b"),
-    ("require('os').homedir()", HOME),
-    ("$ENV{HOME} . '/.bashrc'", HOME + "/.bashrc"),
-    ("Dir.home", HOME),
-    ("process.env.HOME", HOME),
-])
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("'/etc'", "/etc"),
+        ("'~'", HOME),
+        ("'~/.ssh'", HOME + "/.ssh"),
+        ("os.path.expanduser('~/x')", HOME + "/x"),
+        ("Path.home() / '.config'", HOME + "/.config"),
+        ("os.path.join(os.environ['HOME'], 'a', 'b')", HOME + "/a/b"),
+        ("require('os').homedir()", HOME),
+        ("$ENV{HOME} . '/.bashrc'", HOME + "/.bashrc"),
+        ("Dir.home", HOME),
+        ("process.env.HOME", HOME),
+    ],
+)
 def test_path_expr_reads_literal_targets(code: str, expected: str) -> None:
     assert path_expr(code, 0, HOME)[0] == expected
 
@@ -70,14 +73,17 @@ def test_setting_command_knows_which_git_keys_run_commands() -> None:
     assert setting_command("user.name", "rm -rf ~") is None
 
 
-@pytest.mark.parametrize("command", [
-    "python3 -c \"import shutil; shutil.rmtree('/')\"",
-    "echo / | xargs rm -rf",
-    "git -c alias.x='!rm -rf ~' x",
-    "rm$IFS-rf$IFS~",
-    "touch ./-rf; rm *",
-    "echo '* * * * * rm -rf ~' | crontab -",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"import shutil; shutil.rmtree('/')\"",
+        "echo / | xargs rm -rf",
+        "git -c alias.x='!rm -rf ~' x",
+        "rm$IFS-rf$IFS~",
+        "touch ./-rf; rm *",
+        "echo '* * * * * rm -rf ~' | crontab -",
+    ],
+)
 def test_the_payload_pass_is_what_denies(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _judge(command) == "deny"
     monkeypatch.setattr(shell, "judge_payloads", lambda *a: None)
@@ -102,5 +108,4 @@ def test_the_payload_pass_only_adds_denies(monkeypatch: pytest.MonkeyPatch) -> N
     without = [_judge(c) for c in commands]
     changed = [(c, b, a) for c, a, b in zip(commands, with_pass, without, strict=True) if a != b]
     assert changed, "the pass changes nothing: the test would prove nothing"
-    assert all(after == "deny" for _, _, after in changed), [
-        x for x in changed if x[2] != "deny"]
+    assert all(after == "deny" for _, _, after in changed), [x for x in changed if x[2] != "deny"]

@@ -23,20 +23,23 @@ def _tree(root: Path, seed: int) -> list[str]:
     names: list[str] = [str(d) for d in dirs]
     for i in range(14):
         where = rng.choice(dirs) / f"l{i}"
-        target = rng.choice([
-            str(rng.choice(dirs)),  # absolute
-            os.path.relpath(rng.choice(dirs), where.parent),  # relative
-            "../" * rng.randint(0, 3) + f"d{rng.randint(0, 11)}",  # maybe dangling
-            f"l{rng.randint(0, 13)}",  # a chain, maybe a loop
-            "/nonexistent/x",
-        ])
+        target = rng.choice(
+            [
+                str(rng.choice(dirs)),  # absolute
+                os.path.relpath(rng.choice(dirs), where.parent),  # relative
+                "../" * rng.randint(0, 3) + f"d{rng.randint(0, 11)}",  # maybe dangling
+                f"l{rng.randint(0, 13)}",  # a chain, maybe a loop
+                "/nonexistent/x",
+            ]
+        )
         where.symlink_to(target)
         names.append(str(where))
     paths = []
     for _ in range(300):
         base = rng.choice(names)
-        tail = "/".join(rng.choice(["f", "d3", "l2", "x", "l5", "d0"])
-                        for _ in range(rng.randint(0, 3)))
+        tail = "/".join(
+            rng.choice(["f", "d3", "l2", "x", "l5", "d0"]) for _ in range(rng.randint(0, 3))
+        )
         paths.append(posixpath.join(base, tail) if tail else base)
     return paths
 

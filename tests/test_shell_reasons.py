@@ -48,12 +48,15 @@ def test_a_file_tool_still_shows_its_tier(tmp_path: Path) -> None:
     assert "tier write" in out.getvalue().splitlines()[0]
 
 
-@pytest.mark.parametrize(("query", "change"), [
-    ("kubectl get pods", "kubectl delete pod x"),
-    ("helm list", "helm uninstall web"),
-    ("docker ps", "docker rm -f web"),
-    ("psql -c 'select count(*) from users'", "psql -c 'delete from users'"),
-])
+@pytest.mark.parametrize(
+    ("query", "change"),
+    [
+        ("kubectl get pods", "kubectl delete pod x"),
+        ("helm list", "helm uninstall web"),
+        ("docker ps", "docker rm -f web"),
+        ("psql -c 'select count(*) from users'", "psql -c 'delete from users'"),
+    ],
+)
 def test_a_query_and_a_mutation_do_not_share_reason_or_risk(query: str, change: str) -> None:
     _, asked, _ = _verdict(change)
     _, allowed, _ = _verdict(query)
@@ -64,17 +67,20 @@ def test_a_query_and_a_mutation_do_not_share_reason_or_risk(query: str, change: 
     assert any(verb in r or "change" in r for r in asked.reasons), asked.reasons
 
 
-@pytest.mark.parametrize(("command", "says"), [
-    ("kubectl delete pod x", "kubectl delete deletes resources from the cluster"),
-    ("docker rm -f web", "docker rm deletes containers and the data inside them"),
-    ("docker compose down -v", "docker compose down stops and deletes"),
-    ("docker push app:1", "docker push uploads an image to a registry"),
-    ("helm uninstall web", "helm uninstall removes a release"),
-    ("npm publish --dry-run", "runs the package's prepack and prepare scripts"),
-    ("make -n", "still runs the Makefile's $(shell"),
-    ("ldd ./a.out", "ldd may run the program it inspects"),
-    ("git branch -D old", "deletes a branch even when it is not merged"),
-])
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("kubectl delete pod x", "kubectl delete deletes resources from the cluster"),
+        ("docker rm -f web", "docker rm deletes containers and the data inside them"),
+        ("docker compose down -v", "docker compose down stops and deletes"),
+        ("docker push app:1", "docker push uploads an image to a registry"),
+        ("helm uninstall web", "helm uninstall removes a release"),
+        ("npm publish --dry-run", "runs the package's prepack and prepare scripts"),
+        ("make -n", "still runs the Makefile's $(shell"),
+        ("ldd ./a.out", "ldd may run the program it inspects"),
+        ("git branch -D old", "deletes a branch even when it is not merged"),
+    ],
+)
 def test_reasons_say_what_the_command_does(command: str, says: str) -> None:
     _, verdict, _ = _verdict(command)
     assert any(says in r for r in verdict.reasons), verdict.reasons

@@ -17,8 +17,11 @@ from hypothesis import strategies as st
 from signoff.shell import analyze
 
 STRICTNESS = {"allow": 0, "notify": 1, "ask": 2, "deny": 3}
-FAST = settings(max_examples=int(os.environ.get("SHELL_PROPERTY_EXAMPLES", "200")),
-                deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=int(os.environ.get("SHELL_PROPERTY_EXAMPLES", "200")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def _corpus_rows() -> list[tuple[str, str, str]]:
@@ -39,9 +42,21 @@ def _corpus_rows() -> list[tuple[str, str, str]]:
 _COMPOUND = re.compile(r"[|;&(){}<>'\"`\\$#\n\[\]*?!~]|^\w+=")
 SIMPLE = sorted({c for _, _, c in _corpus_rows() if not _COMPOUND.search(c) and " " in c})
 # Redirects of every kind: to a workspace file, appending, reading, duplicating, a number.
-REDIRECTS = ["2>/dev/null", ">/dev/null", "2>&1", "&>/dev/null", "</dev/null", ">out.txt",
-             ">>build.log", "2>err.log", "<README.md", ">&2", "3>fd.txt", ">|out.txt",
-             "&>>all.log"]
+REDIRECTS = [
+    "2>/dev/null",
+    ">/dev/null",
+    "2>&1",
+    "&>/dev/null",
+    "</dev/null",
+    ">out.txt",
+    ">>build.log",
+    "2>err.log",
+    "<README.md",
+    ">&2",
+    "3>fd.txt",
+    ">|out.txt",
+    "&>>all.log",
+]
 # Not drawn: `<>` (tree-sitter-bash cannot parse it: the command asks as unparseable).
 # tree-sitter-bash hangs the words after a redirect in `export 2>x A=1` on the redirect of
 # a declaration; the analyzer refuses them (ask), so position invariance is only claimed
@@ -50,8 +65,9 @@ _DECLARATIONS = ("export ", "declare ", "local ", "readonly ", "typeset ")
 
 
 def judge(command: str) -> str:
-    return analyze(command, workspace="/home/dev/proj", home="/home/dev",
-                   resolver=lambda p: p).effect
+    return analyze(
+        command, workspace="/home/dev/proj", home="/home/dev", resolver=lambda p: p
+    ).effect
 
 
 def test_the_corpus_gives_enough_simple_commands() -> None:
@@ -60,8 +76,9 @@ def test_the_corpus_gives_enough_simple_commands() -> None:
 
 @FAST
 @given(st.sampled_from(SIMPLE), st.sampled_from(REDIRECTS), st.integers(min_value=0))
-def test_where_a_redirect_stands_never_changes_the_verdict(command: str, redirect: str,
-                                                            where: int) -> None:
+def test_where_a_redirect_stands_never_changes_the_verdict(
+    command: str, redirect: str, where: int
+) -> None:
     if command.startswith(_DECLARATIONS):
         return
     words = command.split(" ")
@@ -72,8 +89,9 @@ def test_where_a_redirect_stands_never_changes_the_verdict(command: str, redirec
 
 @FAST
 @given(st.sampled_from(SIMPLE), st.sampled_from(REDIRECTS), st.integers(min_value=0))
-def test_adding_a_redirect_never_makes_a_command_less_strict(command: str, redirect: str,
-                                                             where: int) -> None:
+def test_adding_a_redirect_never_makes_a_command_less_strict(
+    command: str, redirect: str, where: int
+) -> None:
     words = command.split(" ")
     at = where % (len(words) + 1)
     moved = " ".join([*words[:at], redirect, *words[at:]])
@@ -81,10 +99,14 @@ def test_adding_a_redirect_never_makes_a_command_less_strict(command: str, redir
 
 
 @FAST
-@given(st.sampled_from(SIMPLE), st.lists(st.sampled_from(REDIRECTS), min_size=2, max_size=4),
-       st.lists(st.integers(min_value=0), min_size=4, max_size=4))
+@given(
+    st.sampled_from(SIMPLE),
+    st.lists(st.sampled_from(REDIRECTS), min_size=2, max_size=4),
+    st.lists(st.integers(min_value=0), min_size=4, max_size=4),
+)
 def test_several_redirects_anywhere_read_like_all_at_the_end(
-        command: str, redirects: list[str], places: list[int]) -> None:
+    command: str, redirects: list[str], places: list[int]
+) -> None:
     if command.startswith(_DECLARATIONS):
         return
     words = command.split(" ")

@@ -66,7 +66,8 @@ def test_deliveries_are_found_through_their_index(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     open_store(str(path)).close()
     conn = sqlite3.connect(path)
-    plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {_SQL['deliveries']}",
-                                                 ("req",)))
+    plan = " | ".join(
+        r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {_SQL['deliveries']}", ("req",))
+    )
     conn.close()
     assert "signoff_events_deliveries" in plan, plan

@@ -21,17 +21,39 @@ from signoff.tools import BUILTIN_SPECS
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 # never needed to judge a call: each is imported where it is used
-HEAVY = ("pydantic", "rich", "tomlkit", "sqlite3", "psycopg", "psycopg_pool", "httpx",
-         "signoff.store", "signoff.gate", "signoff.web", "signoff.cli.chat", "signoff.cli.demo",
-         "signoff.cli.runs", "signoff.cli.audit", "signoff.cli.serve", "signoff.cli.keys")
+HEAVY = (
+    "pydantic",
+    "rich",
+    "tomlkit",
+    "sqlite3",
+    "psycopg",
+    "psycopg_pool",
+    "httpx",
+    "signoff.store",
+    "signoff.gate",
+    "signoff.web",
+    "signoff.cli.chat",
+    "signoff.cli.demo",
+    "signoff.cli.runs",
+    "signoff.cli.audit",
+    "signoff.cli.serve",
+    "signoff.cli.keys",
+)
 
 
 def _modules_after(code: str, cwd: Path) -> tuple[set[str], str]:
     """Run `code` in a fresh interpreter; the modules it loaded, and what it printed."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     script = code + "\nimport json, sys\nsys.stderr.write(json.dumps(sorted(sys.modules)))\n"
-    done = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env,
-                          capture_output=True, text=True, check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return set(json.loads(done.stderr.splitlines()[-1])), done.stdout
 
 
@@ -46,8 +68,10 @@ def test_import_signoff_loads_nothing_of_the_package(tmp_path: Path) -> None:
 
 
 def test_check_path_loads_only_what_judging_needs(tmp_path: Path) -> None:
-    code = ("from signoff.cli import main\n"
-            "main(['check', '--shell', 'git status', '--json', '--no-user-settings'])")
+    code = (
+        "from signoff.cli import main\n"
+        "main(['check', '--shell', 'git status', '--json', '--no-user-settings'])"
+    )
     modules, out = _modules_after(code, tmp_path)
     assert json.loads(out)["verdict"] == "allow"
     assert "signoff.shell" in modules and "signoff.policy" in modules  # it did judge
@@ -55,8 +79,10 @@ def test_check_path_loads_only_what_judging_needs(tmp_path: Path) -> None:
 
 
 def test_explained_check_still_uses_rich(tmp_path: Path) -> None:
-    code = ("from signoff.cli import main\n"
-            "main(['check', '--shell', 'rm -rf build', '--no-user-settings'])")
+    code = (
+        "from signoff.cli import main\n"
+        "main(['check', '--shell', 'rm -rf build', '--no-user-settings'])"
+    )
     modules, out = _modules_after(code, tmp_path)
     assert "rich" in modules
     assert out.startswith("ASK") and "rm -rf build" in out
@@ -98,7 +124,10 @@ def test_builtin_validator_is_made_on_first_use_and_refuses_bad_arguments() -> N
 
     spec = Registry().get("send_email")
     assert spec.validate({"to": "a@example.com", "subject": "s", "body": "b"}) == {
-        "to": "a@example.com", "subject": "s", "body": "b"}
+        "to": "a@example.com",
+        "subject": "s",
+        "body": "b",
+    }
     assert spec.validator is not None  # kept once made
     with pytest.raises(InvalidInput, match="bcc"):
         spec.validate({"to": "a@example.com", "subject": "s", "body": "b", "bcc": ["x"]})
@@ -129,8 +158,9 @@ def test_sensitive_paths_are_worked_out_only_when_a_path_is_judged(tmp_path: Pat
     assert isinstance(policy._sensitive, LazyRules)
     assert policy.evaluate(ToolCall("Bash", {"command": "git status"})).effect == "allow"
     assert policy._sensitive._rules is None  # nothing was compiled for it
-    verdict = policy.evaluate(ToolCall("write_file", {"path": ".github/workflows/ci.yml",
-                                                      "content": "x"}))
+    verdict = policy.evaluate(
+        ToolCall("write_file", {"path": ".github/workflows/ci.yml", "content": "x"})
+    )
     assert verdict.effect == "ask" and policy._sensitive._rules is not None
     eager = [r.specifier for r in policy._sensitive]
     assert len(eager) > 50 and len(policy._sensitive) == len(eager)

@@ -27,33 +27,70 @@ class History:
         self.store = store
         self.slot = 0
 
-    def verdict(self, run: str, name: str, args: dict[str, Any], effect: str, *,
-                cid: str = "", suggested: str | None = None, at: float | None = None) -> None:
+    def verdict(
+        self,
+        run: str,
+        name: str,
+        args: dict[str, Any],
+        effect: str,
+        *,
+        cid: str = "",
+        suggested: str | None = None,
+        at: float | None = None,
+    ) -> None:
         v = Verdict(effect, "low", None, (), "read", suggested)  # type: ignore[arg-type]
-        self.store.record("verdict", {"call": ToolCall(name, args, cid).to_json(),
-                                      "verdict": v.to_json()}, run_id=run,
-                          now=T0 if at is None else at)
+        self.store.record(
+            "verdict",
+            {"call": ToolCall(name, args, cid).to_json(), "verdict": v.to_json()},
+            run_id=run,
+            now=T0 if at is None else at,
+        )
 
-    def ask(self, run: str, name: str, args: dict[str, Any], *, suggested: str | None,
-            rule: str | None = None, tier: str = "destructive", at: float | None = None,
-            verdict_event: bool = True, ttl: float | None = None) -> tuple[Request, float]:
+    def ask(
+        self,
+        run: str,
+        name: str,
+        args: dict[str, Any],
+        *,
+        suggested: str | None,
+        rule: str | None = None,
+        tier: str = "destructive",
+        at: float | None = None,
+        verdict_event: bool = True,
+        ttl: float | None = None,
+    ) -> tuple[Request, float]:
         self.slot += 1
         t = T0 + 1000 * self.slot if at is None else at
         cid = f"call_{self.slot}"
-        parts = ({"command": args["command"], "class": "opaque", "effect": "ask"},) \
-            if "command" in args else ()
-        v = Verdict.from_json({"effect": "ask", "risk": "high", "rule": rule, "reasons": ["?"],
-                               "tier": tier, "suggested_rule": suggested, "parts": parts})
+        parts = (
+            ({"command": args["command"], "class": "opaque", "effect": "ask"},)
+            if "command" in args
+            else ()
+        )
+        v = Verdict.from_json(
+            {
+                "effect": "ask",
+                "risk": "high",
+                "rule": rule,
+                "reasons": ["?"],
+                "tier": tier,
+                "suggested_rule": suggested,
+                "parts": parts,
+            }
+        )
         call = ToolCall(name, args, cid)
         if verdict_event:
-            self.store.record("verdict", {"call": call.to_json(), "verdict": v.to_json()},
-                              run_id=run, now=t)
-        request = self.store.create_request(Request("", call, v, run_id=run), now=t,
-                                            ttl_seconds=ttl)
+            self.store.record(
+                "verdict", {"call": call.to_json(), "verdict": v.to_json()}, run_id=run, now=t
+            )
+        request = self.store.create_request(
+            Request("", call, v, run_id=run), now=t, ttl_seconds=ttl
+        )
         return request, t
 
-    def decided(self, run: str, name: str, args: dict[str, Any], kind: str, delay: float,
-                **kw: Any) -> Request:
+    def decided(
+        self, run: str, name: str, args: dict[str, Any], kind: str, delay: float, **kw: Any
+    ) -> Request:
         request, t = self.ask(run, name, args, **kw)
         extra: dict[str, Any] = {}
         new_verdict = None
@@ -64,49 +101,99 @@ class History:
             new_verdict = Verdict("ask", "high", None, ("edited",), "external")
         if kind == "respond":
             extra["result"] = "yes"
-        return self.store.decide(request.id, Decision(kind, **extra),  # type: ignore[arg-type]
-                                 actor="ann", now=t + delay, new_verdict=new_verdict)
+        return self.store.decide(
+            request.id,
+            Decision(kind, **extra),  # type: ignore[arg-type]
+            actor="ann",
+            now=t + delay,
+            new_verdict=new_verdict,
+        )
 
 
 def build(store: Store) -> None:
     h = History(store)
     bash = "Bash"
     # before the window: one rejected `docker build`
-    h.decided("r0", bash, {"command": "docker build ."}, "reject", 50,
-              suggested="Bash(docker build:*)", at=T0 - 10 * DAY)
+    h.decided(
+        "r0",
+        bash,
+        {"command": "docker build ."},
+        "reject",
+        50,
+        suggested="Bash(docker build:*)",
+        at=T0 - 10 * DAY,
+    )
     # r1: 10 allows and 2 notifies, then `npm test` approved 6 times
     for i in range(10):
         h.verdict("r1", "read_file", {"path": f"f{i}"}, "allow", cid=f"read_{i}")
     for i in range(2):
         h.verdict("r1", "write_file", {"path": f"w{i}"}, "notify", cid=f"write_{i}")
     for delay in (10, 20, 30, 40, 50, 60):
-        h.decided("r1", bash, {"command": "npm test"}, "approve", delay,
-                  suggested="Bash(npm test:*)")
+        h.decided(
+            "r1", bash, {"command": "npm test"}, "approve", delay, suggested="Bash(npm test:*)"
+        )
     # r2: send_email approved 4 times, rejected once; `git push --force` rejected 5 times
     for delay in (5, 5, 5, 5):
-        h.decided("r2", "send_email", {"to": "boss@example.com"}, "approve", delay,
-                  suggested="send_email(to=boss@example.com)", tier="external")
-    h.decided("r2", "send_email", {"to": "boss@example.com"}, "reject", 100,
-              suggested="send_email(to=boss@example.com)", tier="external")
+        h.decided(
+            "r2",
+            "send_email",
+            {"to": "boss@example.com"},
+            "approve",
+            delay,
+            suggested="send_email(to=boss@example.com)",
+            tier="external",
+        )
+    h.decided(
+        "r2",
+        "send_email",
+        {"to": "boss@example.com"},
+        "reject",
+        100,
+        suggested="send_email(to=boss@example.com)",
+        tier="external",
+    )
     for delay in (1, 2, 3, 4, 5):
-        h.decided("r2", bash, {"command": "git push --force"}, "reject", delay,
-                  suggested="Bash(git push --force:*)")
+        h.decided(
+            "r2",
+            bash,
+            {"command": "git push --force"},
+            "reject",
+            delay,
+            suggested="Bash(git push --force:*)",
+        )
     # r3: an explicit ask rule approved 5 times; `make` approved 5 times but `make
     # clean-all` was denied once: never suggested
     for _ in range(5):
-        h.decided("r3", bash, {"command": "npm publish"}, "approve", 7,
-                  suggested="Bash(npm publish:*)", rule="Bash(npm publish:*)")
+        h.decided(
+            "r3",
+            bash,
+            {"command": "npm publish"},
+            "approve",
+            7,
+            suggested="Bash(npm publish:*)",
+            rule="Bash(npm publish:*)",
+        )
     h.verdict("r3", bash, {"command": "make clean-all"}, "deny", cid="deny_1")
     for _ in range(5):
         h.decided("r3", bash, {"command": "make"}, "approve", 8, suggested="Bash(make:*)")
     # r4: an edit, a skip, an answer given without a verdict event; an expiry; two calls
     # in doubt, one of them resolved
-    h.decided("r4", "deploy", {"env": "prod"}, "edit", 30, suggested="deploy(env=prod)",
-              tier="external")
-    h.decided("r4", "deploy", {"env": "prod"}, "skip", 15, suggested="deploy(env=prod)",
-              tier="external")
-    h.decided("r4", "ask_human", {"question": "go?"}, "respond", 45, suggested=None,
-              tier="read", verdict_event=False)
+    h.decided(
+        "r4", "deploy", {"env": "prod"}, "edit", 30, suggested="deploy(env=prod)", tier="external"
+    )
+    h.decided(
+        "r4", "deploy", {"env": "prod"}, "skip", 15, suggested="deploy(env=prod)", tier="external"
+    )
+    h.decided(
+        "r4",
+        "ask_human",
+        {"question": "go?"},
+        "respond",
+        45,
+        suggested=None,
+        tier="read",
+        verdict_event=False,
+    )
     expiring, t = h.ask("r4", "deploy", {"env": "qa"}, suggested=None, tier="external", ttl=60)
     assert store.expire_stale(now=t + 61) == [expiring.id]
     for outcome in ("done", None):
@@ -118,8 +205,14 @@ def build(store: Store) -> None:
             store.resolve_in_doubt(r.id, "done", actor="ann", now=decided_at + 200)
     # r5: `docker build` approved 5 times in the window, but it was rejected before it
     for _ in range(5):
-        h.decided("r5", bash, {"command": "docker build ."}, "approve", 9,
-                  suggested="Bash(docker build:*)")
+        h.decided(
+            "r5",
+            bash,
+            {"command": "docker build ."},
+            "approve",
+            9,
+            suggested="Bash(docker build:*)",
+        )
     store.add_grant(Grant("Bash(ls)", "project", id="g_unrelated"), now=T0 + 90_000)
 
 
@@ -147,17 +240,20 @@ def test_calls_and_questions(stats: Stats) -> None:
     assert stats.ask_share == 0.74
     assert stats.runs == 5
     assert dict(stats.questions_per_run) == {"mean": 7.4, "median": 6.0, "max": 10}
-    assert stats.per_run == (("r2", 10, 10), ("r3", 11, 10), ("r1", 18, 6), ("r4", 6, 6),
-                             ("r5", 5, 5))
+    assert stats.per_run == (
+        ("r2", 10, 10),
+        ("r3", 11, 10),
+        ("r1", 18, 6),
+        ("r4", 6, 6),
+        ("r5", 5, 5),
+    )
 
 
 def test_decisions_and_rates(stats: Stats) -> None:
     assert stats.decided == 36
-    assert dict(stats.decisions) == {"approve": 27, "reject": 6, "edit": 1, "skip": 1,
-                                     "answer": 1}
+    assert dict(stats.decisions) == {"approve": 27, "reject": 6, "edit": 1, "skip": 1, "answer": 1}
     assert stats.rate("approve") == 0.75 and stats.rate("reject") == round(6 / 36, 4)
-    assert (stats.expired, stats.in_doubt, stats.in_doubt_unresolved, stats.pending) == \
-        (1, 2, 1, 0)
+    assert (stats.expired, stats.in_doubt, stats.in_doubt_unresolved, stats.pending) == (1, 2, 1, 0)
     tools = {r.key: r for r in stats.per_tool}
     assert set(tools) == {"Bash", "send_email", "deploy", "ask_human"}
     assert (tools["Bash"].asked, tools["Bash"].decided) == (28, 28)
@@ -167,8 +263,10 @@ def test_decisions_and_rates(stats: Stats) -> None:
     assert tools["deploy"].rate("edit") == 0.5 and tools["deploy"].rate("skip") == 0.5
     assert tools["ask_human"].rate("answer") == 1.0
     rules = {r.key: r for r in stats.per_rule}
-    assert rules["Bash(npm publish:*)"].asked == 5 and rules["Bash(npm publish:*)"].rate(
-        "approve") == 1.0
+    assert (
+        rules["Bash(npm publish:*)"].asked == 5
+        and rules["Bash(npm publish:*)"].rate("approve") == 1.0
+    )
     assert rules["(default: external)"].asked == 8  # 5 emails, 3 deploys
     assert rules["(default: destructive)"].asked == 23
     assert rules["(default: read)"].asked == 1
@@ -181,8 +279,11 @@ def test_time_to_decision_is_exact(stats: Stats) -> None:
 
 def test_suggestions(stats: Stats) -> None:
     found = {(s.kind, s.rule): s for s in stats.suggestions}
-    assert set(found) == {("allow", "Bash(npm test:*)"), ("deny", "Bash(git push --force:*)"),
-                          ("remove_ask_rule", "Bash(npm publish:*)")}
+    assert set(found) == {
+        ("allow", "Bash(npm test:*)"),
+        ("deny", "Bash(git push --force:*)"),
+        ("remove_ask_rule", "Bash(npm publish:*)"),
+    }
     allow = found[("allow", "Bash(npm test:*)")]
     assert allow.count == 6 and allow.tool == "Bash"
     assert allow.command == "signoff grant add 'Bash(npm test:*)' --scope project"
@@ -217,8 +318,15 @@ def test_a_granted_rule_is_not_suggested_again(store: Store) -> None:
 
 
 def test_a_later_rejection_withdraws_the_suggestion(store: Store) -> None:
-    History(store).decided("r9", "Bash", {"command": "npm test -- --update"}, "reject", 1,
-                           suggested="Bash(npm test -- --update)", at=T0 + 200_000)
+    History(store).decided(
+        "r9",
+        "Bash",
+        {"command": "npm test -- --update"},
+        "reject",
+        1,
+        suggested="Bash(npm test -- --update)",
+        at=T0 + 200_000,
+    )
     assert "Bash(npm test:*)" not in {s.rule for s in load_stats(store).suggestions}
 
 
@@ -276,8 +384,22 @@ def test_stats_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert "signoff grant add 'Bash(npm test:*)' --scope project" in out
     assert '"Bash(git push --force:*)",' in out
     # run the suggested command: the rule lands in the settings and is not suggested again
-    assert main(["grant", "add", "Bash(npm test:*)", "--scope", "project", "--db", db,
-                 "--workspace", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "grant",
+                "add",
+                "Bash(npm test:*)",
+                "--scope",
+                "project",
+                "--db",
+                db,
+                "--workspace",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["stats", "--db", db, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -300,16 +422,26 @@ def test_a_test_command_is_suggested_as_a_recommended_project_rule(stats: Stats)
     found = {s.rule: s for s in stats.suggestions}
     assert "recommended project rule" in found["Bash(npm test:*)"].reason
     assert found["Bash(npm test:*)"].command == (
-        "signoff grant add 'Bash(npm test:*)' --scope project")
-    assert all("recommended" not in s.reason for s in stats.suggestions
-               if s.rule != "Bash(npm test:*)")
+        "signoff grant add 'Bash(npm test:*)' --scope project"
+    )
+    assert all(
+        "recommended" not in s.reason for s in stats.suggestions if s.rule != "Bash(npm test:*)"
+    )
 
 
-@pytest.mark.parametrize(("rule", "expected"), [
-    ("Bash(npm test:*)", True), ("execute_command(pytest:*)", True),
-    ("Bash(cargo test:*)", True), ("Bash(npm publish:*)", False), ("Bash(pytest)", False),
-    ("Bash(rm -rf build)", False), ("pytest:*", False), ("Bash(go test:*", False),
-])
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ("Bash(npm test:*)", True),
+        ("execute_command(pytest:*)", True),
+        ("Bash(cargo test:*)", True),
+        ("Bash(npm publish:*)", False),
+        ("Bash(pytest)", False),
+        ("Bash(rm -rf build)", False),
+        ("pytest:*", False),
+        ("Bash(go test:*", False),
+    ],
+)
 def test_recommended_project_rules(rule: str, expected: bool) -> None:
     from signoff.project_rules import recommended
 

@@ -83,8 +83,12 @@ def test_full_lifecycle_and_its_events(store: Store) -> None:
     outcome = store.get_outcome(r.id)
     assert outcome is not None and outcome["ok"] and outcome["result"] == {"stdout": "done"}
     assert len(outcome["result_digest"]) == 64
-    assert kinds(store) == ["request.created", "request.decided", "request.claimed",
-                            "request.finished"]
+    assert kinds(store) == [
+        "request.created",
+        "request.decided",
+        "request.claimed",
+        "request.finished",
+    ]
     assert {e.request_id for e in store.events_after(0)} == {r.id}
 
 
@@ -114,12 +118,15 @@ def test_outcomes_of_a_list_in_one_call(store: Store) -> None:
     assert store.get_outcomes([]) == {}
 
 
-@pytest.mark.parametrize(("decision", "state"), [
-    (Decision("reject", reason="too risky"), "rejected"),
-    (Decision("skip"), "skipped"),
-    (Decision("respond", result={"answer": "blue"}), "answered"),
-    (Decision("approve_always", scope="project", rule="Bash(rm -rf build)"), "approved"),
-])
+@pytest.mark.parametrize(
+    ("decision", "state"),
+    [
+        (Decision("reject", reason="too risky"), "rejected"),
+        (Decision("skip"), "skipped"),
+        (Decision("respond", result={"answer": "blue"}), "answered"),
+        (Decision("approve_always", scope="project", rule="Bash(rm -rf build)"), "approved"),
+    ],
+)
 def test_each_decision_kind(store: Store, decision: Decision, state: str) -> None:
     r = store.create_request(make_request(), now=NOW)
     decided = store.decide(r.id, decision, actor="ann", now=NOW + 1)
@@ -145,8 +152,13 @@ def test_edit_keeps_original_and_rebinds(store: Store) -> None:
     with pytest.raises(InvalidInput, match="new_verdict"):
         store.decide(r.id, Decision("edit", arguments={"command": "ls"}), actor="ann", now=NOW)
     assert store.get_request(r.id).state == "pending"
-    e = store.decide(r.id, Decision("edit", arguments={"command": "ls build"}), actor="ann",
-                     new_verdict=ALLOW, now=NOW + 1)
+    e = store.decide(
+        r.id,
+        Decision("edit", arguments={"command": "ls build"}),
+        actor="ann",
+        new_verdict=ALLOW,
+        now=NOW + 1,
+    )
     assert e.state == "approved" and e.call.arguments == {"command": "ls build"}
     assert e.digest == e.call.digest() != r.digest and e.binding != r.binding
     assert e.verdict == ALLOW
@@ -161,8 +173,13 @@ def test_edit_keeps_original_and_rebinds(store: Store) -> None:
 
 def test_edit_into_a_denied_call_is_rejected(store: Store) -> None:
     r = store.create_request(make_request(), now=NOW)
-    e = store.decide(r.id, Decision("edit", arguments={"command": "rm -rf /"}), actor="ann",
-                     new_verdict=DENY, now=NOW + 1)
+    e = store.decide(
+        r.id,
+        Decision("edit", arguments={"command": "rm -rf /"}),
+        actor="ann",
+        new_verdict=DENY,
+        now=NOW + 1,
+    )
     assert e.state == "rejected" and e.verdict.effect == "deny"
     with pytest.raises(ConflictError):
         store.claim(r.id, worker="w", now=NOW + 2)
@@ -318,8 +335,7 @@ def test_idempotent_tools_are_reclaimed_automatically(store: Store) -> None:
 
 def test_grants(store: Store) -> None:
     g1 = store.add_grant(Grant("Bash(npm test)", "project"), now=NOW)
-    g2 = store.add_grant(Grant("Bash(ls *)", "run", expires_at=NOW + 60), run_id="r1",
-                         now=NOW + 1)
+    g2 = store.add_grant(Grant("Bash(ls *)", "run", expires_at=NOW + 60), run_id="r1", now=NOW + 1)
     assert g1.id and g1.created_at == NOW
     assert [g.id for g in store.list_grants()] == [g2.id, g1.id]
     assert [g.id for g in store.list_grants(scope="project")] == [g1.id]
@@ -388,8 +404,7 @@ def _insert(rows: list[list[Any]]) -> list[list[Any]]:
     from signoff.store.chain import chain_hash
 
     entry = Draft("request.decided", None, None, "mallory", {"forged": True}).entry(NOW)
-    fake = [3, NOW, "request.decided", None, None, entry, rows[1][7],
-            chain_hash(rows[1][7], entry)]
+    fake = [3, NOW, "request.decided", None, None, entry, rows[1][7], chain_hash(rows[1][7], entry)]
     out = [*rows[:2], fake, *rows[2:]]
     return [[i + 1, *r[1:]] for i, r in enumerate(out)]
 
@@ -401,8 +416,10 @@ def _reorder(rows: list[list[Any]]) -> list[list[Any]]:
 
 TAMPERS = {
     "edited": (_edit, 2),
-    "edited-column": (lambda rows: [*rows[:3], [*rows[3][:2], "request.created",
-                                                *rows[3][3:]], *rows[4:]], 4),
+    "edited-column": (
+        lambda rows: [*rows[:3], [*rows[3][:2], "request.created", *rows[3][3:]], *rows[4:]],
+        4,
+    ),
     "deleted-middle": (lambda rows: rows[:2] + rows[3:], 3),
     "deleted-tail": (lambda rows: rows[:-1], 6),
     "inserted": (_insert, 3),
@@ -503,8 +520,9 @@ def _copy_never_hides_a_change(backend: Backend) -> None:
     (before,) = backend.sql("SELECT version FROM signoff_requests WHERE id = ?", (r.id,))[0]
     (doc,) = backend.sql("SELECT doc FROM signoff_requests WHERE id = ?", (r.id,))[0]
     tampered = doc.replace("rm -rf build", "rm -rf /")
-    backend.sql("UPDATE signoff_requests SET doc = ?, version = ? WHERE id = ?",
-                (tampered, before, r.id))
+    backend.sql(
+        "UPDATE signoff_requests SET doc = ?, version = ? WHERE id = ?", (tampered, before, r.id)
+    )
     (after,) = backend.sql("SELECT version FROM signoff_requests WHERE id = ?", (r.id,))[0]
     assert after == before + 1
     with pytest.raises(IntegrityError, match="does not match its digest"):

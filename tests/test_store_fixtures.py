@@ -35,8 +35,9 @@ def test_requests_load_and_verify(name: str) -> None:
     request = Request.from_json(doc)
     assert request.to_json() == doc
     assert request.digest == request.call.digest()
-    assert request.binding == binding_of(KEY, request.id, request.approvers, request.digest,
-                                         request.expires_at)
+    assert request.binding == binding_of(
+        KEY, request.id, request.approvers, request.digest, request.expires_at
+    )
 
 
 def test_edited_request_keeps_the_original() -> None:
@@ -48,8 +49,9 @@ def test_edited_request_keeps_the_original() -> None:
     assert request.metadata["original_digest"] != request.digest
 
 
-@pytest.mark.parametrize("name", ["decision_reject.json", "decision_respond.json",
-                                  "decision_approve_always.json"])
+@pytest.mark.parametrize(
+    "name", ["decision_reject.json", "decision_respond.json", "decision_approve_always.json"]
+)
 def test_decisions_load(name: str) -> None:
     doc = load(name)
     assert Decision.from_json(doc).to_json() == doc
@@ -68,21 +70,30 @@ def test_events_load_and_the_chain_format_is_frozen() -> None:
     kinds = []
     for doc in load("events.json"):
         event = Event(**{k: v for k, v in doc.items() if k != "v"})
-        entry = Draft(event.kind, event.request_id, event.run_id, event.actor,
-                      event.data).entry(event.ts)
+        entry = Draft(event.kind, event.request_id, event.run_id, event.actor, event.data).entry(
+            event.ts
+        )
         assert event.prev_hash == prev and chain_hash(prev, entry) == event.hash
         assert Event.from_entry(event.seq, entry, prev, event.hash).to_json() == doc
         prev = event.hash
         kinds.append(event.kind)
-    assert kinds == ["request.created", "request.decided", "request.claimed",
-                     "request.finished", "grant.added"]
+    assert kinds == [
+        "request.created",
+        "request.decided",
+        "request.claimed",
+        "request.finished",
+        "grant.added",
+    ]
 
 
-@pytest.mark.parametrize(("name", "parse"), [
-    ("request_pending.json", Request.from_json),
-    ("decision_reject.json", Decision.from_json),
-    ("grant.json", Grant.from_json),
-])
+@pytest.mark.parametrize(
+    ("name", "parse"),
+    [
+        ("request_pending.json", Request.from_json),
+        ("decision_reject.json", Decision.from_json),
+        ("grant.json", Grant.from_json),
+    ],
+)
 def test_newer_versions_are_refused(name: str, parse: Any) -> None:
     doc = {**load(name), "v": 2}
     with pytest.raises(SchemaVersionError, match="version 2"):
@@ -95,8 +106,16 @@ def test_a_frozen_request_reads_back_from_a_real_store(tmp_path: Path) -> None:
     store._conn.execute(
         "INSERT INTO signoff_requests (id, state, run_id, tenant, created_at, expires_at, "
         "idempotent, doc) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
-        (doc["id"], doc["state"], doc["run_id"], doc["tenant"], doc["created_at"],
-         doc["expires_at"], json.dumps(doc)))
+        (
+            doc["id"],
+            doc["state"],
+            doc["run_id"],
+            doc["tenant"],
+            doc["created_at"],
+            doc["expires_at"],
+            json.dumps(doc),
+        ),
+    )
     assert store.get_request(doc["id"]).to_json() == doc
     assert [r.id for r in store.list_requests(run_id="run_0001")] == [doc["id"]]
     store.close()
@@ -115,14 +134,30 @@ def test_a_frozen_run_loads_and_reads_back_from_a_real_store(tmp_path: Path) -> 
     store._conn.execute(
         "INSERT INTO signoff_runs (id, status, tenant, thread, created_at, updated_at, "
         "message_count, version, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (doc["id"], doc["status"], doc["tenant"], doc["thread"], doc["created_at"],
-         doc["updated_at"], doc["message_count"], doc["version"], json.dumps(doc)))
+        (
+            doc["id"],
+            doc["status"],
+            doc["tenant"],
+            doc["thread"],
+            doc["created_at"],
+            doc["updated_at"],
+            doc["message_count"],
+            doc["version"],
+            json.dumps(doc),
+        ),
+    )
     for seq, message in enumerate(messages):
-        store._conn.execute("INSERT INTO signoff_messages (run_id, seq, msg) VALUES (?, ?, ?)",
-                            (doc["id"], seq, json.dumps(message)))
+        store._conn.execute(
+            "INSERT INTO signoff_messages (run_id, seq, msg) VALUES (?, ?, ?)",
+            (doc["id"], seq, json.dumps(message)),
+        )
     assert store.get_run(doc["id"]).to_json() == doc
     assert store.load_messages(doc["id"]) == messages
-    saved = store.save_run(run, [{"role": "tool", "tool_call_id": "call_1", "content": "ok"}],
-                           expected_version=4, now=1_800_000_100.0)
+    saved = store.save_run(
+        run,
+        [{"role": "tool", "tool_call_id": "call_1", "content": "ok"}],
+        expected_version=4,
+        now=1_800_000_100.0,
+    )
     assert (saved.version, saved.message_count) == (5, 3)
     store.close()

@@ -22,8 +22,9 @@ DECIDERS = 16
 CLAIMERS = 8
 
 
-def _racer(url: str, index: int, decide_id: str, claim_id: str, barrier: Any,
-           claim_barrier: Any, out: Any) -> None:
+def _racer(
+    url: str, index: int, decide_id: str, claim_id: str, barrier: Any, claim_barrier: Any, out: Any
+) -> None:
     from signoff.exceptions import AlreadyClaimed, AlreadyDecided
     from signoff.store import open_store
 
@@ -60,9 +61,13 @@ def test_racing_processes(kind: str, tmp_path: Path) -> None:
         store.decide(to_claim.id, Decision("approve"), actor="ann")
         ctx = mp.get_context("spawn")
         barrier, claim_barrier, out = ctx.Barrier(DECIDERS), ctx.Barrier(CLAIMERS), ctx.Queue()
-        procs = [ctx.Process(target=_racer, args=(backend.url, i, to_decide.id, to_claim.id,
-                                                  barrier, claim_barrier, out))
-                 for i in range(DECIDERS)]
+        procs = [
+            ctx.Process(
+                target=_racer,
+                args=(backend.url, i, to_decide.id, to_claim.id, barrier, claim_barrier, out),
+            )
+            for i in range(DECIDERS)
+        ]
         for p in procs:
             p.start()
         results = [out.get(timeout=120) for _ in range(DECIDERS + CLAIMERS)]
@@ -78,12 +83,14 @@ def test_racing_processes(kind: str, tmp_path: Path) -> None:
         claims = [r for r in results if r[0] == "claim"]
         claim_winners = [r for r in claims if r[2] == "won"]
         assert len(claim_winners) == 1 and len(claims) == CLAIMERS
-        assert all(f"claimed by w{claim_winners[0][1]}" in r[3] for r in claims
-                   if r[2] == "lost")
+        assert all(f"claimed by w{claim_winners[0][1]}" in r[3] for r in claims if r[2] == "lost")
         events = [e for e in store.events_after(0, 1000) if e.request_id == to_decide.id]
         assert [e.kind for e in events] == ["request.created", "request.decided"]
-        claimed = [e for e in store.events_after(0, 1000)
-                   if e.request_id == to_claim.id and e.kind == "request.claimed"]
+        claimed = [
+            e
+            for e in store.events_after(0, 1000)
+            if e.request_id == to_claim.id and e.kind == "request.claimed"
+        ]
         assert len(claimed) == 1
         assert store.verify_chain()[0]
     finally:
@@ -116,13 +123,16 @@ def test_workers_racing_for_one_ready_run(kind: str, tmp_path: Path) -> None:
     backend = Backend(kind, tmp_path)
     try:
         store = backend.open()
-        run = store.create_run(Run(id="run-ready"), [{"role": "user", "content": "go"}],
-                               worker="starter")
+        run = store.create_run(
+            Run(id="run-ready"), [{"role": "user", "content": "go"}], worker="starter"
+        )
         store.save_run(replace(run, status="paused"), [], expected_version=1, worker="starter")
         ctx = mp.get_context("spawn")
         barrier, out = ctx.Barrier(RUN_WORKERS), ctx.Queue()
-        procs = [ctx.Process(target=_run_claimer, args=(backend.url, i, barrier, out))
-                 for i in range(RUN_WORKERS)]
+        procs = [
+            ctx.Process(target=_run_claimer, args=(backend.url, i, barrier, out))
+            for i in range(RUN_WORKERS)
+        ]
         for p in procs:
             p.start()
         results = [out.get(timeout=120) for _ in range(RUN_WORKERS)]

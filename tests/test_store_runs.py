@@ -28,32 +28,64 @@ from store_helpers import (  # the fixtures register themselves by name
 
 NOW = 1_800_000_000.0
 USER = {"role": "user", "content": "clean the build, then tell me — 完了？"}
-CALL = {"role": "assistant", "content": None, "tool_calls": [
-    {"id": "call_1", "type": "function",
-     "function": {"name": "bash", "arguments": "{\"command\": \"rm -rf build\"}"}}]}
+CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "bash", "arguments": '{"command": "rm -rf build"}'},
+        }
+    ],
+}
 
 
 def msgs(n: int, start: int = 0) -> list[dict[str, Any]]:
-    return [{"role": "tool", "tool_call_id": f"call_{i}", "content": f"result {i}"}
-            for i in range(start, start + n)]
+    return [
+        {"role": "tool", "tool_call_id": f"call_{i}", "content": f"result {i}"}
+        for i in range(start, start + n)
+    ]
 
 
 def compact(message: dict[str, Any]) -> str:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
 
-def new_run(store: Store, run_id: str = "run-a", *, messages: list[dict[str, Any]] | None = None,
-            now: float = NOW, **kw: Any) -> Run:
+def new_run(
+    store: Store,
+    run_id: str = "run-a",
+    *,
+    messages: list[dict[str, Any]] | None = None,
+    now: float = NOW,
+    **kw: Any,
+) -> Run:
     worker = kw.pop("worker", None)
     lease = kw.pop("lease_seconds", 300.0)
-    return store.create_run(Run(id=run_id, **kw), [USER] if messages is None else messages,
-                            worker=worker, lease_seconds=lease, now=now)
+    return store.create_run(
+        Run(id=run_id, **kw),
+        [USER] if messages is None else messages,
+        worker=worker,
+        lease_seconds=lease,
+        now=now,
+    )
 
 
-def pause(store: Store, run: Run, *, now: float, worker: str | None = None,
-          new: list[dict[str, Any]] | None = None) -> Run:
-    return store.save_run(replace(run, status="paused"), new or [],
-                          expected_version=run.version, worker=worker, now=now)
+def pause(
+    store: Store,
+    run: Run,
+    *,
+    now: float,
+    worker: str | None = None,
+    new: list[dict[str, Any]] | None = None,
+) -> Run:
+    return store.save_run(
+        replace(run, status="paused"),
+        new or [],
+        expected_version=run.version,
+        worker=worker,
+        now=now,
+    )
 
 
 def run_events(store: Store, run_id: str) -> list[str]:
@@ -64,8 +96,15 @@ def run_events(store: Store, run_id: str) -> list[str]:
 
 
 def test_create_get_list_load(store: Store) -> None:
-    a = new_run(store, "run-a", messages=[USER, CALL], tenant="acme", thread="t1",
-                agent="pkg.mod:make", metadata={"k": [1, 2]})
+    a = new_run(
+        store,
+        "run-a",
+        messages=[USER, CALL],
+        tenant="acme",
+        thread="t1",
+        agent="pkg.mod:make",
+        metadata={"k": [1, 2]},
+    )
     assert (a.version, a.message_count, a.status) == (1, 2, "running")
     assert a.created_at == a.updated_at == NOW
     assert store.get_run("run-a") == a
@@ -145,9 +184,19 @@ def test_save_appends_only_the_new_rows(backend: Backend, store: Store) -> None:
 def test_save_keeps_the_document(store: Store) -> None:
     run = new_run(store)
     item = PendingCall("call_1", "bash", None, effect="ask", request_id="req_1")
-    saved = store.save_run(replace(run, status="paused", pending=(item,), total_refusals=2,
-                                   note="waiting", metadata={"a": "ü"}),
-                           [CALL], expected_version=1, now=NOW + 5)
+    saved = store.save_run(
+        replace(
+            run,
+            status="paused",
+            pending=(item,),
+            total_refusals=2,
+            note="waiting",
+            metadata={"a": "ü"},
+        ),
+        [CALL],
+        expected_version=1,
+        now=NOW + 5,
+    )
     got = store.get_run(run.id)
     assert got == saved
     assert got.pending == (item,) and got.waiting_on == ["req_1"]
@@ -169,8 +218,14 @@ def test_version_compare_and_set(backend: Backend, store: Store) -> None:
 def test_events_are_written_with_the_save(backend: Backend, store: Store) -> None:
     run = new_run(store, worker="w1")
     verdict = {"call": {"name": "bash", "arguments": {"command": "ls"}}, "effect": "allow"}
-    saved = store.save_run(run, [CALL], expected_version=1, worker="w1",
-                           events=[("verdict", verdict), ("verdict", {"n": 2})], now=NOW + 1)
+    saved = store.save_run(
+        run,
+        [CALL],
+        expected_version=1,
+        worker="w1",
+        events=[("verdict", verdict), ("verdict", {"n": 2})],
+        now=NOW + 1,
+    )
     assert run_events(store, run.id) == ["run.created", "verdict", "verdict"]
     paused = pause(store, saved, now=NOW + 2, worker="w1")
     events = [e for e in store.events_after(0) if e.run_id == run.id]
@@ -178,8 +233,9 @@ def test_events_are_written_with_the_save(backend: Backend, store: Store) -> Non
     assert events[1].data == verdict and events[1].actor == "w1" and events[1].ts == NOW + 1
     assert events[3].data["from"] == "running" and events[3].data["to"] == "paused"
     assert events[3].data["version"] == paused.version == 3
-    done = store.save_run(replace(paused, status="finished", note="all done"), [USER],
-                          expected_version=3, now=NOW + 3)
+    done = store.save_run(
+        replace(paused, status="finished", note="all done"), [USER], expected_version=3, now=NOW + 3
+    )
     assert run_events(store, run.id)[-1] == "run.finished" and done.note == "all done"
     assert store.verify_chain() == (True, None, "5 entries verified")
     # the run events are in the chain: editing one is detected
@@ -308,9 +364,12 @@ def test_newer_schema_version_is_refused(backend: Backend, store: Store) -> None
     run = new_run(store)
     backend.edit_run_doc(run.id, lambda doc: doc.update(v=99))
     fresh = backend.open()
-    for call in (lambda: fresh.get_run(run.id), fresh.list_runs,
-                 lambda: fresh.claim_run("w1", run_id=run.id, now=NOW + 1),
-                 lambda: fresh.save_run(run, [], expected_version=1, now=NOW + 1)):
+    for call in (
+        lambda: fresh.get_run(run.id),
+        fresh.list_runs,
+        lambda: fresh.claim_run("w1", run_id=run.id, now=NOW + 1),
+        lambda: fresh.save_run(run, [], expected_version=1, now=NOW + 1),
+    ):
         with pytest.raises(SchemaVersionError, match=f"run {run.id}: .*version 99"):
             call()
 
@@ -325,19 +384,24 @@ def test_a_document_edited_behind_the_store_is_refused(backend: Backend, store: 
         store.get_run(run.id)
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ('{"role": "user"', "message 1 is not valid JSON"),
-    ('{"a": 1}, {"b": 2}', "message 1 is not valid JSON"),
-    ('[1, 2]', "message 1 is not a JSON object"),
-])
-def test_a_message_row_edited_behind_the_store_is_named(backend: Backend, store: Store,
-                                                        text: str, problem: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"role": "user"', "message 1 is not valid JSON"),
+        ('{"a": 1}, {"b": 2}', "message 1 is not valid JSON"),
+        ("[1, 2]", "message 1 is not a JSON object"),
+    ],
+)
+def test_a_message_row_edited_behind_the_store_is_named(
+    backend: Backend, store: Store, text: str, problem: str
+) -> None:
     new_run(store, messages=[USER, CALL, USER])
     if backend.kind == "memory":
         backend.memory.messages["run-a"][1] = text
     else:
-        backend.sql("UPDATE signoff_messages SET msg = ? WHERE run_id = ? AND seq = 1",
-                    (text, "run-a"))
+        backend.sql(
+            "UPDATE signoff_messages SET msg = ? WHERE run_id = ? AND seq = 1", (text, "run-a")
+        )
     with pytest.raises(IntegrityError, match=problem):
         store.load_messages("run-a")
 
@@ -345,11 +409,17 @@ def test_a_message_row_edited_behind_the_store_is_named(backend: Backend, store:
 def test_a_turn_and_its_requests_are_saved_together(store: Store) -> None:
     run = new_run(store, worker="w1")
     first = make_request(id="req-turn-1", run_id=run.id)
-    second = make_request(id="req-turn-2", run_id=run.id, call=first.call.with_arguments(
-        {"command": "rm -rf dist"}))
-    saved = store.save_run(replace(run, status="paused"), [CALL], expected_version=run.version,
-                           worker="w1", now=NOW + 1,
-                           requests=[(first, False, None), (second, True, 60.0)])
+    second = make_request(
+        id="req-turn-2", run_id=run.id, call=first.call.with_arguments({"command": "rm -rf dist"})
+    )
+    saved = store.save_run(
+        replace(run, status="paused"),
+        [CALL],
+        expected_version=run.version,
+        worker="w1",
+        now=NOW + 1,
+        requests=[(first, False, None), (second, True, 60.0)],
+    )
     assert saved.version == run.version + 1
     stored = store.get_request("req-turn-2")
     assert stored.state == "pending" and stored.run_id == run.id
@@ -360,8 +430,13 @@ def test_a_turn_and_its_requests_are_saved_together(store: Store) -> None:
     assert store.verify_chain()[0]
     # A duplicate request id refuses the whole save: no message, no version, no event.
     with pytest.raises(InvalidInput, match="already exists"):
-        store.save_run(replace(saved, status="paused"), msgs(1), expected_version=saved.version,
-                       now=NOW + 2, requests=[(first, False, None)])
+        store.save_run(
+            replace(saved, status="paused"),
+            msgs(1),
+            expected_version=saved.version,
+            now=NOW + 2,
+            requests=[(first, False, None)],
+        )
     after = store.get_run(run.id)
     assert after.version == saved.version and after.message_count == saved.message_count
     assert len(store.load_messages(run.id)) == saved.message_count

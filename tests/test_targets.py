@@ -29,11 +29,14 @@ def test_targets_of_file_tools(tmp_path: Path) -> None:
     policy = Policy(Settings(), workspace=tmp_path)
     root = str(tmp_path.resolve())
     assert call_targets(policy, ToolCall("write_file", {"path": "new.txt", "content": ""})) == {
-        "new.txt": [f"{root}/new.txt", "missing"]}
+        "new.txt": [f"{root}/new.txt", "missing"]
+    }
     assert call_targets(policy, ToolCall("read_file", {"path": "link"})) == {
-        "link": [f"{root}/a.txt", "file"]}
-    project = call_targets(policy, ToolCall("create_project",
-                                            {"path": "p", "files": {"x/y.py": ""}}))
+        "link": [f"{root}/a.txt", "file"]
+    }
+    project = call_targets(
+        policy, ToolCall("create_project", {"path": "p", "files": {"x/y.py": ""}})
+    )
     assert project == {"p": [f"{root}/p", "missing"], "p/x/y.py": [f"{root}/p/x/y.py", "missing"]}
     assert call_targets(policy, ToolCall("execute_command", {"command": "ls"})) == {}
     assert call_targets(policy, ToolCall("write_file", {"path": 3, "content": ""})) == {}
@@ -52,25 +55,32 @@ def test_target_change_says_what_moved() -> None:
     before = {"report.txt": ["./report.txt", "missing"]}
     assert target_change(before, dict(before), "/ws") is None
     moved = target_change(before, {"report.txt": ["./.git/config", "file"]}, "/ws")
-    assert moved == ("report.txt was a new file report.txt when judged and is now the file "
-                     ".git/config")
+    assert moved == (
+        "report.txt was a new file report.txt when judged and is now the file .git/config"
+    )
 
 
 def verdict(effect: str, *reasons: str, rule: str | None = None) -> Verdict:
     return Verdict(effect, "low", rule, reasons or ("why",))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("decided", "now", "changed"), [
-    (verdict("ask"), verdict("ask"), None),
-    (verdict("ask"), verdict("allow"), None),  # looser: the policy allows it anyway
-    (verdict("ask"), verdict("notify"), None),
-    (verdict("ask"), verdict("deny"), "it is now denied"),
-    (verdict("allow"), verdict("ask"), "it now needs a person's approval"),
-    (verdict("notify"), verdict("ask"), "it now needs a person's approval"),
-    (verdict("allow"), verdict("notify"), "it now needs a person's approval"),
-    (verdict("ask", "rule x asks", rule="x"), verdict("ask", "sensitive", rule="boundary"),
-     "the reasons to ask changed"),
-])
+@pytest.mark.parametrize(
+    ("decided", "now", "changed"),
+    [
+        (verdict("ask"), verdict("ask"), None),
+        (verdict("ask"), verdict("allow"), None),  # looser: the policy allows it anyway
+        (verdict("ask"), verdict("notify"), None),
+        (verdict("ask"), verdict("deny"), "it is now denied"),
+        (verdict("allow"), verdict("ask"), "it now needs a person's approval"),
+        (verdict("notify"), verdict("ask"), "it now needs a person's approval"),
+        (verdict("allow"), verdict("notify"), "it now needs a person's approval"),
+        (
+            verdict("ask", "rule x asks", rule="x"),
+            verdict("ask", "sensitive", rule="boundary"),
+            "the reasons to ask changed",
+        ),
+    ],
+)
 def test_judgement_change(decided: Verdict, now: Verdict, changed: str | None) -> None:
     why = judgement_change(decided, now)
     assert (why is None) if changed is None else (why is not None and why.startswith(changed))

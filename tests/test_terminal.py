@@ -168,8 +168,9 @@ def test_edit_with_invalid_json_then_a_valid_retry() -> None:
 
 
 def test_edit_with_validator_error_then_a_valid_retry() -> None:
-    decision, out = decide('e\n{"path": "/etc/passwd"}\n\n{"path": "ok.txt"}\n\ny\n',
-                           validate=no_etc)
+    decision, out = decide(
+        'e\n{"path": "/etc/passwd"}\n\n{"path": "ok.txt"}\n\ny\n', validate=no_etc
+    )
     assert decision.kind == "edit" and decision.arguments == {"path": "ok.txt"}
     assert "outside the workspace" in out and "not accepted" in out
 
@@ -315,8 +316,9 @@ def test_edit_shows_the_rejudged_call_and_needs_an_explicit_y() -> None:
         return make_request(arguments=arguments, risk="critical", suggested_rule=None)
 
     out = io.StringIO()
-    channel = TerminalChannel(io.StringIO('e\n{"path": "new.txt"}\n\n\ns\n'), out,
-                              lang="en", actor=ACTOR, width=80)
+    channel = TerminalChannel(
+        io.StringIO('e\n{"path": "new.txt"}\n\n\ns\n'), out, lang="en", actor=ACTOR, width=80
+    )
     decision = channel.decide(Prompt(make_request(), accept_all, judge_edit=judge))
     text = out.getvalue()
     # The blank line that ends the block is not the confirmation; the next Enter cancels.
@@ -331,8 +333,9 @@ def test_edit_whose_judge_fails_never_approves() -> None:
         raise RuntimeError("policy unavailable")
 
     out = io.StringIO()
-    channel = TerminalChannel(io.StringIO('e\n{"path": "b"}\n\ny\ns\n'), out, lang="en",
-                              actor=ACTOR, width=80)
+    channel = TerminalChannel(
+        io.StringIO('e\n{"path": "b"}\n\ny\ns\n'), out, lang="en", actor=ACTOR, width=80
+    )
     decision = channel.decide(Prompt(make_request(), accept_all, judge_edit=judge))
     # "y" lands on the menu again after the refusal: it approves the ORIGINAL call, shown.
     assert decision.kind == "approve" and decision.arguments is None
@@ -524,12 +527,16 @@ def test_in_a_real_terminal_the_default_streams_work_and_escapes_stay_inert() ->
 def test_an_edit_judged_deny_cannot_be_confirmed() -> None:
     def judge(arguments: Mapping[str, Any]) -> Request:
         request = make_request(arguments=arguments)
-        return Request(request.id, request.call,
-                       Verdict("deny", "critical", "deny: write_file(/etc/**)", ("denied",)))
+        return Request(
+            request.id,
+            request.call,
+            Verdict("deny", "critical", "deny: write_file(/etc/**)", ("denied",)),
+        )
 
     out = io.StringIO()
-    channel = TerminalChannel(io.StringIO('e\n{"path": "/etc/x"}\n\ny\ns\n'), out,
-                              lang="en", actor=ACTOR, width=80)
+    channel = TerminalChannel(
+        io.StringIO('e\n{"path": "/etc/x"}\n\ny\ns\n'), out, lang="en", actor=ACTOR, width=80
+    )
     decision = channel.decide(Prompt(make_request(), accept_all, judge_edit=judge))
     # The box shows the deny; the original call's box is drawn again (on a terminal, keys
     # typed before it are dropped) and the "y" read after it approves that call.

@@ -29,8 +29,15 @@ def live(tmp_path: Path) -> Iterator[LiveServer]:
 
 
 def tokens(live: LiveServer) -> dict[str, str]:
-    return {name: live.accounts.add(name, role) for name, role in
-            (("alice", "approver"), ("bob", "approver"), ("vera", "viewer"), ("ada", "admin"))}
+    return {
+        name: live.accounts.add(name, role)
+        for name, role in (
+            ("alice", "approver"),
+            ("bob", "approver"),
+            ("vera", "viewer"),
+            ("ada", "admin"),
+        )
+    }
 
 
 def test_accounts_store_only_a_hash_and_tokens_authenticate(tmp_path: Path) -> None:
@@ -77,8 +84,7 @@ def test_decide_through_the_api_and_the_worker_resumes(live: LiveServer) -> None
         done = alice.post(f"/api/requests/{rid}/decide", json={"kind": "approve"})
         assert done.status_code == 200, done.text
         assert done.json()["state"] == "approved" and "resumes" in done.json()["what_next"]
-        again = alice.post(f"/api/requests/{rid}/decide", json={"kind": "reject",
-                                                                  "reason": "late"})
+        again = alice.post(f"/api/requests/{rid}/decide", json={"kind": "reject", "reason": "late"})
         assert again.status_code == 409 and "approve by alice" in again.json()["message"]
     SENT.clear()
     assert work(live.store, once=True) == 1
@@ -98,8 +104,10 @@ def test_listed_approvers_are_enforced(live: LiveServer) -> None:
         res = alice.post(f"/api/requests/{rid}/decide", json={"kind": "approve"})
         assert res.status_code == 403 and "may not decide" in res.json()["message"]
     with live.client(t["ada"]) as ada:  # role:admin is listed
-        assert ada.post(f"/api/requests/{rid}/decide",
-                        json={"kind": "skip"}).json()["state"] == "skipped"
+        assert (
+            ada.post(f"/api/requests/{rid}/decide", json={"kind": "skip"}).json()["state"]
+            == "skipped"
+        )
 
 
 def test_expired_request_cannot_be_approved(live: LiveServer) -> None:
@@ -117,14 +125,16 @@ def test_edit_is_validated_and_invalid_changes_nothing(live: LiveServer) -> None
     run = start_run(live.store, live.workspace, {"to": "carol"})
     rid = run.waiting_on[0]
     with live.client(t["alice"]) as alice:
-        bad = alice.post(f"/api/requests/{rid}/decide",
-                         json={"kind": "edit", "arguments": {"to": 5, "cc": "x"}})
+        bad = alice.post(
+            f"/api/requests/{rid}/decide", json={"kind": "edit", "arguments": {"to": 5, "cc": "x"}}
+        )
         assert bad.status_code == 422 and "not valid" in bad.json()["message"]
         assert alice.get(f"/api/requests/{rid}").json()["state"] == "pending"
         reject = alice.post(f"/api/requests/{rid}/decide", json={"kind": "reject"})
         assert reject.status_code == 422 and "reason" in reject.json()["message"]
-        ok = alice.post(f"/api/requests/{rid}/decide",
-                        json={"kind": "edit", "arguments": {"to": "dave"}})
+        ok = alice.post(
+            f"/api/requests/{rid}/decide", json={"kind": "edit", "arguments": {"to": "dave"}}
+        )
         doc = ok.json()
         assert doc["call"]["arguments"] == {"to": "dave"}
         assert doc["metadata"]["original_call"]["arguments"] == {"to": "carol"}
@@ -138,8 +148,10 @@ def test_self_approval_can_be_forbidden(tmp_path: Path) -> None:
             res = alice.post(f"/api/requests/{req.id}/decide", json={"kind": "approve"})
             assert res.status_code == 403 and "own request" in res.json()["message"]
         with live.client(t["bob"]) as bob:
-            assert bob.post(f"/api/requests/{req.id}/decide",
-                            json={"kind": "approve"}).status_code == 200
+            assert (
+                bob.post(f"/api/requests/{req.id}/decide", json={"kind": "approve"}).status_code
+                == 200
+            )
 
 
 def test_grants_list_and_admin_revoke(live: LiveServer) -> None:
@@ -147,8 +159,9 @@ def test_grants_list_and_admin_revoke(live: LiveServer) -> None:
     run = start_run(live.store, live.workspace, {"to": "carol"})
     rid = run.waiting_on[0]
     with live.client(t["alice"]) as alice:
-        res = alice.post(f"/api/requests/{rid}/decide",
-                         json={"kind": "approve_always", "scope": "run"})
+        res = alice.post(
+            f"/api/requests/{rid}/decide", json={"kind": "approve_always", "scope": "run"}
+        )
         assert res.status_code == 200, res.text
         grants = alice.get("/api/grants").json()
         assert len(grants) == 1 and grants[0]["created_by"] == "alice"
@@ -179,14 +192,16 @@ def test_forms_need_the_csrf_token_and_cookies_are_strict(live: LiveServer) -> N
         assert page.status_code == 200
         refused = browser.post(f"/requests/{req.id}/decide", data={"kind": "approve"})
         assert refused.status_code == 403 and "CSRF" in refused.text
-        forged = browser.post(f"/requests/{req.id}/decide",
-                              data={"kind": "approve", "csrf": "0" * 40})
+        forged = browser.post(
+            f"/requests/{req.id}/decide", data={"kind": "approve", "csrf": "0" * 40}
+        )
         assert forged.status_code == 403
         api = browser.post(f"/api/requests/{req.id}/decide", json={"kind": "approve"})
         assert api.status_code == 403 and api.json()["error"] == "csrf"
         assert live.store.get_request(req.id).state == "pending"
-        ok = browser.post(f"/requests/{req.id}/decide",
-                          data={"kind": "approve", "csrf": _csrf(page.text)})
+        ok = browser.post(
+            f"/requests/{req.id}/decide", data={"kind": "approve", "csrf": _csrf(page.text)}
+        )
         assert ok.status_code == 303
         assert live.store.get_request(req.id).decision.actor == "alice"  # type: ignore[union-attr]
 
@@ -212,9 +227,13 @@ def test_local_mode_only_on_loopback_hosts(live: LiveServer) -> None:
 
 def test_html_injection_is_inert_in_pages(live: LiveServer) -> None:
     evil = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
-    req = live.store.create_request(make_request(
-        call=ToolCall("bash", {"command": f"echo '{evil}' \u202egnp.exe"}, "c1"),
-        preview=f"+{evil}\n-old", metadata={"intent": evil}))
+    req = live.store.create_request(
+        make_request(
+            call=ToolCall("bash", {"command": f"echo '{evil}' \u202egnp.exe"}, "c1"),
+            preview=f"+{evil}\n-old",
+            metadata={"intent": evil},
+        )
+    )
     with live.client() as c:
         html = c.get(f"/requests/{req.id}").text + c.get("/").text
     assert "<script>window" not in html and "<img src=x" not in html
@@ -223,16 +242,22 @@ def test_html_injection_is_inert_in_pages(live: LiveServer) -> None:
 
 
 def test_answer_form_follows_the_tools_declaration(live: LiveServer) -> None:
-    declared = live.store.create_request(make_request(
-        call=ToolCall("confirm_budget", {"amount": 5}, "c1"), metadata={"asks_human": True}))
-    not_declared = live.store.create_request(make_request(
-        call=ToolCall("ask_vendor", {"question": "price?"}, "c2"),
-        metadata={"asks_human": False}))
-    unknown = live.store.create_request(make_request(
-        call=ToolCall("ask_human", {"question": "which branch?"}, "c3")))
+    declared = live.store.create_request(
+        make_request(
+            call=ToolCall("confirm_budget", {"amount": 5}, "c1"), metadata={"asks_human": True}
+        )
+    )
+    not_declared = live.store.create_request(
+        make_request(
+            call=ToolCall("ask_vendor", {"question": "price?"}, "c2"),
+            metadata={"asks_human": False},
+        )
+    )
+    unknown = live.store.create_request(
+        make_request(call=ToolCall("ask_human", {"question": "which branch?"}, "c3"))
+    )
     with live.client() as c:
-        pages = {r.id: c.get(f"/requests/{r.id}").text
-                 for r in (declared, not_declared, unknown)}
+        pages = {r.id: c.get(f"/requests/{r.id}").text for r in (declared, not_declared, unknown)}
     assert 'id="form-answer"' in pages[declared.id]
     assert 'id="form-answer"' not in pages[not_declared.id]
     assert 'id="form-answer"' in pages[unknown.id]  # stored without it: judged by its look
@@ -271,16 +296,15 @@ def test_schemathesis_finds_no_server_error(live: LiveServer) -> None:
         if operation.path == "/api/events":
             continue
 
-        @settings(max_examples=8, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=8, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+        )
         @given(case=operation.as_strategy())
         def check(case: Any) -> None:
-            response = case.call(base_url=live.url,
-                                 headers={"Authorization": f"Bearer {token}"})
+            response = case.call(base_url=live.url, headers={"Authorization": f"Bearer {token}"})
             calls.append(response.status_code)
             if response.status_code >= 500:
-                failures.append(f"{case.method} {case.formatted_path}: "
-                                f"{response.status_code}")
+                failures.append(f"{case.method} {case.formatted_path}: {response.status_code}")
 
         check()
     assert failures == [] and len(calls) >= 30

@@ -33,16 +33,18 @@ def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     return json.loads(capsys.readouterr().out)
 
 
-def test_api_returns_what_the_cli_prints(live: LiveServer,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_api_returns_what_the_cli_prints(
+    live: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     with live.client() as c:
         everything = c.get("/api/audit").json()
         run_b = c.get("/api/audit", params={"run": "run-b", "kind": "request."}).json()
         newest = c.get("/api/audit", params={"limit": "3"}).json()
         verified = c.get("/api/audit/verify").json()
     assert everything == cli_json(capsys, "audit", "--db", live.db, "--json")
-    assert run_b == cli_json(capsys, "audit", "--db", live.db, "--json", "--run", "run-b",
-                             "--kind", "request.")
+    assert run_b == cli_json(
+        capsys, "audit", "--db", live.db, "--json", "--run", "run-b", "--kind", "request."
+    )
     assert run_b and {e["run_id"] for e in run_b} == {"run-b"}
     assert {e["kind"].split(".")[0] for e in run_b} == {"request"}
     assert [e["seq"] for e in newest] == [e["seq"] for e in everything[-3:]]
@@ -61,8 +63,9 @@ def test_bad_filters_are_client_errors(live: LiveServer) -> None:
 
 
 def test_page_lists_newest_first_and_model_text_is_inert(live: LiveServer) -> None:
-    req = live.store.create_request(make_request(
-        call=ToolCall("bash", {"command": f"echo '{EVIL}' \u202egnp.exe"}, "c9")))
+    req = live.store.create_request(
+        make_request(call=ToolCall("bash", {"command": f"echo '{EVIL}' \u202egnp.exe"}, "c9"))
+    )
     live.store.decide(req.id, Decision("reject", reason=EVIL), actor="bob")
     with live.client() as c:
         page = c.get("/audit").text
@@ -86,12 +89,15 @@ def test_page_verifies_the_chain_and_names_the_first_bad_entry(live: LiveServer)
         ok = c.get("/audit", params={"verify": "1"}).text
         assert 'id="verified"' in ok and 'id="tampered"' not in ok
         conn = sqlite3.connect(live.db)
-        conn.execute("UPDATE signoff_events SET entry = replace(entry, 'alice', 'mallory') "
-                     "WHERE seq = (SELECT min(seq) FROM signoff_events WHERE entry LIKE "
-                     "'%alice%')")
+        conn.execute(
+            "UPDATE signoff_events SET entry = replace(entry, 'alice', 'mallory') "
+            "WHERE seq = (SELECT min(seq) FROM signoff_events WHERE entry LIKE "
+            "'%alice%')"
+        )
         conn.commit()
-        bad_seq = conn.execute("SELECT min(seq) FROM signoff_events WHERE entry LIKE "
-                               "'%mallory%'").fetchone()[0]
+        bad_seq = conn.execute(
+            "SELECT min(seq) FROM signoff_events WHERE entry LIKE '%mallory%'"
+        ).fetchone()[0]
         conn.close()
         tampered = c.get("/audit", params={"verify": "1"}).text
         report = c.get("/api/audit/verify").json()
@@ -102,8 +108,11 @@ def test_page_verifies_the_chain_and_names_the_first_bad_entry(live: LiveServer)
 def test_viewers_see_it_strangers_do_not(tmp_path: Path) -> None:
     with LiveServer(tmp_path) as live:
         token = live.accounts.add("vera", "viewer")
-        live.store.record("verdict", {"call": {"name": "ls", "arguments": {}},
-                                      "verdict": {"effect": "allow"}}, run_id="r")
+        live.store.record(
+            "verdict",
+            {"call": {"name": "ls", "arguments": {}}, "verdict": {"effect": "allow"}},
+            run_id="r",
+        )
         with live.client() as anon:
             assert anon.get("/api/audit").status_code == 401
             assert anon.get("/api/audit/verify").status_code == 401
@@ -114,8 +123,10 @@ def test_viewers_see_it_strangers_do_not(tmp_path: Path) -> None:
 
 def test_an_entry_edited_into_garbage_is_a_clear_error_not_a_crash(live: LiveServer) -> None:
     conn = sqlite3.connect(live.db)
-    conn.execute("UPDATE signoff_events SET entry = '{not json' "
-                 "WHERE seq = (SELECT max(seq) FROM signoff_events)")
+    conn.execute(
+        "UPDATE signoff_events SET entry = '{not json' "
+        "WHERE seq = (SELECT max(seq) FROM signoff_events)"
+    )
     conn.commit()
     conn.close()
     with live.client() as c:

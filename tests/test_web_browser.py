@@ -215,8 +215,9 @@ def test_stats_page_draws_the_chart(browser: Browser, live: LiveServer) -> None:
     assert box is not None and box["width"] > 300 and box["height"] > 80
     bars = page.locator("#chart rect.bar")
     assert bars.count() >= 6
-    tallest = max((bars.nth(i).bounding_box() or {"height": 0})["height"]
-                  for i in range(bars.count()))
+    tallest = max(
+        (bars.nth(i).bounding_box() or {"height": 0})["height"] for i in range(bars.count())
+    )
     assert tallest > 40  # drawn, not just present
     expect(page.locator("#chart-desc")).to_contain_text("18 calls, 12 asked")
     expect(page.locator("#fig-calls dd.big")).to_have_text("18")

@@ -61,15 +61,26 @@ def receiver() -> Iterator[Receiver]:
 
 
 def settings_for(url: str, **extra: Any) -> Settings:
-    return Settings(extra={"notifications": {
-        "base_url": "https://inbox.example",
-        "ops": {"type": "webhook", "url": url, "secret": SECRET, "retries": 3,
-                "backoff": 0.01},
-        "chat": {"type": "slack", "url": url, **extra}}})
+    return Settings(
+        extra={
+            "notifications": {
+                "base_url": "https://inbox.example",
+                "ops": {
+                    "type": "webhook",
+                    "url": url,
+                    "secret": SECRET,
+                    "retries": 3,
+                    "backoff": 0.01,
+                },
+                "chat": {"type": "slack", "url": url, **extra},
+            }
+        }
+    )
 
 
 def test_webhook_is_signed_retried_recorded_and_never_repeated(
-        tmp_path: Path, receiver: Receiver) -> None:
+    tmp_path: Path, receiver: Receiver
+) -> None:
     db = str(tmp_path / "s.db")
     store = open_store(db)
     req = store.create_request(make_request(preview="<b>x</b>"))
@@ -87,8 +98,11 @@ def test_webhook_is_signed_retried_recorded_and_never_repeated(
     assert {h["idempotency-key"] for h, _ in webhooks} == {str(doc["seq"])}
     slack = [json.loads(b) for h, b in receiver.received if "x-signoff-signature" not in h]
     assert len(slack) == 1 and f"https://inbox.example/requests/{req.id}" in slack[0]["text"]
-    kinds = [(e.kind, e.data["channel"], e.data["attempts"])
-             for e in store.events_after(0, 100) if e.kind.startswith("notify.")]
+    kinds = [
+        (e.kind, e.data["channel"], e.data["attempts"])
+        for e in store.events_after(0, 100)
+        if e.kind.startswith("notify.")
+    ]
     assert sorted(kinds) == [("notify.delivered", "chat", 1), ("notify.delivered", "ops", 3)]
     store.close()
     # a restart (new objects over the same file) sends nothing twice
@@ -102,9 +116,19 @@ def test_webhook_is_signed_retried_recorded_and_never_repeated(
 def test_failed_delivery_is_recorded_and_shown_on_the_request_page(tmp_path: Path) -> None:
     with LiveServer(tmp_path) as live:
         req = live.store.create_request(make_request())
-        settings = Settings(extra={"notifications": {"ops": {
-            "type": "webhook", "url": "http://127.0.0.1:9/nothing", "retries": 1,
-            "backoff": 0.01, "timeout": 1}}})
+        settings = Settings(
+            extra={
+                "notifications": {
+                    "ops": {
+                        "type": "webhook",
+                        "url": "http://127.0.0.1:9/nothing",
+                        "retries": 1,
+                        "backoff": 0.01,
+                        "timeout": 1,
+                    }
+                }
+            }
+        )
         Notifier.from_settings(live.store, settings).run_once()
         with live.client() as c:
             html = c.get(f"/requests/{req.id}").text
@@ -127,8 +151,9 @@ def test_review_after_lists_and_reverts_and_refuses_changed_files(tmp_path: Path
             _, snap = ws.run_recorded(call, "k")
             assert snap is not None
             snapshots.append(snap)
-            live.store.record("review", {"call": call.to_json(), "snapshot": snap.to_json()},
-                              run_id="run-r")
+            live.store.record(
+                "review", {"call": call.to_json(), "snapshot": snap.to_json()}, run_id="run-r"
+            )
         (live.workspace / "other.txt").write_text("changed by a person\n")
         with live.client() as c:
             page = c.get("/reviews").text
@@ -146,8 +171,9 @@ def test_review_after_lists_and_reverts_and_refuses_changed_files(tmp_path: Path
         assert [e.kind for e in live.store.events_after(0, 100)].count("review.reverted") == 1
 
 
-def test_users_commands_print_the_token_once(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_users_commands_print_the_token_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from signoff.cli import serve as cli_web
 
     parser = build_parser()
@@ -196,8 +222,9 @@ def test_accounts_and_api_on_postgres(tmp_path: Path) -> None:
         app = create_app(backend.url, workspace=tmp_path, settings=Settings())
         with TestClient(app, base_url="http://127.0.0.1") as c:
             headers = {"Authorization": f"Bearer {token}"}
-            res = c.post(f"/api/requests/{req.id}/decide", json={"kind": "approve"},
-                         headers=headers)
+            res = c.post(
+                f"/api/requests/{req.id}/decide", json={"kind": "approve"}, headers=headers
+            )
             assert res.status_code == 200 and res.json()["decision"]["actor"] == "alice"
     finally:
         backend.close()

@@ -37,8 +37,9 @@ def cli_json(capsys: pytest.CaptureFixture[str], db: str, *extra: str) -> Any:
     return json.loads(capsys.readouterr().out)
 
 
-def test_api_returns_what_the_cli_prints(live: LiveServer,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_api_returns_what_the_cli_prints(
+    live: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     since = str(time.time() - 2.5 * DAY)
     with live.client() as c:
         everything = c.get("/api/stats")
@@ -86,8 +87,10 @@ def test_roles_anyone_signed_in_may_read_the_statistics(live: LiveServer) -> Non
 
 
 def _between(text: str, start: str, end: str) -> list[str]:
-    return [html.unescape(m) for m in re.findall(re.escape(start) + "(.*?)" + re.escape(end),
-                                                  text, re.S)]
+    return [
+        html.unescape(m)
+        for m in re.findall(re.escape(start) + "(.*?)" + re.escape(end), text, re.S)
+    ]
 
 
 def test_page_shows_the_figures_the_chart_and_the_suggestions(live: LiveServer) -> None:
@@ -98,18 +101,32 @@ def test_page_shows_the_figures_the_chart_and_the_suggestions(live: LiveServer) 
     text = page.text
     assert page.headers["content-security-policy"].startswith("default-src 'none'")
     # approvals.decide stamps decisions with the real clock: the history is days old
-    figures = {m[0]: html.unescape(m[1]) for m in re.findall(
-        r'<div id="fig-([\w-]+)"><dt>[^<]*</dt><dd class="big">([^<]*)</dd>', text)}
-    assert figures == {"calls": "18", "ask-share": "67%", "qpr": "4", "ttd": "2.0d",
-                       "expired": "0", "in-doubt": "0", "pending": "1"}
+    figures = {
+        m[0]: html.unescape(m[1])
+        for m in re.findall(
+            r'<div id="fig-([\w-]+)"><dt>[^<]*</dt><dd class="big">([^<]*)</dd>', text
+        )
+    }
+    assert figures == {
+        "calls": "18",
+        "ask-share": "67%",
+        "qpr": "4",
+        "ttd": "2.0d",
+        "expired": "0",
+        "in-doubt": "0",
+        "pending": "1",
+    }
     assert "allow 6 · notify 0 · ask 12 · deny 0" in text and "12 of 18 calls" in text
     assert "p90 3.0d · 11 decisions" in text
     # the chart: inline SVG with a title, a description and a table of the same numbers
     svg = re.search(r"<svg .*?</svg>", text, re.S)
     assert svg is not None
     assert 'role="img"' in svg[0] and 'aria-labelledby="chart-title chart-desc"' in svg[0]
-    assert re.search(r'<desc id="chart-desc">From \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d: 18 '
-                     r"calls, 12 asked; 5 approved, 0 edited, 5 rejected\.</desc>", svg[0])
+    assert re.search(
+        r'<desc id="chart-desc">From \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d: 18 '
+        r"calls, 12 asked; 5 approved, 0 edited, 5 rejected\.</desc>",
+        svg[0],
+    )
     days = re.findall(r'<g class="day" data-date="([\d-]+)">', svg[0])
     assert len(days) == 4  # three days ago .. today, quiet days included
     assert svg[0].count('class="bar bar-approve"') == 1
@@ -117,14 +134,12 @@ def test_page_shows_the_figures_the_chart_and_the_suggestions(live: LiveServer) 
     assert len(re.findall(r'<tr><th scope="row">\d{4}-', text)) == len(api["by_day"])
     assert "style=" not in text and "<script>" not in text.split("</head>")[1]
     # tables per tool and per rule; suggestions with their exact command and TOML line
-    assert _between(text, '<th scope="row"><code>', "</code>")[:3] == [
-        "send", "bash", EVIL_TOOL]
+    assert _between(text, '<th scope="row"><code>', "</code>")[:3] == ["send", "bash", EVIL_TOOL]
     by_kind = {s["kind"]: s for s in api["suggestions"]}
-    assert _between(text, '<pre class="command"><code>', "</code>") == [
-        by_kind["allow"]["command"]]
+    assert _between(text, '<pre class="command"><code>', "</code>") == [by_kind["allow"]["command"]]
     assert by_kind["allow"]["command"] == (
-        "signoff grant add 'send(to=<script>window.__pwned=1</script>'\"'\"'s)' "
-        "--scope project")
+        "signoff grant add 'send(to=<script>window.__pwned=1</script>'\"'\"'s)' --scope project"
+    )
     assert _between(text, '<pre class="toml"><code>', "</code>") == [by_kind["deny"]["toml"]]
     assert by_kind["deny"]["toml"] == json.dumps(f'Bash(curl "{EVIL}":*)') + ","
     assert "approved all 5 times it was asked" in text
@@ -156,23 +171,30 @@ def test_page_in_chinese_with_a_window_and_errors(live: LiveServer) -> None:
 
 def test_chart_geometry() -> None:
     def stats(days: tuple[Day, ...], since: float | None = None) -> Stats:
-        return Stats(since, 5, 0, {}, 0, 0, 0, {}, (), 0, {}, (), (), {}, 0, 0, 0, 0,
-                     by_day=days)
+        return Stats(since, 5, 0, {}, 0, 0, 0, {}, (), 0, {}, (), (), {}, 0, 0, 0, 0, by_day=days)
 
     assert build_chart(compute_stats([])) is None
-    chart = build_chart(stats((Day("2027-01-01", calls=10, asked=5, approve=2, reject=1),
-                               Day("2027-01-04", calls=4))))
+    chart = build_chart(
+        stats(
+            (Day("2027-01-01", calls=10, asked=5, approve=2, reject=1), Day("2027-01-04", calls=4))
+        )
+    )
     assert chart is not None
-    assert [g.day.date for g in chart.groups] == ["2027-01-01", "2027-01-02", "2027-01-03",
-                                                  "2027-01-04"]
+    assert [g.day.date for g in chart.groups] == [
+        "2027-01-01",
+        "2027-01-02",
+        "2027-01-03",
+        "2027-01-04",
+    ]
     first = {b.kind: b for b in chart.groups[0].bars}
     assert first["calls"].height == pytest.approx(2 * first["asked"].height)
     assert first["calls"].y + first["calls"].height == chart.baseline
     assert first["approve"].height == pytest.approx(2 * first["reject"].height)
     assert first["reject"].y + first["reject"].height == pytest.approx(first["approve"].y)
     assert chart.groups[1].bars == () and chart.ymax == 10
-    assert all(chart.left <= b.x and b.x + b.width <= chart.right
-               for g in chart.groups for b in g.bars)
+    assert all(
+        chart.left <= b.x and b.x + b.width <= chart.right for g in chart.groups for b in g.bars
+    )
     long = tuple(Day(f"2027-{m:02d}-01", calls=1) for m in range(1, 13))
     many = build_chart(stats(long))
     assert many is not None and many.drawn == MAX_DAYS and many.hidden == 10
@@ -205,8 +227,7 @@ def test_an_admin_turns_an_allow_suggestion_into_a_project_grant(live: LiveServe
     with contextlib.closing(_signed_in(live, "bob", "approver")) as approver:
         page = approver.get("/stats").text
         assert "/stats/allow" not in page  # the button is for admins only
-        refused = approver.post("/stats/allow", data={"rule": ALLOW_RULE,
-                                                      "csrf": _page_csrf(page)})
+        refused = approver.post("/stats/allow", data={"rule": ALLOW_RULE, "csrf": _page_csrf(page)})
         assert refused.status_code == 403
     with contextlib.closing(_signed_in(live, "ada", "admin")) as admin:
         page = admin.get("/stats").text
@@ -214,11 +235,14 @@ def test_an_admin_turns_an_allow_suggestion_into_a_project_grant(live: LiveServe
         csrf = _page_csrf(page)
         assert admin.post("/stats/allow", data={"rule": ALLOW_RULE}).status_code == 403
         arbitrary = admin.post("/stats/allow", data={"rule": "Bash(*)", "csrf": csrf})
-        assert arbitrary.status_code == 422 and "not an allow rule signoff suggests" in \
-            html.unescape(arbitrary.text)
+        assert (
+            arbitrary.status_code == 422
+            and "not an allow rule signoff suggests" in html.unescape(arbitrary.text)
+        )
         assert not settings_file.exists()
-        done = admin.post("/stats/allow", data={"rule": ALLOW_RULE, "csrf": csrf},
-                          follow_redirects=False)
+        done = admin.post(
+            "/stats/allow", data={"rule": ALLOW_RULE, "csrf": csrf}, follow_redirects=False
+        )
         assert done.status_code == 303 and done.headers["location"].startswith("/grants")
         after = admin.get("/stats").text
     grants = live.store.list_grants(scope="project")

@@ -64,7 +64,8 @@ def test_eight_workers_one_ready_run(kind: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_worker_wakes_for_a_decision_made_while_it_looked(
-        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The decision lands just after the worker's look found nothing ready: the worker must
     # not sleep through it until the poll timeout (30 s here).
     from signoff.runs.worker import work

@@ -57,12 +57,22 @@ def make_agent(metadata: Mapping[str, Any]) -> Agent:
     reg = Registry()
     reg.add(spec_from_function(send, tier="external", subject_args=("to",)))
     reg.add(spec_from_function(lookup, tier="read"))
-    policy = Policy(Settings.from_rules(), workspace=Path(metadata.get("workspace", ".")),
-                    registry=reg)
-    first = {"content": metadata.get("intent", "I will send it."),
-             "tool_calls": [{"id": "c1", "type": "function", "function": {
-                 "name": metadata.get("tool", "send"),
-                 "arguments": json.dumps(metadata["arguments"])}}]}
+    policy = Policy(
+        Settings.from_rules(), workspace=Path(metadata.get("workspace", ".")), registry=reg
+    )
+    first = {
+        "content": metadata.get("intent", "I will send it."),
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {
+                    "name": metadata.get("tool", "send"),
+                    "arguments": json.dumps(metadata["arguments"]),
+                },
+            }
+        ],
+    }
 
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
         if not any(m.get("role") == "assistant" for m in messages):
@@ -70,25 +80,40 @@ def make_agent(metadata: Mapping[str, Any]) -> Agent:
         last = [m for m in messages if m.get("role") == "tool"][-1]
         return {"content": f"Finished: {last.get('content')}"}
 
-    return Agent(model=ScriptedModel.history_driven(reply), tools={"send": send, "lookup": lookup},
-                 policy=policy, approvers=tuple(metadata.get("approvers", ())))
+    return Agent(
+        model=ScriptedModel.history_driven(reply),
+        tools={"send": send, "lookup": lookup},
+        policy=policy,
+        approvers=tuple(metadata.get("approvers", ())),
+    )
 
 
 def start_run(store: Store, workspace: Path, arguments: dict[str, Any], **meta: Any) -> Run:
     metadata = {"workspace": str(workspace), "arguments": arguments, **meta}
     agent = make_agent(metadata)
     return Runner(store, agent, agent_ref=AGENT_REF).start(
-        [{"role": "user", "content": "please send it"}], metadata=metadata)
+        [{"role": "user", "content": "please send it"}], metadata=metadata
+    )
 
 
-def _ask(store: Store, run: str, name: str, args: dict[str, Any], at: float, *,
-         suggested: str | None = None, rule: str | None = None) -> Request:
+def _ask(
+    store: Store,
+    run: str,
+    name: str,
+    args: dict[str, Any],
+    at: float,
+    *,
+    suggested: str | None = None,
+    rule: str | None = None,
+) -> Request:
     call = ToolCall(name, args, f"c{at}")
     verdict = Verdict("ask", "high", rule, ("asks",), "external", suggested)
-    store.record("verdict", {"call": call.to_json(), "verdict": verdict.to_json()},
-                 run_id=run, now=at)
-    return store.create_request(Request("", call, verdict, run_id=run), now=at,
-                                ttl_seconds=10 * DAY)
+    store.record(
+        "verdict", {"call": call.to_json(), "verdict": verdict.to_json()}, run_id=run, now=at
+    )
+    return store.create_request(
+        Request("", call, verdict, run_id=run), now=at, ttl_seconds=10 * DAY
+    )
 
 
 def build_stats_history(store: Store, now: float) -> None:
@@ -97,17 +122,27 @@ def build_stats_history(store: Store, now: float) -> None:
     t0 = now - 3 * DAY
     for i in range(6):
         call = ToolCall("read_file", {"path": f"f{i}"}, f"r{i}")
-        store.record("verdict", {"call": call.to_json(), "verdict": Verdict(
-            "allow", "none", None, (), "read").to_json()}, run_id="run-a", now=t0 + i)
+        store.record(
+            "verdict",
+            {
+                "call": call.to_json(),
+                "verdict": Verdict("allow", "none", None, (), "read").to_json(),
+            },
+            run_id="run-a",
+            now=t0 + i,
+        )
     for i in range(5):
         r = _ask(store, "run-a", "send", {"to": EVIL}, t0 + 100 + i, suggested=ALLOW_RULE)
-        decide(store, r.id, Decision("approve", decided_at=r.created_at + 10 * (i + 1)),
-               actor="alice")
+        decide(
+            store, r.id, Decision("approve", decided_at=r.created_at + 10 * (i + 1)), actor="alice"
+        )
     for i in range(5):
-        r = _ask(store, "run-b", "bash", {"command": f'curl "{EVIL}"'}, t0 + DAY + i,
-                 suggested=DENY_RULE)
-        decide(store, r.id, Decision("reject", reason=EVIL, decided_at=r.created_at + 60),
-               actor="bob")
+        r = _ask(
+            store, "run-b", "bash", {"command": f'curl "{EVIL}"'}, t0 + DAY + i, suggested=DENY_RULE
+        )
+        decide(
+            store, r.id, Decision("reject", reason=EVIL, decided_at=r.created_at + 60), actor="bob"
+        )
     skipped = _ask(store, "run-c", EVIL_TOOL, {"x": 1}, now - 3600, rule=f"{EVIL_TOOL}(x=1)")
     decide(store, skipped.id, Decision("skip", decided_at=now - 3000), actor="alice")
     _ask(store, "run-c", "send", {"to": "carol"}, now - 60)
@@ -130,16 +165,17 @@ class LiveServer:
         self.db = str(tmp / "signoff.db")
         self.store = open_store(self.db)
         self.accounts = Accounts(self.db)
-        self.app = create_app(self.db, workspace=self.workspace, settings=Settings(),
-                              **options)
+        self.app = create_app(self.db, workspace=self.workspace, settings=Settings(), **options)
         self.sock = free_port()
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1
+        )
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
 
     def __enter__(self) -> LiveServer:
         self.thread.start()

@@ -36,27 +36,47 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the names, eagerly
 
 _PUBLIC = {
     # declare and judge
-    "tool": ".tools", "ToolSpec": ".tools", "ToolCall": ".models", "Verdict": ".models",
-    "Decision": ".models", "Request": ".models", "Run": ".run_state", "Policy": ".policy",
+    "tool": ".tools",
+    "ToolSpec": ".tools",
+    "ToolCall": ".models",
+    "Verdict": ".models",
+    "Decision": ".models",
+    "Request": ".models",
+    "Run": ".run_state",
+    "Policy": ".policy",
     "Settings": ".settings",
     # in process
-    "Gate": ".gate", "ToolResult": ".gate", "Channel": ".channels",
-    "TerminalChannel": ".channels.terminal", "Workspace": ".workspace",
+    "Gate": ".gate",
+    "ToolResult": ".gate",
+    "Channel": ".channels",
+    "TerminalChannel": ".channels.terminal",
+    "Workspace": ".workspace",
     # durable
-    "Agent": ".runs", "Runner": ".runs", "Store": ".store", "open_store": ".store",
+    "Agent": ".runs",
+    "Runner": ".runs",
+    "Store": ".store",
+    "open_store": ".store",
     "decide": ".approvals",
     # what users catch
-    "SignoffError": ".exceptions", "CallDenied": ".exceptions", "InvalidInput": ".exceptions",
-    "RunStopped": ".exceptions", "ConflictError": ".exceptions",
+    "SignoffError": ".exceptions",
+    "CallDenied": ".exceptions",
+    "InvalidInput": ".exceptions",
+    "RunStopped": ".exceptions",
+    "ConflictError": ".exceptions",
 }
 
 # Exported here before the public API was narrowed; still served, with a warning that
 # names where they live, for one release.
 _MOVED = {
-    "AlreadyClaimed": ".exceptions", "AlreadyDecided": ".exceptions",
-    "NotAuthorized": ".exceptions", "RequestExpired": ".exceptions",
-    "SettingsError": ".exceptions", "SignoffSignal": ".exceptions", "Grant": ".models",
-    "Registry": ".tools", "load_settings": ".settings",
+    "AlreadyClaimed": ".exceptions",
+    "AlreadyDecided": ".exceptions",
+    "NotAuthorized": ".exceptions",
+    "RequestExpired": ".exceptions",
+    "SettingsError": ".exceptions",
+    "SignoffSignal": ".exceptions",
+    "Grant": ".models",
+    "Registry": ".tools",
+    "load_settings": ".settings",
 }
 
 
@@ -82,8 +102,11 @@ def __getattr__(name: str) -> Any:
         where = f"signoff{_MOVED[name]}"
         import warnings
 
-        warnings.warn(f"import {name} from {where}; signoff no longer exports it",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"import {name} from {where}; signoff no longer exports it",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(__import__(where, fromlist=[name]), name)
     raise AttributeError(f"module 'signoff' has no attribute {name!r}")
 

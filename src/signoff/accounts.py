@@ -55,8 +55,9 @@ class Account:
     @property
     def roles(self) -> tuple[str, ...]:
         """Roles as `approvals.decide` and request `approvers` (`role:NAME`) see them."""
-        return {"viewer": ("viewer",), "approver": ("approver",),
-                "admin": ("admin", "approver")}[self.role]
+        return {"viewer": ("viewer",), "approver": ("approver",), "admin": ("admin", "approver")}[
+            self.role
+        ]
 
     @property
     def can_decide(self) -> bool:
@@ -143,11 +144,12 @@ class Accounts:
             except Exception as exc:
                 raise ConfigurationError(f"accounts: cannot reach PostgreSQL: {exc}") from exc
         else:
-            path = target[len("sqlite:///"):] if target.startswith("sqlite:///") else target
+            path = target[len("sqlite:///") :] if target.startswith("sqlite:///") else target
             self._kind = "sqlite"
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
-                                         check_same_thread=False)
+            self._conn = sqlite3.connect(
+                path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
             self._conn.execute("PRAGMA busy_timeout = 30000")
             self._conn.execute("PRAGMA journal_mode = WAL")
         if self._conn is not None:
@@ -193,8 +195,10 @@ class Accounts:
     def add(self, name: str, role: str) -> str:
         """Create an account; returns its token (shown once, never stored)."""
         if not _NAME.match(name):
-            raise InvalidInput(f"account name {name!r}: use letters, digits, . _ @ - "
-                               "(at most 64, starting with a letter or digit)")
+            raise InvalidInput(
+                f"account name {name!r}: use letters, digits, . _ @ - "
+                "(at most 64, starting with a letter or digit)"
+            )
         if role not in ROLES:
             raise InvalidInput(f"role {role!r}: expected one of {', '.join(ROLES)}")
         secret = secrets.token_hex(32)  # hex: no "_", so the name parses back
@@ -206,8 +210,11 @@ class Accounts:
             if self._memory is not None:
                 self._memory[name] = row[1:]
             else:
-                self._sql("INSERT INTO signoff_accounts (name, role, token_hash, salt, "
-                          "created_at) VALUES (?, ?, ?, ?, ?)", row)
+                self._sql(
+                    "INSERT INTO signoff_accounts (name, role, token_hash, salt, "
+                    "created_at) VALUES (?, ?, ?, ?, ?)",
+                    row,
+                )
         return f"so_{name}_{secret}"
 
     def remove(self, name: str) -> None:
@@ -230,8 +237,10 @@ class Accounts:
     def _row(self, name: str) -> tuple[Any, ...] | None:
         if self._memory is not None:
             return self._memory.get(name)
-        rows = self._sql("SELECT role, token_hash, salt, created_at FROM signoff_accounts "
-                         "WHERE name = ?", (name,))
+        rows = self._sql(
+            "SELECT role, token_hash, salt, created_at FROM signoff_accounts WHERE name = ?",
+            (name,),
+        )
         return rows[0] if rows else None
 
     def list(self) -> list[Account]:
@@ -248,8 +257,9 @@ class Accounts:
     def _rows(self) -> tuple[tuple[str, tuple[Any, ...]], ...]:
         if self._memory is not None:
             return tuple(sorted(self._memory.items()))
-        rows = self._sql("SELECT name, role, token_hash, salt, created_at FROM "
-                         "signoff_accounts ORDER BY name")
+        rows = self._sql(
+            "SELECT name, role, token_hash, salt, created_at FROM signoff_accounts ORDER BY name"
+        )
         return tuple((r[0], tuple(r[1:])) for r in rows)
 
     def count(self) -> int:

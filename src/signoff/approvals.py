@@ -92,21 +92,22 @@ def _save_grant(
     return store.add_grant(grant, run_id=request.run_id if scope in ("run", "session") else None)
 
 
-def grant_project_rule(store: Store, rule: str, *, actor: str,
-                       workspace: str | os.PathLike[str] | None = None) -> tuple[Grant, Path]:
+def grant_project_rule(
+    store: Store, rule: str, *, actor: str, workspace: str | os.PathLike[str] | None = None
+) -> tuple[Grant, Path]:
     """Allow `rule` for the whole project: written to settings.local.toml (comments kept)
     and recorded as a project grant, so it is listed, on the record and revocable."""
     from .rules import parse_rule
 
     text = parse_rule(rule).text  # InvalidInput names what is wrong
     written = add_local_allow_rule(Path(workspace or os.getcwd()), text)
-    grant = Grant(rule=text, scope="project", id=f"grant_{uuid.uuid4().hex[:10]}",
-                  created_by=actor)
+    grant = Grant(rule=text, scope="project", id=f"grant_{uuid.uuid4().hex[:10]}", created_by=actor)
     return store.add_grant(grant), written
 
 
-def revoke_grant(store: Store, grant_id: str, *, actor: str,
-                 workspace: str | os.PathLike[str] | None = None) -> Grant:
+def revoke_grant(
+    store: Store, grant_id: str, *, actor: str, workspace: str | os.PathLike[str] | None = None
+) -> Grant:
     """Revoke a grant; a project grant's allow rule also leaves settings.local.toml."""
     grant = store.revoke_grant(grant_id, actor=actor)
     if grant.scope == "project":

@@ -61,7 +61,7 @@ def sqlite_file(url: str) -> Path | None:
     ):
         return None
     if url.startswith("sqlite:"):
-        return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
+        return Path(url[len("sqlite:///") :]) if url.startswith("sqlite:///") else None
     return None if "://" in url else Path(url)
 
 
@@ -122,8 +122,10 @@ def resolve_decider(
     table = settings_roles or {}
     name = claimed if claimed is not None else os.environ.get(ACTOR_ENV) or None
     if name is not None and not valid_name(name):
-        raise InvalidInput(f"--as {name!r}: not an account name (letters, digits, . _ @ -, "
-                           "at most 64, starting with a letter or digit); nothing was decided")
+        raise InvalidInput(
+            f"--as {name!r}: not an account name (letters, digits, . _ @ -, "
+            "at most 64, starting with a letter or digit); nothing was decided"
+        )
     if name is None or (name == me and token_file is None and not os.environ.get(TOKEN_ENV)):
         return Decider(me, tuple(table.get(me, ())), "os-user")
     ask = _stdin_is_terminal() if interactive is None else interactive
@@ -148,16 +150,17 @@ def _by_token(url: str, name: str, token: str, *, need_admin: bool) -> Decider:
     finally:
         accounts.close()
     if account is None:
-        raise NotAuthorized(f"--as {name}: the token is not valid (no account has it); "
-                            "nothing was decided")
+        raise NotAuthorized(
+            f"--as {name}: the token is not valid (no account has it); nothing was decided"
+        )
     if account.name != name:
-        raise NotAuthorized(f"--as {name}: the token is {account.name}'s, not {name}'s; "
-                            "nothing was decided")
+        raise NotAuthorized(
+            f"--as {name}: the token is {account.name}'s, not {name}'s; nothing was decided"
+        )
     if not account.can_decide:
         raise NotAuthorized(f"--as {name}: {name} is a {account.role} and may not decide")
     if need_admin and not account.is_admin:
-        raise NotAuthorized(f"--as {name}: only an admin may do this; {name} is "
-                            f"an {account.role}")
+        raise NotAuthorized(f"--as {name}: only an admin may do this; {name} is an {account.role}")
     return Decider(account.name, account.roles, "token")
 
 

@@ -75,8 +75,7 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
             return Effects(problem=problem, arguments=args)
         parts = urlsplit(url)
         local = resolve(parts.path) if parts.scheme.lower() == "file" and parts.path else ()
-        return Effects(reads=local, url=url, host=parts.hostname or "",
-                       arguments=args)
+        return Effects(reads=local, url=url, host=parts.hostname or "", arguments=args)
     if spec.path_arguments():
         # Another kind of tool that names files (`upload(path=...)`): its paths meet
         # protected state, though its rules match on arguments.
@@ -129,8 +128,24 @@ def of_part(part: CommandPart) -> Effects:
 
 
 # Programs that run another program named among their arguments (`uvx signoff`).
-_PACKAGE_RUNNERS = frozenset({"uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "conda",
-                              "mamba", "micromamba", "pixi", "npx", "pnpx", "bunx"})
+_PACKAGE_RUNNERS = frozenset(
+    {
+        "uv",
+        "uvx",
+        "pipx",
+        "poetry",
+        "pdm",
+        "hatch",
+        "rye",
+        "conda",
+        "mamba",
+        "micromamba",
+        "pixi",
+        "npx",
+        "pnpx",
+        "bunx",
+    }
+)
 
 
 def _programs(argv: Sequence[str]) -> tuple[str, ...]:
@@ -172,26 +187,43 @@ class PathRules:
     def protected_verdict(self, effects: Effects, *, dotglob: bool = False) -> PathVerdict | None:
         """Deny anything inside signoff's own state; ask for trees that hold it."""
         if "signoff" in effects.programs:
-            return PathVerdict("deny", PROTECTED, "runs signoff itself, which holds the "
-                               "approvals and keys: only a person runs it")
+            return PathVerdict(
+                "deny",
+                PROTECTED,
+                "runs signoff itself, which holds the approvals and keys: only a person runs it",
+            )
         for text in effects.code:  # `python3 -c "open('.signoff/x','w')"`, `awk '{print > …}'`
             named = next((n for n in self.protected.names if n in text), None)
             if named:
-                return PathVerdict("deny", PROTECTED, f"code that names signoff's own state "
-                                   f"({named}): no tool may read or change it")
-        touched = (*effects.paths, *effects.links, *effects.mentions, *effects.trees,
-                   *effects.tree_writes)
+                return PathVerdict(
+                    "deny",
+                    PROTECTED,
+                    f"code that names signoff's own state ({named}): no tool may read or change it",
+                )
+        touched = (
+            *effects.paths,
+            *effects.links,
+            *effects.mentions,
+            *effects.trees,
+            *effects.tree_writes,
+        )
         for path in touched:
             where = self.protected.inside(path, dotglob=dotglob)
             if where:
-                return PathVerdict("deny", PROTECTED, f"{path} is signoff's own state "
-                                   f"({where}): no tool may read or change it")
+                return PathVerdict(
+                    "deny",
+                    PROTECTED,
+                    f"{path} is signoff's own state ({where}): no tool may read or change it",
+                )
         for path in (*effects.trees, *effects.tree_writes):
             where = self.protected.holds(path, dotglob=dotglob)
             if where:
                 verb = "reads" if path in effects.trees else "writes"
-                return PathVerdict("ask", PROTECTED, f"{verb} the whole of {path}, which "
-                                   f"holds signoff's own state ({where})")
+                return PathVerdict(
+                    "ask",
+                    PROTECTED,
+                    f"{verb} the whole of {path}, which holds signoff's own state ({where})",
+                )
         return None
 
     def verdict(self, effects: Effects, *, dotglob: bool = False) -> PathVerdict | None:
@@ -206,33 +238,52 @@ class PathRules:
             ("write", (*effects.writes, *effects.links), effects.tree_writes),
         )
         passes: tuple[tuple[Literal["deny", "ask"], Mapping[Access, tuple[Rule, ...]]], ...] = (
-            ("deny", self.deny), ("ask", self.ask))
+            ("deny", self.deny),
+            ("ask", self.ask),
+        )
         for kind, lists in passes:
             for access, paths, trees in uses:
                 for rule in lists.get(access, ()):
                     for path in paths:
-                        if rule_may_match(rule, path, self.ctx, dotglob=dotglob,
-                                          strict=kind == "deny"):
-                            return PathVerdict(kind, rule.text,
-                                               f"{path}: {_VERB[kind]} by rule {rule.text}")
-                        if kind == "deny" and found is None and rule_may_match(
-                                rule, path, self.ctx, dotglob=dotglob):
-                            found = PathVerdict("ask", rule.text, f"{path} may expand to a "
-                                                f"path denied by rule {rule.text}")
+                        if rule_may_match(
+                            rule, path, self.ctx, dotglob=dotglob, strict=kind == "deny"
+                        ):
+                            return PathVerdict(
+                                kind, rule.text, f"{path}: {_VERB[kind]} by rule {rule.text}"
+                            )
+                        if (
+                            kind == "deny"
+                            and found is None
+                            and rule_may_match(rule, path, self.ctx, dotglob=dotglob)
+                        ):
+                            found = PathVerdict(
+                                "ask",
+                                rule.text,
+                                f"{path} may expand to a path denied by rule {rule.text}",
+                            )
                     for tree in trees:
                         hit = rule_in_tree(rule, tree, self.ctx)
                         if hit == "inside":
-                            return PathVerdict(kind, rule.text,
-                                               f"{tree}: {_VERB[kind]} by rule {rule.text}")
+                            return PathVerdict(
+                                kind, rule.text, f"{tree}: {_VERB[kind]} by rule {rule.text}"
+                            )
                         if hit == "holds" and found is None:
-                            found = PathVerdict("ask", rule.text, f"{_TREE_VERB[access]} the "
-                                                f"whole of {tree}, where rule {rule.text} "
-                                                "names paths")
+                            found = PathVerdict(
+                                "ask",
+                                rule.text,
+                                f"{_TREE_VERB[access]} the "
+                                f"whole of {tree}, where rule {rule.text} "
+                                "names paths",
+                            )
         if found:
             return found
         if effects.unknown_paths:
-            return PathVerdict("ask", PROTECTED, "names a file only known at run time: it could be "
-                               "signoff's own state or a path a rule denies")
+            return PathVerdict(
+                "ask",
+                PROTECTED,
+                "names a file only known at run time: it could be "
+                "signoff's own state or a path a rule denies",
+            )
         for access, paths, _ in uses:
             if not paths:
                 continue  # nothing to test; the boundary lists are made on first use
@@ -242,10 +293,10 @@ class PathRules:
                         continue
                     if rule_may_match(boundary, path, self.ctx, dotglob=dotglob, strict=True):
                         what = "secret" if access == "read" else "sensitive"
-                        return PathVerdict("ask", "boundary", f"{path} is a {what} path "
-                                           f"({boundary.specifier})")
+                        return PathVerdict(
+                            "ask", "boundary", f"{path} is a {what} path ({boundary.specifier})"
+                        )
         return None
-
 
     def hidden(self, path: str) -> bool:
         """Whether a tool that walks a tree (search_code) must skip this resolved path:
@@ -285,13 +336,16 @@ _VERB = {"deny": "denied", "ask": "asks"}
 _TREE_VERB: dict[Access, str] = {"read": "reads", "write": "writes"}
 
 
-def rule_may_match(rule: Rule, path: str, ctx: PathContext, *, dotglob: bool = False,
-                   strict: bool = False) -> bool:
+def rule_may_match(
+    rule: Rule, path: str, ctx: PathContext, *, dotglob: bool = False, strict: bool = False
+) -> bool:
     """Whether a path rule matches `path`, or could match a name the glob `path` expands
     to (over-approximated: when in doubt, it may). `strict` leaves out the doubtful case
     of two globs that may overlap (`*.txt` and a rule's `id_rsa*`)."""
-    return any(_may_match(rule, spelling, ctx, dotglob or any_dot, strict)
-               for spelling, any_dot in spellings(path))
+    return any(
+        _may_match(rule, spelling, ctx, dotglob or any_dot, strict)
+        for spelling, any_dot in spellings(path)
+    )
 
 
 def _may_match(rule: Rule, path: str, ctx: PathContext, dotglob: bool, strict: bool) -> bool:
@@ -301,8 +355,12 @@ def _may_match(rule: Rule, path: str, ctx: PathContext, dotglob: bool, strict: b
     anchor = rule_anchor(rule.specifier, ctx)
     if anchor is None:  # a bare name (`*.pem`, `.env`): any component may be it
         name = rule.specifier.strip().rstrip("/")
-        return any(name_may_match(part, name, dotglob) and not (
-            strict and is_pattern(part) and is_pattern(name)) for part in path.split("/") if part)
+        return any(
+            name_may_match(part, name, dotglob)
+            and not (strict and is_pattern(part) and is_pattern(name))
+            for part in path.split("/")
+            if part
+        )
     return glob_relation(path, anchor, dotglob) == "inside"
 
 
@@ -353,6 +411,13 @@ def rule_anchor(specifier: str, ctx: PathContext) -> str | None:
 
 
 __all__ = [
-    "PROTECTED", "Effects", "PathRules", "PathVerdict", "by_access", "of_call", "of_part",
-    "rule_may_match", "touches_protected",
+    "PROTECTED",
+    "Effects",
+    "PathRules",
+    "PathVerdict",
+    "by_access",
+    "of_call",
+    "of_part",
+    "rule_may_match",
+    "touches_protected",
 ]

@@ -190,8 +190,12 @@ class Gate:
         verdict = self.check(judge_as or call)
         if again is not None and verdict.effect == "ask":
             verdict = replace(verdict, reasons=(again, *verdict.reasons))
-        if (not self.enabled and verdict.effect == "ask" and call.name != "ask_human"
-                and not touches_protected(verdict)):  # signoff's own state: a person decides
+        if (
+            not self.enabled
+            and verdict.effect == "ask"
+            and call.name != "ask_human"
+            and not touches_protected(verdict)
+        ):  # signoff's own state: a person decides
             verdict = verdict.with_effect("allow", "approvals are off (/hitl off)")
         if self.listener is not None:
             self.listener("verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
@@ -239,16 +243,19 @@ class Gate:
                 return verdict, decision, run, targets, None
             why = "; ".join(x for x in (moved, change) if x)
             # on the record as a verdict of its own: judged again at run time, and why
-            self._emit("verdict", {"call": call.to_json(), "verdict": now.to_json(),
-                                   "changed": why})
+            self._emit(
+                "verdict", {"call": call.to_json(), "verdict": now.to_json(), "changed": why}
+            )
             if now.effect == "deny":
                 return now, None, None, None, None
             again = f"asked again: it changed after the decision ({why})"
         return verdict, decision, None, None, why
 
     def _changed_refusal(self, call: ToolCall, verdict: Verdict, why: str) -> ToolResult:
-        content = (f"Tool call {call.name} was not run: it kept changing after a person "
-                   f"decided it ({why}); nothing was done")
+        content = (
+            f"Tool call {call.name} was not run: it kept changing after a person "
+            f"decided it ({why}); nothing was done"
+        )
         return self._count(ToolResult(call, "denied", content, verdict))
 
     def _ask(self, call: ToolCall, verdict: Verdict) -> Decision:
@@ -274,9 +281,16 @@ class Gate:
                 decision = self.channel.decide(prompt)
             except Exception as exc:  # a broken channel never counts as approval
                 decision = Decision("reject", actor="signoff", reason=f"channel failed: {exc}")
-        self._emit("decision", {"request": request.id, "call": call.to_json(),
-                                "verdict": verdict.to_json(), "asked_at": request.created_at,
-                                "decision": decision.to_json()})
+        self._emit(
+            "decision",
+            {
+                "request": request.id,
+                "call": call.to_json(),
+                "verdict": verdict.to_json(),
+                "asked_at": request.created_at,
+                "decision": decision.to_json(),
+            },
+        )
         if decision.kind == "approve_always":
             self._remember(decision, verdict)
         return decision
@@ -285,8 +299,13 @@ class Gate:
         """The request as the edit would make it: judged again, with its own preview."""
         edited = self.policy.validated_edit(request.call, arguments)
         spec = self.policy.registry.get(edited.name)
-        return replace(request, call=edited, verdict=self.check(edited),
-                       preview=self.previewer(edited, spec), digest=edited.digest())
+        return replace(
+            request,
+            call=edited,
+            verdict=self.check(edited),
+            preview=self.previewer(edited, spec),
+            digest=edited.digest(),
+        )
 
     def _edit_problem(self, call: ToolCall, arguments: Mapping[str, Any]) -> str | None:
         return self.policy.edit_problem(call, arguments, grants=tuple(self._grant_rules))

@@ -53,9 +53,14 @@ _HEX = re.compile(r"^(?:[0-9a-f]{2}){16,}$")
 class Keys:
     """Master secrets by key id, one of them current; derives a key per purpose."""
 
-    def __init__(self, current: str, masters: Mapping[str, bytes],
-                 legacy: Mapping[str, bytes] | None = None, source: str = "keys",
-                 stores: Mapping[str, str | None] | None = None) -> None:
+    def __init__(
+        self,
+        current: str,
+        masters: Mapping[str, bytes],
+        legacy: Mapping[str, bytes] | None = None,
+        source: str = "keys",
+        stores: Mapping[str, str | None] | None = None,
+    ) -> None:
         if current not in masters:
             raise ConfigurationError(f"{source}: the current key id {current!r} has no key")
         self.current = current
@@ -85,8 +90,10 @@ class Keys:
         if found is None:
             master = self.masters.get(kid)
             if master is None:
-                raise IntegrityError(f"made with key id {kid!r}, which {self.source} does "
-                                     "not hold (a forged record, or a key that was removed)")
+                raise IntegrityError(
+                    f"made with key id {kid!r}, which {self.source} does "
+                    "not hold (a forged record, or a key that was removed)"
+                )
             found = hmac.digest(master, f"signoff/{purpose}".encode(), "sha256")
             self._derived[(purpose, kid)] = found
         return found
@@ -154,13 +161,17 @@ def parse_key_file(text: str, source: str) -> Keys:
     legacy = _key_table(doc.get("legacy", {}), source, "legacy")
     current = doc.get("current")
     if not isinstance(current, str) or current not in masters:
-        raise ConfigurationError(f"{source}: 'current' must name one of its keys "
-                                 f"({', '.join(sorted(masters)) or 'none'})")
+        raise ConfigurationError(
+            f"{source}: 'current' must name one of its keys "
+            f"({', '.join(sorted(masters)) or 'none'})"
+        )
     stores = doc.get("stores", {})
     if not isinstance(stores, dict) or not all(
-            isinstance(v, str | None) and (v is None or v in legacy) for v in stores.values()):
-        raise ConfigurationError(f"{source}: 'stores' must map store locations to legacy key "
-                                 "ids (or null)")
+        isinstance(v, str | None) and (v is None or v in legacy) for v in stores.values()
+    ):
+        raise ConfigurationError(
+            f"{source}: 'stores' must map store locations to legacy key ids (or null)"
+        )
     return Keys(current, masters, legacy, source, stores)
 
 
@@ -170,8 +181,10 @@ def _key_table(value: object, source: str, name: str) -> dict[str, bytes]:
     table: dict[str, bytes] = {}
     for kid, hexkey in value.items():
         if not _KID.match(kid) or not isinstance(hexkey, str) or not _HEX.match(hexkey):
-            raise ConfigurationError(f"{source}: {name}.{kid}: a key id is 1-32 letters, "
-                                     "digits, - or _, and a key at least 32 hex digits")
+            raise ConfigurationError(
+                f"{source}: {name}.{kid}: a key id is 1-32 letters, "
+                "digits, - or _, and a key at least 32 hex digits"
+            )
         table[kid] = bytes.fromhex(hexkey)
     return table
 
@@ -184,8 +197,10 @@ def parse_env_keys(value: str) -> Keys:
         kid, sep, hexkey = part.rpartition("=")
         hexkey = hexkey.strip().lower()
         if not _HEX.match(hexkey) or (sep and not _KID.match(kid.strip())):
-            raise ConfigurationError(f"$SIGNOFF_KEY: key {n + 1} must be [KID=]HEX with at "
-                                     "least 32 hex digits (e.g. from `openssl rand -hex 32`)")
+            raise ConfigurationError(
+                f"$SIGNOFF_KEY: key {n + 1} must be [KID=]HEX with at "
+                "least 32 hex digits (e.g. from `openssl rand -hex 32`)"
+            )
         key = bytes.fromhex(hexkey)
         kid = kid.strip() if sep else "e" + hashlib.sha256(b"signoff/env-id" + key).hexdigest()[:8]
         masters[kid] = key
@@ -194,9 +209,13 @@ def parse_env_keys(value: str) -> Keys:
 
 
 def _dump(keys: Keys) -> str:
-    doc = {"v": 1, "current": keys.current,
-           "keys": {k: v.hex() for k, v in keys.masters.items()},
-           "legacy": {k: v.hex() for k, v in keys.legacy.items()}, "stores": keys.stores}
+    doc = {
+        "v": 1,
+        "current": keys.current,
+        "keys": {k: v.hex() for k, v in keys.masters.items()},
+        "legacy": {k: v.hex() for k, v in keys.legacy.items()},
+        "stores": keys.stores,
+    }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
@@ -213,9 +232,10 @@ def load_keys(*, create: bool = True) -> Keys:
         return _read(path)
     except FileNotFoundError:
         if not create or os.environ.get("SIGNOFF_KEY_FILE"):
-            raise ConfigurationError(f"key file {path} does not exist (SIGNOFF_KEY_FILE names "
-                                     "a file it does not create; `signoff keys init` does)"
-                                     ) from None
+            raise ConfigurationError(
+                f"key file {path} does not exist (SIGNOFF_KEY_FILE names "
+                "a file it does not create; `signoff keys init` does)"
+            ) from None
     return _create(path)
 
 
@@ -228,7 +248,8 @@ def _read(path: Path) -> Keys:
         if mode & 0o077:
             raise ConfigurationError(
                 f"key file {path} is readable by others (mode {stat.S_IMODE(mode):o}); "
-                f"make it private: chmod 600 {path}")
+                f"make it private: chmod 600 {path}"
+            )
         with os.fdopen(fd, encoding="utf-8") as handle:
             fd = -1
             return parse_key_file(handle.read(), f"key file {path}")
@@ -248,8 +269,9 @@ def _create(path: Path) -> Keys:
     except FileExistsError:
         return _read(path)
     except OSError as exc:
-        raise ConfigurationError(f"cannot create the key file {path}: "
-                                 f"{exc.strerror or exc}") from exc
+        raise ConfigurationError(
+            f"cannot create the key file {path}: {exc.strerror or exc}"
+        ) from exc
     return keys
 
 
@@ -285,8 +307,10 @@ def _updating(path: Path) -> Iterator[None]:
 
 def _writable_file() -> Path:
     if os.environ.get("SIGNOFF_KEY"):
-        raise ConfigurationError("the keys come from $SIGNOFF_KEY: change that value (put the "
-                                 "new key first, keep the old ones after it)")
+        raise ConfigurationError(
+            "the keys come from $SIGNOFF_KEY: change that value (put the "
+            "new key first, keep the old ones after it)"
+        )
     return key_file_path()
 
 
@@ -317,11 +341,17 @@ def register_store(location: str, old_key: bytes | None) -> tuple[Keys, str | No
             return keys, keys.stores[location]
         kid = legacy_kid(old_key) if old_key is not None else None
         legacy = {**keys.legacy, kid: old_key} if kid is not None and old_key else keys.legacy
-        keys = Keys(keys.current, keys.masters, legacy, keys.source,
-                    {**keys.stores, location: kid})
+        keys = Keys(keys.current, keys.masters, legacy, keys.source, {**keys.stores, location: kid})
         _write_new(path, _dump(keys), replace=True)
     return keys, kid
 
 
-__all__ = ["PURPOSES", "Keys", "config_dir", "key_file_path", "load_keys", "register_store",
-           "rotate"]
+__all__ = [
+    "PURPOSES",
+    "Keys",
+    "config_dir",
+    "key_file_path",
+    "load_keys",
+    "register_store",
+    "rotate",
+]

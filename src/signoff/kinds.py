@@ -7,12 +7,26 @@ from __future__ import annotations
 from typing import Final, Literal
 
 EventKind = Literal[
-    "verdict", "review", "review.reverted",
-    "request.created", "request.decided", "request.claimed", "request.finished",
-    "request.expired", "request.in_doubt", "request.resolved", "request.integrity_failed",
-    "run.created", "run.claimed", "grant.added", "grant.revoked",
-    "notify.delivered", "notify.failed",
-    "session.decided", "session.grant", "session.outcome",
+    "verdict",
+    "review",
+    "review.reverted",
+    "request.created",
+    "request.decided",
+    "request.claimed",
+    "request.finished",
+    "request.expired",
+    "request.in_doubt",
+    "request.resolved",
+    "request.integrity_failed",
+    "run.created",
+    "run.claimed",
+    "grant.added",
+    "grant.revoked",
+    "notify.delivered",
+    "notify.failed",
+    "session.decided",
+    "session.grant",
+    "session.outcome",
 ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
@@ -37,8 +51,24 @@ SESSION_GRANT: Final = "session.grant"
 SESSION_OUTCOME: Final = "session.outcome"
 
 EVENT_KINDS: Final[tuple[EventKind, ...]] = (
-    VERDICT, REVIEW, REVIEW_REVERTED, REQUEST_CREATED, REQUEST_DECIDED, REQUEST_CLAIMED,
-    REQUEST_FINISHED, REQUEST_EXPIRED, REQUEST_IN_DOUBT, REQUEST_RESOLVED,
-    REQUEST_INTEGRITY_FAILED, RUN_CREATED, RUN_CLAIMED, GRANT_ADDED, GRANT_REVOKED,
-    NOTIFY_DELIVERED, NOTIFY_FAILED, SESSION_DECIDED, SESSION_GRANT, SESSION_OUTCOME,
+    VERDICT,
+    REVIEW,
+    REVIEW_REVERTED,
+    REQUEST_CREATED,
+    REQUEST_DECIDED,
+    REQUEST_CLAIMED,
+    REQUEST_FINISHED,
+    REQUEST_EXPIRED,
+    REQUEST_IN_DOUBT,
+    REQUEST_RESOLVED,
+    REQUEST_INTEGRITY_FAILED,
+    RUN_CREATED,
+    RUN_CLAIMED,
+    GRANT_ADDED,
+    GRANT_REVOKED,
+    NOTIFY_DELIVERED,
+    NOTIFY_FAILED,
+    SESSION_DECIDED,
+    SESSION_GRANT,
+    SESSION_OUTCOME,
 )

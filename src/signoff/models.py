@@ -33,7 +33,6 @@ SCHEMA_VERSION = 1
 MAX_DEPTH = 64  # arguments nested deeper are refused (a 5,000-deep list broke the driver)
 
 
-
 # --------------------------------------------------------------------------- codec
 
 

@@ -74,7 +74,7 @@ class Destination:
         if kind not in ("webhook", "slack"):
             raise ConfigurationError(f"[notifications.{name}] type must be webhook or slack")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ConfigurationError(f"[notifications.{name}] needs url = \"https://...\"")
+            raise ConfigurationError(f'[notifications.{name}] needs url = "https://..."')
         secret = table.get("secret")
         env = table.get("secret_env")
         if isinstance(env, str):
@@ -84,9 +84,16 @@ class Destination:
         events = table.get("events", list(DEFAULT_EVENTS))
         if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
             raise ConfigurationError(f"[notifications.{name}] events must be a list of kinds")
-        return cls(name, kind, url, str(secret or "").encode(), tuple(events),
-                   int(table.get("retries", 4)), float(table.get("backoff", 1.0)),
-                   float(table.get("timeout", 10.0)))
+        return cls(
+            name,
+            kind,
+            url,
+            str(secret or "").encode(),
+            tuple(events),
+            int(table.get("retries", 4)),
+            float(table.get("backoff", 1.0)),
+            float(table.get("timeout", 10.0)),
+        )
 
 
 def sign(secret: bytes, body: bytes, timestamp: int) -> str:
@@ -101,9 +108,15 @@ def _ascii(value: object) -> str | None:
     return value if isinstance(value, str) and value.isascii() else None
 
 
-def verify(secret: bytes, body: bytes, signature: str | bytes | None,
-           timestamp: str | bytes | None, *, tolerance: float = DEFAULT_TOLERANCE,
-           now: float | None = None) -> bool:
+def verify(
+    secret: bytes,
+    body: bytes,
+    signature: str | bytes | None,
+    timestamp: str | bytes | None,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    now: float | None = None,
+) -> bool:
     """For receivers: do `X-Signoff-Signature` and `X-Signoff-Timestamp` sign this body,
     and is the timestamp within `tolerance` seconds of now (default 5 minutes)?
 
@@ -133,21 +146,31 @@ def _slack_escape(text: str) -> str:
 
 
 class Notifier:
-    def __init__(self, store: Store, destinations: list[Destination], *, base_url: str = "",
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        store: Store,
+        destinations: list[Destination],
+        *,
+        base_url: str = "",
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.store = store
         self.destinations = destinations
         self.base_url = base_url.rstrip("/")
         self.sleep = sleep
 
     @classmethod
-    def from_settings(cls, store: Store, settings: Settings, *, base_url: str = "",
-                      **options: Any) -> Notifier:
+    def from_settings(
+        cls, store: Store, settings: Settings, *, base_url: str = "", **options: Any
+    ) -> Notifier:
         table = settings.extra.get("notifications") or {}
         if not isinstance(table, Mapping):
             raise ConfigurationError("[notifications] must be a table")
-        destinations = [Destination.from_table(name, value) for name, value in table.items()
-                    if isinstance(value, Mapping)]
+        destinations = [
+            Destination.from_table(name, value)
+            for name, value in table.items()
+            if isinstance(value, Mapping)
+        ]
         base = table.get("base_url") if isinstance(table.get("base_url"), str) else base_url
         return cls(store, destinations, base_url=str(base or ""), **options)
 
@@ -157,7 +180,7 @@ class Notifier:
         done = 0
         while stop is None or not stop():
             seen = self.store.last_seq()  # before reading: an event landing after the read
-            done += self.run_once()       # still ends the wait (see worker.work)
+            done += self.run_once()  # still ends the wait (see worker.work)
             self.store.wait_for_event(poll, after_seq=seen)
         return done
 
@@ -192,20 +215,31 @@ class Notifier:
                 text = f"signoff: {event.kind}"
             else:
                 what = _slack_escape(summary(request)[:300])
-                text = (f"*Approval needed* ({request.verdict.risk} risk): "
-                        f"`{_slack_escape(request.call.name)}` {what}\n"
-                        f"<{self.link(event)}|Open request {request.id}>")
+                text = (
+                    f"*Approval needed* ({request.verdict.risk} risk): "
+                    f"`{_slack_escape(request.call.name)}` {what}\n"
+                    f"<{self.link(event)}|Open request {request.id}>"
+                )
             doc: dict[str, Any] = {"text": text}
         else:
-            doc = {"event": event.kind, "seq": event.seq, "ts": event.ts,
-                   "url": self.link(event), "data": dict(event.data),
-                   "request": request_json(request, self.store) if request else None}
+            doc = {
+                "event": event.kind,
+                "seq": event.seq,
+                "ts": event.ts,
+                "url": self.link(event),
+                "data": dict(event.data),
+                "request": request_json(request, self.store) if request else None,
+            }
         return json.dumps(doc, ensure_ascii=False, sort_keys=True).encode()
 
     def deliver(self, destination: Destination, event: Event) -> bool:
         body = self.body(destination, event)
-        headers = {"Content-Type": "application/json", "User-Agent": "signoff-notify",
-                   "X-Signoff-Event": event.kind, "Idempotency-Key": str(event.seq)}
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "signoff-notify",
+            "X-Signoff-Event": event.kind,
+            "Idempotency-Key": str(event.seq),
+        }
         status = ""
         attempts = 0
         ok = False
@@ -213,8 +247,14 @@ class Notifier:
             attempts = attempt + 1
             if attempt:
                 delay = destination.backoff * 2 ** (attempt - 1)
-                log.warning("notify %s: event %s not delivered (status %s); retry %d in %.1fs",
-                            destination.name, event.seq, status, attempt, delay)
+                log.warning(
+                    "notify %s: event %s not delivered (status %s); retry %d in %.1fs",
+                    destination.name,
+                    event.seq,
+                    status,
+                    attempt,
+                    delay,
+                )
                 self.sleep(delay)
             if destination.secret:  # signed afresh for each attempt: retries stay in the window
                 stamp = int(time.time())
@@ -224,17 +264,31 @@ class Notifier:
             if ok or not retry:
                 break
         if not ok:
-            log.error("notify %s: event %s not delivered after %d attempts (status %s)",
-                      destination.name, event.seq, attempts, status)
+            log.error(
+                "notify %s: event %s not delivered after %d attempts (status %s)",
+                destination.name,
+                event.seq,
+                attempts,
+                status,
+            )
         self.store.record(
             DELIVERED if ok else DELIVERY_FAILED,
-            {"channel": destination.name, "type": destination.type, "status": status,
-             "attempts": attempts, "event_seq": event.seq},
-            request_id=event.request_id, run_id=event.run_id, actor=f"notify:{destination.name}")
+            {
+                "channel": destination.name,
+                "type": destination.type,
+                "status": status,
+                "attempts": attempts,
+                "event_seq": event.seq,
+            },
+            request_id=event.request_id,
+            run_id=event.run_id,
+            actor=f"notify:{destination.name}",
+        )
         return ok
 
-    def _post(self, destination: Destination, body: bytes,
-              headers: dict[str, str]) -> tuple[bool, str, bool]:
+    def _post(
+        self, destination: Destination, body: bytes, headers: dict[str, str]
+    ) -> tuple[bool, str, bool]:
         """(ok, status text, worth retrying)."""
         req = urllib.request.Request(destination.url, data=body, headers=headers, method="POST")
         try:

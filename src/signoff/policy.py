@@ -46,16 +46,45 @@ Resolver = Callable[[str], str]
 # Keys and credentials: reading them sends secrets to the model (and its provider), and
 # writing them changes who can do what. Either way, ask first.
 _CREDENTIALS = (
-    ".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*",
-    "~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc",
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.netrc",
 )
-SECRET_READ = (*_CREDENTIALS, "~/.kube/config", "~/.docker/config.json", "//etc/shadow",
-               "//etc/sudoers")
+SECRET_READ = (
+    *_CREDENTIALS,
+    "~/.kube/config",
+    "~/.docker/config.json",
+    "//etc/shadow",
+    "//etc/sudoers",
+)
 # Writes here ask even in accept-edits (`/x` patterns are relative to the project root).
 SENSITIVE_WRITE = (
-    *_CREDENTIALS, ".git", ".signoff", "~/.kube", "~/.docker", "~/.config", "~/.bashrc",
-    "~/.bash_profile", "~/.zshrc", "~/.profile", "~/.gitconfig",
-    "//etc", "//usr", "//bin", "//sbin", "//boot", "//var", "//System",
+    *_CREDENTIALS,
+    ".git",
+    ".signoff",
+    "~/.kube",
+    "~/.docker",
+    "~/.config",
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.zshrc",
+    "~/.profile",
+    "~/.gitconfig",
+    "//etc",
+    "//usr",
+    "//bin",
+    "//sbin",
+    "//boot",
+    "//var",
+    "//System",
     *_RUNS_LATER,  # code that git, a shell or CI runs later (runs_later.py says why)
 )
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
@@ -145,8 +174,9 @@ class Policy:
         # place that contains the workspace itself does not make every file in it sensitive.
         # Worked out on first use: it compiles every pattern (~80), and judging a call
         # that writes no path (`git status`, in a process started for it) never needs it.
-        self._sensitive: Sequence[Rule] = LazyRules(lambda: tuple(
-            r for r in sensitive if not r.matches_path(workspace, ctx)))
+        self._sensitive: Sequence[Rule] = LazyRules(
+            lambda: tuple(r for r in sensitive if not r.matches_path(workspace, ctx))
+        )
         self._secret = tuple(parse_rule(f"x({p})") for p in SECRET_READ)
         self._candidates: dict[str, _Candidates] = {}
         # Told extras (e.g. the store's files) plus what is always signoff's own state.
@@ -185,8 +215,13 @@ class Policy:
     def evaluate(self, call: ToolCall, *, grants: Sequence[Rule] = ()) -> Verdict:
         spec = self.registry.get(call.name)
         verdict = self._evaluate(call, spec, grants)
-        if self.mode == "auto" and verdict.effect == "ask" and not spec.always_ask and not (
-            touches_protected(verdict)  # may reach signoff's own state: a person decides
+        if (
+            self.mode == "auto"
+            and verdict.effect == "ask"
+            and not spec.always_ask
+            and not (
+                touches_protected(verdict)  # may reach signoff's own state: a person decides
+            )
         ):
             return verdict.with_effect("allow", "auto mode: asks become allows")
         return verdict
@@ -313,8 +348,9 @@ class Policy:
         if spec.kind in ("file_read", "file_write") and spec.path_arg:
             paths = effects.paths
             boundary = next(
-                filter(None, (self._path_boundary(p, write=spec.kind == "file_write")
-                              for p in paths)),
+                filter(
+                    None, (self._path_boundary(p, write=spec.kind == "file_write") for p in paths)
+                ),
                 None,
             )
 
@@ -328,8 +364,11 @@ class Policy:
 
             if len(paths) == 1:  # the common case, without a generator per rule
                 only = paths[0]
-                return (lambda rule, every: rule.matches_path(only, self.ctx)), boundary, (
-                    suggest_path)
+                return (
+                    (lambda rule, every: rule.matches_path(only, self.ctx)),
+                    boundary,
+                    (suggest_path),
+                )
             return match_paths, boundary, suggest_path
         if spec.kind == "network" and effects.url is not None:
             url, host = effects.url, canonical_host(effects.host or "")
@@ -409,8 +448,9 @@ class Policy:
 
         rules = self._rules_for(spec)
         grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
-        analysis = shell.analyze(command, workspace=self.workspace, home=self.home,
-                                 read_roots=self.roots[1:])
+        analysis = shell.analyze(
+            command, workspace=self.workspace, home=self.home, read_roots=self.roots[1:]
+        )
         whole = " ".join(command.split())
         for rule in rules.deny:  # a deny on the whole text also holds
             if rule.specifier is not None and rule.matches_shell(whole):
@@ -438,8 +478,13 @@ class Policy:
         suggestion = None
         asking = [p for p, s in zip(analysis.parts, summaries, strict=True) if s.effect == "ask"]
         protected_ask = any(s.effect == "ask" and s.rule == PROTECTED for s in summaries)
-        if effect == "ask" and len(asking) == 1 and not asking[0].catastrophic and not (
-            protected_ask  # no rule can allow it: approve once, never "always"
+        if (
+            effect == "ask"
+            and len(asking) == 1
+            and not asking[0].catastrophic
+            and not (
+                protected_ask  # no rule can allow it: approve once, never "always"
+            )
         ):
             try:
                 suggestion = shell.suggest_rule(asking[0], call.name)

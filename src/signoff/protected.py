@@ -94,7 +94,9 @@ class ProtectedPaths:
 
     @classmethod
     def of(
-        cls, paths: Iterable[str | os.PathLike[str]], *,
+        cls,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
         resolver: Callable[[str], str] = os.path.realpath,
     ) -> ProtectedPaths:
         resolve = resolver
@@ -155,13 +157,14 @@ def spellings(path: str, limit: int = 64) -> list[tuple[str, bool]]:
             if match is None:
                 grown.append(item)
                 continue
-            grown.extend(item[: match.start()] + alt + item[match.end():]
-                         for alt in match.group(1).split(","))
+            grown.extend(
+                item[: match.start()] + alt + item[match.end() :]
+                for alt in match.group(1).split(",")
+            )
         if grown == out:
             break
         out = grown[:limit]
-    return [(_BRACE_SEQUENCE.sub("*", item), bool(_BRACE_SEQUENCE.search(item)))
-            for item in out]
+    return [(_BRACE_SEQUENCE.sub("*", item), bool(_BRACE_SEQUENCE.search(item))) for item in out]
 
 
 def _components(path: str) -> list[str]:
@@ -169,7 +172,7 @@ def _components(path: str) -> list[str]:
 
 
 def glob_relation(path: str, target: str, dotglob: bool = False) -> Relation | None:
-    """"inside" when `path` (a literal path or a glob) is, or can match, `target` or
+    """ "inside" when `path` (a literal path or a glob) is, or can match, `target` or
     something under it; "holds" when it is (or can match) a directory above it."""
     return _relation(path, target, dotglob, fold=False)
 
@@ -189,6 +192,7 @@ def name_may_match(component: str, name: str, dotglob: bool = False) -> bool:
 def _globs_overlap(a: str, b: str) -> bool:
     """False only when two globs certainly match no common name: their literal heads or
     tails disagree (`*.py` and `*.pem`). Otherwise they may overlap."""
+
     def head(glob: str) -> str:
         cut = min((glob.index(c) for c in _GLOB_CHARS | {"\\"} if c in glob), default=len(glob))
         return glob[:cut]
@@ -202,8 +206,7 @@ def _globs_overlap(a: str, b: str) -> bool:
     return heads_agree and tails_agree
 
 
-def _relation(path: str, protected: str, dotglob: bool, *, fold: bool = True
-              ) -> Relation | None:
+def _relation(path: str, protected: str, dotglob: bool, *, fold: bool = True) -> Relation | None:
     mine = _components(path.casefold() if fold else path)
     theirs = _components(protected.casefold() if fold else protected)
     for index in range(min(len(mine), len(theirs))):

@@ -40,8 +40,9 @@ def parse_review_id(text: str) -> int:
 
 def record_review(store: Store, call: ToolCall, snapshot: Snapshot, *, run_id: str) -> int:
     """Put a change that ran without asking on the record for review after (and revert)."""
-    return store.record(REVIEW, {"call": call.to_json(), "snapshot": snapshot.to_json()},
-                        run_id=run_id)
+    return store.record(
+        REVIEW, {"call": call.to_json(), "snapshot": snapshot.to_json()}, run_id=run_id
+    )
 
 
 def review_items(store: Store, *, window: int = 5000) -> list[ReviewItem]:

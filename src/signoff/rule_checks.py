@@ -26,14 +26,18 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 def tool_name_problem(tool: str) -> str | None:
     """Why a rule's tool name can never name a tool, or None."""
     if "*" in tool and tool != "*":
-        return (f"the tool name {tool!r} holds a glob; tool names are matched exactly: "
-                "name each tool, or write * for every tool")
+        return (
+            f"the tool name {tool!r} holds a glob; tool names are matched exactly: "
+            "name each tool, or write * for every tool"
+        )
     if tool in _KNOWN_NAMES or tool == "*":
         return None
     same = _BY_FOLDED.get(tool.casefold())
     if same:
-        return (f"no tool is called {tool!r}; tool names are case-sensitive "
-                f"(did you mean {' or '.join(same)}?)")
+        return (
+            f"no tool is called {tool!r}; tool names are case-sensitive "
+            f"(did you mean {' or '.join(same)}?)"
+        )
     return None
 
 
@@ -42,12 +46,14 @@ def specifier_problem(tool: str, specifier: str) -> str | None:
     if _is_network(tool):
         spec = specifier.strip()
         if spec.startswith("domain:"):
-            domain = spec[len("domain:"):].strip()
+            domain = spec[len("domain:") :].strip()
             problem = domain_pattern_problem(domain)
             return f"domain:{domain} {problem}" if problem else None
         if not _SCHEME.match(spec):
-            return (f"{spec!r} is neither domain:NAME nor a URL pattern with a scheme "
-                    f"(write domain:{spec.split('/')[0]} or https://{spec}*)")
+            return (
+                f"{spec!r} is neither domain:NAME nor a URL pattern with a scheme "
+                f"(write domain:{spec.split('/')[0]} or https://{spec}*)"
+            )
     return None
 
 

@@ -116,8 +116,7 @@ class Rule:
             return True
         spec = self.specifier.strip()
         if spec.startswith("domain:"):
-            return host_matches(_url_host(url), spec[len("domain:") :].strip(),
-                                loose=not every)
+            return host_matches(_url_host(url), spec[len("domain:") :].strip(), loose=not every)
         raw = fnmatch.fnmatchcase(url, spec)
         canonical = fnmatch.fnmatchcase(canonical_url(url), canonical_url_pattern(spec))
         return (raw and canonical) if every else (raw or canonical)

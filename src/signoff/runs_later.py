@@ -87,17 +87,20 @@ RUNS_LATER: tuple[tuple[str, str], ...] = (
     ("**/.pnpmfile.cjs", "pnpm runs this file's hooks at install"),
     # JavaScript configurations of formatters and linters, which run without asking
     # (shell_tools): eslint and prettier execute them, at any depth of the tree they format.
-    *((f"**/{name}.{ext}", f"{tool} runs it when it formats or lints")
-      for tool, names in (("eslint", ("eslint.config", ".eslintrc")),
-                          ("prettier", ("prettier.config", ".prettierrc")))
-      for name in names for ext in ("js", "mjs", "cjs", "ts", "mts", "cts")),
+    *(
+        (f"**/{name}.{ext}", f"{tool} runs it when it formats or lints")
+        for tool, names in (
+            ("eslint", ("eslint.config", ".eslintrc")),
+            ("prettier", ("prettier.config", ".prettierrc")),
+        )
+        for name in names
+        for ext in ("js", "mjs", "cjs", "ts", "mts", "cts")
+    ),
 )
 
 # Directories that only hold a runs-later place one level down (`.github/workflows`): a
 # tree moved or copied onto one of them can bring that place with it.
-_PARENTS: frozenset[str] = frozenset(
-    p.split("/")[-2] for p, _ in RUNS_LATER if p.count("/") >= 2
-)
+_PARENTS: frozenset[str] = frozenset(p.split("/")[-2] for p, _ in RUNS_LATER if p.count("/") >= 2)
 
 # For `policy.SENSITIVE_WRITE` (declared file tools).
 SENSITIVE_PATTERNS: tuple[str, ...] = tuple(p for p, _ in RUNS_LATER)
@@ -186,25 +189,93 @@ GIT_CONFIG_RUNS: tuple[tuple[str, str], ...] = (
 # Keys known not to run anything: `git config KEY VALUE` for these is an ordinary change.
 # Anything else asks: a new key is judged by a person, not assumed harmless.
 GIT_CONFIG_HARMLESS: tuple[str, ...] = (
-    "user.*", "author.*", "committer.*", "color.*", "column.*", "advice.*", "log.*",
-    "format.*", "pretty.*", "status.*", "blame.*", "grep.*", "i18n.*", "tag.sort",
-    "versionsort.*", "init.defaultbranch", "pull.rebase", "pull.ff", "push.default",
-    "push.autosetupremote", "push.followtags", "fetch.prune", "fetch.prunetags",
-    "fetch.fsckobjects", "transfer.fsckobjects", "merge.ff", "merge.conflictstyle",
-    "merge.tool", "diff.tool", "rebase.autosquash", "rebase.autostash", "rebase.updaterefs",
-    "rebase.instructionformat", "rerere.enabled", "rerere.autoupdate", "diff.algorithm",
-    "diff.renames", "diff.colormoved", "diff.mnemonicprefix", "diff.noprefix",
-    "diff.context", "diff.statgraphwidth", "branch.autosetupmerge", "branch.autosetuprebase",
-    "branch.sort", "branch.*.remote", "branch.*.merge", "branch.*.rebase",
-    "branch.*.description", "commit.verbose", "commit.template", "commit.cleanup",
-    "commit.status", "checkout.defaultremote", "clean.requireforce", "apply.whitespace",
-    "am.threeway", "stash.showpatch", "stash.showstat", "gc.auto", "gc.autodetach",
-    "core.autocrlf", "core.eol", "core.filemode", "core.ignorecase", "core.quotepath",
-    "core.whitespace", "core.safecrlf", "core.precomposeunicode", "core.longpaths",
-    "core.compression", "core.abbrev", "core.commentchar", "core.commentstring",
-    "core.logallrefupdates", "core.untrackedcache", "core.preloadindex", "core.checkstat",
-    "core.trustctime", "core.excludesfile", "core.symlinks", "core.autocrlf",
-    "help.autocorrect", "index.*", "pack.*", "feature.*", "notes.*",
+    "user.*",
+    "author.*",
+    "committer.*",
+    "color.*",
+    "column.*",
+    "advice.*",
+    "log.*",
+    "format.*",
+    "pretty.*",
+    "status.*",
+    "blame.*",
+    "grep.*",
+    "i18n.*",
+    "tag.sort",
+    "versionsort.*",
+    "init.defaultbranch",
+    "pull.rebase",
+    "pull.ff",
+    "push.default",
+    "push.autosetupremote",
+    "push.followtags",
+    "fetch.prune",
+    "fetch.prunetags",
+    "fetch.fsckobjects",
+    "transfer.fsckobjects",
+    "merge.ff",
+    "merge.conflictstyle",
+    "merge.tool",
+    "diff.tool",
+    "rebase.autosquash",
+    "rebase.autostash",
+    "rebase.updaterefs",
+    "rebase.instructionformat",
+    "rerere.enabled",
+    "rerere.autoupdate",
+    "diff.algorithm",
+    "diff.renames",
+    "diff.colormoved",
+    "diff.mnemonicprefix",
+    "diff.noprefix",
+    "diff.context",
+    "diff.statgraphwidth",
+    "branch.autosetupmerge",
+    "branch.autosetuprebase",
+    "branch.sort",
+    "branch.*.remote",
+    "branch.*.merge",
+    "branch.*.rebase",
+    "branch.*.description",
+    "commit.verbose",
+    "commit.template",
+    "commit.cleanup",
+    "commit.status",
+    "checkout.defaultremote",
+    "clean.requireforce",
+    "apply.whitespace",
+    "am.threeway",
+    "stash.showpatch",
+    "stash.showstat",
+    "gc.auto",
+    "gc.autodetach",
+    "core.autocrlf",
+    "core.eol",
+    "core.filemode",
+    "core.ignorecase",
+    "core.quotepath",
+    "core.whitespace",
+    "core.safecrlf",
+    "core.precomposeunicode",
+    "core.longpaths",
+    "core.compression",
+    "core.abbrev",
+    "core.commentchar",
+    "core.commentstring",
+    "core.logallrefupdates",
+    "core.untrackedcache",
+    "core.preloadindex",
+    "core.checkstat",
+    "core.trustctime",
+    "core.excludesfile",
+    "core.symlinks",
+    "core.autocrlf",
+    "help.autocorrect",
+    "index.*",
+    "pack.*",
+    "feature.*",
+    "notes.*",
 )
 
 
@@ -230,7 +301,9 @@ def runs_later(rel: str) -> str | None:
     found: tuple[int, str] | None = None  # the first pattern of the table that matches
     for start, part in enumerate(parts):
         for rank, lowered, why in index.get(part, ()):
-            if parts[start:start + len(lowered)] == lowered and (found is None or rank < found[0]):
+            if parts[start : start + len(lowered)] == lowered and (
+                found is None or rank < found[0]
+            ):
                 found = (rank, why)
     if found is not None:
         return found[1]
@@ -250,7 +323,7 @@ def glob_runs_later(rel_glob: str) -> str | None:
     parts = [p for p in rel_glob.split("/") if p and p != "."]
     for names, why in _table():
         for start in range(len(parts)):
-            window = parts[start:start + len(names)]
+            window = parts[start : start + len(names)]
             if all(_component_matches(name, pat) for name, pat in zip(names, window, strict=False)):
                 return f"{rel_glob} may expand to {'/'.join(names)}: {why}"
     literal = runs_later(rel_glob)
@@ -305,8 +378,7 @@ def config_entries(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def configured_places(config_text: str, config_dir: str, workspace: str
-                      ) -> list[tuple[str, str]]:
+def configured_places(config_text: str, config_dir: str, workspace: str) -> list[tuple[str, str]]:
     """Places inside `workspace` that a git config makes code: its hooks directory, the
     files it includes, and programs it names by a path (`core.fsmonitor = tools/x.sh`).
     Returns `(workspace-relative path, why)`."""
@@ -314,8 +386,9 @@ def configured_places(config_text: str, config_dir: str, workspace: str
     for key, value in config_entries(config_text):
         if not value:
             continue
-        if key == "core.hookspath" or (key.endswith(".path") and key.startswith(
-                ("include", "includeif"))):
+        if key == "core.hookspath" or (
+            key.endswith(".path") and key.startswith(("include", "includeif"))
+        ):
             targets = [value]
         elif git_config_key_asks(key) and not key.startswith(("remote.", "url.", "http")):
             # A command line: the program and any script it is given (`sh tools/x.sh`);
@@ -350,11 +423,19 @@ def relative(path: str, workspace: str) -> str | None:
     if path == workspace:
         return ""
     prefix = workspace.rstrip("/") + "/"
-    return posixpath.normpath(path[len(prefix):]) if path.startswith(prefix) else None
+    return posixpath.normpath(path[len(prefix) :]) if path.startswith(prefix) else None
 
 
 __all__ = [
-    "GIT_CONFIG_HARMLESS", "GIT_CONFIG_RUNS", "RUNS_LATER", "SENSITIVE_PATTERNS",
-    "config_entries", "configured_places", "configured_runs_later", "git_config_key_asks",
-    "glob_runs_later", "relative", "runs_later",
+    "GIT_CONFIG_HARMLESS",
+    "GIT_CONFIG_RUNS",
+    "RUNS_LATER",
+    "SENSITIVE_PATTERNS",
+    "config_entries",
+    "configured_places",
+    "configured_runs_later",
+    "git_config_key_asks",
+    "glob_runs_later",
+    "relative",
+    "runs_later",
 ]

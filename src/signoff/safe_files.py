@@ -85,15 +85,16 @@ def _refuse_kind(mode: int, raw: str, tool: str, path: str) -> None:
     )
 
 
-def read_regular(path: str, *, raw: str, tool: str, limit: int | None = None
-                 ) -> tuple[bytes, int]:
+def read_regular(path: str, *, raw: str, tool: str, limit: int | None = None) -> tuple[bytes, int]:
     """Up to `limit` bytes of the regular file at the resolved `path`, and its size."""
     with parent_dir(path, tool=tool) as (folder, name):
         try:
-            _refuse_kind(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode,
-                         raw, tool, path)
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                         dir_fd=folder)
+            _refuse_kind(
+                os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode, raw, tool, path
+            )
+            fd = os.open(
+                name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder
+            )
         except FileNotFoundError:
             raise InvalidInput(f"{raw}: no such file in the workspace") from None
         except OSError as exc:
@@ -110,8 +111,9 @@ def read_regular(path: str, *, raw: str, tool: str, limit: int | None = None
         os.close(fd)
 
 
-def write_regular(path: str, data: bytes, *, raw: str, tool: str, exclusive: bool = False,
-                  mode: int | None = None) -> bool:
+def write_regular(
+    path: str, data: bytes, *, raw: str, tool: str, exclusive: bool = False, mode: int | None = None
+) -> bool:
     """Write `data` as the whole file at the resolved `path`; True if it existed before.
 
     A new file is created with O_EXCL; an existing one (a regular file, nothing else) is
@@ -126,8 +128,12 @@ def write_regular(path: str, data: bytes, *, raw: str, tool: str, exclusive: boo
             existing = None
         if existing is None or exclusive:
             try:
-                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                             | os.O_CLOEXEC, 0o666, dir_fd=folder)
+                fd = os.open(
+                    name,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    0o666,
+                    dir_fd=folder,
+                )
             except FileExistsError:
                 raise TargetChanged(
                     f"{tool}: {raw} appeared after the path was checked; nothing was written"
@@ -139,8 +145,12 @@ def write_regular(path: str, data: bytes, *, raw: str, tool: str, exclusive: boo
         _refuse_kind(existing, raw, tool, path)
         # short, whatever the length of `name` (a name near NAME_MAX must still be writable)
         tmp = f".signoff-{os.getpid()}-{threading.get_ident()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600, dir_fd=folder)
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+            dir_fd=folder,
+        )
         try:
             os.fchmod(fd, stat.S_IMODE(existing))
             _write_all(fd, data)
@@ -180,5 +190,11 @@ def regular_or_none(path: str) -> str | None:
     return None if stat.S_ISREG(mode) else file_kind(mode)
 
 
-__all__ = ["file_kind", "parent_dir", "read_regular", "regular_or_none", "unlink_entry",
-           "write_regular"]
+__all__ = [
+    "file_kind",
+    "parent_dir",
+    "read_regular",
+    "regular_or_none",
+    "unlink_entry",
+    "write_regular",
+]

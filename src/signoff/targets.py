@@ -100,8 +100,10 @@ def call_targets(policy: Policy, call: ToolCall) -> Targets:
         try:
             resolved = policy.resolve_path(raw)
         except OSError as exc:
-            raise TargetChanged(f"{raw} could not be resolved ({exc.strerror or exc}): it "
-                                "changed while it was being judged") from None
+            raise TargetChanged(
+                f"{raw} could not be resolved ({exc.strerror or exc}): it "
+                "changed while it was being judged"
+            ) from None
         targets[raw] = [resolved, path_state(resolved)]
     return targets
 
@@ -109,10 +111,18 @@ def call_targets(policy: Policy, call: ToolCall) -> Targets:
 def unjudgeable(policy: Policy, call: ToolCall, exc: Exception) -> Verdict:
     """The verdict on a call whose paths changed while it was judged: refused (the model
     may try again), never run and never shown as something it is not."""
-    reason = str(exc) if isinstance(exc, TargetChanged) else (
-        f"the file system changed while the call was judged ({exc})")
-    return Verdict("deny", "high", "changing", (f"{reason}; not run, call it again",),
-                   policy.registry.get(call.name).tier)
+    reason = (
+        str(exc)
+        if isinstance(exc, TargetChanged)
+        else (f"the file system changed while the call was judged ({exc})")
+    )
+    return Verdict(
+        "deny",
+        "high",
+        "changing",
+        (f"{reason}; not run, call it again",),
+        policy.registry.get(call.name).tier,
+    )
 
 
 def portable(targets: Mapping[str, list[str]], workspace: str) -> Targets:
@@ -121,8 +131,7 @@ def portable(targets: Mapping[str, list[str]], workspace: str) -> Targets:
     out: Targets = {}
     for raw, (path, state) in targets.items():
         inside = path == workspace or path.startswith(workspace.rstrip(os.sep) + os.sep)
-        out[raw] = [os.path.join(".", os.path.relpath(path, workspace)) if inside else path,
-                    state]
+        out[raw] = [os.path.join(".", os.path.relpath(path, workspace)) if inside else path, state]
     return out
 
 
@@ -145,8 +154,9 @@ def pinned(policy: Policy, call: ToolCall, targets: Mapping[str, list[str]]) -> 
         pinned_files: dict[Any, Any] = {}
         for name, content in files.items():
             key = os.path.join(base, name) if isinstance(name, str) else ""
-            pinned_files[os.path.relpath(targets[key][0], resolved) if key in targets
-                         else name] = content
+            pinned_files[os.path.relpath(targets[key][0], resolved) if key in targets else name] = (
+                content
+            )
         arguments["files"] = pinned_files
     return call.with_arguments(arguments)
 
@@ -163,8 +173,9 @@ def stored_targets(metadata: Mapping[str, Any]) -> Targets | None:
     return out
 
 
-def target_change(before: Mapping[str, list[str]], now: Mapping[str, list[str]],
-                  workspace: str) -> str | None:
+def target_change(
+    before: Mapping[str, list[str]], now: Mapping[str, list[str]], workspace: str
+) -> str | None:
     """Why the targets `now` are not the ones judged `before`, in words; None if the same."""
     changes = []
     for raw in sorted(set(before) | set(now)):
@@ -184,8 +195,11 @@ def _describe(pair: list[str] | None, workspace: str) -> str:
     path, state = pair
     shown = os.path.relpath(path, workspace) if path.startswith(workspace + os.sep) else path
     shown = shown[2:] if shown.startswith("./") else shown
-    return {"missing": f"a new file {shown}", "file": f"the file {shown}",
-            "dir": f"the directory {shown}"}.get(state, f"{shown} ({state})")
+    return {
+        "missing": f"a new file {shown}",
+        "file": f"the file {shown}",
+        "dir": f"the directory {shown}",
+    }.get(state, f"{shown} ({state})")
 
 
 def judgement_change(decided: Verdict, now: Verdict) -> str | None:

@@ -1,9 +1,9 @@
 """Test doubles for code that uses signoff, in one place:
 
-    ScriptedChannel    a channel that answers prompts from a script (fails closed)
-    ScriptedModel      a model that replies from a script, no LLM
-    FakeOpenAIServer   a local FAKE OpenAI-compatible HTTP server (real client path, no LLM)
-    fake_call, scripted_reply   helpers to write that server's script
+ScriptedChannel    a channel that answers prompts from a script (fails closed)
+ScriptedModel      a model that replies from a script, no LLM
+FakeOpenAIServer   a local FAKE OpenAI-compatible HTTP server (real client path, no LLM)
+fake_call, scripted_reply   helpers to write that server's script
 """
 
 from __future__ import annotations
@@ -53,8 +53,10 @@ class ScriptedChannel:
 
 
 _ELSEWHERE = {
-    "ScriptedModel": ".llm.scripted", "FakeOpenAIServer": ".llm.fake_server",
-    "fake_call": ".llm.fake_server", "scripted_reply": ".llm.fake_server",
+    "ScriptedModel": ".llm.scripted",
+    "FakeOpenAIServer": ".llm.fake_server",
+    "fake_call": ".llm.fake_server",
+    "scripted_reply": ".llm.fake_server",
 }
 
 

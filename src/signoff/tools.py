@@ -55,8 +55,9 @@ class ToolSpec:
     schema: Mapping[str, Any] | None = None
     validator: type[BaseModel] | None = field(default=None, compare=False, repr=False)
     # makes `validator` on first use (the built-ins: see the module docstring)
-    lazy_validator: Callable[[], type[BaseModel]] | None = field(default=None, compare=False,
-                                                                repr=False)
+    lazy_validator: Callable[[], type[BaseModel]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if self.tier not in (*TIERS, "unknown"):
@@ -440,13 +441,23 @@ def canonical_tool_name(name: str) -> str:
     return alias[0] if alias else name
 
 
-
 # Until the layout change this module held the built-in tools (now `signoff.workspace`);
 # their names keep working for one release, with a DeprecationWarning.
-_WORKSPACE_NAMES = frozenset({
-    "FILE_WRITE_TOOLS", "OUTBOX", "OutsideWorkspace", "RevertConflict", "Snapshot",
-    "SnapshotEntry", "ToolError", "Workspace", "canonical_call", "cut_text", "openai_tools",
-})
+_WORKSPACE_NAMES = frozenset(
+    {
+        "FILE_WRITE_TOOLS",
+        "OUTBOX",
+        "OutsideWorkspace",
+        "RevertConflict",
+        "Snapshot",
+        "SnapshotEntry",
+        "ToolError",
+        "Workspace",
+        "canonical_call",
+        "cut_text",
+        "openai_tools",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

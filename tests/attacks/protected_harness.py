@@ -25,9 +25,7 @@ from signoff.testing import ScriptedChannel
 from signoff.workspace import Workspace
 
 CANARY = "CANARY-7f3a9c-never-shown"
-SELF_GRANT = (
-    '[permissions]\ndefault_mode = "auto"\nallow = ["Bash(*)", "Bash(rm:*)"]\n'
-)
+SELF_GRANT = '[permissions]\ndefault_mode = "auto"\nallow = ["Bash(*)", "Bash(rm:*)"]\n'
 LOCAL_SETTINGS = (
     "# the person's own settings; the agent must never change or read them\n"
     "[permissions]\n"
@@ -80,8 +78,15 @@ def make_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bench:
     root = tmp_path
     ws = root / "ws"
     config = root / "config" / "signoff"
-    for folder in (ws / ".signoff", ws / "src", ws / "secrets", ws / "config" / "prod",
-                   ws / "stage" / "sg", ws / "important", config):
+    for folder in (
+        ws / ".signoff",
+        ws / "src",
+        ws / "secrets",
+        ws / "config" / "prod",
+        ws / "stage" / "sg",
+        ws / "important",
+        config,
+    ):
         folder.mkdir(parents=True, exist_ok=True)
     (ws / ".signoff" / "settings.local.toml").write_text(LOCAL_SETTINGS)
     (ws / "src" / "a.py").write_text("print('hello')\n")
@@ -104,5 +109,6 @@ def make_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bench:
     workspace = Workspace(ws, hidden=policy.hidden)
     channel = ScriptedChannel()  # rejects every ask
     gate = Gate(policy, channel)
-    return Bench(root, ws.resolve(), config, store, policy, gate, channel,
-                 dict(workspace.as_mapping()))
+    return Bench(
+        root, ws.resolve(), config, store, policy, gate, channel, dict(workspace.as_mapping())
+    )

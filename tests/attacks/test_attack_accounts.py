@@ -38,11 +38,17 @@ def _accounts(tmp_path: Path) -> tuple[Accounts, Path]:
 
 def test_a_row_inserted_with_sql_is_no_account(tmp_path: Path) -> None:
     accounts, db = _accounts(tmp_path)
-    for token_hash in (_plain_hash(SALT, SECRET),  # the old, unkeyed form
-                       f"v2:{_plain_hash(SALT, SECRET)}:k00000000:{'0' * 64}"):  # a guess
+    for token_hash in (
+        _plain_hash(SALT, SECRET),  # the old, unkeyed form
+        f"v2:{_plain_hash(SALT, SECRET)}:k00000000:{'0' * 64}",
+    ):  # a guess
         _sql(db, "DELETE FROM signoff_accounts WHERE name = 'mallory'")
-        _sql(db, "INSERT INTO signoff_accounts (name, role, token_hash, salt, created_at) "
-                 "VALUES ('mallory', 'admin', ?, ?, ?)", (token_hash, SALT, time.time()))
+        _sql(
+            db,
+            "INSERT INTO signoff_accounts (name, role, token_hash, salt, created_at) "
+            "VALUES ('mallory', 'admin', ?, ?, ?)",
+            (token_hash, SALT, time.time()),
+        )
         assert accounts.authenticate(f"so_mallory_{SECRET}") is None
         assert accounts.get("mallory") is None
         assert [a.name for a in accounts.list()] == ["alice"]
@@ -76,12 +82,21 @@ def test_a_token_moved_to_another_name_is_refused(tmp_path: Path) -> None:
 def test_the_cli_names_rows_that_are_no_account_and_removes_them(tmp_path: Path) -> None:
     accounts, db = _accounts(tmp_path)
     accounts.close()
-    _sql(db, "INSERT INTO signoff_accounts (name, role, token_hash, salt, created_at) "
-             "VALUES ('mallory', 'admin', ?, ?, ?)", (_plain_hash(SALT, SECRET), SALT, 0.0))
+    _sql(
+        db,
+        "INSERT INTO signoff_accounts (name, role, token_hash, salt, created_at) "
+        "VALUES ('mallory', 'admin', ?, ?, ?)",
+        (_plain_hash(SALT, SECRET), SALT, 0.0),
+    )
 
     def users(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "signoff", "users", *args, "--db", str(db)],
-                              capture_output=True, text=True, timeout=60, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "signoff", "users", *args, "--db", str(db)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
     listed = users("list")
     assert listed.returncode == 0, listed.stderr

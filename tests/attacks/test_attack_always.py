@@ -46,14 +46,19 @@ def post(channel: str, text: str) -> str:
 
 
 REGISTRY = Registry()
-REGISTRY.add(spec_from_function(pay, tier="external", amount_arg="amount",
-                                subject_args=("account",)))
+REGISTRY.add(
+    spec_from_function(pay, tier="external", amount_arg="amount", subject_args=("account",))
+)
 REGISTRY.add(spec_from_function(post, tier="external"))  # no subject declared
 
 
 def judge(call: ToolCall, allow: tuple[str, ...] = ()) -> Any:
-    policy = Policy(Settings.from_rules(allow=list(allow)), workspace=WORKSPACE,
-                    home=os.path.join(WORKSPACE, "home"), registry=REGISTRY)
+    policy = Policy(
+        Settings.from_rules(allow=list(allow)),
+        workspace=WORKSPACE,
+        home=os.path.join(WORKSPACE, "home"),
+        registry=REGISTRY,
+    )
     return policy.evaluate(call)
 
 
@@ -75,8 +80,11 @@ def mail(to: Any, cc: Any = None, subject: str = "weekly") -> ToolCall:
 def test_argument_order_does_not_pick_the_key() -> None:
     rule = judge(mail("attacker@evil.example")).suggested_rule
     assert rule == "send_email(to=attacker@evil.example, cc=)"
-    for other in (mail("boss@corp.example"), mail("attacker@evil.example", ["x@y.example"]),
-                  mail("attacker@evil.example, boss@corp.example")):
+    for other in (
+        mail("boss@corp.example"),
+        mail("attacker@evil.example", ["x@y.example"]),
+        mail("attacker@evil.example, boss@corp.example"),
+    ):
         assert not allowed_by(rule, other), other.arguments
     assert allowed_by(rule, mail("Attacker <ATTACKER@evil.example>", subject="other"))
 
@@ -85,9 +93,23 @@ def test_the_cli_offers_the_narrow_rule(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
     args = {"subject": "weekly", "to": "attacker@evil.example", "body": "x"}
     done = subprocess.run(
-        [sys.executable, "-m", "signoff", "check", "--tool", "send_email", "--args",
-         json.dumps(args), "--json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=True,
+        [
+            sys.executable,
+            "-m",
+            "signoff",
+            "check",
+            "--tool",
+            "send_email",
+            "--args",
+            json.dumps(args),
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     assert json.loads(done.stdout)["suggested_rule"] == (
         "send_email(to=attacker@evil.example, cc=)"
@@ -107,9 +129,7 @@ def test_the_cli_offers_the_narrow_rule(tmp_path: Path) -> None:
         ("npm run test", "Bash(npm run test:*)"),  # not destructive: a prefix is fine
     ],
 )
-def test_destructive_commands_get_an_exact_rule_or_none(
-    command: str, expected: str | None
-) -> None:
+def test_destructive_commands_get_an_exact_rule_or_none(command: str, expected: str | None) -> None:
     verdict = judge(ToolCall("Bash", {"command": command}))
     assert verdict.effect == "ask"
     assert verdict.suggested_rule == expected
@@ -139,20 +159,24 @@ def test_an_always_in_the_gate_grants_only_that_recipient(tmp_path: Path) -> Non
         return "sent"
 
     first = gate.execute(mail("team@corp.example"), send_email)
-    assert first.ran and [g.rule for g in gate.grants] == [
-        "send_email(to=team@corp.example, cc=)"
-    ]
+    assert first.ran and [g.rule for g in gate.grants] == ["send_email(to=team@corp.example, cc=)"]
     again = gate.execute(mail("Team <TEAM@corp.example>", subject="other"), send_email)
     assert again.ran and len(channel.prompts) == 1  # the grant covers the same recipient
-    for other in (mail("attacker@evil.example"), mail("team@corp.example", ["x@evil.example"]),
-                  mail("team@corp.example, attacker@evil.example")):
+    for other in (
+        mail("attacker@evil.example"),
+        mail("team@corp.example", ["x@evil.example"]),
+        mail("team@corp.example, attacker@evil.example"),
+    ):
         asked = len(channel.prompts)
         result = gate.execute(other, send_email)
         assert not result.ran, other.arguments  # asked again, and the script said no
         assert len(channel.prompts) == asked + 1
         assert gate.execute(mail("team@corp.example"), send_email).ran  # still granted
-    assert [to for to, _ in sent] == ["team@corp.example", "Team <TEAM@corp.example>",
-                                      *["team@corp.example"] * 3]
+    assert [to for to, _ in sent] == [
+        "team@corp.example",
+        "Team <TEAM@corp.example>",
+        *["team@corp.example"] * 3,
+    ]
 
 
 # ------------------------------------------------------------------ the property
@@ -191,8 +215,12 @@ def recipients(call: ToolCall) -> set[str]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(approved_to=to_values, approved_cc=cc_values, subject=st.text(max_size=12),
-       candidates=st.lists(st.tuples(to_values, cc_values), min_size=1, max_size=6))
+@given(
+    approved_to=to_values,
+    approved_cc=cc_values,
+    subject=st.text(max_size=12),
+    candidates=st.lists(st.tuples(to_values, cc_values), min_size=1, max_size=6),
+)
 def test_a_suggested_mail_rule_never_allows_another_recipient(
     approved_to: str, approved_cc: Any, subject: str, candidates: list[tuple[str, Any]]
 ) -> None:
@@ -211,11 +239,17 @@ FINITE = st.floats(allow_nan=False, allow_infinity=False)
 
 
 @settings(max_examples=150, deadline=None)
-@given(account=st.sampled_from(["acme", "Acme", "evil", "acme "]),
-       amount=st.one_of(st.integers(0, 10**9), st.floats(0, 1e9, allow_nan=False)),
-       others=st.lists(st.tuples(st.sampled_from(["acme", "evil", "ACME", "acme "]),
-                                 st.one_of(st.integers(0, 10**9), FINITE, st.text(max_size=6))),
-                       max_size=6))
+@given(
+    account=st.sampled_from(["acme", "Acme", "evil", "acme "]),
+    amount=st.one_of(st.integers(0, 10**9), st.floats(0, 1e9, allow_nan=False)),
+    others=st.lists(
+        st.tuples(
+            st.sampled_from(["acme", "evil", "ACME", "acme "]),
+            st.one_of(st.integers(0, 10**9), FINITE, st.text(max_size=6)),
+        ),
+        max_size=6,
+    ),
+)
 def test_a_suggested_payment_rule_never_allows_more(
     account: str, amount: float, others: list[tuple[str, Any]]
 ) -> None:
@@ -228,13 +262,14 @@ def test_a_suggested_payment_rule_never_allows_more(
             assert isinstance(other_amount, int | float) and other_amount <= amount
 
 
-PROGRAMS = [("rm", ["-r", "-f", "-rf", "-i", "--force"], ["build", "src", "build/x", "*.o"]),
-            ("git push", ["-f", "--force", "-u", "--mirror", "--tags"],
-             ["origin", "main", "+main", "dev"]),
-            ("curl", ["-s", "-o", "-L", "-X"], ["https://a.example/x", "https://b.example/"]),
-            ("find .", ["-delete", "-print"], ["-name", "'*.pyc'", "x"]),
-            ("chmod", ["-R"], ["777", "go-w", "build"]),
-            ("npm run", ["--force"], ["test", "build"])]
+PROGRAMS = [
+    ("rm", ["-r", "-f", "-rf", "-i", "--force"], ["build", "src", "build/x", "*.o"]),
+    ("git push", ["-f", "--force", "-u", "--mirror", "--tags"], ["origin", "main", "+main", "dev"]),
+    ("curl", ["-s", "-o", "-L", "-X"], ["https://a.example/x", "https://b.example/"]),
+    ("find .", ["-delete", "-print"], ["-name", "'*.pyc'", "x"]),
+    ("chmod", ["-R"], ["777", "go-w", "build"]),
+    ("npm run", ["--force"], ["test", "build"]),
+]
 
 
 @st.composite
@@ -248,16 +283,20 @@ def command_of(draw: st.DrawFn, program: tuple[str, list[str], list[str]]) -> st
 def command_pair(draw: st.DrawFn) -> tuple[str, list[str]]:
     program = draw(st.sampled_from(PROGRAMS))
     approved = draw(command_of(program))
-    others = draw(st.lists(st.one_of(command_of(program),
-                                     command_of(draw(st.sampled_from(PROGRAMS)))),
-                           min_size=1, max_size=6))
+    others = draw(
+        st.lists(
+            st.one_of(command_of(program), command_of(draw(st.sampled_from(PROGRAMS)))),
+            min_size=1,
+            max_size=6,
+        )
+    )
     return approved, others
 
 
 @settings(max_examples=150, deadline=None)
 @given(pair=command_pair())
 def test_a_suggested_shell_rule_never_allows_another_or_a_wider_command(
-    pair: tuple[str, list[str]]
+    pair: tuple[str, list[str]],
 ) -> None:
     approved, others = pair
     verdict = judge(ToolCall("Bash", {"command": approved}))
@@ -270,7 +309,7 @@ def test_a_suggested_shell_rule_never_allows_another_or_a_wider_command(
     if part.cls in ("destructive", "network", "privilege"):
         assert exact, rule  # never a prefix for what cannot be undone
     assert "*" not in rule[:-3] and "$" not in rule
-    prefix = rule[len("Bash("):-3 if not exact else -1]
+    prefix = rule[len("Bash(") : -3 if not exact else -1]
     for other in others:
         if allowed_by(rule, ToolCall("Bash", {"command": other})):
             words = " ".join(other.split())
@@ -282,22 +321,42 @@ def test_a_suggested_shell_rule_never_allows_another_or_a_wider_command(
 
 # ------------------------------------------------------------------ paths
 
-NAMES = ["a.txt", "b.txt", "out*.o", "out1.o", "[x].md", "x.md", "dir", "dir/in.txt",
-         "dir2/in.txt", "a?.txt", "ab.txt"]
+NAMES = [
+    "a.txt",
+    "b.txt",
+    "out*.o",
+    "out1.o",
+    "[x].md",
+    "x.md",
+    "dir",
+    "dir/in.txt",
+    "dir2/in.txt",
+    "a?.txt",
+    "ab.txt",
+]
 for _name in NAMES:
     _target = Path(WORKSPACE, "tree", _name)
     _target.parent.mkdir(parents=True, exist_ok=True)
     if _name != "dir":
         _target.write_text("x")
 os.symlink(os.path.join(WORKSPACE, "tree", "dir"), os.path.join(WORKSPACE, "tree", "link"))
-SPELLINGS = [*(f"tree/{n}" for n in NAMES), "tree/link/in.txt", "tree/dir/../a.txt",
-             "./tree/a.txt", "tree//b.txt", f"{WORKSPACE}/tree/ab.txt", "tree/link"]
+SPELLINGS = [
+    *(f"tree/{n}" for n in NAMES),
+    "tree/link/in.txt",
+    "tree/dir/../a.txt",
+    "./tree/a.txt",
+    "tree//b.txt",
+    f"{WORKSPACE}/tree/ab.txt",
+    "tree/link",
+]
 
 
 @settings(max_examples=150, deadline=None)
-@given(tool=st.sampled_from(["delete_file", "write_file", "read_file"]),
-       approved=st.sampled_from(SPELLINGS),
-       candidates=st.lists(st.sampled_from(SPELLINGS), min_size=1, max_size=6))
+@given(
+    tool=st.sampled_from(["delete_file", "write_file", "read_file"]),
+    approved=st.sampled_from(SPELLINGS),
+    candidates=st.lists(st.sampled_from(SPELLINGS), min_size=1, max_size=6),
+)
 def test_a_suggested_path_rule_never_allows_another_path(
     tool: str, approved: str, candidates: list[str]
 ) -> None:
@@ -316,20 +375,28 @@ def test_a_suggested_path_rule_never_allows_another_path(
 # ------------------------------------------------------------------ statistics
 
 
-def _approved_five_times(name: str, args: dict[str, Any], suggested: str,
-                         parts: tuple[dict[str, str], ...] = ()) -> Any:
+def _approved_five_times(
+    name: str, args: dict[str, Any], suggested: str, parts: tuple[dict[str, str], ...] = ()
+) -> Any:
     from signoff.audit.stats import load_stats
     from signoff.models import Request, Verdict
     from signoff.store import open_store
 
     store = open_store("memory:")
     for i in range(5):
-        verdict = Verdict.from_json({"effect": "ask", "risk": "high", "rule": None,
-                                     "reasons": ["?"], "tier": "external",
-                                     "suggested_rule": suggested, "parts": list(parts)})
+        verdict = Verdict.from_json(
+            {
+                "effect": "ask",
+                "risk": "high",
+                "rule": None,
+                "reasons": ["?"],
+                "tier": "external",
+                "suggested_rule": suggested,
+                "parts": list(parts),
+            }
+        )
         call = ToolCall(name, args, f"c{i}")
-        store.record("verdict", {"call": call.to_json(), "verdict": verdict.to_json()},
-                     run_id="r")
+        store.record("verdict", {"call": call.to_json(), "verdict": verdict.to_json()}, run_id="r")
         request = store.create_request(Request("", call, verdict, run_id="r"))
         store.decide(request.id, Decision("approve"), actor="ann")
     return {s.rule for s in load_stats(store).suggestions if s.kind == "allow"}

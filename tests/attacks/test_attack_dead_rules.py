@@ -69,7 +69,11 @@ def test_the_cli_refuses_to_judge_with_a_dead_deny_rule(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
     done = subprocess.run(
         [sys.executable, "-m", "signoff", "check", "--shell", "rm -rf build"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode != 0
     assert f"{settings}:3" in done.stderr and "case-sensitive" in done.stderr
@@ -79,11 +83,22 @@ def test_the_cli_refuses_to_judge_with_a_dead_deny_rule(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "rule",
     [
-        "Bash(rm:*)", "bash(rm:*)", "shell(rm:*)", "Read(./.env)", "read_file(./.env)",
-        "WebFetch(domain:evil.example)", "fetch_url(domain:*.evil.example)",
-        "fetch_url(domain:127.0.0.1)", "fetch_url(domain:b\u00fccher.example)",
-        "fetch_url(https://evil.example/*)", "pay(amount<=100.5)", "pay(amount>-5)",
-        "my_tool(customer=y)", "my_tool(src/**)", "MyTool", "*",
+        "Bash(rm:*)",
+        "bash(rm:*)",
+        "shell(rm:*)",
+        "Read(./.env)",
+        "read_file(./.env)",
+        "WebFetch(domain:evil.example)",
+        "fetch_url(domain:*.evil.example)",
+        "fetch_url(domain:127.0.0.1)",
+        "fetch_url(domain:b\u00fccher.example)",
+        "fetch_url(https://evil.example/*)",
+        "pay(amount<=100.5)",
+        "pay(amount>-5)",
+        "my_tool(customer=y)",
+        "my_tool(src/**)",
+        "MyTool",
+        "*",
         "send_email(to=*@competitor.com, cc=)",
     ],
 )
@@ -91,8 +106,17 @@ def test_rules_that_can_match_still_load(rule: str) -> None:
     assert parse_rule(rule).text == rule
 
 
-@pytest.mark.parametrize("domain", ["evil.*", "https://docs.python.org", "docs.python.org/3",
-                                    "docs.python.org:443", "*docs.python.org", ""])
+@pytest.mark.parametrize(
+    "domain",
+    [
+        "evil.*",
+        "https://docs.python.org",
+        "docs.python.org/3",
+        "docs.python.org:443",
+        "*docs.python.org",
+        "",
+    ],
+)
 def test_an_allowed_domain_that_is_not_a_domain_is_refused(tmp_path: Path, domain: str) -> None:
     settings = tmp_path / ".signoff" / "settings.toml"
     settings.parent.mkdir()

@@ -36,38 +36,113 @@ GUARDED = (".signoff", "secrets", "src")  # their contents must not leak out of 
 UNCHANGED = (".signoff", "src")  # must not change (writing secrets/ is not denied, reading is)
 
 READS = [
-    ".signoff/settings.local.toml", ".signoff/signoff.db", ".signoff", ".signof?/*", ".s*/*",
-    ".*/settings.local.toml", ".signof[f]/settings.local.toml", "src/../.signoff/signoff.db",
-    "{ws}/.signoff/settings.local.toml", "lnk/settings.local.toml", "secrets/k", "secrets",
-    "secre?s/k", "*/k", "s*/k", "{ws}/secrets/k", "x/k", "x/settings.local.toml", "x",
-    "evil.txt", "docs/readme.md", "stage/sg/settings.local.toml", "stage/sg/.", "stage/sg/",
+    ".signoff/settings.local.toml",
+    ".signoff/signoff.db",
+    ".signoff",
+    ".signof?/*",
+    ".s*/*",
+    ".*/settings.local.toml",
+    ".signof[f]/settings.local.toml",
+    "src/../.signoff/signoff.db",
+    "{ws}/.signoff/settings.local.toml",
+    "lnk/settings.local.toml",
+    "secrets/k",
+    "secrets",
+    "secre?s/k",
+    "*/k",
+    "s*/k",
+    "{ws}/secrets/k",
+    "x/k",
+    "x/settings.local.toml",
+    "x",
+    "evil.txt",
+    "docs/readme.md",
+    "stage/sg/settings.local.toml",
+    "stage/sg/.",
+    "stage/sg/",
     ".{signoff,docs}/settings.local.toml",
 ]
 WRITES = [
-    ".signoff/settings.local.toml", ".signoff", ".signoff/new.toml", ".signof?/",
-    ".s*/settings.local.toml", ".*/x", "{ws}/.signoff/settings.local.toml",
-    "lnk/settings.local.toml", "src/a.py", "src", "src/", "sr?/a.py", "s*/a.py",
-    "src/../src/a.py", "{ws}/src/a.py", "x", "x/settings.local.toml", "x/a.py", "docs/out",
-    "docs", "out.txt", ".", "d/l",
+    ".signoff/settings.local.toml",
+    ".signoff",
+    ".signoff/new.toml",
+    ".signof?/",
+    ".s*/settings.local.toml",
+    ".*/x",
+    "{ws}/.signoff/settings.local.toml",
+    "lnk/settings.local.toml",
+    "src/a.py",
+    "src",
+    "src/",
+    "sr?/a.py",
+    "s*/a.py",
+    "src/../src/a.py",
+    "{ws}/src/a.py",
+    "x",
+    "x/settings.local.toml",
+    "x/a.py",
+    "docs/out",
+    "docs",
+    "out.txt",
+    ".",
+    "d/l",
 ]
 DIRS = [".signoff", "src", "secrets", "docs", "stage", ".signof?", "x", "lnk"]
 TEMPLATES = [
-    "cat {r}", "head -c 300 {r}", "grep -a . {r}", "strings {r}", "base64 {r}",
-    "cp {r} {w}", "cp -r {r} {w}", "mv {r} {w}", "tee {w} < {r}", "cat {r} > {w}",
-    "cat {r} >> {w}", "sed -i s/a/b/ {w}", "ln -s {r} {w}", "ln -s {R} {w}",
-    "dd if={r} of={w} status=none", "rsync -a {r} {w}", "install {r} {w}", "sort -o {w} {r}",
-    "touch {w}", "echo hi > {w}", "mkdir -p {w}", "cd {d} && cat {r}", "cd {d} && cp {r} {w}",
-    "cd {d} && echo x > {w}", "tar cf - {r} | tar xf - -C {w}", "find {d} -name k",
+    "cat {r}",
+    "head -c 300 {r}",
+    "grep -a . {r}",
+    "strings {r}",
+    "base64 {r}",
+    "cp {r} {w}",
+    "cp -r {r} {w}",
+    "mv {r} {w}",
+    "tee {w} < {r}",
+    "cat {r} > {w}",
+    "cat {r} >> {w}",
+    "sed -i s/a/b/ {w}",
+    "ln -s {r} {w}",
+    "ln -s {R} {w}",
+    "dd if={r} of={w} status=none",
+    "rsync -a {r} {w}",
+    "install {r} {w}",
+    "sort -o {w} {r}",
+    "touch {w}",
+    "echo hi > {w}",
+    "mkdir -p {w}",
+    "cd {d} && cat {r}",
+    "cd {d} && cp {r} {w}",
+    "cd {d} && echo x > {w}",
+    "tar cf - {r} | tar xf - -C {w}",
+    "find {d} -name k",
     # the same operations in other syntax: heredocs, functions, groups, substitutions
-    "cat <<EOF > {w}\nx\nEOF", "f() {{ cat {r}; }} > {w}; f", "echo \"$(< {r})\"",
-    "cat <(cat {r})", "{{ cat {r}; }} > {w}", "(cd {d}; cat {r})", "echo x | tee -a {w}",
-    "find {d} -type f -exec cat {{}} +", "ls {d} | xargs cat", "while read l; do :; done < {r}",
-    "cp {r} {w} 2>/dev/null || cat {r}", "bash -c 'cat {r} > {w}'",
+    "cat <<EOF > {w}\nx\nEOF",
+    "f() {{ cat {r}; }} > {w}; f",
+    'echo "$(< {r})"',
+    "cat <(cat {r})",
+    "{{ cat {r}; }} > {w}",
+    "(cd {d}; cat {r})",
+    "echo x | tee -a {w}",
+    "find {d} -type f -exec cat {{}} +",
+    "ls {d} | xargs cat",
+    "while read l; do :; done < {r}",
+    "cp {r} {w} 2>/dev/null || cat {r}",
+    "bash -c 'cat {r} > {w}'",
 ]
 JOINERS = [" && ", "; ", " || "]
 # Ordinary operands, drawn twice as often, so that many commands are allowed and run.
-SAFE_READS = ["evil.txt", "docs/readme.md", "docs", "stage/sg/settings.local.toml", "x",
-              "out.txt", "docs/*", "*.txt", "stage", "d/l"]
+SAFE_READS = [
+    "evil.txt",
+    "docs/readme.md",
+    "docs",
+    "stage/sg/settings.local.toml",
+    "x",
+    "out.txt",
+    "docs/*",
+    "*.txt",
+    "stage",
+    "d/l",
+]
 SAFE_WRITES = ["docs/out", "out.txt", "x", "d/l", "docs/", "stage/new", "x/y", "docs/*"]
 SAFE_DIRS = ["docs", "stage", "x", "d", "stage/sg"]
 
@@ -133,11 +208,26 @@ def commands(draw: st.DrawFn) -> str:
     parts = []
     for _ in range(draw(st.integers(1, 3))):
         template = draw(st.sampled_from(TEMPLATES))
-        parts.append(template.format(
-            r=draw(operand(READS, SAFE_READS)),
-            R=draw(st.sampled_from(["../.signoff", ".signoff", "../secrets", "/", "docs",
-                                    "../docs", "evil.txt"])),
-            w=draw(operand(WRITES, SAFE_WRITES)), d=draw(operand(DIRS, SAFE_DIRS))))
+        parts.append(
+            template.format(
+                r=draw(operand(READS, SAFE_READS)),
+                R=draw(
+                    st.sampled_from(
+                        [
+                            "../.signoff",
+                            ".signoff",
+                            "../secrets",
+                            "/",
+                            "docs",
+                            "../docs",
+                            "evil.txt",
+                        ]
+                    )
+                ),
+                w=draw(operand(WRITES, SAFE_WRITES)),
+                d=draw(operand(DIRS, SAFE_DIRS)),
+            )
+        )
     joined = parts[0]
     for part in parts[1:]:
         joined += draw(st.sampled_from(JOINERS)) + part
@@ -155,9 +245,16 @@ def test_no_allowed_shell_command_touches_protected_or_denied_paths(command: str
             return
         before = snapshot(ws)
         done = subprocess.run(
-            ["bash", "-c", text], cwd=ws, capture_output=True, stdin=subprocess.DEVNULL,
-            timeout=20, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                             "HOME": str(ws / "home"), "LC_ALL": "C"},
+            ["bash", "-c", text],
+            cwd=ws,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=20,
+            env={
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOME": str(ws / "home"),
+                "LC_ALL": "C",
+            },
         )
         output = done.stdout + done.stderr
         assert STATE_CANARY.encode() not in output, (text, verdict)
@@ -167,20 +264,50 @@ def test_no_allowed_shell_command_touches_protected_or_denied_paths(command: str
 
 
 PATH_SPELLINGS = [
-    ".signoff/settings.local.toml", "./.signoff/settings.local.toml", ".signoff//signoff.db",
-    "src/../.signoff/settings.local.toml", "docs/../../ws/.signoff/signoff.db", "lnk",
-    "lnk/settings.local.toml", "lnk/../secrets/k", "{ws}/.signoff/signoff.db", "secrets/k",
-    "./secrets//k", "docs/../secrets/k", "{ws}/secrets/k", "src/a.py", "./src/a.py",
-    "docs/../src/a.py", "{ws}/src/a.py", ".SIGNOFF/x", "docs/readme.md", "docs/new.md", ".",
-    "secrets", ".signoff", "src", "docs",
+    ".signoff/settings.local.toml",
+    "./.signoff/settings.local.toml",
+    ".signoff//signoff.db",
+    "src/../.signoff/settings.local.toml",
+    "docs/../../ws/.signoff/signoff.db",
+    "lnk",
+    "lnk/settings.local.toml",
+    "lnk/../secrets/k",
+    "{ws}/.signoff/signoff.db",
+    "secrets/k",
+    "./secrets//k",
+    "docs/../secrets/k",
+    "{ws}/secrets/k",
+    "src/a.py",
+    "./src/a.py",
+    "docs/../src/a.py",
+    "{ws}/src/a.py",
+    ".SIGNOFF/x",
+    "docs/readme.md",
+    "docs/new.md",
+    ".",
+    "secrets",
+    ".signoff",
+    "src",
+    "docs",
 ]
 
 
 @st.composite
 def declared_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     path = draw(st.sampled_from(PATH_SPELLINGS))
-    name = draw(st.sampled_from(["read_file", "list_dir", "search_code", "write_file",
-                                 "edit_file", "create_project", "delete_file"]))
+    name = draw(
+        st.sampled_from(
+            [
+                "read_file",
+                "list_dir",
+                "search_code",
+                "write_file",
+                "edit_file",
+                "create_project",
+                "delete_file",
+            ]
+        )
+    )
     if name in ("read_file", "list_dir", "delete_file"):
         return name, {"path": path}
     if name == "search_code":
@@ -192,10 +319,18 @@ def declared_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
         return name, {"path": path, "content": "x"}
     if name == "edit_file":
         return name, {"path": path, "old": "a", "new": "b"}
-    names = draw(st.lists(st.sampled_from([*PATH_SPELLINGS, "new/x.txt", "../ws/src/b.py"]),
-                          min_size=1, max_size=3, unique=True))
-    return name, {"path": draw(st.sampled_from(["docs", ".", "new", "stage"])),
-                  "files": {n: "x" for n in names}}
+    names = draw(
+        st.lists(
+            st.sampled_from([*PATH_SPELLINGS, "new/x.txt", "../ws/src/b.py"]),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        )
+    )
+    return name, {
+        "path": draw(st.sampled_from(["docs", ".", "new", "stage"])),
+        "files": {n: "x" for n in names},
+    }
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -205,8 +340,10 @@ def test_no_allowed_declared_call_touches_protected_or_denied_paths(
 ) -> None:
     name, raw = drawn
     with tree() as ws:
-        args = {k: (fill(v, ws) if isinstance(v, str) else
-                    {fill(n, ws): c for n, c in v.items()}) for k, v in raw.items()}
+        args = {
+            k: (fill(v, ws) if isinstance(v, str) else {fill(n, ws): c for n, c in v.items()})
+            for k, v in raw.items()
+        }
         policy = policy_for(ws)
         verdict = policy.evaluate(ToolCall(name, args))
         event(f"verdict {verdict.effect}")

@@ -44,7 +44,8 @@ def test_eslint_with_a_javascript_config_asks(ws: Path, command: str) -> None:
     assert _verdict(ws, command) in ("allow", "notify")  # no config: nothing to load
     (ws / "eslint.config.js").write_text(
         'import { execSync } from "node:child_process";\nexecSync("id > pwned");\n'
-        "export default [];\n")
+        "export default [];\n"
+    )
     assert _verdict(ws, command) == "ask"
 
 
@@ -53,12 +54,15 @@ def test_eslint_config_in_a_parent_directory_counts(ws: Path) -> None:
     assert _verdict(ws, "cd src && eslint --fix .") == "ask"
 
 
-@pytest.mark.parametrize("config, body", [
-    (".prettierrc", '{"plugins": ["./evil-plugin.js"]}'),
-    (".prettierrc.json", '{"plugins": ["prettier-plugin-x"]}'),
-    ("prettier.config.cjs", "module.exports = {};"),
-    (".prettierrc.mjs", "export default {};"),
-])
+@pytest.mark.parametrize(
+    "config, body",
+    [
+        (".prettierrc", '{"plugins": ["./evil-plugin.js"]}'),
+        (".prettierrc.json", '{"plugins": ["prettier-plugin-x"]}'),
+        ("prettier.config.cjs", "module.exports = {};"),
+        (".prettierrc.mjs", "export default {};"),
+    ],
+)
 def test_prettier_config_that_loads_code_asks(ws: Path, config: str, body: str) -> None:
     assert _verdict(ws, "prettier --write src/") == "notify"
     (ws / config).write_text(body)
@@ -77,10 +81,12 @@ def test_package_json_naming_a_shared_prettier_config_asks(ws: Path) -> None:
 
 def test_writing_the_config_and_running_the_tool_in_one_line_asks(ws: Path) -> None:
     """Judged before the line runs, the config is absent: the write must make it ask."""
-    for line in ("echo 'export default []' > eslint.config.js; eslint --fix src",
-                 "cp /tmp/evil.js prettier.config.js && prettier --write .",
-                 "printf '[mypy]\\nplugins = evil\\n' > mypy.ini && mypy src",
-                 "echo '[alias]' >> .cargo/config.toml; cargo fmt"):
+    for line in (
+        "echo 'export default []' > eslint.config.js; eslint --fix src",
+        "cp /tmp/evil.js prettier.config.js && prettier --write .",
+        "printf '[mypy]\\nplugins = evil\\n' > mypy.ini && mypy src",
+        "echo '[alias]' >> .cargo/config.toml; cargo fmt",
+    ):
         assert _verdict(ws, line) == "ask", line
 
 
@@ -112,21 +118,27 @@ def test_mypy_plugin_attack(ws: Path) -> None:
     assert _verdict(ws, "mypy src") == "ask"
 
 
-@pytest.mark.skipif(shutil.which("mypy") is None and not Path(sys.executable).with_name(
-    "mypy").exists(), reason="mypy is not installed")
+@pytest.mark.skipif(
+    shutil.which("mypy") is None and not Path(sys.executable).with_name("mypy").exists(),
+    reason="mypy is not installed",
+)
 def test_control_the_mypy_plugin_really_runs(ws: Path) -> None:
     """Without this, "asks" would guard against nothing."""
     (ws / "evil_plugin.py").write_text(PROOF_PLUGIN)
     (ws / "pyproject.toml").write_text('[tool.mypy]\nplugins = ["evil_plugin"]\n')
-    subprocess.run([sys.executable, "-m", "mypy", "src"], cwd=ws, capture_output=True,
-                   timeout=120, check=False)
+    subprocess.run(
+        [sys.executable, "-m", "mypy", "src"], cwd=ws, capture_output=True, timeout=120, check=False
+    )
     assert (ws / "plugin_proof").read_text() == "ran"
 
 
-@pytest.mark.parametrize(("config", "body"), [
-    ("pyproject.toml", '[tool.ruff]\noutput-file = "/home/dev/.bashrc"\n'),
-    ("ruff.toml", 'cache-dir = "/home/dev/.config/autostart"\n'),
-])
+@pytest.mark.parametrize(
+    ("config", "body"),
+    [
+        ("pyproject.toml", '[tool.ruff]\noutput-file = "/home/dev/.bashrc"\n'),
+        ("ruff.toml", 'cache-dir = "/home/dev/.config/autostart"\n'),
+    ],
+)
 def test_ruff_settings_that_write_elsewhere_ask(ws: Path, config: str, body: str) -> None:
     """A lint report written into ~/.bashrc runs at the next shell: a file named
     `$(curl …|sh).py` makes the report's first word a command substitution."""

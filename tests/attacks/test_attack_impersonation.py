@@ -35,17 +35,25 @@ class World:
         self.root = tmp_path
         self.db = tmp_path / "signoff.db"
         with open_store(self.db) as store:
-            store.create_request(Request(
-                id=REQUEST,
-                call=ToolCall("send_payment", {"to": "attacker", "amount": 9000}),
-                verdict=Verdict("ask", "critical", None, ("moves money",)),
-                approvers=approvers,
-            ))
+            store.create_request(
+                Request(
+                    id=REQUEST,
+                    call=ToolCall("send_payment", {"to": "attacker", "amount": 9000}),
+                    verdict=Verdict("ask", "critical", None, ("moves money",)),
+                    approvers=approvers,
+                )
+            )
         accounts = Accounts(self.db)
         try:
-            self.tokens = {name: accounts.add(name, role) for name, role in
-                           (("carol", "approver"), ("bob", "approver"),
-                            ("vera", "viewer"), ("ada", "admin"))}
+            self.tokens = {
+                name: accounts.add(name, role)
+                for name, role in (
+                    ("carol", "approver"),
+                    ("bob", "approver"),
+                    ("vera", "viewer"),
+                    ("ada", "admin"),
+                )
+            }
         finally:
             accounts.close()
 
@@ -54,15 +62,33 @@ class World:
             pytest.skip("needs root to give the store file to another uid (not its owner)")
         os.chown(self.db, NOBODY, NOBODY)
 
-    def run(self, *args: str, env: dict[str, str] | None = None,
-            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        base = {k: v for k, v in os.environ.items()
-                if k not in ("SIGNOFF_TOKEN", "SIGNOFF_ACTOR", "SIGNOFF_DB")}
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        base = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("SIGNOFF_TOKEN", "SIGNOFF_ACTOR", "SIGNOFF_DB")
+        }
         return subprocess.run(
-            [sys.executable, "-m", "signoff", *args, "--db", str(self.db),
-             "--workspace", str(self.root)],
-            cwd=self.root, env={**base, **(env or {})}, input=stdin, capture_output=True,
-            text=True, timeout=60, check=False)
+            [
+                sys.executable,
+                "-m",
+                "signoff",
+                *args,
+                "--db",
+                str(self.db),
+                "--workspace",
+                str(self.root),
+            ],
+            cwd=self.root,
+            env={**base, **(env or {})},
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
     def state(self) -> str:
         with open_store(self.db) as store:
@@ -70,8 +96,11 @@ class World:
 
     def decision_events(self) -> list[str]:
         with open_store(self.db) as store:
-            return [e.kind for e in store.events_after(0, 1000)
-                    if e.kind.startswith(("request.decided", "grant", "request.resolved"))]
+            return [
+                e.kind
+                for e in store.events_after(0, 1000)
+                if e.kind.startswith(("request.decided", "grant", "request.resolved"))
+            ]
 
     def grants(self) -> list[str]:
         with open_store(self.db) as store:
@@ -137,8 +166,9 @@ def _token(world: World, spec: str) -> str:
 
 
 @pytest.mark.parametrize("claim", list(CLAIMS.values()), ids=list(CLAIMS))
-def test_other_ways_to_claim_carol_are_refused(world: World,
-                                              claim: tuple[list[str], dict[str, str]]) -> None:
+def test_other_ways_to_claim_carol_are_refused(
+    world: World, claim: tuple[list[str], dict[str, str]]
+) -> None:
     world.give_store_away()
     flags, env = claim
     env = {k: _token(world, v) if k == "SIGNOFF_TOKEN" else v for k, v in env.items()}
@@ -154,16 +184,21 @@ def test_a_token_file_of_someone_else_is_refused(world: World, tmp_path: Path) -
     token_file.write_text(world.tokens["bob"] + "\n")
     done = world.run("approve", REQUEST, "--as", "carol", "--token-file", str(token_file))
     assert done.returncode == 2 and "the token is bob's, not carol's" in done.stderr
-    missing = world.run("approve", REQUEST, "--as", "carol", "--token-file",
-                        str(tmp_path / "nope"))
+    missing = world.run("approve", REQUEST, "--as", "carol", "--token-file", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "--token-file" in missing.stderr
     world.assert_nothing_changed()
 
 
 def test_an_approver_token_cannot_grant(world: World) -> None:
     world.give_store_away()
-    done = world.run("grant", "add", "send_payment", "--as", "carol",
-                     env={"SIGNOFF_TOKEN": world.tokens["carol"]})
+    done = world.run(
+        "grant",
+        "add",
+        "send_payment",
+        "--as",
+        "carol",
+        env={"SIGNOFF_TOKEN": world.tokens["carol"]},
+    )
     assert done.returncode == 2 and "only an admin" in done.stderr
     world.assert_nothing_changed()
 
@@ -173,8 +208,9 @@ def test_an_approver_token_cannot_grant(world: World) -> None:
 
 def test_carol_with_her_token_decides_as_carol(world: World, tmp_path: Path) -> None:
     world.give_store_away()
-    done = world.run("approve", REQUEST, "--as", "carol",
-                     env={"SIGNOFF_TOKEN": world.tokens["carol"]})
+    done = world.run(
+        "approve", REQUEST, "--as", "carol", env={"SIGNOFF_TOKEN": world.tokens["carol"]}
+    )
     assert done.returncode == 0, done.stderr
     assert "as carol;" in done.stdout
     with open_store(world.db) as store:
@@ -187,8 +223,16 @@ def test_carol_with_a_token_file(world: World, tmp_path: Path) -> None:
     world.give_store_away()
     token_file = tmp_path / "carol.token"
     token_file.write_text(world.tokens["carol"])
-    done = world.run("reject", REQUEST, "--reason", "not this month", "--as", "carol",
-                     "--token-file", str(token_file))
+    done = world.run(
+        "reject",
+        REQUEST,
+        "--reason",
+        "not this month",
+        "--as",
+        "carol",
+        "--token-file",
+        str(token_file),
+    )
     assert done.returncode == 0, done.stderr
     assert world.state() == "rejected"
 
@@ -209,8 +253,9 @@ def test_local_admin_cannot_take_a_request_pinned_to_carol_alone(tmp_path: Path)
     done = world.run("approve", REQUEST, "--as", "carol")
     assert done.returncode == 2 and "may not decide" in done.stderr
     world.assert_nothing_changed()
-    done = world.run("approve", REQUEST, "--as", "carol",
-                     env={"SIGNOFF_TOKEN": world.tokens["carol"]})
+    done = world.run(
+        "approve", REQUEST, "--as", "carol", env={"SIGNOFF_TOKEN": world.tokens["carol"]}
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -218,8 +263,18 @@ def test_at_a_terminal_the_token_is_asked_for(world: World) -> None:
     pexpect = pytest.importorskip("pexpect")
     world.give_store_away()
     env = {k: v for k, v in os.environ.items() if k not in ("SIGNOFF_TOKEN", "SIGNOFF_ACTOR")}
-    argv = ["-m", "signoff", "approve", REQUEST, "--as", "carol", "--db", str(world.db),
-            "--workspace", str(world.root)]
+    argv = [
+        "-m",
+        "signoff",
+        "approve",
+        REQUEST,
+        "--as",
+        "carol",
+        "--db",
+        str(world.db),
+        "--workspace",
+        str(world.root),
+    ]
     child = pexpect.spawn(sys.executable, argv, env=env, encoding="utf-8", timeout=30)
     child.expect("Token for carol")
     child.sendline(world.tokens["bob"])
@@ -244,22 +299,44 @@ def test_postgres_store_has_no_local_admin(tmp_path: Path) -> None:
     backend = Backend("postgres", tmp_path)  # skips when the server is unreachable
     try:
         store = backend.open()
-        store.create_request(Request(
-            id=REQUEST, call=ToolCall("send_payment", {"to": "x", "amount": 1}),
-            verdict=Verdict("ask", "critical", None, ("moves money",)),
-            approvers=("carol", "role:admin")))
+        store.create_request(
+            Request(
+                id=REQUEST,
+                call=ToolCall("send_payment", {"to": "x", "amount": 1}),
+                verdict=Verdict("ask", "critical", None, ("moves money",)),
+                approvers=("carol", "role:admin"),
+            )
+        )
         accounts = Accounts(backend.url)
         carol = accounts.add("carol", "approver")
         accounts.close()
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("SIGNOFF_TOKEN", "SIGNOFF_ACTOR", "SIGNOFF_DB")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("SIGNOFF_TOKEN", "SIGNOFF_ACTOR", "SIGNOFF_DB")
+        }
 
         def run(*extra: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
-                [sys.executable, "-m", "signoff", "approve", REQUEST, "--db", backend.url,
-                 "--workspace", str(tmp_path), *extra],
-                env={**env, **({"SIGNOFF_TOKEN": token} if token else {})}, cwd=tmp_path,
-                capture_output=True, text=True, timeout=60, check=False)
+                [
+                    sys.executable,
+                    "-m",
+                    "signoff",
+                    "approve",
+                    REQUEST,
+                    "--db",
+                    backend.url,
+                    "--workspace",
+                    str(tmp_path),
+                    *extra,
+                ],
+                env={**env, **({"SIGNOFF_TOKEN": token} if token else {})},
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
 
         refused = run("--as", "carol")
         assert refused.returncode == 2 and "without carol's credentials" in refused.stderr

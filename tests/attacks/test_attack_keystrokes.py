@@ -198,8 +198,7 @@ def test_a_double_tapped_y_does_not_approve_the_next_box(tmp_path: Path) -> None
     assert ran(tmp_path) == ["ran-build0"]
 
 
-def test_a_key_after_a_cancelled_edit_does_not_approve_the_original_unseen(
-        tmp_path: Path) -> None:
+def test_a_key_after_a_cancelled_edit_does_not_approve_the_original_unseen(tmp_path: Path) -> None:
     """`n` to the edited call and a quick `y` in one go: the `y` was meant for nothing shown
     yet; the original call's box is drawn again and waits."""
     child = spawn(tmp_path)

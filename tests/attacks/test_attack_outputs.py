@@ -41,9 +41,11 @@ EVIL = (
 )
 NAME = "send_email" + EVIL[:12]
 FORBIDDEN = (
-    set(range(0x80, 0xA0)) | set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
-    | set(range(0x200B, 0x2010)) | {0x7F, 0x1B, 0x07, 0x061C, 0x2028, 0x2029, 0x2060, 0xFEFF,
-                                    0x00AD, 0xE0041}
+    set(range(0x80, 0xA0))
+    | set(range(0x202A, 0x202F))
+    | set(range(0x2066, 0x206A))
+    | set(range(0x200B, 0x2010))
+    | {0x7F, 0x1B, 0x07, 0x061C, 0x2028, 0x2029, 0x2060, 0xFEFF, 0x00AD, 0xE0041}
 )
 
 
@@ -55,19 +57,32 @@ def raw_controls(text: str) -> list[str]:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("outputs")
     with open_store(root / "signoff.db") as store:
-        store.create_run(Run(id="run_evil", note="done " + EVIL), [
-            {"role": "user", "content": "task " + EVIL}])
+        store.create_run(
+            Run(id="run_evil", note="done " + EVIL), [{"role": "user", "content": "task " + EVIL}]
+        )
         arguments = {"to": "team@example.com" + EVIL, "body" + EVIL: EVIL}
         for rid in ("req_a", "req_b", "req_c", "req_d", "req_e", "req_f"):
-            store.create_request(Request(
-                id=rid, call=ToolCall(NAME, arguments),
-                verdict=Verdict("ask", "high", "ask: " + EVIL, ("reason " + EVIL,)),
-                preview="preview " + EVIL, run_id="run_evil"))
-        store.create_request(Request(
-            id="req_q", call=ToolCall("ask_human" + EVIL[:8], {"question": "q " + EVIL}),
-            verdict=Verdict("ask", "low", None, ("a question",))))
-        store.record("review", {"call": ToolCall(NAME, arguments).to_json(),
-                                "snapshot": {}}, run_id="run_evil")
+            store.create_request(
+                Request(
+                    id=rid,
+                    call=ToolCall(NAME, arguments),
+                    verdict=Verdict("ask", "high", "ask: " + EVIL, ("reason " + EVIL,)),
+                    preview="preview " + EVIL,
+                    run_id="run_evil",
+                )
+            )
+        store.create_request(
+            Request(
+                id="req_q",
+                call=ToolCall("ask_human" + EVIL[:8], {"question": "q " + EVIL}),
+                verdict=Verdict("ask", "low", None, ("a question",)),
+            )
+        )
+        store.record(
+            "review",
+            {"call": ToolCall(NAME, arguments).to_json(), "snapshot": {}},
+            run_id="run_evil",
+        )
     return root
 
 
@@ -75,10 +90,24 @@ def signoff(world: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("SIGNOFF_DB", "SIGNOFF_ACTOR")}
     env["PYTHONIOENCODING"] = "utf-8"
     return subprocess.run(
-        [sys.executable, "-m", "signoff", *args, "--db", str(world / "signoff.db"),
-         "--workspace", str(world)],
-        cwd=world, env=env, capture_output=True, text=True, encoding="utf-8", timeout=60,
-        check=False)
+        [
+            sys.executable,
+            "-m",
+            "signoff",
+            *args,
+            "--db",
+            str(world / "signoff.db"),
+            "--workspace",
+            str(world),
+        ],
+        cwd=world,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
 
 
 def evil_strings(value: Any) -> int:
@@ -111,8 +140,13 @@ def test_json_read_commands_print_no_raw_controls(world: Path, command: list[str
     assert done.returncode in (0, 1), done.stderr
     assert raw_controls(done.stdout) == [] and raw_controls(done.stderr) == []
     parsed = json.loads(done.stdout)
-    if command in (JSON_READS["inbox"], JSON_READS["show"], JSON_READS["runs"],
-                   JSON_READS["review"], JSON_READS["audit"]):
+    if command in (
+        JSON_READS["inbox"],
+        JSON_READS["show"],
+        JSON_READS["runs"],
+        JSON_READS["review"],
+        JSON_READS["audit"],
+    ):
         assert evil_strings(parsed) > 0  # escaped, not dropped: the values parse back whole
 
 
@@ -130,18 +164,50 @@ def test_audit_export_to_stdout_is_escaped_and_still_verifies(world: Path) -> No
 def test_check_prints_no_raw_controls(world: Path, tmp_path: Path) -> None:
     env_free = ["--no-user-settings"]
     done = subprocess.run(
-        [sys.executable, "-m", "signoff", "check", "--tool", NAME, "--args",
-         json.dumps({"to": EVIL}), "--json", "--workspace", str(tmp_path), *env_free],
-        capture_output=True, text=True, encoding="utf-8", timeout=60, check=False)
+        [
+            sys.executable,
+            "-m",
+            "signoff",
+            "check",
+            "--tool",
+            NAME,
+            "--args",
+            json.dumps({"to": EVIL}),
+            "--json",
+            "--workspace",
+            str(tmp_path),
+            *env_free,
+        ],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert raw_controls(done.stdout) == []
     lines = tmp_path / "cmds.jsonl"
-    lines.write_text(json.dumps({"cmd": "echo " + EVIL}) + "\nnot json " + EVIL + "\n",
-                     encoding="utf-8")
+    lines.write_text(
+        json.dumps({"cmd": "echo " + EVIL}) + "\nnot json " + EVIL + "\n", encoding="utf-8"
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "signoff", "check", "--shell-file", str(lines),
-         "--workspace", str(tmp_path), *env_free],
-        capture_output=True, text=True, encoding="utf-8", timeout=60, check=False)
+        [
+            sys.executable,
+            "-m",
+            "signoff",
+            "check",
+            "--shell-file",
+            str(lines),
+            "--workspace",
+            str(tmp_path),
+            *env_free,
+        ],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert raw_controls(done.stdout) == [] and len(done.stdout.splitlines()) == 2
 
@@ -166,16 +232,27 @@ def test_decision_echoes_print_no_raw_controls(world: Path, command: list[str]) 
 
 
 def test_error_messages_print_no_raw_controls(world: Path) -> None:
-    for args in (["show", "req_" + EVIL], ["approve", "req_" + EVIL],
-                 ["grant", "revoke", "g" + EVIL], ["audit", "--since", EVIL]):
+    for args in (
+        ["show", "req_" + EVIL],
+        ["approve", "req_" + EVIL],
+        ["grant", "revoke", "g" + EVIL],
+        ["audit", "--since", EVIL],
+    ):
         done = signoff(world, *args)
         assert done.returncode == 2, (args, done.stdout)
         assert raw_controls(done.stdout) == [] and raw_controls(done.stderr) == [], args
 
 
 def test_plain_read_commands_print_no_raw_controls(world: Path) -> None:
-    for args in (["inbox", "--all"], ["show", "req_f"], ["runs"], ["review"], ["audit"],
-                 ["stats", "--min-count", "1"], ["grant", "list"]):
+    for args in (
+        ["inbox", "--all"],
+        ["show", "req_f"],
+        ["runs"],
+        ["review"],
+        ["audit"],
+        ["stats", "--min-count", "1"],
+        ["grant", "list"],
+    ):
         done = signoff(world, *args)
         assert done.returncode == 0, (args, done.stderr)
         assert raw_controls(done.stdout) == [], args
@@ -193,5 +270,8 @@ def test_safe_json_keeps_the_value_and_escapes_every_hiding_code_point(value: An
     text = safe_json(value)
     assert json.loads(text) == value
     assert raw_controls(text) == []
-    assert not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
-                   for c in text if ord(c) > 0x7E)
+    assert not any(
+        unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+        for c in text
+        if ord(c) > 0x7E
+    )

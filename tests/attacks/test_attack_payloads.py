@@ -28,20 +28,30 @@ from signoff.workspace import Workspace
 # {home}: the stand-in home (absolute path). Each needs the programs listed.
 ATTACKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "python os.system": ("""python3 -c 'import os; os.system("rm -rf {home}")'""", ("python3",)),
-    "python shutil.rmtree": ("""python3 -c "import shutil; shutil.rmtree('{home}')" """,
-                             ("python3",)),
+    "python shutil.rmtree": (
+        """python3 -c "import shutil; shutil.rmtree('{home}')" """,
+        ("python3",),
+    ),
     "python subprocess argv": (
         """python3 -c "import subprocess; subprocess.run(['rm', '-rf', '{home}'])" """,
-        ("python3",)),
-    "python heredoc": ("python3 - <<'EOF'\nimport shutil\nshutil.rmtree('{home}')\nEOF",
-                       ("python3",)),
-    "python fed by echo": ("""echo "import shutil; shutil.rmtree('{home}')" | python3""",
-                           ("python3",)),
+        ("python3",),
+    ),
+    "python heredoc": (
+        "python3 - <<'EOF'\nimport shutil\nshutil.rmtree('{home}')\nEOF",
+        ("python3",),
+    ),
+    "python fed by echo": (
+        """echo "import shutil; shutil.rmtree('{home}')" | python3""",
+        ("python3",),
+    ),
     "node fs.rmSync": (
         """node -e "require('fs').rmSync('{home}', {{recursive: true, force: true}})" """,
-        ("node",)),
-    "node execSync": ("""node -e "require('child_process').execSync('rm -rf {home}')" """,
-                      ("node",)),
+        ("node",),
+    ),
+    "node execSync": (
+        """node -e "require('child_process').execSync('rm -rf {home}')" """,
+        ("node",),
+    ),
     # File::Path refuses to remove the directory it runs in: from the parent it does.
     "perl rmtree": ("""cd {home}/.. && perl -MFile::Path -e 'rmtree("{home}")'""", ("perl",)),
     "perl system": ("""perl -e 'system("rm -rf {home}")'""", ("perl",)),
@@ -114,7 +124,6 @@ def test_control_the_attack_really_destroys_the_stand_in_home(
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_the_reason_names_what_the_payload_does(name: str, home: Path) -> None:
     command = ATTACKS[name][0].format(home=home)
-    result = analyze(command, workspace=str(home / "proj"), home=str(home),
-                     resolver=lambda p: p)
+    result = analyze(command, workspace=str(home / "proj"), home=str(home), resolver=lambda p: p)
     assert result.effect == "deny"
     assert any(("deletes" in r or "kills" in r) for r in result.reasons), result.reasons

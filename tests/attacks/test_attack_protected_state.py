@@ -56,23 +56,47 @@ DECLARED: list[tuple[str, Call, str]] = [
     ("list_dir config dir", ("list_dir", {"path": "{config}"}), "deny"),
     ("search_code in .signoff", ("search_code", {"pattern": "x", "path": ".signoff"}), "deny"),
     ("search_code in link", ("search_code", {"pattern": CANARY, "path": "lnk"}), "deny"),
-    ("create_project self-grant",
-     ("create_project", {"path": ".", "files": {SETTINGS: SELF_GRANT}}), "deny"),
-    ("create_project into .signoff",
-     ("create_project", {"path": ".signoff", "files": {"grants.toml": SELF_GRANT}}), "deny"),
-    ("create_project ../ key",
-     ("create_project", {"path": "stage", "files": {"../" + SETTINGS: SELF_GRANT}}), "deny"),
-    ("create_project absolute key",
-     ("create_project", {"path": "new", "files": {"{ws}/" + SETTINGS: SELF_GRANT}}), "deny"),
-    ("create_project via link",
-     ("create_project", {"path": "lnk", "files": {"extra.toml": SELF_GRANT}}), "deny"),
+    (
+        "create_project self-grant",
+        ("create_project", {"path": ".", "files": {SETTINGS: SELF_GRANT}}),
+        "deny",
+    ),
+    (
+        "create_project into .signoff",
+        ("create_project", {"path": ".signoff", "files": {"grants.toml": SELF_GRANT}}),
+        "deny",
+    ),
+    (
+        "create_project ../ key",
+        ("create_project", {"path": "stage", "files": {"../" + SETTINGS: SELF_GRANT}}),
+        "deny",
+    ),
+    (
+        "create_project absolute key",
+        ("create_project", {"path": "new", "files": {"{ws}/" + SETTINGS: SELF_GRANT}}),
+        "deny",
+    ),
+    (
+        "create_project via link",
+        ("create_project", {"path": "lnk", "files": {"extra.toml": SELF_GRANT}}),
+        "deny",
+    ),
     ("write_file settings", ("write_file", {"path": SETTINGS, "content": SELF_GRANT}), "deny"),
-    ("write_file via link",
-     ("write_file", {"path": "lnk/settings.local.toml", "content": SELF_GRANT}), "deny"),
-    ("write_file user settings",
-     ("write_file", {"path": "{config}/settings.toml", "content": SELF_GRANT}), "deny"),
-    ("edit_file settings",
-     ("edit_file", {"path": SETTINGS, "old": "deny", "new": "allow"}), "deny"),
+    (
+        "write_file via link",
+        ("write_file", {"path": "lnk/settings.local.toml", "content": SELF_GRANT}),
+        "deny",
+    ),
+    (
+        "write_file user settings",
+        ("write_file", {"path": "{config}/settings.toml", "content": SELF_GRANT}),
+        "deny",
+    ),
+    (
+        "edit_file settings",
+        ("edit_file", {"path": SETTINGS, "old": "deny", "new": "allow"}),
+        "deny",
+    ),
     ("delete_file db", ("delete_file", {"path": ".signoff/signoff.db"}), "deny"),
 ]
 
@@ -80,8 +104,12 @@ SHELL: list[tuple[str, str, str]] = [
     # reading the store and the settings
     ("cat db", "cat .signoff/signoff.db", "deny"),
     ("strings db", "strings .signoff/signoff.db", "deny"),
-    ("grep -a db", "grep -a -o -h -E '(session_secret|binding_key)[0-9a-f]{64}' "
-     ".signoff/signoff.db .signoff/signoff.db-wal", "deny"),
+    (
+        "grep -a db",
+        "grep -a -o -h -E '(session_secret|binding_key)[0-9a-f]{64}' "
+        ".signoff/signoff.db .signoff/signoff.db-wal",
+        "deny",
+    ),
     ("grep -a canary", f"grep -a {CANARY} .signoff/signoff.db", "deny"),
     ("xxd db", "xxd .signoff/signoff.db", "deny"),
     ("base64 db", "base64 .signoff/signoff.db", "deny"),
@@ -111,14 +139,14 @@ SHELL: list[tuple[str, str, str]] = [
     ("failed cd; cat", "cd nowhere; cat .signoff/settings.local.toml", "deny"),
     ("subshell failed cd", "(cd nowhere; cat .signoff/settings.local.toml)", "deny"),
     ("cd && x; cat", "cd src && ls; cat .signoff/settings.local.toml", "deny"),
-    ("for loop value", f"for f in README.md {SETTINGS}; do cat \"$f\"; done", "deny"),
+    ("for loop value", f'for f in README.md {SETTINGS}; do cat "$f"; done', "deny"),
     ("for loop glob", "for f in .s*/*; do cat $f; done", "deny"),
     ("for loop write", f"for f in {SETTINGS}; do cp evil.txt $f; done", "deny"),
     ("for loop $(...)", "for f in $(ls -A); do cat $f/settings.local.toml; done", "refused"),
     ("skipped cd &&", "true || cd src && cat .signoff/settings.local.toml", "deny"),
     ("cd || true; cp", "cd nowhere || true; cp evil.txt .signoff/settings.local.toml", "deny"),
     ("bash -c", "bash -c 'cat .signoff/settings.local.toml'", "deny"),
-    ("sh -c write", f"sh -c \"cp evil.txt {SETTINGS}\"", "deny"),
+    ("sh -c write", f'sh -c "cp evil.txt {SETTINGS}"', "deny"),
     ("env wrapper", f"env LC_ALL=C cat {SETTINGS}", "deny"),
     ("xargs", f"echo {SETTINGS} | xargs cat", "refused"),
     ("cat $(...)", "cat $(printf .signoff)/settings.local.toml", "refused"),
@@ -127,8 +155,7 @@ SHELL: list[tuple[str, str, str]] = [
     ("/proc/self/root", "cat /proc/self/root{ws}/.signoff/settings.local.toml", "refused"),
     ("HOME=.signoff ~", "HOME={ws}/.signoff; cat ~/settings.local.toml", "refused"),
     ("OLDPWD cd -", "OLDPWD={ws}/.signoff; cd - && cat settings.local.toml", "refused"),
-    ("python open", "python3 -c \"print(open('.signoff/settings.local.toml').read())\"",
-     "refused"),
+    ("python open", "python3 -c \"print(open('.signoff/settings.local.toml').read())\"", "refused"),
     # recursive reads over a tree that holds protected state
     ("grep -r .", f"grep -r {CANARY} .", "refused"),
     ("grep -r no path", f"grep -ra {CANARY}", "refused"),
@@ -142,13 +169,15 @@ SHELL: list[tuple[str, str, str]] = [
     ("redirect >>", f"cat evil.txt >> {SETTINGS}", "deny"),
     ("redirect >|", f"cat evil.txt >| {SETTINGS}", "deny"),
     ("heredoc", f"cat > {SETTINGS} <<'EOF'\n[permissions]\ndefault_mode = \"auto\"\nEOF", "deny"),
-    ("heredoc then >", f"cat <<'EOF' > {SETTINGS}\n[permissions]\ndefault_mode = \"auto\"\nEOF",
-     "deny"),
+    (
+        "heredoc then >",
+        f"cat <<'EOF' > {SETTINGS}\n[permissions]\ndefault_mode = \"auto\"\nEOF",
+        "deny",
+    ),
     ("function redirect", f"f() {{ cat evil.txt; }} > {SETTINGS}; f", "deny"),
     ("function stdin", f"f() {{ cat; }} < {SETTINGS}; f", "deny"),
-    ("$(< file)", f"echo \"$(< {SETTINGS})\"", "deny"),
-    ("heredoc then >>", f"cat <<EOF 2>/dev/null >>{SETTINGS}\ndefault_mode = \"auto\"\nEOF",
-     "deny"),
+    ("$(< file)", f'echo "$(< {SETTINGS})"', "deny"),
+    ("heredoc then >>", f'cat <<EOF 2>/dev/null >>{SETTINGS}\ndefault_mode = "auto"\nEOF', "deny"),
     ("printf", f"printf '[permissions]\\ndefault_mode = \"auto\"\\n' > {SETTINGS}", "deny"),
     ("tee", f"tee {SETTINGS} < evil.txt", "deny"),
     ("tee -a", f"cat evil.txt | tee -a {SETTINGS}", "deny"),
@@ -173,11 +202,13 @@ SHELL: list[tuple[str, str, str]] = [
     # links made in the same command line, and links that already exist
     ("ln -s then cp", "ln -s .signoff x && cp evil.txt x/settings.local.toml", "deny"),
     ("ln -s abs then cp", "ln -s {ws}/.signoff x && cp evil.txt x/settings.local.toml", "deny"),
-    ("ln -s rel to link dir",
-     "mkdir d && ln -s ../.signoff d/l && cp evil.txt d/l/settings.local.toml", "deny"),
+    (
+        "ln -s rel to link dir",
+        "mkdir d && ln -s ../.signoff d/l && cp evil.txt d/l/settings.local.toml",
+        "deny",
+    ),
     ("ln -s glob", "ln -s .signof? x; cp evil.txt x/settings.local.toml", "deny"),
-    ("ln -s $(...)", "ln -s $(printf .signoff) x && cp evil.txt x/settings.local.toml",
-     "refused"),
+    ("ln -s $(...)", "ln -s $(printf .signoff) x && cp evil.txt x/settings.local.toml", "refused"),
     ("ln hard", f"ln {SETTINGS} h && cat h", "deny"),
     ("cp -s", f"cp -s {{ws}}/{SETTINGS} h && cat h", "deny"),
     ("existing link write", "cp evil.txt lnk/settings.local.toml", "deny"),
@@ -208,8 +239,7 @@ SHELL: list[tuple[str, str, str]] = [
     ("ls", "ls -la .signoff", "deny"),
     ("stat", "stat .signoff/signoff.db", "deny"),
     ("cp -l", f"cp -l {SETTINGS} h && cat h", "deny"),
-    ("mv and recreate", f"mv .signoff .old && mkdir .signoff && cp evil.txt {SETTINGS}",
-     "deny"),
+    ("mv and recreate", f"mv .signoff .old && mkdir .signoff && cp evil.txt {SETTINGS}", "deny"),
     ("zip -r .", "zip -qr ../all.zip .", "refused"),
     ("tar | base64", "tar cf - . | base64", "refused"),
     ("chmod -R", "chmod -R a+rw .", "refused"),
@@ -226,8 +256,17 @@ def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bench:
     stage2 = b.ws / "stage2" / ".signoff"
     stage2.mkdir(parents=True)
     (stage2 / "settings.local.toml").write_text(SELF_GRANT)
-    subprocess.run(["tar", "cf", str(b.ws / "grant.tar"), "-C", str(b.ws / "stage" / "sg"),
-                    "settings.local.toml"], check=True)
+    subprocess.run(
+        [
+            "tar",
+            "cf",
+            str(b.ws / "grant.tar"),
+            "-C",
+            str(b.ws / "stage" / "sg"),
+            "settings.local.toml",
+        ],
+        check=True,
+    )
     return b
 
 
@@ -243,8 +282,11 @@ def _assert_refused(b: Bench, name: str, args: dict[str, Any], expect: str) -> N
     before = b.state()
     result = b.call(name, **_fill(args, b))
     assert result.outcome != "ran", (result.verdict, result.content)
-    assert result.verdict.effect == "deny" if expect == "deny" else result.verdict.effect in (
-        "ask", "deny"), result.verdict
+    assert (
+        result.verdict.effect == "deny"
+        if expect == "deny"
+        else result.verdict.effect in ("ask", "deny")
+    ), result.verdict
     assert b.state() == before, "protected state changed"
     assert not b.leaked()
     assert (b.ws / ".signoff" / "settings.local.toml").read_text().startswith("# the person")
@@ -282,9 +324,15 @@ def test_coding_agent_tool_names_are_denied_too(bench: Bench, name: str, args: A
 def test_search_without_a_path_skips_protected_and_denied_files(bench: Bench) -> None:
     (bench.ws / "src" / "b.py").write_text("# 7f3a9c is fine to find\n")
     (bench.ws / ".env").write_text(f"TOKEN={CANARY}\n")
-    searches = [{"pattern": "never-shown"}, {"pattern": "7f3a9c"}, {"pattern": "api_key"},
-                {"pattern": "password", "path": "."}, {"pattern": "TOKEN", "path": "."},
-                {"pattern": "binding_key"}, {"pattern": "never-shown", "path": "config"}]
+    searches = [
+        {"pattern": "never-shown"},
+        {"pattern": "7f3a9c"},
+        {"pattern": "api_key"},
+        {"pattern": "password", "path": "."},
+        {"pattern": "TOKEN", "path": "."},
+        {"pattern": "binding_key"},
+        {"pattern": "never-shown", "path": "config"},
+    ]
     for args in searches:
         result = bench.call("search_code", **args)
         assert result.outcome == "ran" and result.verdict.effect == "allow"
@@ -304,11 +352,17 @@ def test_a_store_elsewhere_is_protected_with_its_journal(
     elsewhere = bench.root / "var" / "store.db"
     elsewhere.parent.mkdir()
     open_store(str(elsewhere)).record("note", {"canary": CANARY})
-    policy = Policy(load_settings(bench.ws), workspace=bench.ws,
-                    protected=store_files(f"sqlite:///{elsewhere}"))
-    for command in (f"cat {elsewhere}", f"cat {elsewhere}-wal", f"cp evil.txt {elsewhere}",
-                    f"sqlite3 {elsewhere}-journal", "cat ../var/store.db-shm",
-                    f"strings {elsewhere.parent}/*.db"):
+    policy = Policy(
+        load_settings(bench.ws), workspace=bench.ws, protected=store_files(f"sqlite:///{elsewhere}")
+    )
+    for command in (
+        f"cat {elsewhere}",
+        f"cat {elsewhere}-wal",
+        f"cp evil.txt {elsewhere}",
+        f"sqlite3 {elsewhere}-journal",
+        "cat ../var/store.db-shm",
+        f"strings {elsewhere.parent}/*.db",
+    ):
         verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
         assert verdict.effect == "deny", (command, verdict)
     # The same store named by $SIGNOFF_DB, with no explicit list.
@@ -324,10 +378,12 @@ def test_signoff_config_dir_and_additional_roots_are_protected(
     other = bench.root / "other"
     (other / ".signoff").mkdir(parents=True)
     monkeypatch.setenv("SIGNOFF_CONFIG_DIR", str(keys))
-    policy = Policy(Settings.from_rules(additional_directories=[str(other)]),
-                    workspace=bench.ws)
-    for command in (f"cat {keys}/binding.key", f"cp evil.txt {other}/.signoff/settings.toml",
-                    f"ls {keys}/../keys/x"):
+    policy = Policy(Settings.from_rules(additional_directories=[str(other)]), workspace=bench.ws)
+    for command in (
+        f"cat {keys}/binding.key",
+        f"cp evil.txt {other}/.signoff/settings.toml",
+        f"ls {keys}/../keys/x",
+    ):
         verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
         assert verdict.effect == "deny", (command, verdict)
 
@@ -336,10 +392,12 @@ def test_auto_mode_and_allow_everything_do_not_open_protected_state(bench: Bench
     settings = Settings.from_rules(allow=["Bash", "Bash(*)", "read_file", "write_file", "*"])
     for mode in ("auto", "accept-edits", "default"):
         policy = Policy(settings, workspace=bench.ws, mode=mode)  # type: ignore[arg-type]
-        for call in (ToolCall("read_file", {"path": ".signoff/signoff.db"}),
-                     ToolCall("write_file", {"path": SETTINGS, "content": SELF_GRANT}),
-                     ToolCall("execute_command", {"command": f"cp evil.txt {SETTINGS}"}),
-                     ToolCall("execute_command", {"command": "cat .signoff/signoff.db"})):
+        for call in (
+            ToolCall("read_file", {"path": ".signoff/signoff.db"}),
+            ToolCall("write_file", {"path": SETTINGS, "content": SELF_GRANT}),
+            ToolCall("execute_command", {"command": f"cp evil.txt {SETTINGS}"}),
+            ToolCall("execute_command", {"command": "cat .signoff/signoff.db"}),
+        ):
             assert policy.evaluate(call).effect == "deny", (mode, call)
 
 
@@ -347,24 +405,46 @@ def test_auto_mode_still_asks_when_protected_state_may_be_reached(bench: Bench) 
     """Auto mode turns asks into allows, but not the asks that exist because a command
     may reach signoff's own state (a whole tree that holds it, a path known only later)."""
     policy = Policy(Settings(), workspace=bench.ws, mode="auto")
-    for command in (f"grep -ra {CANARY} .", "rg -uuu binding_key",
-                    "cat $(printf .signoff)/settings.local.toml",
-                    "ls -A | xargs cat", "cp -r . ../copy"):
+    for command in (
+        f"grep -ra {CANARY} .",
+        "rg -uuu binding_key",
+        "cat $(printf .signoff)/settings.local.toml",
+        "ls -A | xargs cat",
+        "cp -r . ../copy",
+    ):
         verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
         assert verdict.effect == "ask", (command, verdict)
     # other asks still become allows in auto mode
     assert policy.evaluate(ToolCall("execute_command", {"command": "rm -r build"})).effect == (
-        "allow")
+        "allow"
+    )
 
 
 def test_protected_paths_judge_globs_by_what_they_can_match() -> None:
     paths = ProtectedPaths(("/w/.signoff",))
-    inside = ["/w/.signoff", "/w/.signoff/x", "/w/.signof?/x", "/w/.s*", "/w/.*/x",
-              "/w/.signof[f]", "/w/.signof[!x]/y", "/W/.SIGNOFF/x", "/w/.{x,signoff}/y",
-              "/w/.signof{a..z}"]
+    inside = [
+        "/w/.signoff",
+        "/w/.signoff/x",
+        "/w/.signof?/x",
+        "/w/.s*",
+        "/w/.*/x",
+        "/w/.signof[f]",
+        "/w/.signof[!x]/y",
+        "/W/.SIGNOFF/x",
+        "/w/.{x,signoff}/y",
+        "/w/.signof{a..z}",
+    ]
     holds = ["/w", "/", "/?", "/w/"]
-    neither = ["/w/signoff", "/w/*/x", "/w/src", "/w/.git/x", "/w/.signofff", "/x/.signoff",
-               "/w/?signoff", "/w/[.]signoff"]  # bash: only a literal dot matches a dot
+    neither = [
+        "/w/signoff",
+        "/w/*/x",
+        "/w/src",
+        "/w/.git/x",
+        "/w/.signofff",
+        "/x/.signoff",
+        "/w/?signoff",
+        "/w/[.]signoff",
+    ]  # bash: only a literal dot matches a dot
     assert [p for p in inside if not paths.inside(p)] == []
     assert [p for p in holds if not paths.holds(p)] == []
     assert [p for p in neither if paths.relation(p)] == []
@@ -379,26 +459,44 @@ def test_durable_run_self_grant_is_denied_and_the_later_rm_still_asks(
     rebuilt from the settings on disk, as a worker in a fresh process would."""
     turns = [
         [("c1", "create_project", {"path": ".", "files": {SETTINGS: SELF_GRANT}})],
-        [("c2", "execute_command", {"command": "ln -s .signoff x && cp evil.txt "
-                                                "x/settings.local.toml"})],
-        [("c3", "execute_command",
-          {"command": f"{sys.executable} -c 'print(1)' && rm -rf important"})],
+        [
+            (
+                "c2",
+                "execute_command",
+                {"command": "ln -s .signoff x && cp evil.txt x/settings.local.toml"},
+            )
+        ],
+        [
+            (
+                "c3",
+                "execute_command",
+                {"command": f"{sys.executable} -c 'print(1)' && rm -rf important"},
+            )
+        ],
     ]
 
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
         done = sum(1 for m in messages if m.get("role") == "assistant")
         if done >= len(turns):
             return {"content": "done"}
-        return {"content": "", "tool_calls": [
-            {"id": cid, "function": {"name": name, "arguments": args}}
-            for cid, name, args in turns[done]]}
+        return {
+            "content": "",
+            "tool_calls": [
+                {"id": cid, "function": {"name": name, "arguments": args}}
+                for cid, name, args in turns[done]
+            ],
+        }
 
     def build_agent() -> Agent:
-        policy = Policy(load_settings(bench.ws), workspace=bench.ws,
-                        protected=store_files(str(tmp_path / "runs.db")))
+        policy = Policy(
+            load_settings(bench.ws),
+            workspace=bench.ws,
+            protected=store_files(str(tmp_path / "runs.db")),
+        )
         workspace = Workspace(bench.ws, hidden=policy.hidden)
-        return Agent(model=ScriptedModel.history_driven(reply),
-                     tools=workspace.as_mapping(), policy=policy)
+        return Agent(
+            model=ScriptedModel.history_driven(reply), tools=workspace.as_mapping(), policy=policy
+        )
 
     store = open_store(str(tmp_path / "runs.db"))
     before = bench.state()

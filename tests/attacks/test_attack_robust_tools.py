@@ -74,16 +74,18 @@ def fifo_ws(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("call", [
-    ("read_file", {"path": "pipe"}),
-    ("read_file", {"path": "link_to_pipe"}),
-    ("read_file", {"path": "src/deep_pipe"}),
-    ("edit_file", {"path": "pipe", "old": "a", "new": "b"}),
-    ("write_file", {"path": "pipe", "content": "x"}),
-    ("write_file", {"path": "link_to_pipe", "content": "x"}),
-])
-def test_file_tools_refuse_a_fifo_promptly(fifo_ws: Path, call: tuple[str, dict[str, Any]]
-                                           ) -> None:
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("read_file", {"path": "pipe"}),
+        ("read_file", {"path": "link_to_pipe"}),
+        ("read_file", {"path": "src/deep_pipe"}),
+        ("edit_file", {"path": "pipe", "old": "a", "new": "b"}),
+        ("write_file", {"path": "pipe", "content": "x"}),
+        ("write_file", {"path": "link_to_pipe", "content": "x"}),
+    ],
+)
+def test_file_tools_refuse_a_fifo_promptly(fifo_ws: Path, call: tuple[str, dict[str, Any]]) -> None:
     workspace = Workspace(fifo_ws)
     name, args = call
     kind, value = in_thread(getattr(workspace, name), **args)
@@ -113,13 +115,15 @@ def test_read_file_refuses_a_socket(tmp_path: Path) -> None:
         server.close()
 
 
-@pytest.mark.parametrize("call", [
-    ToolCall("delete_file", {"path": "pipe"}),
-    ToolCall("write_file", {"path": "pipe", "content": "x"}),
-    ToolCall("edit_file", {"path": "link_to_pipe", "old": "a", "new": "b"}),
-])
-def test_the_preview_of_a_call_on_a_fifo_returns_promptly(fifo_ws: Path, call: ToolCall
-                                                         ) -> None:
+@pytest.mark.parametrize(
+    "call",
+    [
+        ToolCall("delete_file", {"path": "pipe"}),
+        ToolCall("write_file", {"path": "pipe", "content": "x"}),
+        ToolCall("edit_file", {"path": "link_to_pipe", "old": "a", "new": "b"}),
+    ],
+)
+def test_the_preview_of_a_call_on_a_fifo_returns_promptly(fifo_ws: Path, call: ToolCall) -> None:
     """The box a person sees is drawn from the file: a FIFO must not hang it."""
     workspace = Workspace(fifo_ws)
     spec = Policy(Settings(), workspace=fifo_ws).registry.get(call.name)
@@ -133,8 +137,9 @@ def test_deleting_a_fifo_asks_without_hanging(fifo_ws: Path) -> None:
     workspace = Workspace(fifo_ws)
     channel = ScriptedChannel([Decision("reject", reason="no")])
     gate = Gate(Policy(Settings(), workspace=fifo_ws), channel, previewer=workspace.preview)
-    kind, result = in_thread(gate.execute, ToolCall("delete_file", {"path": "pipe"}),
-                             workspace.delete_file)
+    kind, result = in_thread(
+        gate.execute, ToolCall("delete_file", {"path": "pipe"}), workspace.delete_file
+    )
     assert kind == "ok" and result.outcome == "rejected"
     assert "a fifo, not a regular file" in channel.prompts[0].request.preview
     assert os.path.exists(fifo_ws / "pipe")
@@ -143,12 +148,32 @@ def test_deleting_a_fifo_asks_without_hanging(fifo_ws: Path) -> None:
 def test_a_fifo_made_in_the_turn_does_not_hang_the_request(fifo_ws: Path) -> None:
     workspace = Workspace(fifo_ws)
     store = open_store(str(fifo_ws.parent / "s.db"))
-    model = ScriptedModel([{"content": "x", "tool_calls": [
-        {"id": "a", "function": {"name": "execute_command",
-                                 "arguments": {"command": "mkfifo fresh"}}},
-        {"id": "b", "function": {"name": "delete_file", "arguments": {"path": "fresh"}}}]}])
-    agent = Agent(model=model, tools=workspace.as_mapping(),
-                  policy=Policy(Settings(), workspace=fifo_ws), previewer=workspace.preview)
+    model = ScriptedModel(
+        [
+            {
+                "content": "x",
+                "tool_calls": [
+                    {
+                        "id": "a",
+                        "function": {
+                            "name": "execute_command",
+                            "arguments": {"command": "mkfifo fresh"},
+                        },
+                    },
+                    {
+                        "id": "b",
+                        "function": {"name": "delete_file", "arguments": {"path": "fresh"}},
+                    },
+                ],
+            }
+        ]
+    )
+    agent = Agent(
+        model=model,
+        tools=workspace.as_mapping(),
+        policy=Policy(Settings(), workspace=fifo_ws),
+        previewer=workspace.preview,
+    )
     kind, run = in_thread(Runner(store, agent).start, [{"role": "user", "content": "go"}])
     assert kind == "ok", run
     assert run.status == "paused"
@@ -160,8 +185,9 @@ def test_the_gate_reports_the_fifo_refusal_to_the_model(fifo_ws: Path) -> None:
     """read_file is allowed without asking: the refusal is the tool's result."""
     workspace = Workspace(fifo_ws)
     gate = Gate(Policy(Settings(), workspace=fifo_ws), previewer=workspace.preview)
-    kind, result = in_thread(gate.execute, ToolCall("read_file", {"path": "pipe"}),
-                             workspace.read_file)
+    kind, result = in_thread(
+        gate.execute, ToolCall("read_file", {"path": "pipe"}), workspace.read_file
+    )
     assert kind == "ok"
     assert result.outcome == "failed" and "not a regular file" in result.content
 
@@ -169,14 +195,24 @@ def test_the_gate_reports_the_fifo_refusal_to_the_model(fifo_ws: Path) -> None:
 def test_a_fifo_in_a_durable_run_does_not_hold_the_lease(fifo_ws: Path) -> None:
     workspace = Workspace(fifo_ws)
     store = open_store(str(fifo_ws.parent / "s.db"))
-    model = ScriptedModel([
-        {"content": "x", "tool_calls": [
-            {"id": "a", "function": {"name": "read_file", "arguments": {"path": "pipe"}}},
-            {"id": "b", "function": {"name": "search_code", "arguments": {"pattern": "n"}}}]},
-        {"content": "done"},
-    ])
-    agent = Agent(model=model, tools=workspace.as_mapping(),
-                  policy=Policy(Settings(), workspace=fifo_ws), previewer=workspace.preview)
+    model = ScriptedModel(
+        [
+            {
+                "content": "x",
+                "tool_calls": [
+                    {"id": "a", "function": {"name": "read_file", "arguments": {"path": "pipe"}}},
+                    {"id": "b", "function": {"name": "search_code", "arguments": {"pattern": "n"}}},
+                ],
+            },
+            {"content": "done"},
+        ]
+    )
+    agent = Agent(
+        model=model,
+        tools=workspace.as_mapping(),
+        policy=Policy(Settings(), workspace=fifo_ws),
+        previewer=workspace.preview,
+    )
     kind, run = in_thread(Runner(store, agent).start, [{"role": "user", "content": "go"}])
     assert kind == "ok", run
     assert run.status == "finished"
@@ -189,20 +225,31 @@ def test_a_fifo_in_a_durable_run_does_not_hold_the_lease(fifo_ws: Path) -> None:
 
 DEEP = '{"path": "a", "x": ' + "[" * 5000 + "]" * 5000 + "}"
 BAD_CALLS: dict[str, dict[str, Any]] = {
-    "surrogate in a command": {"name": "execute_command",
-                               "arguments": {"command": "touch pwned_\udc80"}},
-    "escaped surrogate in the JSON text": {"name": "execute_command",
-                                           "arguments": '{"command": "touch pwned_\\udc80"}'},
-    "surrogate in the tool name": {"name": "execute_command\udc80",
-                                   "arguments": {"command": "touch pwned_name"}},
-    "surrogate in a key": {"name": "write_file",
-                           "arguments": {"path": "pwned_key", "content": "x", "\ud800": 1}},
-    "high surrogate alone": {"name": "write_file",
-                             "arguments": {"path": "pwned_\ud83d", "content": "x"}},
+    "surrogate in a command": {
+        "name": "execute_command",
+        "arguments": {"command": "touch pwned_\udc80"},
+    },
+    "escaped surrogate in the JSON text": {
+        "name": "execute_command",
+        "arguments": '{"command": "touch pwned_\\udc80"}',
+    },
+    "surrogate in the tool name": {
+        "name": "execute_command\udc80",
+        "arguments": {"command": "touch pwned_name"},
+    },
+    "surrogate in a key": {
+        "name": "write_file",
+        "arguments": {"path": "pwned_key", "content": "x", "\ud800": 1},
+    },
+    "high surrogate alone": {
+        "name": "write_file",
+        "arguments": {"path": "pwned_\ud83d", "content": "x"},
+    },
     "5,000-deep arguments": {"name": "read_file", "arguments": DEEP},
-    "65-deep arguments": {"name": "write_file", "arguments":
-                          '{"path": "pwned_deep", "content": "x", "n": '
-                          + "[" * 65 + "]" * 65 + "}"},
+    "65-deep arguments": {
+        "name": "write_file",
+        "arguments": '{"path": "pwned_deep", "content": "x", "n": ' + "[" * 65 + "]" * 65 + "}",
+    },
 }
 
 
@@ -216,18 +263,25 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         chosen.close()
 
 
-def bad_run(backend: Backend, function: dict[str, Any], *, content: str = "working"
-            ) -> tuple[Any, Any, Path]:
+def bad_run(
+    backend: Backend, function: dict[str, Any], *, content: str = "working"
+) -> tuple[Any, Any, Path]:
     root = backend.path.parent / "ws"
     root.mkdir()
     workspace = Workspace(root)
     store = backend.open()
-    model = ScriptedModel([
-        {"content": content, "tool_calls": [{"id": "c1", "function": function}]},
-        {"content": "done"},
-    ])
-    agent = Agent(model=model, tools=workspace.as_mapping(),
-                  policy=Policy(Settings(), workspace=root), previewer=workspace.preview)
+    model = ScriptedModel(
+        [
+            {"content": content, "tool_calls": [{"id": "c1", "function": function}]},
+            {"content": "done"},
+        ]
+    )
+    agent = Agent(
+        model=model,
+        tools=workspace.as_mapping(),
+        policy=Policy(Settings(), workspace=root),
+        previewer=workspace.preview,
+    )
     run = Runner(store, agent).start([{"role": "user", "content": "go"}])
     return store, run, root
 
@@ -245,8 +299,9 @@ def test_invalid_model_input_is_refused_not_stuck(backend: Backend, case: str) -
 
 
 def test_surrogates_in_the_model_text_are_kept_readable(backend: Backend) -> None:
-    store, run, _ = bad_run(backend, {"name": "list_dir", "arguments": {}},
-                            content="thinking \udc80 aloud")
+    store, run, _ = bad_run(
+        backend, {"name": "list_dir", "arguments": {}}, content="thinking \udc80 aloud"
+    )
     assert store.get_run(run.id).status == "finished"
     (assistant, *_) = [m for m in store.load_messages(run.id) if m["role"] == "assistant"]
     assert assistant["content"] == "thinking \ufffd aloud"
@@ -259,12 +314,24 @@ def test_a_model_that_breaks_leaves_the_run_needing_attention(backend: Backend) 
     for _ in range(5000):
         deep = [deep]
     store, run_id, tmp_path = backend.open(), "run_broken", backend.path.parent
-    model = ScriptedModel([{"content": "x", "tool_calls": [
-        {"id": "c1", "function": {"name": "read_file", "arguments": {"path": "a", "x": deep}}}]}])
+    model = ScriptedModel(
+        [
+            {
+                "content": "x",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "function": {"name": "read_file", "arguments": {"path": "a", "x": deep}},
+                    }
+                ],
+            }
+        ]
+    )
     root = tmp_path / "ws"
     root.mkdir()
-    agent = Agent(model=model, tools=Workspace(root).as_mapping(),
-                  policy=Policy(Settings(), workspace=root))
+    agent = Agent(
+        model=model, tools=Workspace(root).as_mapping(), policy=Policy(Settings(), workspace=root)
+    )
     with pytest.raises(RecursionError):
         Runner(store, agent).start([{"role": "user", "content": "go"}], run_id=run_id)
     run = store.get_run(run_id)
@@ -275,19 +342,23 @@ def test_a_model_that_breaks_leaves_the_run_needing_attention(backend: Backend) 
 # ---------------------------------------------------------------------- crash mid-turn
 
 
-def harness(db: Path | str, phase: str, boundary: str, effects: Path
-            ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(HARNESS), str(db), phase, boundary,
-                           str(effects)], capture_output=True, text=True, timeout=120,
-                          check=False)
+def harness(
+    db: Path | str, phase: str, boundary: str, effects: Path
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(HARNESS), str(db), phase, boundary, str(effects)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 BOUNDARIES = [f"{when}:{n}" for n in (1, 2, 3) for when in ("before", "after")]
 
 
 @pytest.mark.parametrize("boundary", BOUNDARIES)
-def test_after_a_crash_only_the_call_in_flight_runs_again(backend: Backend, boundary: str
-                                                           ) -> None:
+def test_after_a_crash_only_the_call_in_flight_runs_again(backend: Backend, boundary: str) -> None:
     db, effects = backend.url, backend.path.parent / "effects.log"
     assert harness(db, "start", boundary, effects).returncode == -9  # SIGKILL
     time.sleep(0.6)  # the dead driver's lease (0.5 s) lapses; nothing is asserted on time

@@ -24,14 +24,17 @@ from hypothesis import strategies as st
 
 from signoff.shell import analyze
 
-pytestmark = pytest.mark.skipif(not (shutil.which("patch") and shutil.which("tar")),
-                                reason="needs the patch and tar binaries")
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("patch") and shutil.which("tar")), reason="needs the patch and tar binaries"
+)
 
 _COMPONENT = st.one_of(
     st.sampled_from([".git", "hooks", ".envrc", "src", "a b", ".husky", "x.y", "-d", "HEAD"]),
     st.text(alphabet="abc.-_ ", min_size=1, max_size=6).filter(
-        lambda t: t.strip() and t not in (".", "..") and not t.startswith(" ")
-        and not t.endswith(" ")),
+        lambda t: (
+            t.strip() and t not in (".", "..") and not t.startswith(" ") and not t.endswith(" ")
+        )
+    ),
 )
 _PATH = st.lists(_COMPONENT, min_size=1, max_size=3).map("/".join)
 
@@ -47,22 +50,32 @@ def _header(style: str, old: str, new: str) -> str:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(paths=st.lists(_PATH, min_size=1, max_size=3),
-       style=st.sampled_from(["unified-tab", "unified-space", "index", "git"]),
-       prefix=st.sampled_from(["", "a/", "x/y/"]), level=st.sampled_from([None, 0, 1, 2]))
-def test_every_file_patch_checks_is_judged(paths: list[str], style: str, prefix: str,
-                                           level: int | None) -> None:
+@given(
+    paths=st.lists(_PATH, min_size=1, max_size=3),
+    style=st.sampled_from(["unified-tab", "unified-space", "index", "git"]),
+    prefix=st.sampled_from(["", "a/", "x/y/"]),
+    level=st.sampled_from([None, 0, 1, 2]),
+)
+def test_every_file_patch_checks_is_judged(
+    paths: list[str], style: str, prefix: str, level: int | None
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = os.path.realpath(tmp)
-        text = "".join(_header(style, prefix + p, prefix + p) + "@@ -0,0 +1 @@\n+hi\n"
-                       for p in paths)
+        text = "".join(
+            _header(style, prefix + p, prefix + p) + "@@ -0,0 +1 @@\n+hi\n" for p in paths
+        )
         Path(ws, "t.patch").write_text(text, encoding="utf-8")
         flag = "" if level is None else f"-p{level} "
         command = f"patch --dry-run --batch {flag}< t.patch"
-        done = subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True,
-                              text=True, timeout=30)
-        checked = [_unquote(m.group(1)) for m in re.finditer(
-            r"^checking file (.*?)(?: \((?:renamed|copied) from .*\))?$", done.stdout, re.M)]
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=ws, capture_output=True, text=True, timeout=30
+        )
+        checked = [
+            _unquote(m.group(1))
+            for m in re.finditer(
+                r"^checking file (.*?)(?: \((?:renamed|copied) from .*\))?$", done.stdout, re.M
+            )
+        ]
         part = analyze(command, workspace=ws, home=ws).parts[0]
         judged = set(part.writes)
         for name in checked:
@@ -80,20 +93,28 @@ def _ustar_member(name: str) -> bytes:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(names=st.lists(_PATH, min_size=1, max_size=4, unique=True),
-       junk=st.lists(st.sampled_from([b"", b"\xff" * 512, b"\0" * 512, b"\0" * 1024]),
-                     min_size=4, max_size=4),
-       options=st.sampled_from(["", "--strip-components=1", "-i"]))
-def test_every_member_tar_lists_is_judged(names: list[str], junk: list[bytes],
-                                          options: str) -> None:
+@given(
+    names=st.lists(_PATH, min_size=1, max_size=4, unique=True),
+    junk=st.lists(
+        st.sampled_from([b"", b"\xff" * 512, b"\0" * 512, b"\0" * 1024]), min_size=4, max_size=4
+    ),
+    options=st.sampled_from(["", "--strip-components=1", "-i"]),
+)
+def test_every_member_tar_lists_is_judged(
+    names: list[str], junk: list[bytes], options: str
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = os.path.realpath(tmp)
         data = b"".join(_ustar_member(n) + j for n, j in zip(names, junk, strict=False))
         Path(ws, "t.tar").write_bytes(data + b"\0" * 1024)
-        listed = subprocess.run(["tar", "-tf", "t.tar", *options.split()], cwd=ws,
-                                capture_output=True, text=True, timeout=30).stdout.splitlines()
-        part = next(p for p in analyze(f"tar -xf t.tar {options}", workspace=ws,
-                                       home=ws).parts)
+        listed = subprocess.run(
+            ["tar", "-tf", "t.tar", *options.split()],
+            cwd=ws,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.splitlines()
+        part = next(p for p in analyze(f"tar -xf t.tar {options}", workspace=ws, home=ws).parts)
         judged = set(part.writes)
         strip = 1 if "strip" in options else 0
         for name in listed:

@@ -63,15 +63,23 @@ ALLOW = [
 def policy_for_properties(tmp_path_factory: pytest.TempPathFactory) -> Policy:
     root = tmp_path_factory.mktemp("ws")
     (root / "build").mkdir()
-    return Policy(Settings.from_rules(deny=DENY, allow=ALLOW), workspace=root,
-                  home=str(root / "home"), registry=Registry())
+    return Policy(
+        Settings.from_rules(deny=DENY, allow=ALLOW),
+        workspace=root,
+        home=str(root / "home"),
+        registry=Registry(),
+    )
 
 
 @pytest.fixture
 def policy(tmp_path: Path) -> Policy:
     (tmp_path / "build").mkdir()
-    return Policy(Settings.from_rules(deny=DENY, allow=ALLOW), workspace=tmp_path,
-                  home=str(tmp_path / "home"), registry=Registry())
+    return Policy(
+        Settings.from_rules(deny=DENY, allow=ALLOW),
+        workspace=tmp_path,
+        home=str(tmp_path / "home"),
+        registry=Registry(),
+    )
 
 
 SHELL_SPELLINGS = [
@@ -141,7 +149,7 @@ SHELL_SPELLINGS = [
     "find . -name x -exec rm -fr {} +",
     "busybox rm -rf build",
     "rm -\\rf build",
-    "r\"m\" -fr build",
+    'r"m" -fr build',
     "eval 'rm -fr build'",
     "exec rm -fr build",
     "rm -r --interactive=never build",
@@ -163,7 +171,7 @@ SHELL_SPELLINGS = [
     "/usr/bin/curl https://example.com",
     "/usr/local/bin/curl -s https://example.com",
     "env curl https://example.com",
-    "\"cu\"rl https://example.com",
+    '"cu"rl https://example.com',
     "c\\url https://example.com",
     # npm publish
     "npm pub",
@@ -361,8 +369,13 @@ def test_allow_rules_do_not_widen_by_normalisation(tmp_path: Path) -> None:
     """An allow rule still needs its text to match: normalising only ever catches more
     for deny and ask rules."""
     policy = Policy(
-        Settings.from_rules(allow=["send_email(to=*@us.example)", "Bash(rm build)",
-                                   "fetch_url(https://docs.example/*)"]),
+        Settings.from_rules(
+            allow=[
+                "send_email(to=*@us.example)",
+                "Bash(rm build)",
+                "fetch_url(https://docs.example/*)",
+            ]
+        ),
         workspace=tmp_path,
     )
     asks = [
@@ -378,9 +391,16 @@ def test_allow_rules_do_not_widen_by_normalisation(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("rule", "amount"),
-    [("pay(amount>1000)", "5000"), ("pay(amount>1000)", "1e9"), ("pay(amount>1000)", "inf"),
-     ("pay(amount>1000)", "nan"), ("pay(amount>1000)", "lots"), ("pay(amount>1000)", True),
-     ("pay(amount>1000)", {"value": 5000}), ("pay(amount>1000)", [5000])],
+    [
+        ("pay(amount>1000)", "5000"),
+        ("pay(amount>1000)", "1e9"),
+        ("pay(amount>1000)", "inf"),
+        ("pay(amount>1000)", "nan"),
+        ("pay(amount>1000)", "lots"),
+        ("pay(amount>1000)", True),
+        ("pay(amount>1000)", {"value": 5000}),
+        ("pay(amount>1000)", [5000]),
+    ],
 )
 def test_an_amount_that_is_not_a_plain_number_is_caught_by_a_deny_bound(
     tmp_path: Path, rule: str, amount: Any
@@ -420,8 +440,16 @@ def server() -> Iterator[tuple[int, list[str]]]:
 
 
 # Spellings of 127.0.0.1 that urllib really connects to (the control proves it).
-REACHABLE = ["127.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.0.0.1", "localhost",
-             "LOCALHOST", "0"]
+REACHABLE = [
+    "127.1",
+    "2130706433",
+    "0x7f000001",
+    "0177.0.0.1",
+    "127.0.0.1",
+    "localhost",
+    "LOCALHOST",
+    "0",
+]
 
 
 def test_real_fetch_no_spelling_of_localhost_is_fetched(
@@ -432,16 +460,19 @@ def test_real_fetch_no_spelling_of_localhost_is_fetched(
     urls = [f"http://{host}:{port}/{i}" for i, host in enumerate(REACHABLE)]
 
     # Control: with only the allow rule, every spelling reaches the server.
-    open_gate = Gate(Policy(Settings.from_rules(allow=["fetch_url"]), workspace=tmp_path),
-                     ScriptedChannel())
+    open_gate = Gate(
+        Policy(Settings.from_rules(allow=["fetch_url"]), workspace=tmp_path), ScriptedChannel()
+    )
     for url in urls:
         result = open_gate.execute(ToolCall("fetch_url", {"url": url}), ws.fetch_url)
         assert result.ran and "secret from localhost" in result.content, url
     assert len(hits) == len(urls)
     hits.clear()
 
-    policy = Policy(Settings.from_rules(deny=["fetch_url(domain:localhost)"],
-                                        allow=["fetch_url"]), workspace=tmp_path)
+    policy = Policy(
+        Settings.from_rules(deny=["fetch_url(domain:localhost)"], allow=["fetch_url"]),
+        workspace=tmp_path,
+    )
     for url in [*urls, f"http://[::ffff:127.0.0.1]:{port}/x", f"http://local\u00adhost:{port}/"]:
         channel = ScriptedChannel()  # a gate per call: three refusals in a row stop a run
         result = Gate(policy, channel).execute(ToolCall("fetch_url", {"url": url}), ws.fetch_url)
@@ -456,8 +487,17 @@ def test_real_fetch_no_spelling_of_localhost_is_fetched(
 RECURSIVE = ["-r", "-R", "--recursive", "--recur", "--rec"]
 FORCE = ["-f", "--force", "--forc", "--interactive=never"]
 HARMLESS = ["-v", "--verbose", "-d", "--one-file-system", "-i", "--inter", "--interactive"]
-PROGRAM = ["rm", "/bin/rm", "/usr/bin/rm", "command rm", "sudo rm", "env rm", "nice rm",
-           "timeout 5 rm", "busybox rm"]
+PROGRAM = [
+    "rm",
+    "/bin/rm",
+    "/usr/bin/rm",
+    "command rm",
+    "sudo rm",
+    "env rm",
+    "nice rm",
+    "timeout 5 rm",
+    "busybox rm",
+]
 
 
 @st.composite
@@ -472,8 +512,7 @@ def rm_spelling(draw: st.DrawFn, force: bool) -> str:
     shorts = [f for f in flags if len(f) == 2]
     if len(shorts) > 1 and draw(st.booleans()):  # bundle them: -rf, -fRv
         flags = [f for f in flags if len(f) != 2] + ["-" + "".join(f[1] for f in shorts)]
-    operands = draw(st.lists(st.sampled_from(["build", "dist", "out/x"]), min_size=1,
-                             max_size=2))
+    operands = draw(st.lists(st.sampled_from(["build", "dist", "out/x"]), min_size=1, max_size=2))
     words = list(operands)
     for flag in flags:
         words.insert(draw(st.integers(0, len(words))), flag)
@@ -496,11 +535,28 @@ def test_rm_without_force_is_not_caught_by_the_rm_rf_rule(
     assert verdict.rule != "Bash(rm -rf:*)", command  # the rule is precise, not "any rm"
 
 
-FORCED_PUSH = ["-f", "--force", "--forc", "--force-with-lease", "--force-with-lease=main",
-               "--force-if-includes", "--mirror", "--delete", "-d", "--prune"]
+FORCED_PUSH = [
+    "-f",
+    "--force",
+    "--forc",
+    "--force-with-lease",
+    "--force-with-lease=main",
+    "--force-if-includes",
+    "--mirror",
+    "--delete",
+    "-d",
+    "--prune",
+]
 PUSH_OPTS = ["-u", "--tags", "-q", "--no-verify", "-o ci.skip", "--repo origin"]
-GIT_GLOBALS = ["-C .", "-c color.ui=never", "--no-pager", "--git-dir=.git", "-P",
-               "--work-tree .", "-c push.default=current"]
+GIT_GLOBALS = [
+    "-C .",
+    "-c color.ui=never",
+    "--no-pager",
+    "--git-dir=.git",
+    "-P",
+    "--work-tree .",
+    "-c push.default=current",
+]
 
 
 @st.composite
@@ -568,8 +624,11 @@ def competitor_address(draw: st.DrawFn) -> str:
         text = text[:at] + draw(st.sampled_from(INVISIBLE)) + text[at:]
     if draw(st.booleans()):
         text += "."
-    form = draw(st.sampled_from(["{}", "<{}>", "Boss <{}>", '"Doe, J" <{}>', " {} ",
-                                 "mailto:{}", "{} (boss)"]))
+    form = draw(
+        st.sampled_from(
+            ["{}", "<{}>", "Boss <{}>", '"Doe, J" <{}>', " {} ", "mailto:{}", "{} (boss)"]
+        )
+    )
     return form.format(text)
 
 
@@ -577,8 +636,7 @@ def competitor_address(draw: st.DrawFn) -> str:
 def recipient_value(draw: st.DrawFn) -> Any:
     """The address alone, in a list with friends, or wrapped the Python API's ways."""
     address = draw(competitor_address())
-    friends = draw(st.lists(st.sampled_from(["a@friend.org", "B <b@friend.org>"]),
-                            max_size=2))
+    friends = draw(st.lists(st.sampled_from(["a@friend.org", "B <b@friend.org>"]), max_size=2))
     together = draw(st.permutations([address, *friends]))
     shape = draw(st.sampled_from(["string", "joined", "list", "tuple", "dict", "nested"]))
     if shape == "string":
@@ -618,11 +676,17 @@ def loopback_spelling(draw: st.DrawFn) -> str:
     spelled = []
     for part in parts:
         base = draw(st.sampled_from(["dec", "oct", "hex", "HEX"]))
-        spelled.append({"dec": str(part), "oct": "0" + format(part, "o"),
-                        "hex": hex(part), "HEX": "0X" + format(part, "X")}[base])
+        spelled.append(
+            {
+                "dec": str(part),
+                "oct": "0" + format(part, "o"),
+                "hex": hex(part),
+                "HEX": "0X" + format(part, "X"),
+            }[base]
+        )
     host = ".".join(spelled)
     if draw(st.booleans()):
-        host = f"[::ffff:{(value >> 16):x}:{(value & 0xffff):x}]"
+        host = f"[::ffff:{(value >> 16):x}:{(value & 0xFFFF):x}]"
     return host
 
 
@@ -632,7 +696,8 @@ def test_any_spelling_of_a_loopback_address_is_denied(
     policy_for_properties: Policy, host: str, port: str
 ) -> None:
     verdict = policy_for_properties.evaluate(
-        ToolCall("fetch_url", {"url": f"http://{host}{port}/x"}))
+        ToolCall("fetch_url", {"url": f"http://{host}{port}/x"})
+    )
     assert verdict.effect == "deny", (host, verdict.reasons)
 
 
@@ -645,21 +710,43 @@ def test_the_cli_denies_the_spellings(tmp_path: Path) -> None:
         'allow = ["Bash(git:*)", "Bash(rm:*)", "fetch_url"]\n'
     )
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    checks = [["--shell", "git push -f origin main"], ["--shell", "git push origin +main"],
-              ["--shell", "/bin/rm -fr build"],
-              ["--tool", "fetch_url", "--args", '{"url": "http://0x7f000001/"}']]
+    checks = [
+        ["--shell", "git push -f origin main"],
+        ["--shell", "git push origin +main"],
+        ["--shell", "/bin/rm -fr build"],
+        ["--tool", "fetch_url", "--args", '{"url": "http://0x7f000001/"}'],
+    ]
     for argv in checks:
-        done = subprocess.run([sys.executable, "-m", "signoff", "check", *argv, "--json"],
-                              cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "signoff", "check", *argv, "--json"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert json.loads(done.stdout)["verdict"] == "deny", (argv, done.stdout, done.stderr)
 
 
-OTHER_DENY = ["Bash(kubectl delete:*)", "Bash(docker system prune:*)",
-              "Bash(terraform destroy:*)", "Bash(git reset --hard:*)", "Bash(git clean -f:*)",
-              "Bash(chmod -R 777:*)", "Bash(gh repo delete:*)", "Bash(curl -X DELETE:*)"]
-OTHER_ALLOW = ["Bash(kubectl:*)", "Bash(docker:*)", "Bash(terraform:*)", "Bash(git:*)",
-               "Bash(chmod:*)", "Bash(gh:*)", "Bash(curl:*)"]
+OTHER_DENY = [
+    "Bash(kubectl delete:*)",
+    "Bash(docker system prune:*)",
+    "Bash(terraform destroy:*)",
+    "Bash(git reset --hard:*)",
+    "Bash(git clean -f:*)",
+    "Bash(chmod -R 777:*)",
+    "Bash(gh repo delete:*)",
+    "Bash(curl -X DELETE:*)",
+]
+OTHER_ALLOW = [
+    "Bash(kubectl:*)",
+    "Bash(docker:*)",
+    "Bash(terraform:*)",
+    "Bash(git:*)",
+    "Bash(chmod:*)",
+    "Bash(gh:*)",
+    "Bash(curl:*)",
+]
 
 
 @pytest.mark.parametrize(

@@ -51,13 +51,23 @@ def db_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backe
 def harness(db: Backend, phase: str, effects: Path) -> subprocess.CompletedProcess[str]:
     """The real agent process (tests/helpers/crash_harness.py): `charge` asks; each real
     execution appends a line to `effects`."""
-    return subprocess.run([sys.executable, str(HARNESS), db.url, phase, "none", str(effects)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, str(HARNESS), db.url, phase, "none", str(effects)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def signoff(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "signoff", *argv], capture_output=True,
-                          text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "signoff", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def executions(effects: Path) -> list[str]:
@@ -78,13 +88,16 @@ def row(db: Backend, rid: str) -> tuple[str, dict[str, Any]]:
 def rewrite(db: Backend, rid: str, state: str, doc: dict[str, Any]) -> None:
     """The attacker's UPDATE: state column and document together (they must agree)."""
     doc["state"] = state
-    db.sql("UPDATE signoff_requests SET state = ?, doc = ? WHERE id = ?",
-           (state, json.dumps(doc), rid))
+    db.sql(
+        "UPDATE signoff_requests SET state = ?, doc = ? WHERE id = ?", (state, json.dumps(doc), rid)
+    )
 
 
 def kinds(db: Backend, rid: str) -> list[str]:
-    return [str(r[0]) for r in db.sql(
-        "SELECT kind FROM signoff_events WHERE request_id = ? ORDER BY seq", (rid,))]
+    return [
+        str(r[0])
+        for r in db.sql("SELECT kind FROM signoff_events WHERE request_id = ? ORDER BY seq", (rid,))
+    ]
 
 
 def assert_verify_fails(db: Backend, *words: str) -> str:
@@ -118,6 +131,7 @@ def call_digest(call: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- requests
 # (finding 5: S4, S5b, S6, S7 and variants)
+
 
 def _s4_state_flip(db: Backend, rid: str, doc: dict[str, Any]) -> None:
     doc["decision"] = forged_approval()
@@ -184,8 +198,9 @@ REQUEST_TAMPERS_PENDING: dict[str, Callable[[Backend, str, dict[str, Any]], None
 
 
 @pytest.mark.parametrize("attack", sorted(REQUEST_TAMPERS_PENDING))
-def test_a_request_approved_in_the_database_never_runs(db: Backend, tmp_path: Path,
-                                                      attack: str) -> None:
+def test_a_request_approved_in_the_database_never_runs(
+    db: Backend, tmp_path: Path, attack: str
+) -> None:
     effects = tmp_path / "effects.log"
     rid = paused_request(db, effects)
     state, doc = row(db, rid)
@@ -300,10 +315,20 @@ def test_the_untouched_flow_still_runs_once(db: Backend, tmp_path: Path) -> None
 
 def _grant_row(db: Backend, grant_id: str, rule: str) -> None:
     open_store(db.url).close()  # the tables
-    doc = {"v": 1, "rule": rule, "scope": "project", "id": grant_id, "created_at": 1.0,
-           "expires_at": None, "created_by": "alice"}
-    db.sql("INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
-           "VALUES (?, 'project', NULL, 1.0, ?)", (grant_id, json.dumps(doc)))
+    doc = {
+        "v": 1,
+        "rule": rule,
+        "scope": "project",
+        "id": grant_id,
+        "created_at": 1.0,
+        "expires_at": None,
+        "created_by": "alice",
+    }
+    db.sql(
+        "INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
+        "VALUES (?, 'project', NULL, 1.0, ?)",
+        (grant_id, json.dumps(doc)),
+    )
 
 
 def _planted(db: Backend) -> None:
@@ -325,8 +350,10 @@ def _widened(db: Backend) -> None:
     finally:
         store.close()
     (text,) = db.sql("SELECT doc FROM signoff_grants WHERE id = 'g_narrow'")[0]
-    db.sql("UPDATE signoff_grants SET doc = ? WHERE id = 'g_narrow'",
-           (text.replace("charge(amount=1)", "charge"),))
+    db.sql(
+        "UPDATE signoff_grants SET doc = ? WHERE id = 'g_narrow'",
+        (text.replace("charge(amount=1)", "charge"),),
+    )
 
 
 def _revoked_revived(db: Backend) -> None:
@@ -348,8 +375,9 @@ GRANT_TAMPERS: dict[str, tuple[Callable[[Backend], None], str]] = {
 
 
 @pytest.mark.parametrize("attack", sorted(GRANT_TAMPERS))
-def test_a_grant_written_into_the_database_grants_nothing(db: Backend, tmp_path: Path,
-                                                          attack: str) -> None:
+def test_a_grant_written_into_the_database_grants_nothing(
+    db: Backend, tmp_path: Path, attack: str
+) -> None:
     effects = tmp_path / "effects.log"
     fn, grant_id = GRANT_TAMPERS[attack]
     fn(db)
@@ -386,8 +414,10 @@ def _history(db: Backend) -> None:
 
 
 def _events(db: Backend) -> list[tuple[int, str, str, str]]:
-    return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in db.sql(
-        "SELECT seq, entry, prev_hash, hash FROM signoff_events ORDER BY seq")]
+    return [
+        (int(r[0]), str(r[1]), str(r[2]), str(r[3]))
+        for r in db.sql("SELECT seq, entry, prev_hash, hash FROM signoff_events ORDER BY seq")
+    ]
 
 
 def _set_end(db: Backend, seq: int) -> None:
@@ -403,8 +433,11 @@ def _set_end(db: Backend, seq: int) -> None:
 def _append_raw(db: Backend, entry: str) -> None:
     last, _, _, prev = _events(db)[-1]
     seq, hash_ = last + 1, chain_hash(prev, entry)
-    db.sql("INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
-           "hash) VALUES (?, 0, 'verdict', NULL, 'run-1', ?, ?, ?)", (seq, entry, prev, hash_))
+    db.sql(
+        "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
+        "hash) VALUES (?, 0, 'verdict', NULL, 'run-1', ?, ?, ?)",
+        (seq, entry, prev, hash_),
+    )
     _set_end(db, seq)
 
 
@@ -412,10 +445,12 @@ def _rehash_from(db: Backend, start: int, rows: list[tuple[int, str, str, str]])
     """Recompute every plain hash from `start` on (no key needed for that) and move the
     end mark and the checkpoint along."""
     prev = rows[start - 2][3] if start > 1 else "0" * 64
-    for seq, entry, _, _ in rows[start - 1:]:
+    for seq, entry, _, _ in rows[start - 1 :]:
         hash_ = chain_hash(prev, entry)
-        db.sql("UPDATE signoff_events SET entry = ?, prev_hash = ?, hash = ? WHERE seq = ?",
-               (entry, prev, hash_, seq))
+        db.sql(
+            "UPDATE signoff_events SET entry = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+            (entry, prev, hash_, seq),
+        )
         prev = hash_
     if db.kind == "sqlite":
         (cp,) = db.sql("SELECT seq FROM signoff_chain WHERE id = 1")[0]
@@ -443,9 +478,19 @@ def _checkpoint_moved(db: Backend) -> None:
 
 
 def _forged_plain(db: Backend) -> None:
-    entry = json.dumps({"v": 1, "ts": 0, "kind": "verdict", "request_id": None,
-                        "run_id": "run-1", "actor": "mallory", "data": {"forged": True}},
-                       sort_keys=True, separators=(",", ":"))
+    entry = json.dumps(
+        {
+            "v": 1,
+            "ts": 0,
+            "kind": "verdict",
+            "request_id": None,
+            "run_id": "run-1",
+            "actor": "mallory",
+            "data": {"forged": True},
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+    )
     _append_raw(db, entry)
 
 
@@ -482,8 +527,14 @@ def _strip_macs_rehash(db: Backend) -> None:
         doc = json.loads(entry)
         doc.pop("mac")
         doc.pop("n")
-        rows.append((seq, json.dumps(doc, sort_keys=True, separators=(",", ":"),
-                                     ensure_ascii=False), prev, hash_))
+        rows.append(
+            (
+                seq,
+                json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+                prev,
+                hash_,
+            )
+        )
     _rehash_from(db, 1, rows)
 
 
@@ -549,8 +600,12 @@ def test_the_agent_finds_no_key_in_the_store(tmp_path: Path) -> None:
             assert not [n for n in needles if n in data], path
     grep = shutil.which("grep")
     if grep is not None:
-        found = subprocess.run([grep, "-a", "-r", "-c", "binding_key", str(db.parent)],
-                               capture_output=True, text=True, check=False)
+        found = subprocess.run(
+            [grep, "-a", "-r", "-c", "binding_key", str(db.parent)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert found.returncode == 1, found.stdout  # 1: no line matched
     key_file = Path(os.environ["SIGNOFF_CONFIG_DIR"]) / "keys.json"
     assert key_file.stat().st_mode & 0o777 == 0o600
@@ -574,8 +629,9 @@ def test_no_session_can_be_forged_from_the_database(tmp_path: Path) -> None:
     open_store(str(db)).close()
     planted = "cd" * 32
     raw = sqlite3.connect(str(db), isolation_level=None)
-    raw.execute("CREATE TABLE IF NOT EXISTS signoff_web_meta (key TEXT PRIMARY KEY, "
-                "value TEXT NOT NULL)")
+    raw.execute(
+        "CREATE TABLE IF NOT EXISTS signoff_web_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
     raw.execute("INSERT INTO signoff_web_meta VALUES ('session_secret', ?)", (planted,))
     raw.close()
     Accounts(str(db)).add("alice", "admin")
@@ -597,8 +653,9 @@ def test_no_session_can_be_forged_from_the_database(tmp_path: Path) -> None:
         assert me(Accounts(str(db)).secret()) == 200  # only the key outside the store works
 
 
-def test_an_older_store_key_is_moved_out_and_erased(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_older_store_key_is_moved_out_and_erased(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A store written by an older signoff keeps its binding key in signoff_meta and its
     session secret in signoff_web_meta: the first open moves the binding key to the key
     file (its requests still verify) and erases both from every page and the log."""
@@ -631,12 +688,12 @@ def test_a_key_planted_in_a_migrated_store_is_ignored(tmp_path: Path) -> None:
     store.close()
     planted = b"\x09" * 32
     raw = _sqlite(db)
-    raw.execute("INSERT INTO signoff_meta (key, value) VALUES ('binding_key', ?)",
-                (planted.hex(),))
+    raw.execute("INSERT INTO signoff_meta (key, value) VALUES ('binding_key', ?)", (planted.hex(),))
     (text,) = raw.execute("SELECT doc FROM signoff_requests").fetchone()
     doc = json.loads(text)
-    doc["binding"] = binding_of(planted, doc["id"], doc["approvers"], doc["digest"],
-                                doc["expires_at"])
+    doc["binding"] = binding_of(
+        planted, doc["id"], doc["approvers"], doc["digest"], doc["expires_at"]
+    )
     raw.execute("UPDATE signoff_requests SET doc = ?", (json.dumps(doc),))
     raw.close()
     store = open_store(str(db))
@@ -666,24 +723,50 @@ class SQLiteOld:
         store.close()
         old_key = bytes(range(32))
         request = make_request(id="req_old")
-        request = replace(request, created_at=1.0, expires_at=4_000_000_000.0,
-                          digest=request.call.digest())
-        request = replace(request, binding=binding_of(old_key, request.id, request.approvers,
-                                                      request.digest, request.expires_at))
+        request = replace(
+            request, created_at=1.0, expires_at=4_000_000_000.0, digest=request.call.digest()
+        )
+        request = replace(
+            request,
+            binding=binding_of(
+                old_key, request.id, request.approvers, request.digest, request.expires_at
+            ),
+        )
         raw = _sqlite(self.path)
-        raw.execute("INSERT INTO signoff_meta (key, value) VALUES ('binding_key', ?)",
-                    (old_key.hex(),))
-        raw.execute("CREATE TABLE IF NOT EXISTS signoff_web_meta (key TEXT PRIMARY KEY, "
-                    "value TEXT NOT NULL)")
+        raw.execute(
+            "INSERT INTO signoff_meta (key, value) VALUES ('binding_key', ?)", (old_key.hex(),)
+        )
+        raw.execute(
+            "CREATE TABLE IF NOT EXISTS signoff_web_meta (key TEXT PRIMARY KEY, "
+            "value TEXT NOT NULL)"
+        )
         raw.execute("INSERT INTO signoff_web_meta VALUES ('session_secret', ?)", ("ab" * 32,))
-        grant = {"v": 1, "rule": "Bash(ls)", "scope": "project", "id": "g_old",
-                 "created_at": 1.0, "expires_at": None, "created_by": "alice"}
-        raw.execute("INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
-                    "VALUES ('g_old', 'project', NULL, 1.0, ?)", (json.dumps(grant),))
-        raw.execute("INSERT INTO signoff_requests (id, state, run_id, tenant, created_at, "
-                    "expires_at, idempotent, doc) VALUES (?, 'pending', ?, 'default', ?, ?, "
-                    "0, ?)", (request.id, request.run_id, request.created_at,
-                              request.expires_at, json.dumps(request.to_json())))
+        grant = {
+            "v": 1,
+            "rule": "Bash(ls)",
+            "scope": "project",
+            "id": "g_old",
+            "created_at": 1.0,
+            "expires_at": None,
+            "created_by": "alice",
+        }
+        raw.execute(
+            "INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
+            "VALUES ('g_old', 'project', NULL, 1.0, ?)",
+            (json.dumps(grant),),
+        )
+        raw.execute(
+            "INSERT INTO signoff_requests (id, state, run_id, tenant, created_at, "
+            "expires_at, idempotent, doc) VALUES (?, 'pending', ?, 'default', ?, ?, "
+            "0, ?)",
+            (
+                request.id,
+                request.run_id,
+                request.created_at,
+                request.expires_at,
+                json.dumps(request.to_json()),
+            ),
+        )
         raw.close()
 
 
@@ -696,8 +779,10 @@ def _read_only(path: Path) -> Callable[[], None]:
         path.chmod(0o555 if path.is_dir() else 0o444)
         return lambda: path.chmod(0o755 if path.is_dir() else 0o644)
     chattr = shutil.which("chattr")
-    if chattr is None or subprocess.run([chattr, "+i", str(path)],
-                                        capture_output=True, check=False).returncode:
+    if (
+        chattr is None
+        or subprocess.run([chattr, "+i", str(path)], capture_output=True, check=False).returncode
+    ):
         pytest.skip("running as root without chattr +i: cannot make a file read-only")
     return lambda: subprocess.run([chattr, "-i", str(path)], check=True)
 
@@ -735,8 +820,9 @@ def test_a_postgres_that_is_down_is_one_clear_line() -> None:
         done = signoff(*argv, "--db", url)
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert done.returncode == 2 and len(lines) == 1, done.stderr
-        assert re.search(r"PostgreSQL store postgresql://postgres@127\.0\.0\.1:\d+/test",
-                         lines[0]), lines[0]
+        assert re.search(
+            r"PostgreSQL store postgresql://postgres@127\.0\.0\.1:\d+/test", lines[0]
+        ), lines[0]
         assert "refused" in lines[0] and "hunter2" not in done.stderr
 
 
@@ -780,7 +866,8 @@ def test_a_postgres_connection_lost_midway_is_a_clean_refusal(tmp_path: Path) ->
 
 
 def test_the_agents_commands_do_not_inherit_the_server_key(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A server given its key in $SIGNOFF_KEY: `env` run by the agent does not show it."""
     from signoff.workspace.command import run_command
 

@@ -37,18 +37,24 @@ def put(doc: Any, path: tuple[Any, ...], value: Any) -> None:
     doc[path[-1]] = value
 
 
-VALUES = st.one_of(st.none(), st.booleans(), st.integers(-10, 10_000),
-                   st.floats(allow_nan=False, allow_infinity=False),
-                   st.text(max_size=12), st.lists(st.text(max_size=4), max_size=2),
-                   st.dictionaries(st.text(max_size=4), st.integers(0, 9), max_size=2))
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-10, 10_000),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+    st.lists(st.text(max_size=4), max_size=2),
+    st.dictionaries(st.text(max_size=4), st.integers(0, 9), max_size=2),
+)
 
 
 def _approved() -> tuple[Backend, MemoryStore, str, dict[str, Any]]:
     backend = Backend.__new__(Backend)
     backend.kind, backend.memory, backend.stores = "memory", MemoryDB(), []
     store = MemoryStore(backend.memory)
-    request = store.create_request(make_request(metadata={"intent": "clean the build"},
-                                                approvers=("alice",)))
+    request = store.create_request(
+        make_request(metadata={"intent": "clean the build"}, approvers=("alice",))
+    )
     approved = store.decide(request.id, Decision("approve"), actor="alice")
     return backend, store, request.id, approved.to_json()
 
@@ -97,8 +103,7 @@ def test_any_edited_entry_is_found_even_after_a_full_rehash(data: st.DataObject)
     doc = json.loads(events[seq][5])
     value = data.draw(VALUES.filter(lambda v: v != doc.get(field)), label="value")
     doc[field] = value
-    events[seq][5] = json.dumps(doc, sort_keys=True, separators=(",", ":"),
-                                ensure_ascii=False)
+    events[seq][5] = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if field == "kind" and isinstance(value, str):
         events[seq][2] = value  # keep the column in step, as a careful forger would
     prev = GENESIS_HASH

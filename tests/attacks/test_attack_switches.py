@@ -25,21 +25,26 @@ def ws(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("command", [
-    "grep -ra binding_key .",
-    "rg -a -uu binding_key",
-    "rg -a --hidden binding_key",
-    "find . -type f -exec cat {} +",
-    'cat "$(ls -d .s*)/signoff.db"',
-])
-def test_approvals_off_still_asks_for_what_may_reach_protected_state(ws: Path,
-                                                                       command: str) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -ra binding_key .",
+        "rg -a -uu binding_key",
+        "rg -a --hidden binding_key",
+        "find . -type f -exec cat {} +",
+        'cat "$(ls -d .s*)/signoff.db"',
+    ],
+)
+def test_approvals_off_still_asks_for_what_may_reach_protected_state(
+    ws: Path, command: str
+) -> None:
     workspace = Workspace(ws)
     channel = ScriptedChannel()  # rejects every question
     gate = Gate(Policy(workspace=ws), channel, previewer=workspace.preview)
     gate.enabled = False  # /hitl off
-    result = gate.execute(ToolCall("execute_command", {"command": command}),
-                          workspace.as_mapping()["execute_command"])
+    result = gate.execute(
+        ToolCall("execute_command", {"command": command}), workspace.as_mapping()["execute_command"]
+    )
     assert CANARY not in str(result.content)
     # denied outright, or asked (and refused by the person): never run by the switch
     asked = [p.request.call.arguments["command"] for p in channel.prompts]
@@ -52,7 +57,9 @@ def test_approvals_off_still_lets_ordinary_asks_run(ws: Path) -> None:
     channel = ScriptedChannel()
     gate = Gate(Policy(workspace=ws), channel, previewer=workspace.preview)
     gate.enabled = False
-    result = gate.execute(ToolCall("execute_command", {"command": "grep -ra hi src"}),
-                          workspace.as_mapping()["execute_command"])
+    result = gate.execute(
+        ToolCall("execute_command", {"command": "grep -ra hi src"}),
+        workspace.as_mapping()["execute_command"],
+    )
     assert result.outcome == "ran" and "hi" in str(result.content)
     assert channel.prompts == []

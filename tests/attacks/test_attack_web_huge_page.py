@@ -27,8 +27,14 @@ if not os.path.exists(CHROMIUM):
 
 from playwright.sync_api import Browser, sync_playwright  # noqa: E402
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SIZE = 3_000_000
 
 
@@ -41,7 +47,8 @@ def browser() -> Iterator[Browser]:
 
 
 def test_a_huge_argument_page_is_cut_and_the_whole_is_one_click_away(
-        tmp_path: Path, browser: Browser) -> None:
+    tmp_path: Path, browser: Browser
+) -> None:
     with LiveServer(tmp_path) as live:
         token = live.accounts.add("alice", "approver")
         body = "Z" * SIZE

@@ -36,19 +36,28 @@ def live(tmp_path: Path) -> Iterator[LiveServer]:
 
 
 def tokens(live: LiveServer) -> dict[str, str]:
-    return {name: live.accounts.add(name, role) for name, role in
-            (("alice", "approver"), ("vera", "viewer"), ("ada", "admin"))}
+    return {
+        name: live.accounts.add(name, role)
+        for name, role in (("alice", "approver"), ("vera", "viewer"), ("ada", "admin"))
+    }
 
 
 def ask(live: LiveServer, rid: str, arguments: dict[str, object] | None = None) -> Request:
-    return live.store.create_request(Request(
-        id=rid, call=ToolCall("send_email", arguments or {"to": "team@example.com"}),
-        verdict=Verdict("ask", "high", None, ("external",))))
+    return live.store.create_request(
+        Request(
+            id=rid,
+            call=ToolCall("send_email", arguments or {"to": "team@example.com"}),
+            verdict=Verdict("ask", "high", None, ("external",)),
+        )
+    )
 
 
 def decided_events(live: LiveServer) -> list[str]:
-    return [e.request_id or "" for e in live.store.events_after(0, 10_000)
-            if e.kind == "request.decided"]
+    return [
+        e.request_id or ""
+        for e in live.store.events_after(0, 10_000)
+        if e.kind == "request.decided"
+    ]
 
 
 # ----------------------------------------------------------------------------- SSE
@@ -57,20 +66,25 @@ def decided_events(live: LiveServer) -> list[str]:
 class Listener:
     """Reads one SSE stream in a thread; `ready` once the stream has begun."""
 
-    def __init__(self, live: LiveServer, headers: dict[str, str],
-                 cookies: httpx.Cookies | None = None) -> None:
+    def __init__(
+        self, live: LiveServer, headers: dict[str, str], cookies: httpx.Cookies | None = None
+    ) -> None:
         self.frames: list[str] = []
         self.status = 0
         self.ready = threading.Event()
         self.grew = threading.Condition()
-        self.thread = threading.Thread(target=self._read, args=(live, headers, cookies),
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self._read, args=(live, headers, cookies), daemon=True
+        )
         self.thread.start()
 
-    def _read(self, live: LiveServer, headers: dict[str, str],
-              cookies: httpx.Cookies | None) -> None:
-        with httpx.Client(base_url=live.url, headers=headers, cookies=cookies,
-                          timeout=120) as c, c.stream("GET", "/api/events?wait=120") as res:
+    def _read(
+        self, live: LiveServer, headers: dict[str, str], cookies: httpx.Cookies | None
+    ) -> None:
+        with (
+            httpx.Client(base_url=live.url, headers=headers, cookies=cookies, timeout=120) as c,
+            c.stream("GET", "/api/events?wait=120") as res,
+        ):
             self.status = res.status_code
             for line in res.iter_lines():
                 self.ready.set()
@@ -84,7 +98,8 @@ class Listener:
     def wait_for(self, text: str) -> bool:
         with self.grew:
             return self.grew.wait_for(
-                lambda: self.sent(text) or not self.thread.is_alive(), timeout=60)
+                lambda: self.sent(text) or not self.thread.is_alive(), timeout=60
+            )
 
     def ended(self) -> bool:
         self.thread.join(timeout=60)  # a bound, not a measurement: the stream's wait is 120 s
@@ -154,38 +169,58 @@ def test_a_2_mib_decision_body_is_refused(live: LiveServer, how: str) -> None:
     with live.client(t["alice"]) as alice:
         if how == "declared":
             body = json.dumps({"kind": "reject", "reason": "x" * (2 * MiB)})
-            res = alice.post("/api/requests/req_big/decide", content=body,
-                             headers={"Content-Type": "application/json"})
+            res = alice.post(
+                "/api/requests/req_big/decide",
+                content=body,
+                headers={"Content-Type": "application/json"},
+            )
         else:
-            res = alice.post("/api/requests/req_big/decide", content=_chunks(2 * MiB),
-                             headers={"Content-Type": "application/json"})
+            res = alice.post(
+                "/api/requests/req_big/decide",
+                content=_chunks(2 * MiB),
+                headers={"Content-Type": "application/json"},
+            )
         assert res.status_code == 413, res.text
         assert res.json()["error"] == "too_large" and "1 MiB" in res.json()["message"]
     assert live.store.get_request("req_big").state == "pending"
     assert decided_events(live) == []
     with live.client(t["alice"]) as alice:  # the control: a normal body still decides
-        ok = alice.post("/api/requests/req_big/decide", json={"kind": "reject",
-                                                              "reason": "too big"})
+        ok = alice.post(
+            "/api/requests/req_big/decide", json={"kind": "reject", "reason": "too big"}
+        )
         assert ok.status_code == 200 and ok.json()["state"] == "rejected"
 
 
 BIG_FORMS = {
-    "login-urlencoded": ("/login", {"Content-Type": "application/x-www-form-urlencoded"},
-                         b"token=" + b"a" * (2 * MiB)),
-    "login-multipart": ("/login", {"Content-Type": "multipart/form-data; boundary=xx"},
-                        b"--xx\r\nContent-Disposition: form-data; name=\"token\"\r\n\r\n"
-                        + b"a" * (2 * MiB) + b"\r\n--xx--\r\n"),
-    "decide-form": ("/requests/req_big/decide",
-                    {"Content-Type": "application/x-www-form-urlencoded"},
-                    b"kind=reject&reason=" + b"a" * (2 * MiB)),
-    "api-anonymous": ("/api/requests/req_big/decide", {"Content-Type": "application/json"},
-                      b'{"kind":"approve","pad":"' + b"a" * (2 * MiB) + b'"}'),
+    "login-urlencoded": (
+        "/login",
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        b"token=" + b"a" * (2 * MiB),
+    ),
+    "login-multipart": (
+        "/login",
+        {"Content-Type": "multipart/form-data; boundary=xx"},
+        b'--xx\r\nContent-Disposition: form-data; name="token"\r\n\r\n'
+        + b"a" * (2 * MiB)
+        + b"\r\n--xx--\r\n",
+    ),
+    "decide-form": (
+        "/requests/req_big/decide",
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        b"kind=reject&reason=" + b"a" * (2 * MiB),
+    ),
+    "api-anonymous": (
+        "/api/requests/req_big/decide",
+        {"Content-Type": "application/json"},
+        b'{"kind":"approve","pad":"' + b"a" * (2 * MiB) + b'"}',
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(BIG_FORMS.values()), ids=list(BIG_FORMS))
-def test_big_form_bodies_are_refused(live: LiveServer, case: tuple[str, dict[str, str],
-                                                                   bytes]) -> None:
+def test_big_form_bodies_are_refused(
+    live: LiveServer, case: tuple[str, dict[str, str], bytes]
+) -> None:
     tokens(live)
     ask(live, "req_big")
     path, headers, body = case
@@ -202,12 +237,14 @@ def test_the_cap_is_configurable(tmp_path: Path) -> None:
         t = tokens(live)
         ask(live, "req_small")
         with live.client(t["alice"]) as alice:
-            res = alice.post("/api/requests/req_small/decide",
-                             json={"kind": "reject", "reason": "x" * 5000})
+            res = alice.post(
+                "/api/requests/req_small/decide", json={"kind": "reject", "reason": "x" * 5000}
+            )
             assert res.status_code == 413 and "4 KiB" in res.json()["message"]
             assert live.store.get_request("req_small").state == "pending"
-            ok = alice.post("/api/requests/req_small/decide",
-                            json={"kind": "reject", "reason": "short"})
+            ok = alice.post(
+                "/api/requests/req_small/decide", json={"kind": "reject", "reason": "short"}
+            )
             assert ok.status_code == 200
 
 
@@ -225,8 +262,10 @@ def test_a_10_mb_argument_makes_a_small_page_with_a_way_to_the_whole(live: LiveS
         page = vera.get(f"/requests/{rid}")
         assert page.status_code == 200
         assert len(page.content) < 400_000  # the call, the preview and the transcript, cut
-        assert f"{HUGE + len(json.dumps({'to': 'carol'})) + 5:,}" in page.text or \
-            "characters in all" in page.text
+        assert (
+            f"{HUGE + len(json.dumps({'to': 'carol'})) + 5:,}" in page.text
+            or "characters in all" in page.text
+        )
         assert f'href="/requests/{rid}/raw"' in page.text
         inbox = vera.get("/")
         assert inbox.status_code == 200 and len(inbox.content) < 200_000
@@ -255,8 +294,7 @@ def test_event_frames_carry_no_raw_controls(live: LiveServer) -> None:
     t = tokens(live)
     hidden = "\u009b2K\u202egnp.exe\u2066\u200b\u0085"
     ask(live, "req_ctl", {"to": "team@example.com" + hidden})
-    with live.client(t["vera"]) as vera, vera.stream(
-            "GET", "/api/events?after=0&wait=0.2") as res:
+    with live.client(t["vera"]) as vera, vera.stream("GET", "/api/events?after=0&wait=0.2") as res:
         text = "".join(res.iter_text())
     assert "req_ctl" in text
     assert not any(c in text for c in "\u009b\u202e\u2066\u200b\u0085")
@@ -274,8 +312,10 @@ def test_a_local_mode_stream_ends_when_the_first_account_is_made(live: LiveServe
     assert not listener.sent("req_after_local")
 
 
-@pytest.mark.parametrize("path", ["/api/requests/req_ctl", "/api/requests", "/api/audit",
-                                  "/api/requests/req_ctl%E2%80%AE"])
+@pytest.mark.parametrize(
+    "path",
+    ["/api/requests/req_ctl", "/api/requests", "/api/audit", "/api/requests/req_ctl%E2%80%AE"],
+)
 def test_api_json_carries_no_raw_controls(live: LiveServer, path: str) -> None:
     t = tokens(live)
     hidden = "\u009b2K\u202egnp.exe\u2066\u200b\u0085"

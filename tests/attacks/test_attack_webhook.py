@@ -48,8 +48,12 @@ TABLE: dict[str, tuple[Any, Any, bytes, float, bool]] = {
     "restamped-without-resigning": (SIG, str(NOW + 600), BODY, NOW + 600, False),
     "body-edited": (SIG, STAMP, BODY.replace(b"7", b"8"), NOW, False),
     "body-only-signature-old-scheme": (
-        "sha256=" + hmac.new(SECRET, BODY, hashlib.sha256).hexdigest(), STAMP, BODY, NOW,
-        False),
+        "sha256=" + hmac.new(SECRET, BODY, hashlib.sha256).hexdigest(),
+        STAMP,
+        BODY,
+        NOW,
+        False,
+    ),
     "other-secret": (signed(BODY, secret=b"other")[0], STAMP, BODY, NOW, False),
     "uppercase-hex": (SIG.upper(), STAMP, BODY, NOW, False),
     "no-prefix": (SIG.removeprefix("sha256="), STAMP, BODY, NOW, False),
@@ -94,8 +98,10 @@ def test_the_window_is_configurable() -> None:
     assert verify(SECRET, BODY, SIG, STAMP, now=NOW, tolerance=float("nan")) is False
 
 
-@given(st.one_of(st.text(), st.binary(), st.none(), st.integers()),
-       st.one_of(st.text(), st.binary(), st.none(), st.integers()))
+@given(
+    st.one_of(st.text(), st.binary(), st.none(), st.integers()),
+    st.one_of(st.text(), st.binary(), st.none(), st.integers()),
+)
 def test_verify_never_raises(signature: Any, stamp: Any) -> None:
     assert verify(SECRET, BODY, signature, stamp, now=NOW) in (True, False)
 
@@ -105,8 +111,9 @@ class Capture(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
-        Capture.received.append(({k.lower(): v for k, v in self.headers.items()},
-                                 self.rfile.read(length)))
+        Capture.received.append(
+            ({k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length))
+        )
         self.send_response(200)
         self.end_headers()
 
@@ -125,14 +132,23 @@ def receiver() -> Iterator[str]:
     server.server_close()
 
 
-def test_a_real_delivery_verifies_now_and_not_when_replayed(tmp_path: Path,
-                                                           receiver: str) -> None:
+def test_a_real_delivery_verifies_now_and_not_when_replayed(tmp_path: Path, receiver: str) -> None:
     store = open_store(tmp_path / "s.db")
     try:
-        store.create_request(Request(id="req_w", call=ToolCall("send_email", {"to": "x"}),
-                                     verdict=Verdict("ask", "high", None, ("external",))))
-        settings = Settings(extra={"notifications": {"ops": {
-            "type": "webhook", "url": receiver, "secret": SECRET.decode()}}})
+        store.create_request(
+            Request(
+                id="req_w",
+                call=ToolCall("send_email", {"to": "x"}),
+                verdict=Verdict("ask", "high", None, ("external",)),
+            )
+        )
+        settings = Settings(
+            extra={
+                "notifications": {
+                    "ops": {"type": "webhook", "url": receiver, "secret": SECRET.decode()}
+                }
+            }
+        )
         assert Notifier.from_settings(store, settings).run_once() == 1
     finally:
         store.close()

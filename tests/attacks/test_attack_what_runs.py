@@ -77,24 +77,40 @@ def test_a_link_made_earlier_in_the_turn_is_seen_by_the_next_call(
 SAME_TURN: dict[str, tuple[str, str, dict[str, Any]]] = {
     # name: (the command that makes the link, the tool that would go through it, args)
     "dir link, write through it": (
-        "ln -s .git gitdir", "write_file", {"path": "gitdir/config", "content": FSMONITOR}),
+        "ln -s .git gitdir",
+        "write_file",
+        {"path": "gitdir/config", "content": FSMONITOR},
+    ),
     "./ spelling": (
-        "ln -s ./.git/config notes.txt", "write_file", {"path": "notes.txt",
-                                                        "content": FSMONITOR}),
+        "ln -s ./.git/config notes.txt",
+        "write_file",
+        {"path": "notes.txt", "content": FSMONITOR},
+    ),
     "absolute target": (
-        "ln -s $PWD/.git/config notes.txt", "write_file", {"path": "notes.txt",
-                                                           "content": FSMONITOR}),
+        "ln -s $PWD/.git/config notes.txt",
+        "write_file",
+        {"path": "notes.txt", "content": FSMONITOR},
+    ),
     "hooks dir link": (
-        "ln -s .git/hooks hk", "write_file", {"path": "hk/pre-commit",
-                                              "content": "#!/bin/sh\necho ran > hook_proof\n"}),
+        "ln -s .git/hooks hk",
+        "write_file",
+        {"path": "hk/pre-commit", "content": "#!/bin/sh\necho ran > hook_proof\n"},
+    ),
     "project into a link to .git": (
-        "ln -s .git proj", "create_project", {"path": "proj", "files": {"x": FSMONITOR}}),
+        "ln -s .git proj",
+        "create_project",
+        {"path": "proj", "files": {"x": FSMONITOR}},
+    ),
     "link made by cp -s": (
-        "cp -s .git/config notes.txt", "write_file", {"path": "notes.txt",
-                                                      "content": FSMONITOR}),
+        "cp -s .git/config notes.txt",
+        "write_file",
+        {"path": "notes.txt", "content": FSMONITOR},
+    ),
     "link made by python": (
         "python3 -c \"import os; os.symlink('.git/config', 'notes.txt')\"",
-        "write_file", {"path": "notes.txt", "content": FSMONITOR}),
+        "write_file",
+        {"path": "notes.txt", "content": FSMONITOR},
+    ),
 }
 
 
@@ -125,8 +141,11 @@ def test_a_hard_link_to_git_config_is_never_written_through(ws: Path, tool: str)
     """A hard link is a regular file, invisible to path resolution: the tools replace the
     file by a rename, which breaks the link instead of writing the shared inode."""
     config = git_config(ws)
-    args = ({"path": "notes.txt", "content": FSMONITOR} if tool == "write_file"
-            else {"path": "notes.txt", "old": "[core]", "new": FSMONITOR})
+    args = (
+        {"path": "notes.txt", "content": FSMONITOR}
+        if tool == "write_file"
+        else {"path": "notes.txt", "old": "[core]", "new": FSMONITOR}
+    )
     turns = [
         [("execute_command", {"command": "ln .git/config notes.txt"}), (tool, args)],
         [("execute_command", {"command": "git status --short"})],
@@ -142,8 +161,10 @@ def test_a_hard_link_to_git_config_is_never_written_through(ws: Path, tool: str)
 def test_link_then_edit_in_the_same_turn(ws: Path) -> None:
     config = git_config(ws)
     turns = [
-        [["make_link", {"target": ".git/config", "name": "notes.txt"}],
-         ["edit_file", {"path": "notes.txt", "old": "[core]", "new": FSMONITOR}]],
+        [
+            ["make_link", {"target": ".git/config", "name": "notes.txt"}],
+            ["edit_file", {"path": "notes.txt", "old": "[core]", "new": FSMONITOR}],
+        ],
     ]
     store, run_id = start(ws, turns)
     assert store.get_run(run_id).status == "paused"
@@ -168,8 +189,7 @@ def test_finding_4_the_request_shows_the_link_made_in_its_own_turn(ws: Path) -> 
 
 
 @pytest.mark.parametrize("swap", list(SWAPS))
-def test_finding_4_approved_then_swapped_is_not_run(ws: Path, swap: str, any_store: str
-                                                    ) -> None:
+def test_finding_4_approved_then_swapped_is_not_run(ws: Path, swap: str, any_store: str) -> None:
     """A person approves "new file: report.txt"; then the file system changes under it;
     `signoff approve` and `signoff resume` in other processes must not write anywhere."""
     config = git_config(ws)
@@ -225,15 +245,18 @@ def test_finding_4_parent_directory_swapped_after_approval(ws: Path) -> None:
     assert_untouched(ws, config)
 
 
-@pytest.mark.parametrize("command", ["cp notes.md report.txt", "tee report.txt < notes.md",
-                                     "dd if=notes.md of=report.txt"])
+@pytest.mark.parametrize(
+    "command",
+    ["cp notes.md report.txt", "tee report.txt < notes.md", "dd if=notes.md of=report.txt"],
+)
 def test_finding_4_an_approved_shell_command_is_judged_again(ws: Path, command: str) -> None:
     """The shell has no targets to record: its analysis, run again at claim time, sees
     that the file it writes now resolves to .git/config, and the approval does not hold."""
     config = git_config(ws)
     (ws / "notes.md").write_text(FSMONITOR)
     (ws / ".signoff" / "settings.toml").write_text(
-        SETTINGS.replace('ask = [', 'ask = ["Bash(cp:*)", "Bash(tee:*)", "Bash(dd:*)", '))
+        SETTINGS.replace("ask = [", 'ask = ["Bash(cp:*)", "Bash(tee:*)", "Bash(dd:*)", ')
+    )
     store, run_id = start(ws, [[("execute_command", {"command": command})]])
     (request,) = store.list_requests(state="pending")
     swap_to_git_config(ws)
@@ -257,12 +280,10 @@ def test_a_deny_added_after_the_approval_wins(ws: Path) -> None:
     store, run_id = start(ws, "approved_new_file")
     (request,) = store.list_requests(state="pending")
     assert cli("approve", request.id, "--db", db_of(ws)).returncode == 0
-    (ws / ".signoff" / "settings.toml").write_text(
-        SETTINGS + 'deny = ["write_file(report.txt)"]\n')
+    (ws / ".signoff" / "settings.toml").write_text(SETTINGS + 'deny = ["write_file(report.txt)"]\n')
     assert cli("resume", run_id, "--db", db_of(ws)).returncode == 0
     assert "now denied" in tool_results(store, run_id)["t0c0"]
     assert not (ws / "report.txt").exists()
-
 
 
 def test_a_flipping_link_during_a_turn_of_writes(ws: Path, any_store: str) -> None:

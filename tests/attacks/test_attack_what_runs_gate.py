@@ -52,16 +52,20 @@ def gate_for(root: Path, answers: Any) -> tuple[Gate, Workspace, ScriptedChannel
 GATE_CALLS: dict[str, tuple[ToolCall, Callable[[Path], None]]] = {
     "write_file new file -> link": (
         ToolCall("write_file", {"path": "report.txt", "content": FSMONITOR}),
-        swap_to_git_config),
+        swap_to_git_config,
+    ),
     "edit_file README -> link": (
         ToolCall("edit_file", {"path": "README", "old": "hello", "new": FSMONITOR}),
-        lambda root: (os.unlink(root / "README"), os.symlink(".git/config", root / "README"))),
+        lambda root: (os.unlink(root / "README"), os.symlink(".git/config", root / "README")),
+    ),
     "create_project dir -> link": (
         ToolCall("create_project", {"path": "proj", "files": {"config": FSMONITOR}}),
-        lambda root: os.symlink(".git", root / "proj")),
+        lambda root: os.symlink(".git", root / "proj"),
+    ),
     "write_file into a dir -> link": (
         ToolCall("write_file", {"path": "out/config", "content": FSMONITOR}),
-        lambda root: ((root / "out").rmdir(), os.symlink(".git", root / "out"))),
+        lambda root: ((root / "out").rmdir(), os.symlink(".git", root / "out")),
+    ),
 }
 
 
@@ -147,27 +151,55 @@ def test_open_never_follows_a_link_that_appears_after_resolution(ws: Path, swap:
 def test_chat_turn_link_then_write_asks(ws: Path) -> None:
     """`signoff chat`'s loop (run_session over the gate): the same turn as finding 3(b)."""
     config = git_config(ws)
-    model = ScriptedModel([
-        {"content": "x", "tool_calls": [
-            {"id": "a", "function": {"name": "make_link",
-                                     "arguments": {"target": ".git/config",
-                                                   "name": "notes.txt"}}},
-            {"id": "b", "function": {"name": "write_file",
-                                     "arguments": {"path": "notes.txt", "content": FSMONITOR}}},
-        ]},
-        {"content": "x", "tool_calls": [
-            {"id": "c", "function": {"name": "execute_command",
-                                     "arguments": {"command": "git status --short"}}}]},
-        {"content": "done"},
-    ])
+    model = ScriptedModel(
+        [
+            {
+                "content": "x",
+                "tool_calls": [
+                    {
+                        "id": "a",
+                        "function": {
+                            "name": "make_link",
+                            "arguments": {"target": ".git/config", "name": "notes.txt"},
+                        },
+                    },
+                    {
+                        "id": "b",
+                        "function": {
+                            "name": "write_file",
+                            "arguments": {"path": "notes.txt", "content": FSMONITOR},
+                        },
+                    },
+                ],
+            },
+            {
+                "content": "x",
+                "tool_calls": [
+                    {
+                        "id": "c",
+                        "function": {
+                            "name": "execute_command",
+                            "arguments": {"command": "git status --short"},
+                        },
+                    }
+                ],
+            },
+            {"content": "done"},
+        ]
+    )
     gate, workspace, channel = gate_for(ws, [])  # rejects every ask
     make_link = make_link_tool(str(ws))  # the embedding program's tool: notify, unseen
     spec = spec_of(make_link)
     assert spec is not None
     gate.policy.registry.add(spec)
     tools = {**workspace.as_mapping(), "make_link": make_link}
-    run_session(model, [{"role": "user", "content": "go"}], gate=gate, tools=tools,
-                tool_specs=workspace.openai_tools())
+    run_session(
+        model,
+        [{"role": "user", "content": "go"}],
+        gate=gate,
+        tools=tools,
+        tool_specs=workspace.openai_tools(),
+    )
     assert [p.request.call.name for p in channel.prompts] == ["write_file"]
     assert_untouched(ws, config)
 
@@ -195,14 +227,21 @@ def _make(root: Path, name: str, what: str) -> None:
 
 
 def _snapshot(base: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(base)): p.read_bytes() for p in base.rglob("*")
-            if p.is_file() and not p.is_symlink()}
+    return {
+        str(p.relative_to(base)): p.read_bytes()
+        for p in base.rglob("*")
+        if p.is_file() and not p.is_symlink()
+    }
 
 
-@settings(max_examples=200, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(start=st.sampled_from(STARTS), swap=st.sampled_from(SWAPS_TO),
-       tool=st.sampled_from(["write_file", "edit_file"]))
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    start=st.sampled_from(STARTS),
+    swap=st.sampled_from(SWAPS_TO),
+    tool=st.sampled_from(["write_file", "edit_file"]),
+)
 def test_property_the_gate_writes_the_judged_target_or_nothing(
     tmp_path_factory: pytest.TempPathFactory, start: str, swap: str, tool: str
 ) -> None:
@@ -218,8 +257,11 @@ def test_property_the_gate_writes_the_judged_target_or_nothing(
     (root / "src" / "a.py").write_text("[core]\n")
     (base / "outside.txt").write_text("[core]\n")
     _make(root, "report.txt", start)
-    args = ({"path": "report.txt", "content": "new\n"} if tool == "write_file"
-            else {"path": "report.txt", "old": "[core]", "new": "new"})
+    args = (
+        {"path": "report.txt", "content": "new\n"}
+        if tool == "write_file"
+        else {"path": "report.txt", "old": "[core]", "new": "new"}
+    )
     before = [_snapshot(base)]
 
     def answer(prompt: Any) -> Decision:
@@ -245,8 +287,6 @@ def test_property_the_gate_writes_the_judged_target_or_nothing(
         assert ".git/config" in " ".join(last.verdict.reasons) + last.preview
 
 
-
-
 def test_a_process_flipping_a_link_in_a_loop_never_gets_a_write_through(ws: Path) -> None:
     """A process the agent left running flips notes.txt between a file and a link to
     .git/config while the gate runs write_file notes.txt again and again. Whatever the
@@ -256,8 +296,9 @@ def test_a_process_flipping_a_link_in_a_loop_never_gets_a_write_through(ws: Path
     flipper = start_flipper(ws)
     try:
         workspace = Workspace(ws)
-        gate = Gate(Policy(load_settings(ws, user=False), workspace=ws),
-                    previewer=workspace.preview)  # every ask is rejected: nobody is there
+        gate = Gate(
+            Policy(load_settings(ws, user=False), workspace=ws), previewer=workspace.preview
+        )  # every ask is rejected: nobody is there
         outcomes = []
         for _ in range(300):
             gate.clear()  # the refusal limit would stop the session: keep attacking

@@ -45,8 +45,10 @@ def main(db: str, phase: str, boundary: str, effects: str) -> None:
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
         if any(m.get("role") == "tool" for m in messages):
             return {"content": "done"}
-        calls = [{"id": f"c{n}", "function": {"name": "append", "arguments": {"n": n}}}
-                 for n in range(1, CALLS + 1)]
+        calls = [
+            {"id": f"c{n}", "function": {"name": "append", "arguments": {"n": n}}}
+            for n in range(1, CALLS + 1)
+        ]
         return {"content": "appending", "tool_calls": calls}
 
     registry = Registry(builtins=False)

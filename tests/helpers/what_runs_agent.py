@@ -42,17 +42,23 @@ def make_link_tool(root: str) -> Any:
 
 def link(target: str, name: str, *, force: bool = False) -> tuple[str, dict[str, Any]]:
     return ("make_link", {"target": target, "name": name, "force": force})
+
+
 SCENARIOS: dict[str, list[Turn]] = {
     # finding 3(b): the link and the write through it in ONE turn, then git status
     "link_then_write": [
-        [link(".git/config", "notes.txt"),
-         ("write_file", {"path": "notes.txt", "content": FSMONITOR})],
+        [
+            link(".git/config", "notes.txt"),
+            ("write_file", {"path": "notes.txt", "content": FSMONITOR}),
+        ],
         [("execute_command", {"command": "git status --short"})],
     ],
     # the same with the write first in the turn: it runs before the link is made
     "write_then_link": [
-        [("write_file", {"path": "notes.txt", "content": FSMONITOR}),
-         link(".git/config", "notes.txt", force=True)],
+        [
+            ("write_file", {"path": "notes.txt", "content": FSMONITOR}),
+            link(".git/config", "notes.txt", force=True),
+        ],
         [("execute_command", {"command": "git status --short"})],
     ],
     # finding 4: an asked write of a new file; the link appears after it was shown
@@ -66,8 +72,10 @@ SCENARIOS: dict[str, list[Turn]] = {
     ],
     # finding 4 as the review found it: the ask first, the link (notify) in the same turn
     "ask_then_link": [
-        [("write_file", {"path": "report.txt", "content": FSMONITOR}),
-         link(".git/config", "report.txt")],
+        [
+            ("write_file", {"path": "report.txt", "content": FSMONITOR}),
+            link(".git/config", "report.txt"),
+        ],
         [("execute_command", {"command": "git status --short"})],
     ],
 }
@@ -104,8 +112,9 @@ def build(metadata: Mapping[str, Any]) -> Agent:
     return Agent(
         model=ScriptedModel.history_driven(script(turns_of(metadata))),
         tools={**workspace.as_mapping(), "make_link": make_link},
-        policy=Policy(load_settings(root, user=False), workspace=root,
-                      registry=Registry({"make_link": spec})),
+        policy=Policy(
+            load_settings(root, user=False), workspace=root, registry=Registry({"make_link": spec})
+        ),
         tool_specs=workspace.openai_tools(),
         previewer=workspace.preview,
         run_recorded=workspace.run_recorded,
@@ -117,8 +126,11 @@ def git_repo(root: str) -> None:
     import subprocess
 
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    for cmd in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"],
-                ["git", "config", "user.name", "t"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "config", "user.email", "t@example.com"],
+        ["git", "config", "user.name", "t"],
+    ):
         subprocess.run(cmd, cwd=root, check=True, env=env)
     with open(os.path.join(root, "README"), "w") as f:
         f.write("hello\n")

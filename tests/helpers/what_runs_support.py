@@ -69,8 +69,14 @@ def git_config(root: Path) -> bytes:
 
 def git_status(root: Path) -> None:
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    subprocess.run(["git", "status", "--short"], cwd=root, env=env, capture_output=True,
-                   check=False, timeout=60)
+    subprocess.run(
+        ["git", "status", "--short"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
 
 
 def assert_untouched(root: Path, config: bytes) -> None:
@@ -86,8 +92,14 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_CONFIG_NOSYSTEM": "1",
     }
-    return subprocess.run([sys.executable, "-m", "signoff", *args], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "signoff", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
 
 
 def db_of(root: Path) -> str:
@@ -108,8 +120,11 @@ def start(root: Path, scenario: str | list[Any]) -> tuple[Store, str]:
 
 
 def tool_results(store: Store, run_id: str) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in store.load_messages(run_id)
-            if m.get("role") == "tool"}
+    return {
+        m["tool_call_id"]: m["content"]
+        for m in store.load_messages(run_id)
+        if m.get("role") == "tool"
+    }
 
 
 def swap_to_git_config(root: Path) -> None:
@@ -145,8 +160,6 @@ SWAPS: dict[str, Callable[[Path], None]] = {
 }
 
 
-
-
 FLIPPER = """
 import os, random, sys
 os.chdir(sys.argv[1])
@@ -169,15 +182,29 @@ while True:  # flip notes.txt between a regular file and a link to .git/config
 def start_flipper(root: Path) -> subprocess.Popen[str]:
     """A process (one the agent could have left running) that flips notes.txt between a
     regular file and a link to .git/config as fast as it can; kill() it when done."""
-    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(root)],
-                               stdout=subprocess.PIPE, text=True)
+    flipper = subprocess.Popen(
+        [sys.executable, "-c", FLIPPER, str(root)], stdout=subprocess.PIPE, text=True
+    )
     assert flipper.stdout is not None and flipper.stdout.readline().strip() == "ready"
     return flipper
 
 
 __all__ = [
-    "FSMONITOR", "OPENED", "SETTINGS", "SRC", "SWAPS", "URLS", "any_store", "assert_untouched",
-    "cli", "db_of", "git_config", "git_status", "start", "start_flipper", "swap_to_git_config",
+    "FSMONITOR",
+    "OPENED",
+    "SETTINGS",
+    "SRC",
+    "SWAPS",
+    "URLS",
+    "any_store",
+    "assert_untouched",
+    "cli",
+    "db_of",
+    "git_config",
+    "git_status",
+    "start",
+    "start_flipper",
+    "swap_to_git_config",
     "tool_results",
     "ws",
 ]

@@ -117,15 +117,17 @@ def iter_events(store: Store, *, after: int = 0, page: int = PAGE) -> Iterator[E
         except (ValueError, KeyError, TypeError) as exc:  # an entry edited into garbage
             raise IntegrityError(
                 f"an audit entry after entry {seq} cannot be read ({exc}); "
-                "run `signoff audit verify` to find it") from exc
+                "run `signoff audit verify` to find it"
+            ) from exc
         yield from batch
         if len(batch) < page:
             return
         seq = batch[-1].seq
 
 
-def read_log(store: Store, where: AuditFilter | None = None,
-             limit: int | None = None) -> list[Event]:
+def read_log(
+    store: Store, where: AuditFilter | None = None, limit: int | None = None
+) -> list[Event]:
     """The entries that match, oldest first; with `limit`, only the newest that many (an
     unfiltered read then reads just the log's tail)."""
     where = where or AuditFilter()
@@ -177,8 +179,11 @@ def describe(event: Event) -> str:
     if kind == REVIEW:
         return f"ran without asking, to review: {_call_text(data)}"
     if kind == RUN_CREATED:
-        return (f"run started ({data.get('message_count')} messages"
-                + (f", agent {data['agent']}" if data.get("agent") else "") + ")")
+        return (
+            f"run started ({data.get('message_count')} messages"
+            + (f", agent {data['agent']}" if data.get("agent") else "")
+            + ")"
+        )
     if kind == RUN_CLAIMED:
         taken = f"taken by {data.get('worker')} (was {data.get('status')})"
         return taken + (f", after {data['lapsed']}'s lease lapsed" if data.get("lapsed") else "")
@@ -201,8 +206,9 @@ def _call_text(data: Mapping[str, Any]) -> str:
 
 
 def _short(value: Any, width: int = 70) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
-                                                           sort_keys=True)
+    text = (
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    )
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -255,8 +261,9 @@ class VerifyReport:
             "message": self.message,
             "bad_entry": dict(self.bad_entry) if self.bad_entry is not None else None,
             "last_good": dict(self.last_good) if self.last_good is not None else None,
-            "bad_requests": [{"request_id": rid, "problem": problem}
-                             for rid, problem in self.bad_requests],
+            "bad_requests": [
+                {"request_id": rid, "problem": problem} for rid, problem in self.bad_requests
+            ],
         }
 
     def lines(self) -> list[str]:
@@ -269,11 +276,15 @@ class VerifyReport:
                 "--file F --head HASH`) proves nothing before it was changed.",
             ]
         if self.bad_requests and self.first_bad_seq is None:
-            return [f"TAMPERED: {self.message} ({self.source}).",
-                    *(f"  {rid}: {problem}" for rid, problem in self.bad_requests),
-                    "These requests will not be decided or run; the log itself verifies."]
-        out = [f"TAMPERED: {self.message} ({self.source}).",
-               f"First bad entry: {self.first_bad_seq}"]
+            return [
+                f"TAMPERED: {self.message} ({self.source}).",
+                *(f"  {rid}: {problem}" for rid, problem in self.bad_requests),
+                "These requests will not be decided or run; the log itself verifies.",
+            ]
+        out = [
+            f"TAMPERED: {self.message} ({self.source}).",
+            f"First bad entry: {self.first_bad_seq}",
+        ]
         if self.bad_entry is not None:
             out.append(f"  what is stored there: {_summary(self.bad_entry)}")
         if self.last_good is not None:
@@ -296,8 +307,14 @@ def _summary(doc: Mapping[str, Any]) -> str:
 
 
 def _brief(event: Event) -> dict[str, Any]:
-    return {"seq": event.seq, "kind": event.kind, "ts": event.ts,
-            "request_id": event.request_id, "run_id": event.run_id, "actor": event.actor}
+    return {
+        "seq": event.seq,
+        "kind": event.kind,
+        "ts": event.ts,
+        "request_id": event.request_id,
+        "run_id": event.run_id,
+        "actor": event.actor,
+    }
 
 
 def verify_store(store: Store) -> VerifyReport:
@@ -320,10 +337,13 @@ def verify_store(store: Store) -> VerifyReport:
         bad_requests = tuple(check())
         if bad_requests:
             ok = False
-            message = (f"{len(bad_requests)} request(s) or grant(s) were changed in the "
-                       "database: a binding, decision record or grant MAC does not verify")
-    return VerifyReport(ok, "store", head_seq, head_seq, head_hash, message, bad,
-                        bad_entry, last_good, bad_requests)
+            message = (
+                f"{len(bad_requests)} request(s) or grant(s) were changed in the "
+                "database: a binding, decision record or grant MAC does not verify"
+            )
+    return VerifyReport(
+        ok, "store", head_seq, head_seq, head_hash, message, bad, bad_entry, last_good, bad_requests
+    )
 
 
 def _event_at(store: Store, seq: int) -> Event | None:
@@ -341,8 +361,9 @@ def verify_file(path: str | Path, *, head: str | None = None) -> VerifyReport:
         return verify_lines(handle, source=str(path), head=head)
 
 
-def verify_lines(lines: Iterable[str], *, source: str = "file",
-                 head: str | None = None) -> VerifyReport:
+def verify_lines(
+    lines: Iterable[str], *, source: str = "file", head: str | None = None
+) -> VerifyReport:
     docs: list[Mapping[str, Any]] = []
     rows: list[tuple[int, str, str, str, str, str | None]] = []
     for number, line in enumerate(lines, 1):
@@ -353,24 +374,36 @@ def verify_lines(lines: Iterable[str], *, source: str = "file",
             doc = json.loads(line)
             rows.append(_row(doc))
         except (ValueError, TypeError, KeyError, InvalidInput) as exc:
-            return _file_report(False, source, rows, docs, seq,
-                                f"line {number} (entry {seq}) does not parse: {exc}")
+            return _file_report(
+                False, source, rows, docs, seq, f"line {number} (entry {seq}) does not parse: {exc}"
+            )
         docs.append(doc)
     last_seq, last_hash = (rows[-1][0], rows[-1][3]) if rows else (0, GENESIS_HASH)
     seqs = [row[0] for row in rows]
     first = next((i for i, seq in enumerate(seqs) if seq != i + 1), None)
-    if first is not None and first + 1 in set(seqs[first + 1:]):  # moved, not missing
-        return _file_report(False, source, rows, docs, first + 1,
-                            f"entry {first + 1} is out of order: entry {seqs[first]} comes "
-                            "before it (reordered)")
+    if first is not None and first + 1 in set(seqs[first + 1 :]):  # moved, not missing
+        return _file_report(
+            False,
+            source,
+            rows,
+            docs,
+            first + 1,
+            f"entry {first + 1} is out of order: entry {seqs[first]} comes before it (reordered)",
+        )
     ok, bad, message = verify_chain(iter(rows), (last_seq, last_hash))
     if not ok:
         return _file_report(False, source, rows, docs, bad, message)
     if head is not None and head != last_hash:
-        return _file_report(False, source, rows, docs, last_seq + 1,
-                            f"the file ends at entry {last_seq} with hash {last_hash[:16]}…, "
-                            f"not at the expected head {head[:16]}…: entries were cut from "
-                            "the end, or the last one was changed")
+        return _file_report(
+            False,
+            source,
+            rows,
+            docs,
+            last_seq + 1,
+            f"the file ends at entry {last_seq} with hash {last_hash[:16]}…, "
+            f"not at the expected head {head[:16]}…: entries were cut from "
+            "the end, or the last one was changed",
+        )
     return _file_report(True, source, rows, docs, None, message)
 
 
@@ -382,19 +415,31 @@ def _row(doc: Any) -> tuple[int, str, str, str, str, str | None]:
         raise InvalidInput(f"missing {', '.join(missing)}")
     fields = _ENTRY_KEYS + (("n", "mac") if "mac" in doc else ())  # keyed entries
     entry = dumps({k: doc[k] for k in fields}, "event")
-    return (int(doc["seq"]), entry, str(doc["prev_hash"]), str(doc["hash"]), doc["kind"],
-            doc["request_id"])
+    return (
+        int(doc["seq"]),
+        entry,
+        str(doc["prev_hash"]),
+        str(doc["hash"]),
+        doc["kind"],
+        doc["request_id"],
+    )
 
 
-def _file_report(ok: bool, source: str, rows: Sequence[tuple[Any, ...]],
-                 docs: Sequence[Mapping[str, Any]], bad: int | None,
-                 message: str) -> VerifyReport:
+def _file_report(
+    ok: bool,
+    source: str,
+    rows: Sequence[tuple[Any, ...]],
+    docs: Sequence[Mapping[str, Any]],
+    bad: int | None,
+    message: str,
+) -> VerifyReport:
     last_seq, last_hash = (int(rows[-1][0]), str(rows[-1][3])) if rows else (0, GENESIS_HASH)
     by_seq = {d.get("seq"): d for d in docs}
     bad_doc = by_seq.get(bad) if bad is not None else None
     good_doc = by_seq.get(bad - 1) if bad is not None and bad > 1 else None
-    return VerifyReport(ok, source, len(rows), last_seq, last_hash, message, bad,
-                        _pick(bad_doc), _pick(good_doc))
+    return VerifyReport(
+        ok, source, len(rows), last_seq, last_hash, message, bad, _pick(bad_doc), _pick(good_doc)
+    )
 
 
 def _pick(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -417,8 +462,13 @@ def session_recorder(store: Store, session_id: str) -> Callable[[str, Mapping[st
             store.record(VERDICT, data, run_id=session_id)
         elif kind == "decision":
             decision = data.get("decision") or {}
-            store.record(SESSION_DECIDED, data, run_id=session_id,
-                         request_id=str(data.get("request")), actor=decision.get("actor"))
+            store.record(
+                SESSION_DECIDED,
+                data,
+                run_id=session_id,
+                request_id=str(data.get("request")),
+                actor=decision.get("actor"),
+            )
         elif kind == "outcome":
             store.record(SESSION_OUTCOME, data, run_id=session_id)
         elif kind == "grant" and data.get("scope") == "project":
@@ -426,8 +476,9 @@ def session_recorder(store: Store, session_id: str) -> Callable[[str, Mapping[st
             # listed and revocable like one made from the inbox (`grant.added`)
             store.add_grant(Grant.from_json(data))
         elif kind == "grant":
-            store.record(SESSION_GRANT, {"grant": data}, run_id=session_id,
-                         actor=data.get("created_by"))
+            store.record(
+                SESSION_GRANT, {"grant": data}, run_id=session_id, actor=data.get("created_by")
+            )
 
     return listen
 

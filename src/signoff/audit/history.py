@@ -20,8 +20,14 @@ from ..kinds import (
 from ..models import Request
 from ..store import Event
 
-_KIND_NAME = {"approve": "approve", "approve_always": "approve", "edit": "edit",
-              "reject": "reject", "skip": "skip", "respond": "answer"}
+_KIND_NAME = {
+    "approve": "approve",
+    "approve_always": "approve",
+    "edit": "edit",
+    "reject": "reject",
+    "skip": "skip",
+    "respond": "answer",
+}
 
 
 @dataclass(slots=True)
@@ -54,8 +60,7 @@ class Question:
     @property
     def refused(self) -> bool:
         """Rejected by a person, or edited into a call the policy denied."""
-        return self.decision == "reject" or (self.decision == "edit" and
-                                             self.state == "rejected")
+        return self.decision == "reject" or (self.decision == "edit" and self.state == "rejected")
 
 
 @dataclass(slots=True)
@@ -72,12 +77,16 @@ class JudgedCall:
 def _call_of(data: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
     call = data.get("call") or {}
     args = call.get("arguments")
-    return str(call.get("name", "?")), str(call.get("id") or ""), \
-        args if isinstance(args, Mapping) else {}
+    return (
+        str(call.get("name", "?")),
+        str(call.get("id") or ""),
+        args if isinstance(args, Mapping) else {},
+    )
 
 
-def gather(events: Iterable[Event], requests: Iterable[Request]
-            ) -> tuple[dict[str, Question], list[JudgedCall], set[tuple[str | None, str]]]:
+def gather(
+    events: Iterable[Event], requests: Iterable[Request]
+) -> tuple[dict[str, Question], list[JudgedCall], set[tuple[str | None, str]]]:
     reqs: dict[str, Question] = {}
     calls: list[JudgedCall] = []
     seen: dict[tuple[str | None, str], int] = {}  # (run, call id) -> index in calls
@@ -86,10 +95,18 @@ def gather(events: Iterable[Event], requests: Iterable[Request]
         if e.kind == VERDICT:
             name, cid, args = _call_of(d)
             verdict = d.get("verdict") or {}
-            parts = tuple(str(p.get("command")) for p in verdict.get("parts") or ()
-                          if isinstance(p, Mapping))
-            item = JudgedCall(e.ts, e.run_id, name, args, str(verdict.get("effect", "?")),
-                         verdict.get("suggested_rule"), parts)
+            parts = tuple(
+                str(p.get("command")) for p in verdict.get("parts") or () if isinstance(p, Mapping)
+            )
+            item = JudgedCall(
+                e.ts,
+                e.run_id,
+                name,
+                args,
+                str(verdict.get("effect", "?")),
+                verdict.get("suggested_rule"),
+                parts,
+            )
             key = (e.run_id, cid)
             if cid and e.run_id and key in seen:  # judged again after a crash: once
                 calls[seen[key]] = item
@@ -136,9 +153,16 @@ def from_request(q: Request) -> Question:
     meta = q.metadata or {}
     first = meta.get("original_call")
     verdict = meta.get("original_verdict")
-    r = Question(q.id, q.created_at, q.run_id, q.call.name, q.call.id,
-             first["arguments"] if isinstance(first, Mapping) else q.call.arguments,
-             verdict if isinstance(verdict, Mapping) else q.verdict.to_json(), state=q.state)
+    r = Question(
+        q.id,
+        q.created_at,
+        q.run_id,
+        q.call.name,
+        q.call.id,
+        first["arguments"] if isinstance(first, Mapping) else q.call.arguments,
+        verdict if isinstance(verdict, Mapping) else q.verdict.to_json(),
+        state=q.state,
+    )
     if q.decision is not None:
         r.decision = _KIND_NAME.get(q.decision.kind)
         r.decided_at = q.decision.decided_at

@@ -162,9 +162,13 @@ def p90(values: Sequence[float]) -> float | None:
 # ------------------------------------------------------------------ computing
 
 
-def compute_stats(events: Iterable[Event], requests: Iterable[Request] = (), *,
-                  since: float | None = None,
-                  min_count: int = DEFAULT_MIN_COUNT) -> Stats:
+def compute_stats(
+    events: Iterable[Event],
+    requests: Iterable[Request] = (),
+    *,
+    since: float | None = None,
+    min_count: int = DEFAULT_MIN_COUNT,
+) -> Stats:
     """Figures for the calls and questions since `since` (epoch seconds; None: all).
 
     `events` should be the whole log in seq order (`signoff.audit.iter_events(store)`):
@@ -190,11 +194,18 @@ def compute_stats(events: Iterable[Event], requests: Iterable[Request] = (), *,
     run_calls.update(r.run_id for r in extra if r.run_id)
     run_questions: Counter[str] = Counter(r.run_id for r in window if r.run_id)
     run_ids = sorted(set(run_calls) | set(run_questions))
-    per_run = tuple(sorted(((rid, run_calls[rid], run_questions[rid]) for rid in run_ids),
-                           key=lambda t: (-t[2], t[0])))
+    per_run = tuple(
+        sorted(
+            ((rid, run_calls[rid], run_questions[rid]) for rid in run_ids),
+            key=lambda t: (-t[2], t[0]),
+        )
+    )
     counts = [run_questions[rid] for rid in run_ids]
-    qpr = {"mean": round(statistics.fmean(counts), 4) if counts else None,
-           "median": median(counts), "max": max(counts) if counts else None}
+    qpr = {
+        "mean": round(statistics.fmean(counts), 4) if counts else None,
+        "median": median(counts),
+        "max": max(counts) if counts else None,
+    }
 
     decided = [r for r in window if r.decision is not None]
     waits = [r.decided_at - r.created for r in decided if r.decided_at is not None]
@@ -237,14 +248,22 @@ def _rates(window: Sequence[Question], key: Any) -> tuple[Rates, ...]:
     out = []
     for name, items in groups.items():
         done = [r.decision for r in items if r.decision]
-        out.append(Rates(name, len(items), len(done), dict(Counter(done)),
-                         expired=sum(r.expired for r in items),
-                         pending=sum(r.decision is None and not r.expired for r in items)))
+        out.append(
+            Rates(
+                name,
+                len(items),
+                len(done),
+                dict(Counter(done)),
+                expired=sum(r.expired for r in items),
+                pending=sum(r.decision is None and not r.expired for r in items),
+            )
+        )
     return tuple(sorted(out, key=lambda x: (-x.asked, x.key)))
 
 
-def _days(calls: Sequence[JudgedCall], extra: Sequence[Question], window: Sequence[Question]
-          ) -> tuple[Day, ...]:
+def _days(
+    calls: Sequence[JudgedCall], extra: Sequence[Question], window: Sequence[Question]
+) -> tuple[Day, ...]:
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for c in calls:
         table[_date(c.ts)]["calls"] += 1
@@ -262,8 +281,9 @@ def _date(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
 
-def load_stats(store: Any, *, since: float | None = None,
-               min_count: int = DEFAULT_MIN_COUNT) -> Stats:
+def load_stats(
+    store: Any, *, since: float | None = None, min_count: int = DEFAULT_MIN_COUNT
+) -> Stats:
     """`compute_stats` over a store's whole log (read through its public API)."""
     from . import iter_events
 

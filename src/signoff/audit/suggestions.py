@@ -52,8 +52,13 @@ def granted_rules(events: Sequence[Event]) -> set[str]:
     return set(rules.values())
 
 
-def suggest(window: Sequence[Question], every: Sequence[Question], calls: Sequence[JudgedCall],
-             min_count: int, granted: set[str]) -> tuple[Suggestion, ...]:
+def suggest(
+    window: Sequence[Question],
+    every: Sequence[Question],
+    calls: Sequence[JudgedCall],
+    min_count: int,
+    granted: set[str],
+) -> tuple[Suggestion, ...]:
     out: list[Suggestion] = []
     # the whole log: what was ever refused (rejected, edited into a deny, or denied)
     refused: list[tuple[str, Mapping[str, Any], str | None, tuple[str, ...]]] = []
@@ -90,26 +95,49 @@ def suggest(window: Sequence[Question], every: Sequence[Question], calls: Sequen
         if kind == "allow":
             why = f"approved all {len(recent)} times it was asked; never rejected or denied"
             if recommended(rule):
-                why = (f"a test or build command of this project, approved all {len(recent)} "
-                       "times it was asked: a recommended project rule (docs/shell.md)")
-            out.append(Suggestion(
-                "allow", rule, tool, len(recent), why,
-                command=f"signoff grant add {_quote(rule)} --scope project", examples=ids))
+                why = (
+                    f"a test or build command of this project, approved all {len(recent)} "
+                    "times it was asked: a recommended project rule (docs/shell.md)"
+                )
+            out.append(
+                Suggestion(
+                    "allow",
+                    rule,
+                    tool,
+                    len(recent),
+                    why,
+                    command=f"signoff grant add {_quote(rule)} --scope project",
+                    examples=ids,
+                )
+            )
         else:
-            out.append(Suggestion(
-                "remove_ask_rule", rule, tool, len(recent),
-                f"the ask rule {rule} was approved all {len(recent)} times; an ask rule beats "
-                "every allow rule, so remove it from [permissions] ask to stop these questions",
-                examples=ids))
+            out.append(
+                Suggestion(
+                    "remove_ask_rule",
+                    rule,
+                    tool,
+                    len(recent),
+                    f"the ask rule {rule} was approved all {len(recent)} times; an ask rule beats "
+                    "every allow rule, so remove it from [permissions] ask to stop these questions",
+                    examples=ids,
+                )
+            )
     for rule, items in sorted(deny.items()):
         decided = [r for r in items if r.decision]
         recent = [r for r in decided if r.id in in_window]
         if len(recent) < min_count or any(r.decision != "reject" for r in decided):
             continue
-        out.append(Suggestion(
-            "deny", rule, items[0].name, len(recent),
-            f"rejected all {len(recent)} times it was asked",
-            toml=f"{_toml_string(rule)},", examples=tuple(r.id for r in recent[:3])))
+        out.append(
+            Suggestion(
+                "deny",
+                rule,
+                items[0].name,
+                len(recent),
+                f"rejected all {len(recent)} times it was asked",
+                toml=f"{_toml_string(rule)},",
+                examples=tuple(r.id for r in recent[:3]),
+            )
+        )
     return tuple(sorted(out, key=lambda s: (-s.count, s.kind, s.rule)))
 
 
@@ -127,8 +155,13 @@ def _exact_rule(r: Question) -> str | None:
         return None
 
 
-def _could_match(rule_text: str, name: str, arguments: Mapping[str, Any],
-                 suggested: str | None, parts: tuple[str, ...]) -> bool:
+def _could_match(
+    rule_text: str,
+    name: str,
+    arguments: Mapping[str, Any],
+    suggested: str | None,
+    parts: tuple[str, ...],
+) -> bool:
     """Whether an allow rule could allow this refused call; when unsure, yes."""
     if suggested == rule_text:
         return True
@@ -150,9 +183,11 @@ def _could_match(rule_text: str, name: str, arguments: Mapping[str, Any],
         paths = [arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)]
         if paths:
             spec = rule.specifier.strip().removeprefix("./")
-            return any(fnmatchcase(p.removeprefix("./"), spec) or
-                       p.removeprefix("./").startswith(spec.rstrip("*").rstrip("/") + "/")
-                       for p in paths)
+            return any(
+                fnmatchcase(p.removeprefix("./"), spec)
+                or p.removeprefix("./").startswith(spec.rstrip("*").rstrip("/") + "/")
+                for p in paths
+            )
         return rule.matches_arguments(arguments, every=False)
     except Exception:
         return True

@@ -77,9 +77,7 @@ def escape_untrusted(text: str, *, newline: bool = True, tab: bool = True) -> st
 
 def _needs_json_escape(char: str) -> bool:
     code = ord(char)
-    return code > 0x7E and (
-        code in _INVISIBLE or unicodedata.category(char) in _ESCAPED_CATEGORIES
-    )
+    return code > 0x7E and (code in _INVISIBLE or unicodedata.category(char) in _ESCAPED_CATEGORIES)
 
 
 def _json_escape(char: str) -> str:

@@ -39,6 +39,7 @@ RISK_STYLE: dict[str, str] = {
     "critical": "bold white on red",
 }
 
+
 def cut(text: str, limit: int, lang: Lang) -> tuple[str, str]:
     """`text` cut to `limit` characters, and the note to add ("… (4,210 chars)") or ""."""
     if len(text) <= limit:

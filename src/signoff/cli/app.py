@@ -117,8 +117,11 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | Non
     head.append(f"{verdict.effect.upper()}", style=style)
     # A shell command is judged by what it does, not by the shell tool's tier (`ls -la`
     # is not "destructive" because execute_command can be): show its worst class.
-    kind = (f"class {max((p.cls for p in verdict.parts), key=_class_rank)}"
-            if verdict.parts else f"tier {verdict.tier}")
+    kind = (
+        f"class {max((p.cls for p in verdict.parts), key=_class_rank)}"
+        if verdict.parts
+        else f"tier {verdict.tier}"
+    )
     head.append(f"  {escape_untrusted(call.name)}  risk {verdict.risk}  {kind}")
     out.print(head)
     if verdict.parts:
@@ -147,13 +150,24 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | Non
 class _Version(argparse.Action):
     """`--version`, read from the package metadata only when asked for."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 **_: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="show signoff's version and exit")
+    def __init__(
+        self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **_: Any
+    ) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="show signoff's version and exit",
+        )
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         from .. import __version__
 
         sys.stdout.write(f"signoff {__version__}\n")
@@ -195,8 +209,14 @@ def _registrars() -> list[Callable[[Any], None]]:
     from . import runs as cli_runs
     from . import serve as cli_web
 
-    return [demo.register, cli_runs.register, chat.register, cli_web.register, cli_audit.register,
-            cli_keys.register]
+    return [
+        demo.register,
+        cli_runs.register,
+        chat.register,
+        cli_web.register,
+        cli_audit.register,
+        cli_keys.register,
+    ]
 
 
 def _log_to_stderr() -> None:

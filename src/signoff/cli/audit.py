@@ -33,8 +33,9 @@ def _since(args: argparse.Namespace) -> float | None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
 
-    where = AuditFilter(run_id=args.run, since=_since(args), kinds=tuple(args.kind or ()),
-                        request_id=args.request)
+    where = AuditFilter(
+        run_id=args.run, since=_since(args), kinds=tuple(args.kind or ()), request_id=args.request
+    )
     if args.limit < 0:
         raise InvalidInput(f"--limit {args.limit}: give a number of entries (0: all)")
     with closing(store_for(args)) as store:
@@ -48,9 +49,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return 0
     table = plain_table("seq", "time", "kind", "run", "request", "actor", "what")
     for e in events:
-        table.add_row(str(e.seq), when(e.ts).removesuffix(" UTC"), e.kind, e.run_id or "-",
-                      e.request_id or "-", escape_untrusted(e.actor or "-"),
-                      escape_untrusted(describe(e), newline=False))
+        table.add_row(
+            str(e.seq),
+            when(e.ts).removesuffix(" UTC"),
+            e.kind,
+            e.run_id or "-",
+            e.request_id or "-",
+            escape_untrusted(e.actor or "-"),
+            escape_untrusted(describe(e), newline=False),
+        )
     out.print(table)
     out.print(f"{len(events)} entries. Verify the chain with: signoff audit verify")
     return 0
@@ -66,8 +73,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             os.replace(tmp, target)
         else:  # a terminal may be reading: no raw control or bidi code point reaches it
             count, head = export_jsonl(store, cast(IO[str], _EscapingWriter(sys.stdout)))
-    sys.stderr.write(f"exported {count} entries; chain head {head}\n"
-                     f"verify offline: signoff audit verify --file FILE --head {head}\n")
+    sys.stderr.write(
+        f"exported {count} entries; chain head {head}\n"
+        f"verify offline: signoff audit verify --file FILE --head {head}\n"
+    )
     return 0
 
 
@@ -90,8 +99,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         with closing(store_for(args)) as store:
             report = verify_stored(store)
         if report.ok and args.head and args.head != report.head_hash:
-            raise InvalidInput(f"the chain verifies, but its head {report.head_hash} is not "
-                               f"the expected {args.head}")
+            raise InvalidInput(
+                f"the chain verifies, but its head {report.head_hash} is not "
+                f"the expected {args.head}"
+            )
     if args.json:
         print_json(report.to_json())
     else:
@@ -135,31 +146,47 @@ def print_stats(stats: Stats, since_text: str | None = None) -> None:
     span = f"since {since_text}" if since_text else "all time"
     effects = stats.effects
     out.print(f"Statistics ({span})")
-    out.print(f"  calls judged      {stats.calls}  (allow {effects.get('allow', 0)}, notify "
-              f"{effects.get('notify', 0)}, ask {effects.get('ask', 0)}, deny "
-              f"{effects.get('deny', 0)})")
+    out.print(
+        f"  calls judged      {stats.calls}  (allow {effects.get('allow', 0)}, notify "
+        f"{effects.get('notify', 0)}, ask {effects.get('ask', 0)}, deny "
+        f"{effects.get('deny', 0)})"
+    )
     out.print(f"  asked             {stats.asked} of {stats.calls} calls ({_pct(stats.ask_share)})")
     qpr = stats.questions_per_run
-    out.print(f"  questions per run mean {qpr.get('mean') if qpr.get('mean') is not None else '-'}"
-              f", median {qpr.get('median') if qpr.get('median') is not None else '-'}, "
-              f"max {qpr.get('max') if qpr.get('max') is not None else '-'} over {stats.runs} runs")
+    out.print(
+        f"  questions per run mean {qpr.get('mean') if qpr.get('mean') is not None else '-'}"
+        f", median {qpr.get('median') if qpr.get('median') is not None else '-'}, "
+        f"max {qpr.get('max') if qpr.get('max') is not None else '-'} over {stats.runs} runs"
+    )
     ttd = stats.time_to_decision
-    out.print(f"  time to decision  median {_secs(ttd.get('median'))}, p90 "
-              f"{_secs(ttd.get('p90'))} ({ttd.get('count')} decisions)")
-    out.print("  decisions         " + ", ".join(
-        f"{name} {stats.decisions.get(name, 0)} ({_pct(stats.rate(name))})"
-        for name in ("approve", "edit", "reject", "skip", "answer")))
-    out.print(f"  expired {stats.expired}, in doubt {stats.in_doubt} "
-              f"({stats.in_doubt_unresolved} unresolved), still pending {stats.pending}")
+    out.print(
+        f"  time to decision  median {_secs(ttd.get('median'))}, p90 "
+        f"{_secs(ttd.get('p90'))} ({ttd.get('count')} decisions)"
+    )
+    out.print(
+        "  decisions         "
+        + ", ".join(
+            f"{name} {stats.decisions.get(name, 0)} ({_pct(stats.rate(name))})"
+            for name in ("approve", "edit", "reject", "skip", "answer")
+        )
+    )
+    out.print(
+        f"  expired {stats.expired}, in doubt {stats.in_doubt} "
+        f"({stats.in_doubt_unresolved} unresolved), still pending {stats.pending}"
+    )
     for title, rows in (("tool", stats.per_tool), ("rule", stats.per_rule)):
         if not rows:
             continue
-        table = plain_table(title, "asked", "approve", "edit", "reject", "skip", "answer",
-                            "expired")
+        table = plain_table(
+            title, "asked", "approve", "edit", "reject", "skip", "answer", "expired"
+        )
         for r in rows:
-            table.add_row(escape_untrusted(r.key, newline=False), str(r.asked),
-                          *(_pct(r.rate(n)) for n in ("approve", "edit", "reject", "skip",
-                                                      "answer")), str(r.expired))
+            table.add_row(
+                escape_untrusted(r.key, newline=False),
+                str(r.asked),
+                *(_pct(r.rate(n)) for n in ("approve", "edit", "reject", "skip", "answer")),
+                str(r.expired),
+            )
         out.print()
         out.print(table)
     out.print()
@@ -168,8 +195,10 @@ def print_stats(stats: Stats, since_text: str | None = None) -> None:
         return
     out.print("Suggestions:")
     for s in stats.suggestions:
-        out.print(f"- {escape_untrusted(s.rule, newline=False)}: "
-                  f"{escape_untrusted(s.reason, newline=False)}")
+        out.print(
+            f"- {escape_untrusted(s.rule, newline=False)}: "
+            f"{escape_untrusted(s.reason, newline=False)}"
+        )
         if s.command:
             out.print(f"    {escape_untrusted(s.command, newline=False)}")
         if s.toml:
@@ -190,11 +219,11 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
     with closing(store_for(args)) as store:
         actor = decider_for(args, need_admin=True).actor
         if args.scope == "project":
-            stored, written = grant_project_rule(store, rule, actor=actor,
-                                                 workspace=args.workspace)
+            stored, written = grant_project_rule(store, rule, actor=actor, workspace=args.workspace)
         else:
-            grant = Grant(rule=rule, scope=args.scope, id=f"grant_{uuid.uuid4().hex[:10]}",
-                          created_by=actor)
+            grant = Grant(
+                rule=rule, scope=args.scope, id=f"grant_{uuid.uuid4().hex[:10]}", created_by=actor
+            )
             stored = store.add_grant(grant, run_id=args.run)
     if args.json:
         doc = stored.to_json()
@@ -203,8 +232,9 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
         return 0
     out = console()
     where = f" (written to {written})" if written else f" (run {args.run})" if args.run else ""
-    out.print(escape_untrusted(f"Granted {rule} for the {args.scope}{where}: {stored.id}",
-                               newline=False))
+    out.print(
+        escape_untrusted(f"Granted {rule} for the {args.scope}{where}: {stored.id}", newline=False)
+    )
     return 0
 
 
@@ -215,8 +245,9 @@ def cmd_grant_revoke(args: argparse.Namespace) -> int:
         actor = decider_for(args, need_admin=True).actor
         grant = revoke_grant(store, args.id, actor=actor, workspace=args.workspace)
     where = " and removed from .signoff/settings.local.toml" if grant.scope == "project" else ""
-    print(escape_untrusted(f"Revoked {grant.id} ({grant.rule}, {grant.scope}){where}.",
-                           newline=False))
+    print(
+        escape_untrusted(f"Revoked {grant.id} ({grant.rule}, {grant.scope}){where}.", newline=False)
+    )
     return 0
 
 
@@ -232,8 +263,12 @@ def cmd_grant_list(args: argparse.Namespace) -> int:
         out.print("No grants.")
         return 0
     for g in grants:
-        out.print(escape_untrusted(f"{g.id}  {g.scope:8} {g.rule}  by {g.created_by}, "
-                                   f"{when(g.created_at)}", newline=False))
+        out.print(
+            escape_untrusted(
+                f"{g.id}  {g.scope:8} {g.rule}  by {g.created_by}, {when(g.created_at)}",
+                newline=False,
+            )
+        )
     return 0
 
 
@@ -243,21 +278,28 @@ def cmd_grant_list(args: argparse.Namespace) -> int:
 def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
     default = argparse.SUPPRESS if sub else None
     parser.add_argument(
-        "--db", default=default,
-        help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)")
-    parser.add_argument("--workspace", default=argparse.SUPPRESS if sub else ".",
-                        help="workspace root (default: .)")
+        "--db",
+        default=default,
+        help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)",
+    )
+    parser.add_argument(
+        "--workspace", default=argparse.SUPPRESS if sub else ".", help="workspace root (default: .)"
+    )
 
 
 def register(sub: Any) -> None:
     audit: argparse.ArgumentParser = sub.add_parser(
-        "audit", help="the audit log: list it, export it, verify its hash chain")
+        "audit", help="the audit log: list it, export it, verify its hash chain"
+    )
     _common(audit)
     audit.add_argument("--run", help="only this run's entries")
     audit.add_argument("--request", help="only this request's entries")
     audit.add_argument("--since", help="only entries since: 7d, 12h, 30m, or an ISO date")
-    audit.add_argument("--kind", action="append",
-                       help="only this kind (repeatable; 'request' or 'run.' take a prefix)")
+    audit.add_argument(
+        "--kind",
+        action="append",
+        help="only this kind (repeatable; 'request' or 'run.' take a prefix)",
+    )
     audit.add_argument("--limit", type=int, default=0, help="only the last N entries")
     audit.add_argument("--json", action="store_true", help="print a JSON array")
     audit.set_defaults(func=cmd_audit)
@@ -276,9 +318,12 @@ def register(sub: Any) -> None:
     stats = sub.add_parser("stats", help="decision statistics and suggested rules")
     _common(stats)
     stats.add_argument("--since", help="only calls since: 7d, 12h, 30m, or an ISO date")
-    stats.add_argument("--min-count", type=int, default=DEFAULT_MIN_COUNT,
-                       help=f"identical answers before a rule is suggested "
-                            f"(default {DEFAULT_MIN_COUNT})")
+    stats.add_argument(
+        "--min-count",
+        type=int,
+        default=DEFAULT_MIN_COUNT,
+        help=f"identical answers before a rule is suggested (default {DEFAULT_MIN_COUNT})",
+    )
     stats.add_argument("--json", action="store_true")
     stats.set_defaults(func=cmd_stats)
 
@@ -287,10 +332,13 @@ def register(sub: Any) -> None:
     add = grant_actions.add_parser("add", help="add an allow rule as a grant")
     _common(add)
     add.add_argument("rule", help="an allow rule, e.g. 'Bash(npm run test:*)'")
-    add.add_argument("--scope", choices=[s for s in GRANT_SCOPES if s != "pattern"],
-                     default="project",
-                     help="project (default: also written to .signoff/settings.local.toml) "
-                          "or run/session (needs --run)")
+    add.add_argument(
+        "--scope",
+        choices=[s for s in GRANT_SCOPES if s != "pattern"],
+        default="project",
+        help="project (default: also written to .signoff/settings.local.toml) "
+        "or run/session (needs --run)",
+    )
     add.add_argument("--run", help="the run a run or session grant belongs to")
     add_identity(add)
     add.add_argument("--json", action="store_true")
@@ -301,7 +349,8 @@ def register(sub: Any) -> None:
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=cmd_grant_list)
     revoke = grant_actions.add_parser(
-        "revoke", help="revoke a grant (a project grant also leaves settings.local.toml)")
+        "revoke", help="revoke a grant (a project grant also leaves settings.local.toml)"
+    )
     _common(revoke)
     revoke.add_argument("id")
     add_identity(revoke)
@@ -320,5 +369,4 @@ def main(argv: list[str]) -> int:
         return 2
 
 
-__all__ = ["cmd_audit", "cmd_export", "cmd_stats", "cmd_verify", "main", "print_stats",
-           "register"]
+__all__ = ["cmd_audit", "cmd_export", "cmd_stats", "cmd_verify", "main", "print_stats", "register"]

@@ -156,8 +156,10 @@ class ChatSession:
         self.say(f"signoff chat  model: {escape_untrusted(self.model_label, newline=False)}")
         self.say(f"workspace: {self.workspace}   {self._status()}")
         if self.record is not None:
-            self.say(f"on the record: every call, question and answer goes to {self.store_url} "
-                     f"(session {self.session_id}; see `signoff audit --run {self.session_id}`)")
+            self.say(
+                f"on the record: every call, question and answer goes to {self.store_url} "
+                f"(session {self.session_id}; see `signoff audit --run {self.session_id}`)"
+            )
         self.say("Type /help for commands, /exit to leave.")
 
     def repl(self, read_line: Callable[[str], str] = input) -> int:
@@ -212,8 +214,13 @@ class ChatSession:
         review`, `signoff revert`, the web), as a durable run's do."""
         snapshot = self.snapshots.pop(result.call.digest(), None)
         self.snapshots.clear()
-        if (snapshot is not None and self.record is not None and self.session_id is not None
-                and result.outcome == "ran" and result.verdict.effect == "notify"):
+        if (
+            snapshot is not None
+            and self.record is not None
+            and self.session_id is not None
+            and result.outcome == "ran"
+            and result.verdict.effect == "notify"
+        ):
             record_review(self.record, result.call, snapshot, run_id=self.session_id)
 
     def _on_tool(self, raw: Mapping[str, Any], content: str, result: ToolResult | None) -> None:
@@ -334,14 +341,19 @@ class ChatSession:
 # ------------------------------------------------------------------ wiring
 
 
-def _workspace_tools(root: str, on_snapshot: Callable[[ToolCall, Snapshot], None] | None = None,
-                     hidden: Callable[[str], bool] | None = None,
-                     ) -> tuple[dict[str, ToolFn], list[dict[str, Any]], Any]:
+def _workspace_tools(
+    root: str,
+    on_snapshot: Callable[[ToolCall, Snapshot], None] | None = None,
+    hidden: Callable[[str], bool] | None = None,
+) -> tuple[dict[str, ToolFn], list[dict[str, Any]], Any]:
     from ..workspace import Workspace
 
     workspace = Workspace(root, hidden=hidden)
-    return (dict(workspace.as_mapping(on_snapshot=on_snapshot)), workspace.openai_tools(),
-            workspace.preview)
+    return (
+        dict(workspace.as_mapping(on_snapshot=on_snapshot)),
+        workspace.openai_tools(),
+        workspace.preview,
+    )
 
 
 def build_session(
@@ -360,11 +372,17 @@ def build_session(
     printer = StreamPrinter(out or sys.stdout)
     snapshots: dict[str, Snapshot] = {}  # what each file change replaced, by call digest
     url = store_url if store_url is not None else default_url(root)
-    policy = Policy(load_settings(root, user=user_settings), workspace=root, mode=mode,
-                    protected=store_files(url))  # the store, wherever it is, is off limits
+    policy = Policy(
+        load_settings(root, user=user_settings),
+        workspace=root,
+        mode=mode,
+        protected=store_files(url),
+    )  # the store, wherever it is, is off limits
     tools, specs, previewer = _workspace_tools(
-        root, lambda call, snapshot: snapshots.__setitem__(call.digest(), snapshot),
-        hidden=policy.hidden)
+        root,
+        lambda call, snapshot: snapshots.__setitem__(call.digest(), snapshot),
+        hidden=policy.hidden,
+    )
     record = open_store(url)  # invariant 8: the session is on the record, or it does not start
     session_id = f"chat_{uuid.uuid4().hex[:12]}"
     gate = Gate(

@@ -198,8 +198,13 @@ def answer_here(
             def judge(args: Mapping[str, Any], request: Request = request) -> Request:
                 edited = agent.policy.validated_edit(request.call, args)
                 spec = agent.policy.registry.get(edited.name)
-                return replace(request, call=edited, verdict=agent.policy.evaluate(edited),
-                               preview=agent.previewer(edited, spec), digest=edited.digest())
+                return replace(
+                    request,
+                    call=edited,
+                    verdict=agent.policy.evaluate(edited),
+                    preview=agent.previewer(edited, spec),
+                    digest=edited.digest(),
+                )
 
             prompt = Prompt(
                 request=request,
@@ -266,8 +271,7 @@ def run_demo(
     out.print(f"task: {TASK}")
     metadata = {"workspace": str(root)}
     agent = build_agent(metadata)
-    agent.on_text = lambda text: out.print(
-        Text(f"model: {escape_untrusted(text)}", style="italic"))
+    agent.on_text = lambda text: out.print(Text(f"model: {escape_untrusted(text)}", style="italic"))
     with closing(open_store(db, workspace=root)) as store:
         runner = Runner(store, agent, agent_ref=AGENT_REF)
         run = runner.start(

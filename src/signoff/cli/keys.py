@@ -19,8 +19,12 @@ def _where(keys: Keys) -> str:
 
 
 def _summary(keys: Keys) -> dict[str, Any]:
-    return {"source": _where(keys), "current": keys.current, "ids": sorted(keys.masters),
-            "legacy_ids": sorted(keys.legacy)}
+    return {
+        "source": _where(keys),
+        "current": keys.current,
+        "ids": sorted(keys.masters),
+        "legacy_ids": sorted(keys.legacy),
+    }
 
 
 def cmd_keys_show(args: argparse.Namespace) -> int:
@@ -45,8 +49,10 @@ def cmd_keys_rotate(args: argparse.Namespace) -> int:
         print_json(_summary(keys))
         return 0
     print(f"New current key id: {keys.current} ({_where(keys)}).")
-    print("New requests, decisions and audit entries use it; what the older ids made still "
-          "verifies. Web sessions signed with the old key must log in again.")
+    print(
+        "New requests, decisions and audit entries use it; what the older ids made still "
+        "verifies. Web sessions signed with the old key must log in again."
+    )
     return 0
 
 
@@ -64,7 +70,8 @@ def cmd_keys_reanchor(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     keys: argparse.ArgumentParser = sub.add_parser(
-        "keys", help="the keys kept outside the store: show their ids, rotate them")
+        "keys", help="the keys kept outside the store: show their ids, rotate them"
+    )
     keys.set_defaults(func=cmd_keys_show, json=False)
     actions = keys.add_subparsers(dest="keys_command", metavar="ACTION")
     show = actions.add_parser("show", help="where the keys are and their ids (never the keys)")
@@ -74,9 +81,12 @@ def register(sub: Any) -> None:
     rot.add_argument("--json", action="store_true")
     rot.set_defaults(func=cmd_keys_rotate)
     anchor = actions.add_parser(
-        "reanchor", help="anchor this store's audit head anew, after you replaced the store "
-                         "on purpose (verify said it is not the anchored one)")
-    anchor.add_argument("--db", help="store URL (default: $SIGNOFF_DB, else "
-                                     ".signoff/signoff.db in the workspace)")
+        "reanchor",
+        help="anchor this store's audit head anew, after you replaced the store "
+        "on purpose (verify said it is not the anchored one)",
+    )
+    anchor.add_argument(
+        "--db", help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)"
+    )
     anchor.add_argument("--workspace", default=".", help="workspace root (default: .)")
     anchor.set_defaults(func=cmd_keys_reanchor)

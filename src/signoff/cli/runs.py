@@ -36,16 +36,23 @@ def settings_roles(workspace: str) -> dict[str, list[str]]:
     table = load_settings(workspace).extra.get("approvers", {})
     if not isinstance(table, dict):
         return {}
-    return {str(name): [r for r in roles if isinstance(r, str)]
-            for name, roles in table.items() if isinstance(roles, list)}
+    return {
+        str(name): [r for r in roles if isinstance(r, str)]
+        for name, roles in table.items()
+        if isinstance(roles, list)
+    }
 
 
 def decider_for(args: argparse.Namespace, *, need_admin: bool = False) -> Decider:
     """Who decides: the OS user, or `--as NAME` with NAME's credentials (see deciders)."""
     url = getattr(args, "db", None) or default_url(getattr(args, "workspace", "."))
-    return resolve_decider(str(url), getattr(args, "actor", None),
-                           token_file=getattr(args, "token_file", None),
-                           settings_roles=settings_roles(args.workspace), need_admin=need_admin)
+    return resolve_decider(
+        str(url),
+        getattr(args, "actor", None),
+        token_file=getattr(args, "token_file", None),
+        settings_roles=settings_roles(args.workspace),
+        need_admin=need_admin,
+    )
 
 
 # ------------------------------------------------------------------ read commands
@@ -159,8 +166,10 @@ def _decide(args: argparse.Namespace, decision: Decision) -> int:
         "respond": "Answered",
     }[decision.kind]
     name = escape_untrusted(decided.call.name, newline=False)
-    print(f"{verb} {decided.id} ({name}: {what}) as {escape_untrusted(actor, newline=False)}; "
-          f"state {decided.state}.")
+    print(
+        f"{verb} {decided.id} ({name}: {what}) as {escape_untrusted(actor, newline=False)}; "
+        f"state {decided.state}."
+    )
     if decision.kind == "approve_always" and decided.decision and decided.decision.rule:
         rule = escape_untrusted(decided.decision.rule, newline=False)
         print(f"Saved grant {rule} for the {decision.scope}.")
@@ -283,11 +292,15 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def add_identity(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--as", dest="actor", metavar="NAME",
+        "--as",
+        dest="actor",
+        metavar="NAME",
         help="decide as NAME: needs NAME's token (--token-file or $SIGNOFF_TOKEN, or a "
-             "prompt on a terminal), or the store's local admin (default: you, the OS user)")
-    parser.add_argument("--token-file", metavar="FILE",
-                        help="a file holding the --as account's token")
+        "prompt on a terminal), or the store's local admin (default: you, the OS user)",
+    )
+    parser.add_argument(
+        "--token-file", metavar="FILE", help="a file holding the --as account's token"
+    )
 
 
 def register(sub: Any) -> None:

@@ -29,8 +29,10 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         try:
-            return all(ipaddress.ip_address(info[4][0]).is_loopback
-                       for info in socket.getaddrinfo(host, None))
+            return all(
+                ipaddress.ip_address(info[4][0]).is_loopback
+                for info in socket.getaddrinfo(host, None)
+            )
         except (OSError, ValueError):
             return False
 
@@ -41,14 +43,16 @@ def check_bind(host: str, accounts: Accounts) -> None:
         raise ConfigurationError(
             f"refusing to listen on {host}: there are no accounts yet, so anyone who can "
             "reach it could approve calls. Create one first: "
-            "signoff users add NAME --role admin (or bind 127.0.0.1)")
+            "signoff users add NAME --role admin (or bind 127.0.0.1)"
+        )
 
 
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket with TCP_NODELAY (else Nagle + delayed ACK add 40 ms to every
     keep-alive response under uvloop)."""
     family, kind, proto, _, address = socket.getaddrinfo(
-        host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
+        host.strip("[]"), port, type=socket.SOCK_STREAM
+    )[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -71,22 +75,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
     base = args.base_url or f"http://{args.host}:{args.port}"
     settings = load_settings(workspace)
     store = open_store(url)
-    app = create_app(url, workspace=workspace, settings=settings, store=store,
-                     accounts=accounts, base_url=base,
-                     forbid_self_approval=True if args.no_self_approval else None,
-                     max_body=args.max_body or DEFAULT_MAX_BODY)
+    app = create_app(
+        url,
+        workspace=workspace,
+        settings=settings,
+        store=store,
+        accounts=accounts,
+        base_url=base,
+        forbid_self_approval=True if args.no_self_approval else None,
+        max_body=args.max_body or DEFAULT_MAX_BODY,
+    )
     stop = threading.Event()
     notifier = Notifier.from_settings(store, settings, base_url=base)
     thread = None
     if notifier.destinations:
-        thread = threading.Thread(target=notifier.run, kwargs={"stop": stop.is_set},
-                                  name="signoff-notify", daemon=True)
+        thread = threading.Thread(
+            target=notifier.run, kwargs={"stop": stop.is_set}, name="signoff-notify", daemon=True
+        )
         thread.start()
-    print(f"signoff: serving {url} on {base}"
-          + ("" if accounts.count() else " (local mode: no accounts, loopback only)"))
+    print(
+        f"signoff: serving {url} on {base}"
+        + ("" if accounts.count() else " (local mode: no accounts, loopback only)")
+    )
     sock = listen(args.host, args.port)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level,
-                                           timeout_graceful_shutdown=5))
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=5)
+    )
     try:
         server.run(sockets=[sock])
     finally:
@@ -133,8 +147,10 @@ def cmd_users(args: argparse.Namespace) -> int:
             for account in found:
                 print(f"{account.name}\t{account.role}")
             for name in unsealed:  # nobody can sign in as these
-                print(f"{escape_untrusted(name)}\tNOT AN ACCOUNT: written without the key "
-                      "(or by an older signoff); remove it, add it again if it is yours")
+                print(
+                    f"{escape_untrusted(name)}\tNOT AN ACCOUNT: written without the key "
+                    "(or by an older signoff); remove it, add it again if it is yours"
+                )
     finally:
         accounts.close()
     return 0
@@ -151,8 +167,11 @@ def _positive_bytes(text: str) -> int:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", default=None, help="store URL (default: $SIGNOFF_DB, else "
-                        ".signoff/signoff.db in the workspace)")
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)",
+    )
     parser.add_argument("--workspace", default=".", help="workspace root (default: .)")
 
 
@@ -162,12 +181,19 @@ def register(sub: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--base-url", default="", help="public URL used in notification links")
-    serve.add_argument("--no-self-approval", action="store_true",
-                       help="a requester may not approve their own request")
+    serve.add_argument(
+        "--no-self-approval",
+        action="store_true",
+        help="a requester may not approve their own request",
+    )
     serve.add_argument("--log-level", default="info")
-    serve.add_argument("--max-body", type=_positive_bytes, default=None, metavar="BYTES",
-                       help="largest request body accepted; bigger ones get 413 "
-                       "(default 1048576, 1 MiB)")
+    serve.add_argument(
+        "--max-body",
+        type=_positive_bytes,
+        default=None,
+        metavar="BYTES",
+        help="largest request body accepted; bigger ones get 413 (default 1048576, 1 MiB)",
+    )
     serve.set_defaults(func=cmd_serve)
 
     notify = sub.add_parser("notify", help="deliver notifications from the events feed")

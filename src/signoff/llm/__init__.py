@@ -22,8 +22,12 @@ if TYPE_CHECKING:
     from .session import run_session
 
 _WHERE = {
-    "Message": ".base", "Model": ".base", "assistant_message": ".base",
-    "tool_call_from_message": ".base", "OpenAIModel": ".openai", "ScriptedModel": ".scripted",
+    "Message": ".base",
+    "Model": ".base",
+    "assistant_message": ".base",
+    "tool_call_from_message": ".base",
+    "OpenAIModel": ".openai",
+    "ScriptedModel": ".scripted",
     "run_session": ".session",
 }
 
@@ -34,5 +38,12 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(_WHERE[name], __name__), name)
 
 
-__all__ = ["Message", "Model", "OpenAIModel", "ScriptedModel", "assistant_message",
-           "run_session", "tool_call_from_message"]
+__all__ = [
+    "Message",
+    "Model",
+    "OpenAIModel",
+    "ScriptedModel",
+    "assistant_message",
+    "run_session",
+    "tool_call_from_message",
+]

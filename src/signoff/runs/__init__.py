@@ -22,9 +22,14 @@ if TYPE_CHECKING:
     from .worker import resume_run, work
 
 _WHERE = {
-    "PendingCall": "..run_state", "Run": "..run_state", "RunStatus": "..run_state",
-    "Agent": ".agent", "load_agent": ".agent", "Runner": ".runner",
-    "resume_run": ".worker", "work": ".worker",
+    "PendingCall": "..run_state",
+    "Run": "..run_state",
+    "RunStatus": "..run_state",
+    "Agent": ".agent",
+    "load_agent": ".agent",
+    "Runner": ".runner",
+    "resume_run": ".worker",
+    "work": ".worker",
 }
 
 

@@ -34,6 +34,7 @@ from ..run_state import PendingCall, Run, RunStatus, storable
 if TYPE_CHECKING:
     from ..llm.base import Model
 
+
 @dataclass
 class Agent:
     """Everything needed to drive a run; rebuilt in any process by the run's factory."""

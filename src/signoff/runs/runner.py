@@ -170,11 +170,15 @@ class Runner(Settling):
             # are stored after them, judged and previewed on the files they will meet.
             to_run = any(p.effect in ("allow", "notify") and p.content is None for p in run.pending)
             status: RunStatus = "paused" if run.waiting_on and not to_run else "running"
-            requests = [] if to_run else [
-                self._new_request(run, p, judged.get(p.call_id))
-                for p in run.pending
-                if p.effect == "ask" and p.verdict is not None
-            ]
+            requests = (
+                []
+                if to_run
+                else [
+                    self._new_request(run, p, judged.get(p.call_id))
+                    for p in run.pending
+                    if p.effect == "ask" and p.verdict is not None
+                ]
+            )
             run = replace(
                 run,
                 status=status,
@@ -308,7 +312,7 @@ class Runner(Settling):
         )
 
     def _replaced(self, run: Run, index: int, item: PendingCall) -> Run:
-        pending = (*run.pending[:index], item, *run.pending[index + 1:])
+        pending = (*run.pending[:index], item, *run.pending[index + 1 :])
         return self._tally(run, pending, run.pending)
 
     def _rejudge(
@@ -320,9 +324,15 @@ class Runner(Settling):
         verdict, targets = self._judged_now(item.call, grants)
         if verdict.effect in ("allow", "notify"):
             return replace(item, effect=verdict.effect), [], targets
-        event = ("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json(),
-                             "changed": f"judged {item.effect} with its turn, "
-                                        f"{verdict.effect} when about to run"})
+        event = (
+            "verdict",
+            {
+                "call": item.call.to_json(),
+                "verdict": verdict.to_json(),
+                "changed": f"judged {item.effect} with its turn, "
+                f"{verdict.effect} when about to run",
+            },
+        )
         if verdict.effect == "deny":
             _, content = refusal_content(item.name, verdict, None)
             return replace(item, effect="deny", outcome="denied", content=content), [event], targets
@@ -339,8 +349,14 @@ class Runner(Settling):
         verdict, targets = self._judged_now(item.call, grants)
         if verdict.effect == "deny":
             _, content = refusal_content(item.name, verdict, None)
-            return replace(item, effect="deny", outcome="denied", content=content,
-                           verdict=None, request_id=None), targets
+            return replace(
+                item,
+                effect="deny",
+                outcome="denied",
+                content=content,
+                verdict=None,
+                request_id=None,
+            ), targets
         return (replace(item, verdict=verdict) if verdict.effect == "ask" else item), targets
 
     def _request(self, run: Run, item: PendingCall, targets: Targets | None = None) -> Request:

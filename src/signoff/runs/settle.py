@@ -43,13 +43,14 @@ class Settling:
         worker: str
         lease_seconds: float
 
-        def _dispatch(self, run: Run, judged_here: Mapping[str, Targets] | None = None
-                      ) -> Run: ...
+        def _dispatch(self, run: Run, judged_here: Mapping[str, Targets] | None = None) -> Run: ...
         def _grants_of(self, run_id: str | None) -> tuple[Rule, ...]: ...
-        def _tally(self, run: Run, after: tuple[PendingCall, ...],
-                   before: tuple[PendingCall, ...]) -> Run: ...
-        def _execute(self, item: PendingCall, call: ToolCall, *, idempotency_key: str,
-                     targets: Targets) -> PendingCall: ...
+        def _tally(
+            self, run: Run, after: tuple[PendingCall, ...], before: tuple[PendingCall, ...]
+        ) -> Run: ...
+        def _execute(
+            self, item: PendingCall, call: ToolCall, *, idempotency_key: str, targets: Targets
+        ) -> PendingCall: ...
 
     def _settle(self, run: Run) -> Run:
         run = self._dispatch(run)  # finish what a crash interrupted before the requests
@@ -153,11 +154,14 @@ class Settling:
         call = claim.request.call
         why, targets = self._changed_since_decision(claim.request)
         if why is not None:
-            text = (f"Tool call {item.name} was not run: it changed after it was approved "
-                    f"({why}). Nothing was done; call it again if it is still needed, and "
-                    "it will be judged and shown anew.")
-            self.store.finish(request.id, claim.token, ok=False,
-                              result_digest=sha256_hex(text), result=text)
+            text = (
+                f"Tool call {item.name} was not run: it changed after it was approved "
+                f"({why}). Nothing was done; call it again if it is still needed, and "
+                "it will be judged and shown anew."
+            )
+            self.store.finish(
+                request.id, claim.token, ok=False, result_digest=sha256_hex(text), result=text
+            )
             return replace(item, outcome="denied", content=text)
         done = self._execute(item, call, idempotency_key=request.id, targets=targets)
         self.store.finish(

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
     from .analysis import CommandPart, ShellAnalysis, ShellClass, analyze, combine, suggest_rule
 
-_PUBLIC = frozenset({"CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine",
-                     "suggest_rule"})
+_PUBLIC = frozenset(
+    {"CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"}
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -71,8 +71,10 @@ def combine(effects: Iterable[str]) -> Effect:
 
 # --------------------------------------------------------------------------- unicode
 
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad"
-                        "\u180e\u034f\u061c\u115f\u1160\u3164\uffa0]")
+_INVISIBLE = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad"
+    "\u180e\u034f\u061c\u115f\u1160\u3164\uffa0]"
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -87,31 +89,55 @@ def unicode_problem(text: str) -> str:
 # --------------------------------------------------------------------------- analysis
 
 
-def analyze(command: str, *, workspace: str, home: str | None = None, cwd: str | None = None,
-            resolver: Callable[[str], str] | None = None,
-            reader: Reader | None = None, read_roots: Iterable[str] = ()) -> ShellAnalysis:
+def analyze(
+    command: str,
+    *,
+    workspace: str,
+    home: str | None = None,
+    cwd: str | None = None,
+    resolver: Callable[[str], str] | None = None,
+    reader: Reader | None = None,
+    read_roots: Iterable[str] = (),
+) -> ShellAnalysis:
     """Judge one shell command line; never raises (an internal error is opaque: ask).
 
     `reader` reads the patches and archives whose content names what a command writes
     (default: regular files up to 1 MiB from the file system); `read_roots` are further
     directories the file tools may read (settings' `additional_directories`)."""
     try:
-        return _analyze(command, workspace, home, cwd, resolver or os.path.realpath, reader,
-                        tuple(read_roots))
+        return _analyze(
+            command, workspace, home, cwd, resolver or os.path.realpath, reader, tuple(read_roots)
+        )
     except Exception as exc:  # fail closed: an analyzer bug must never approve anything
         part = _opaque_part(command, f"could not be analyzed ({type(exc).__name__})")
         return ShellAnalysis(command, (part,), "ask", part.reasons)
 
 
-def _opaque_part(text: str, reason: str, catastrophic: bool = False,
-                 extra: tuple[str, ...] = ()) -> CommandPart:
-    return CommandPart(text.strip(), (), "opaque", "deny" if catastrophic else "ask",
-                       catastrophic, (), (), False, (reason, *extra))
+def _opaque_part(
+    text: str, reason: str, catastrophic: bool = False, extra: tuple[str, ...] = ()
+) -> CommandPart:
+    return CommandPart(
+        text.strip(),
+        (),
+        "opaque",
+        "deny" if catastrophic else "ask",
+        catastrophic,
+        (),
+        (),
+        False,
+        (reason, *extra),
+    )
 
 
-def _analyze(command: str, workspace: str, home: str | None, cwd: str | None,
-             resolver: Callable[[str], str], reader: Reader | None,
-             read_roots: tuple[str, ...] = ()) -> ShellAnalysis:
+def _analyze(
+    command: str,
+    workspace: str,
+    home: str | None,
+    cwd: str | None,
+    resolver: Callable[[str], str],
+    reader: Reader | None,
+    read_roots: tuple[str, ...] = (),
+) -> ShellAnalysis:
     if not command.strip():
         return ShellAnalysis(command, (), "allow", ())
     ctx = Context(workspace, home or os.path.expanduser("~"), resolver, lambda *a: [], reader)
@@ -129,8 +155,19 @@ def _analyze(command: str, workspace: str, home: str | None, cwd: str | None,
     parts = [_to_part(f, ctx) for f in facts]
     parts.extend(_opaque_part(command, p) for p in problems)
     if not parts:
-        parts.append(CommandPart(command.strip(), (), "read_only", "allow", False, (), (), True,
-                                 ("nothing runs (comments only)",)))
+        parts.append(
+            CommandPart(
+                command.strip(),
+                (),
+                "read_only",
+                "allow",
+                False,
+                (),
+                (),
+                True,
+                ("nothing runs (comments only)",),
+            )
+        )
     effect = combine(p.effect for p in parts)
     reasons: list[str] = []
     for p in parts:
@@ -139,8 +176,9 @@ def _analyze(command: str, workspace: str, home: str | None, cwd: str | None,
     return ShellAnalysis(command, tuple(parts), effect, tuple(reasons))
 
 
-def _nested_script(text: str, cwd: str | None, variables: dict[str, str | None],
-                   ctx: Context) -> list[Facts]:
+def _nested_script(
+    text: str, cwd: str | None, variables: dict[str, str | None], ctx: Context
+) -> list[Facts]:
     """A `bash -c '…'` literal: judged like the top level, one level deeper."""
     if ctx.depth >= 6:
         f = Facts([text])
@@ -161,8 +199,9 @@ def _nested_script(text: str, cwd: str | None, variables: dict[str, str | None],
     return facts
 
 
-def run_script(source: str, cwd: str | None, variables: dict[str, str | None],
-               ctx: Context) -> tuple[list[Facts], list[str], bool]:
+def run_script(
+    source: str, cwd: str | None, variables: dict[str, str | None], ctx: Context
+) -> tuple[list[Facts], list[str], bool]:
     """Parse and judge a script (the top-level command or a `bash -c` literal)."""
     tree, raw = parse(source)
     root = tree.root_node
@@ -196,9 +235,14 @@ def judge_command(cmd: Cmd, ctx: Context) -> list[Facts]:
 
 def _merge_alternative(facts: list[Facts], other: list[Facts]) -> None:
     for f, g in zip(facts, other, strict=False):
-        for mine, theirs in ((f.reads, g.reads), (f.writes, g.writes), (f.trees, g.trees),
-                             (f.tree_writes, g.tree_writes), (f.links, g.links),
-                             (f.mentions, g.mentions)):
+        for mine, theirs in (
+            (f.reads, g.reads),
+            (f.writes, g.writes),
+            (f.trees, g.trees),
+            (f.tree_writes, g.tree_writes),
+            (f.links, g.links),
+            (f.mentions, g.mentions),
+        ):
             mine.extend(x for x in theirs if x not in mine)
         f.unknown_paths |= g.unknown_paths
         f.unknown_reads |= g.unknown_reads
@@ -209,7 +253,7 @@ def _merge_alternative(facts: list[Facts], other: list[Facts]) -> None:
         f.raise_to(g.cls, "")
         for reason in g.reasons:
             f.note(reason)
-    facts.extend(other[len(facts):])
+    facts.extend(other[len(facts) :])
 
 
 def _judge_in(cmd: Cmd, ctx: Context) -> list[Facts]:
@@ -272,7 +316,7 @@ def data_flow(walk: Walk, per_cmd: list[list[Facts]], ctx: Context) -> None:
             runner[0].deny("pipes network data into a program that runs it as code")
         for i, stage in enumerate(flat):
             if any(f.secret for f in stage):
-                for later in flat[i + 1:]:
+                for later in flat[i + 1 :]:
                     for f in later:
                         if f.network:
                             f.deny("sends secrets or the environment over the network")
@@ -306,17 +350,34 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
         effect = "ask"
     inside = not f.unknown_paths and within_bounds(f, ctx)  # scratch writes, free reads
     reasons = f.reasons or [_DEFAULT_REASON[f.cls]]
-    return CommandPart(" ".join(f.argv), tuple(f.argv), f.cls, effect, f.catastrophic,
-                       tuple(dict.fromkeys(f.reads)), tuple(dict.fromkeys(f.writes)), inside,
-                       tuple(reasons), tuple(dict.fromkeys(f.trees)),
-                       tuple(dict.fromkeys(f.tree_writes)), tuple(dict.fromkeys(f.links)),
-                       tuple(dict.fromkeys(f.mentions)), f.unknown_paths or f.unknown_reads,
-                       tuple(dict.fromkeys(f.boundaries)), f.exact_rule)
+    return CommandPart(
+        " ".join(f.argv),
+        tuple(f.argv),
+        f.cls,
+        effect,
+        f.catastrophic,
+        tuple(dict.fromkeys(f.reads)),
+        tuple(dict.fromkeys(f.writes)),
+        inside,
+        tuple(reasons),
+        tuple(dict.fromkeys(f.trees)),
+        tuple(dict.fromkeys(f.tree_writes)),
+        tuple(dict.fromkeys(f.links)),
+        tuple(dict.fromkeys(f.mentions)),
+        f.unknown_paths or f.unknown_reads,
+        tuple(dict.fromkeys(f.boundaries)),
+        f.exact_rule,
+    )
 
 
-_DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files",
-                   "destructive": "destroys data", "network": "uses the network",
-                   "privilege": "uses elevated privileges", "opaque": "effects unknown"}
+_DEFAULT_REASON = {
+    "read_only": "only reads",
+    "reversible_write": "changes files",
+    "destructive": "destroys data",
+    "network": "uses the network",
+    "privilege": "uses elevated privileges",
+    "opaque": "effects unknown",
+}
 
 
 # --------------------------------------------------------------------------- rules
@@ -324,11 +385,42 @@ _DEFAULT_REASON = {"read_only": "only reads", "reversible_write": "changes files
 _RULE_UNSAFE = re.compile(r"[\s*?\[\](){}:,;|&<>$`\"'\\!#~=]")
 _EXACT_UNSAFE = re.compile(r"[\s*?\[$`\x00-\x1f\x7f]")
 _SUBCOMMAND_DEPTH = {
-    "git": 1, "npm": 1, "pnpm": 1, "yarn": 1, "bun": 1, "cargo": 1, "go": 1, "docker": 2,
-    "podman": 2, "kubectl": 1, "pip": 1, "pip3": 1, "uv": 1, "poetry": 1, "gh": 2, "aws": 2,
-    "gcloud": 2, "az": 2, "terraform": 1, "helm": 1, "make": 1, "just": 1, "brew": 1,
-    "apt": 1, "apt-get": 1, "dotnet": 1, "mvn": 1, "gradle": 1, "rustup": 1, "deno": 1,
-    "npx": 1, "uvx": 1, "pnpx": 1, "conda": 1, "systemctl": 1, "docker-compose": 1,
+    "git": 1,
+    "npm": 1,
+    "pnpm": 1,
+    "yarn": 1,
+    "bun": 1,
+    "cargo": 1,
+    "go": 1,
+    "docker": 2,
+    "podman": 2,
+    "kubectl": 1,
+    "pip": 1,
+    "pip3": 1,
+    "uv": 1,
+    "poetry": 1,
+    "gh": 2,
+    "aws": 2,
+    "gcloud": 2,
+    "az": 2,
+    "terraform": 1,
+    "helm": 1,
+    "make": 1,
+    "just": 1,
+    "brew": 1,
+    "apt": 1,
+    "apt-get": 1,
+    "dotnet": 1,
+    "mvn": 1,
+    "gradle": 1,
+    "rustup": 1,
+    "deno": 1,
+    "npx": 1,
+    "uvx": 1,
+    "pnpx": 1,
+    "conda": 1,
+    "systemctl": 1,
+    "docker-compose": 1,
 }
 _RUN_SCRIPT = {"run", "exec", "x", "dlx", "run-script"}
 

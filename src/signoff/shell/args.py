@@ -46,9 +46,13 @@ def has_flag(args: list[Word], *flags: str) -> bool:
         for flag in flags:
             if t == flag or (flag.startswith("--") and t.startswith(flag + "=")):
                 return True
-            if len(flag) == 2 and flag[0] == "-" and t.startswith("-") and not t.startswith(
-                "--"
-            ) and flag[1] in t[1:]:
+            if (
+                len(flag) == 2
+                and flag[0] == "-"
+                and t.startswith("-")
+                and not t.startswith("--")
+                and flag[1] in t[1:]
+            ):
                 return True
     return False
 
@@ -62,7 +66,7 @@ def option_values(args: list[Word], *names: str) -> list[Word]:
             if t == n and i + 1 < len(args):
                 out.append(args[i + 1])
             elif n.startswith("--") and t.startswith(n + "="):
-                out.append(Word(t[len(n) + 1:], w.dynamic, w.glob, w.quoted))
+                out.append(Word(t[len(n) + 1 :], w.dynamic, w.glob, w.quoted))
             elif len(n) == 2 and t.startswith(n) and len(t) > 2 and not t.startswith("--"):
                 out.append(Word(t[2:], w.dynamic, w.glob, w.quoted))
     return out

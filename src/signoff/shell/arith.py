@@ -21,24 +21,55 @@ if TYPE_CHECKING:
     from .parse import Walk, Word
 
 # Set by bash itself to numbers (or unset): their values cannot carry code.
-_SHELL_NUMBERS = frozenset({
-    "RANDOM", "SRANDOM", "LINENO", "SECONDS", "BASHPID", "PPID", "UID", "EUID", "OPTIND",
-    "SHLVL", "COLUMNS", "LINES", "HISTCMD", "EPOCHSECONDS",
-})
+_SHELL_NUMBERS = frozenset(
+    {
+        "RANDOM",
+        "SRANDOM",
+        "LINENO",
+        "SECONDS",
+        "BASHPID",
+        "PPID",
+        "UID",
+        "EUID",
+        "OPTIND",
+        "SHLVL",
+        "COLUMNS",
+        "LINES",
+        "HISTCMD",
+        "EPOCHSECONDS",
+    }
+)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _CODE_IN_VALUE = re.compile(r"[\[$`]")
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 # `name[...$(...)...]` given to a builtin that takes a variable name: the subscript runs.
 _SUBSCRIPT_CODE = re.compile(r"[A-Za-z_]\w*\[[^\]]*[$`]")
 _ASSIGN_TARGET = re.compile(r"[A-Za-z_]\w*\s*=(?!=)")
-NAME_TAKING_BUILTINS = frozenset({
-    "test", "[", "printf", "read", "declare", "typeset", "local", "export", "readonly",
-    "unset", "mapfile", "readarray", "wait", "getopts", "let",
-})
+NAME_TAKING_BUILTINS = frozenset(
+    {
+        "test",
+        "[",
+        "printf",
+        "read",
+        "declare",
+        "typeset",
+        "local",
+        "export",
+        "readonly",
+        "unset",
+        "mapfile",
+        "readarray",
+        "wait",
+        "getopts",
+        "let",
+    }
+)
 # Builtins that take a name only right after one of these flags (else: every argument).
 _NAME_AFTER_FLAG = {
-    "printf": frozenset({"-v"}), "test": frozenset({"-v", "-R"}),
-    "[": frozenset({"-v", "-R"}), "wait": frozenset({"-p"}),
+    "printf": frozenset({"-v"}),
+    "test": frozenset({"-v", "-R"}),
+    "[": frozenset({"-v", "-R"}),
+    "wait": frozenset({"-p"}),
 }
 _LISTING_INDIRECT = re.compile(r"\$\{![A-Za-z_]\w*(?:[*@]|\[[*@]\])\}\Z")
 
@@ -85,8 +116,14 @@ def _names(node: Node, text: Callable[[Node], str]) -> Iterator[str]:
                 yield text(child)
             elif child.type == "subscript":
                 yield from _names(child, text)
-    elif kind in ("command_substitution", "process_substitution", "string_content",
-                  "raw_string", "number", "comment"):
+    elif kind in (
+        "command_substitution",
+        "process_substitution",
+        "string_content",
+        "raw_string",
+        "number",
+        "comment",
+    ):
         return
     else:
         for child in node.named_children:
@@ -97,8 +134,10 @@ def arithmetic_problem(node: Node, text: Callable[[Node], str], lookup: Lookup) 
     """The problem with evaluating `node` as arithmetic, or None when no value can run."""
     for name in _names(node, text):
         if value_may_run(name, lookup):
-            return (f"arithmetic evaluates ${name}, whose value could run a command "
-                    "(a subscript in it is expanded)")
+            return (
+                f"arithmetic evaluates ${name}, whose value could run a command "
+                "(a subscript in it is expanded)"
+            )
     return None
 
 
@@ -115,8 +154,9 @@ def test_problem(node: Node, text: Callable[[Node], str], lookup: Lookup) -> str
     return None
 
 
-def expansion_problem(node: Node, raw: str, text: Callable[[Node], str],
-                      lookup: Lookup) -> str | None:
+def expansion_problem(
+    node: Node, raw: str, text: Callable[[Node], str], lookup: Lookup
+) -> str | None:
     """`${v@P}`, `${!x}` and `${arr[i]}` read a value as code."""
     name = next((text(c) for c in node.named_children if c.type == "variable_name"), "")
     if raw.startswith("${!") and not _LISTING_INDIRECT.match(raw):
@@ -203,12 +243,14 @@ class ArithmeticChecks:
     def let(self, expressions: list[Word]) -> None:
         for word in expressions:
             if word.dynamic:
-                self.out.problems.append(f"arithmetic evaluates a value known only at run "
-                                         f"time ({word.text})")
+                self.out.problems.append(
+                    f"arithmetic evaluates a value known only at run time ({word.text})"
+                )
                 return
             for name in expression_names(word.text):
                 if value_may_run(name, self._value):
                     self.out.problems.append(
                         f"arithmetic evaluates ${name}, whose value could run a command "
-                        "(a subscript in it is expanded)")
+                        "(a subscript in it is expanded)"
+                    )
                     return

@@ -34,8 +34,9 @@ MAX_MEMBERS = 5000  # more targets than this: ask rather than judge them one by 
 # --------------------------------------------------------------------------- reading
 
 
-def read_content(files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context,
-                 what: str, f: Facts | None = None) -> tuple[list[bytes] | None, str]:
+def read_content(
+    files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context, what: str, f: Facts | None = None
+) -> tuple[list[bytes] | None, str]:
     """The bytes of each named file, or of standard input when none is named; on failure
     None and why (which makes the command ask). Paths read are recorded in
     `f.content_from`, so that a command that also writes them asks (`judge_races`)."""
@@ -49,8 +50,9 @@ def read_content(files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context,
         if cmd.stdin_text is not None:
             # An unquoted here-document also joins lines at a backslash-newline.
             if cmd.stdin_dynamic or "\\\n" in cmd.stdin_text:
-                return None, (f"the {what} is a here-document that expands variables or "
-                              "commands when it runs")
+                return None, (
+                    f"the {what} is a here-document that expands variables or commands when it runs"
+                )
             return [cmd.stdin_text.encode("utf-8", "surrogateescape")], ""
         src = _stdin_file(cmd)
         if src is None:
@@ -66,8 +68,10 @@ def read_content(files: list[Word], cmd: Cmd, cwd: str | None, ctx: Context,
             f.content_from.append(path)
         data = ctx.reader(path)
         if data is None:
-            return None, (f"the {what} {w.text} cannot be read now (missing, not a regular "
-                          "file, or over 1 MiB)")
+            return None, (
+                f"the {what} {w.text} cannot be read now (missing, not a regular "
+                "file, or over 1 MiB)"
+            )
         out.append(data)
     return out, ""
 
@@ -82,8 +86,17 @@ def _stdin_file(cmd: Cmd) -> Word | None:
 _GIT_HEADER = re.compile(r"^diff --git (.*)$")
 _ED_COMMAND = re.compile(r"^\d+(,\d+)?[acdi]$|^\d+(,\d+)?[acd]\d+(,\d+)?$")
 _CONTEXT_RANGE = re.compile(r"^\*\*\* \d+(,\d+)? \*\*\*\*")
-_C_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
-              '"': '"', "\\": "\\"}
+_C_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    '"': '"',
+    "\\": "\\",
+}
 
 
 def _unquote(name: str) -> str:
@@ -98,8 +111,8 @@ def _unquote(name: str) -> str:
         c = body[i]
         if c == "\\" and i + 1 < len(body):
             nxt = body[i + 1]
-            if nxt in "01234567" and re.match(r"[0-7]{3}", body[i + 1:i + 4]):
-                raw.append(int(body[i + 1:i + 4], 8) & 0xFF)
+            if nxt in "01234567" and re.match(r"[0-7]{3}", body[i + 1 : i + 4]):
+                raw.append(int(body[i + 1 : i + 4], 8) & 0xFF)
                 i += 4
                 continue
             raw.extend(_C_ESCAPES.get(nxt, nxt).encode())
@@ -130,8 +143,8 @@ def patch_names(text: str) -> tuple[list[str], list[str], list[str], str]:
         if m:
             prefixed.extend(_split_git_names(m.group(1)))
         elif (line.startswith("--- ") and nxt.startswith("+++ ")) or (
-                line.startswith("*** ") and nxt.startswith("--- ")
-                and not _CONTEXT_RANGE.match(line)):
+            line.startswith("*** ") and nxt.startswith("--- ") and not _CONTEXT_RANGE.match(line)
+        ):
             for header in (line[4:], nxt[4:]):
                 # GNU patch may end an unquoted name at a space (before a timestamp).
                 prefixed += [_unquote(header), _unquote(header).split(" ", 1)[0]]
@@ -146,8 +159,12 @@ def patch_names(text: str) -> tuple[list[str], list[str], list[str], str]:
             if mode.startswith("100") and int(mode[-3:] or "0", 8) & 0o111:
                 executable.append(prefixed[-1] if prefixed else "")
         elif _ED_COMMAND.match(line):
-            return prefixed, plain, executable, ("the patch holds an ed-style or normal diff "
-                                                 "(no file names; patch may run ed)")
+            return (
+                prefixed,
+                plain,
+                executable,
+                ("the patch holds an ed-style or normal diff (no file names; patch may run ed)"),
+            )
     names = [n for n in prefixed if n and n != "/dev/null"]
     if not names and not plain:
         return [], [], executable, "no file names were found in the patch"
@@ -158,10 +175,10 @@ def _split_git_names(rest: str) -> list[str]:
     """`a/x b/y` (or quoted): every reading of where the first name ends is kept."""
     if rest.startswith('"'):
         end = rest.find('" ', 1)
-        return [_unquote(rest[:end + 1]), _unquote(rest[end + 2:])] if end > 0 else [rest]
+        return [_unquote(rest[: end + 1]), _unquote(rest[end + 2 :])] if end > 0 else [rest]
     out: list[str] = []
     for m in re.finditer(r" (?=[^ ])", rest):
-        out += [rest[:m.start()], _unquote(rest[m.end():])]
+        out += [rest[: m.start()], _unquote(rest[m.end() :])]
     return out or [rest]
 
 
@@ -185,9 +202,32 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         cwd = ctx.path(w, cwd)
     if has_flag(args, "-B", "--prefix", "-Y", "--basename-prefix", "-z", "--suffix"):
         unjudged(f, "patch -B/-Y/-z writes backups to places built from options")
-    pos = positionals(args, frozenset({"-p", "-d", "-i", "-o", "-D", "-F", "-V", "-r", "-B",
-                                       "-Y", "-z", "-g", "--directory", "--input", "--output",
-                                       "--strip", "--ifdef", "--fuzz", "--reject-file"}))
+    pos = positionals(
+        args,
+        frozenset(
+            {
+                "-p",
+                "-d",
+                "-i",
+                "-o",
+                "-D",
+                "-F",
+                "-V",
+                "-r",
+                "-B",
+                "-Y",
+                "-z",
+                "-g",
+                "--directory",
+                "--input",
+                "--output",
+                "--strip",
+                "--ifdef",
+                "--fuzz",
+                "--reject-file",
+            }
+        ),
+    )
     patch_files = option_values(args, "-i", "--input") or pos[1:2]
     for w in pos[:1] + option_values(args, "-o", "--output", "-r", "--reject-file"):
         note_write(f, w, cwd, ctx)  # the original file named on the command line, -o, -r
@@ -214,18 +254,34 @@ def judge_patch(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     judge_targets(f, candidates, [cwd], ctx, "patch")
 
 
-def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | None,
-                    ctx: Context) -> bool:
+def judge_git_patch(
+    sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | None, ctx: Context
+) -> bool:
     """`git apply` / `git am`: True when it writes (then the caller records the repo)."""
     args = split_short(expand_long(args, GIT_APPLY_LONG), "pCS")  # -Rp2 is -R -p2
     texts = texts_of(args)
-    if sub == "apply" and "--apply" not in texts and any(
-            t in ("--stat", "--numstat", "--summary", "--check") for t in texts):
+    if (
+        sub == "apply"
+        and "--apply" not in texts
+        and any(t in ("--stat", "--numstat", "--summary", "--check") for t in texts)
+    ):
         f.note("git apply --stat/--check only reads the patch")
         return False
-    if sub == "am" and any(t in ("--continue", "--skip", "--abort", "--quit", "--resolved",
-                                 "-r", "--show-current-patch", "--retry")
-                           or t.startswith("--show-current-patch") for t in texts):
+    if sub == "am" and any(
+        t
+        in (
+            "--continue",
+            "--skip",
+            "--abort",
+            "--quit",
+            "--resolved",
+            "-r",
+            "--show-current-patch",
+            "--retry",
+        )
+        or t.startswith("--show-current-patch")
+        for t in texts
+    ):
         return True  # works on patches an earlier, judged `git am` stored
     if sub == "am" and has_flag(args, "-i", "--interactive"):
         f.opaque("git am -i runs an editor")
@@ -236,9 +292,23 @@ def judge_git_patch(sub: str, args: list[Word], f: Facts, cmd: Cmd, cwd: str | N
         return True
     levels = levels or [1]
     prefixes = [w.text for w in directories] or [""]
-    files = positionals(args, frozenset({"-p", "-C", "--directory", "--include", "--exclude",
-                                         "--whitespace", "--exclude-dir", "--patch-format",
-                                         "-S", "--build-fake-ancestor"}))
+    files = positionals(
+        args,
+        frozenset(
+            {
+                "-p",
+                "-C",
+                "--directory",
+                "--include",
+                "--exclude",
+                "--whitespace",
+                "--exclude-dir",
+                "--patch-format",
+                "-S",
+                "--build-fake-ancestor",
+            }
+        ),
+    )
     contents, why = read_content(files, cmd, cwd, ctx, "patch", f)
     f.raise_to("reversible_write", f"git {sub} changes the files named in the patch")
     if contents is None:
@@ -280,10 +350,16 @@ def judge_races(facts: list[Facts]) -> None:
     runs is not what was read, so ask."""
     for f in facts:
         for path in f.content_from:
-            if any(path == w or path.startswith(w.rstrip("/") + "/")
-                   for g in facts if g is not f for w in g.writes if w not in g.reformats):
-                unjudged(f, f"another part of the command writes {path}, which was read to "
-                            "judge it")
+            if any(
+                path == w or path.startswith(w.rstrip("/") + "/")
+                for g in facts
+                if g is not f
+                for w in g.writes
+                if w not in g.reformats
+            ):
+                unjudged(
+                    f, f"another part of the command writes {path}, which was read to judge it"
+                )
 
 
 def protected_state(path: str, ctx: Context) -> bool:
@@ -295,8 +371,9 @@ def protected_state(path: str, ctx: Context) -> bool:
     return rel is not None and (rel == ".signoff" or rel.startswith(".signoff/"))
 
 
-def judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Context,
-                   tool: str) -> None:
+def judge_targets(
+    f: Facts, names: list[str], roots: list[str | None], ctx: Context, tool: str
+) -> None:
     """Each target, under each place it may land, goes through the same write judgement."""
     unique = list(dict.fromkeys(names))
     if len(unique) > MAX_MEMBERS:
@@ -318,5 +395,14 @@ def judge_targets(f: Facts, names: list[str], roots: list[str | None], ctx: Cont
         f.note(f"{tool} writes {shown}")
 
 
-__all__ = ["MAX_MEMBERS", "judge_git_patch", "judge_patch", "judge_races", "judge_targets",
-           "patch_names", "protected_state", "read_content", "strip_name"]
+__all__ = [
+    "MAX_MEMBERS",
+    "judge_git_patch",
+    "judge_patch",
+    "judge_races",
+    "judge_targets",
+    "patch_names",
+    "protected_state",
+    "read_content",
+    "strip_name",
+]

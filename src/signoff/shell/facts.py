@@ -16,10 +16,17 @@ from typing import Literal
 
 from .parse import Word
 
-ShellClass = Literal["read_only", "reversible_write", "destructive", "network", "privilege",
-                     "opaque"]
-_CLASS_RANK = {"read_only": 0, "reversible_write": 1, "destructive": 2, "network": 3,
-               "privilege": 4, "opaque": 5}
+ShellClass = Literal[
+    "read_only", "reversible_write", "destructive", "network", "privilege", "opaque"
+]
+_CLASS_RANK = {
+    "read_only": 0,
+    "reversible_write": 1,
+    "destructive": 2,
+    "network": 3,
+    "privilege": 4,
+    "opaque": 5,
+}
 _EXACT_CLASSES = frozenset({"destructive", "network", "privilege"})
 # Runs a nested script (`bash -c '…'`): set by shell.py, which owns parsing and data flow.
 ScriptRunner = Callable[[str, "str | None", "dict[str, str | None]"], "list[Facts]"]
@@ -88,8 +95,14 @@ class Facts:
 class Context:
     """Everything `analyze` knows about the machine: resolved roots and a resolver."""
 
-    def __init__(self, workspace: str, home: str, resolver: Callable[[str], str],
-                 script: ScriptRunner, reader: Reader | None = None) -> None:
+    def __init__(
+        self,
+        workspace: str,
+        home: str,
+        resolver: Callable[[str], str],
+        script: ScriptRunner,
+        reader: Reader | None = None,
+    ) -> None:
         self.resolver = resolver
         # Reads a patch or archive whose content names the files a command writes.
         self.reader: Reader = reader or read_bounded
@@ -112,8 +125,11 @@ class Context:
         hit = self._cache.get(norm)
         if hit is None:
             try:
-                hit = (self._realpath(norm) if self.resolver is os.path.realpath
-                       else posixpath.normpath(self.resolver(norm)))
+                hit = (
+                    self._realpath(norm)
+                    if self.resolver is os.path.realpath
+                    else posixpath.normpath(self.resolver(norm))
+                )
             except (OSError, ValueError):
                 hit = norm
             self._cache[norm] = hit
@@ -154,7 +170,7 @@ class Context:
         if path == self.home:
             return ""
         prefix = self.home.rstrip("/") + "/"
-        return path[len(prefix):] if path.startswith(prefix) else None
+        return path[len(prefix) :] if path.startswith(prefix) else None
 
 
 # A process's own view of the file system: where it leads depends on the process.

@@ -27,26 +27,123 @@ _ANY = frozenset({"--version", "--help", "-h"})
 _SINGLE_DASH = frozenset({"-version", "-help"})
 _JVM = frozenset({"java", "javac", "jar", "jshell", "keytool", "javap", "jlink", "kotlinc"})
 # Interpreters that keep running (reading code from their input) after such a flag.
-_STAYS_OPEN = frozenset({"tclsh", "wish", "expect", "erl", "escript", "scala", "kotlin",
-                         "osascript", "racket"})
+_STAYS_OPEN = frozenset(
+    {"tclsh", "wish", "expect", "erl", "escript", "scala", "kotlin", "osascript", "racket"}
+)
 # Per program: the other spellings that only print a version or help text.
 _OWN_SPELLINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("-V", ("python", "python2", "python3", "pypy", "pypy3", "deno", "uv", "uvx", "cargo",
-            "rustc", "rustup", "pip", "pip3")),
-    ("-v", ("node", "nodejs", "bun", "perl", "ruby", "php", "lua", "luajit", "julia", "npm",
-            "pnpm", "yarn", "gcc", "g++", "cc", "c++", "clang", "clang++", "make", "gmake",
-            "gradle", "mvn", "tsc", "jest", "vitest", "eslint", "prettier", "docker",
-            "podman")),
-    ("version", ("kubectl", "oc", "helm", "terraform", "tofu", "gh", "minikube", "kind", "flux",
-                 "istioctl", "go", "cargo", "docker", "podman", "gcloud", "az", "uv", "poetry",
-                 "pulumi", "vault", "consul", "nomad", "packer")),
-    ("help", ("git", "go", "cargo", "npm", "pnpm", "pip", "pip3", "uv", "kubectl", "oc",
-              "docker", "podman", "helm", "terraform", "tofu", "gh", "rustup", "brew", "gcloud",
-              "aws", "poetry", "deno")),
+    (
+        "-V",
+        (
+            "python",
+            "python2",
+            "python3",
+            "pypy",
+            "pypy3",
+            "deno",
+            "uv",
+            "uvx",
+            "cargo",
+            "rustc",
+            "rustup",
+            "pip",
+            "pip3",
+        ),
+    ),
+    (
+        "-v",
+        (
+            "node",
+            "nodejs",
+            "bun",
+            "perl",
+            "ruby",
+            "php",
+            "lua",
+            "luajit",
+            "julia",
+            "npm",
+            "pnpm",
+            "yarn",
+            "gcc",
+            "g++",
+            "cc",
+            "c++",
+            "clang",
+            "clang++",
+            "make",
+            "gmake",
+            "gradle",
+            "mvn",
+            "tsc",
+            "jest",
+            "vitest",
+            "eslint",
+            "prettier",
+            "docker",
+            "podman",
+        ),
+    ),
+    (
+        "version",
+        (
+            "kubectl",
+            "oc",
+            "helm",
+            "terraform",
+            "tofu",
+            "gh",
+            "minikube",
+            "kind",
+            "flux",
+            "istioctl",
+            "go",
+            "cargo",
+            "docker",
+            "podman",
+            "gcloud",
+            "az",
+            "uv",
+            "poetry",
+            "pulumi",
+            "vault",
+            "consul",
+            "nomad",
+            "packer",
+        ),
+    ),
+    (
+        "help",
+        (
+            "git",
+            "go",
+            "cargo",
+            "npm",
+            "pnpm",
+            "pip",
+            "pip3",
+            "uv",
+            "kubectl",
+            "oc",
+            "docker",
+            "podman",
+            "helm",
+            "terraform",
+            "tofu",
+            "gh",
+            "rustup",
+            "brew",
+            "gcloud",
+            "aws",
+            "poetry",
+            "deno",
+        ),
+    ),
 )
 _OWN: dict[str, frozenset[str]] = {
     program: frozenset(flag for flag, programs in _OWN_SPELLINGS if program in programs)
-    for _, programs in _OWN_SPELLINGS for program in programs
+    for _, programs in _OWN_SPELLINGS
+    for program in programs
 }
 
 
@@ -71,9 +168,15 @@ def describes_itself(base: str, texts: list[str]) -> bool:
 
 def _known(base: str) -> bool:
     """A program whose tables say what it does: its own flags are its judge's business."""
-    return (base in K.INTERPRETERS or base in K.RUNNERS or base in K.READ_ONLY
-            or base in K.WRITERS or base in K.NETWORK or base in K.PRIVILEGE
-            or base in K.DELETERS)
+    return (
+        base in K.INTERPRETERS
+        or base in K.RUNNERS
+        or base in K.READ_ONLY
+        or base in K.WRITERS
+        or base in K.NETWORK
+        or base in K.PRIVILEGE
+        or base in K.DELETERS
+    )
 
 
 __all__ = ["describes_itself"]

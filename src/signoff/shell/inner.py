@@ -43,11 +43,11 @@ def runner_inner(words: Sequence[str]) -> list[tuple[str, ...]]:
     while i < len(words):
         word = words[i]
         if word == "--":
-            return [tuple(words[i + 1:])] if i + 1 < len(words) else []
+            return [tuple(words[i + 1 :])] if i + 1 < len(words) else []
         if word in ("-c", "--call") and i + 1 < len(words):
             return segments(words[i + 1])
         if word.startswith("--call="):
-            return segments(word[len("--call="):])
+            return segments(word[len("--call=") :])
         if word in ("-p", "--package"):
             i += 2
             continue
@@ -62,7 +62,7 @@ def forcing_config(option: str) -> bool:
     key, _, value = option.removeprefix("-c=").partition("=")
     key = key.lower()
     if option.startswith("--config-env="):
-        return option[len("--config-env="):].lower().startswith("remote.")
+        return option[len("--config-env=") :].lower().startswith("remote.")
     if not option.startswith("-c=") or not key.startswith("remote."):
         return False
     if key.endswith(".mirror"):
@@ -74,7 +74,7 @@ def git_runs(sub: str, words: list[str]) -> list[tuple[str, ...]]:
     """Commands git runs for you: `submodule foreach CMD`, `rebase --exec CMD`,
     `bisect run CMD`."""
     if sub == "submodule" and "foreach" in words:
-        rest = [w for w in words[words.index("foreach") + 1:] if w != "--recursive"]
+        rest = [w for w in words[words.index("foreach") + 1 :] if w != "--recursive"]
         return segments(rest[0]) if len(rest) == 1 else [tuple(rest)] if rest else []
     if sub == "rebase":
         found: list[tuple[str, ...]] = []
@@ -82,7 +82,7 @@ def git_runs(sub: str, words: list[str]) -> list[tuple[str, ...]]:
             if word in ("-x", "--exec") and i + 1 < len(words):
                 found.extend(segments(words[i + 1]))
             elif word.startswith("--exec="):
-                found.extend(segments(word[len("--exec="):]))
+                found.extend(segments(word[len("--exec=") :]))
             elif word.startswith("-x") and len(word) > 2:
                 found.extend(segments(word[2:]))
         return found
@@ -105,9 +105,9 @@ def program_runs(program: str, words: list[str]) -> list[tuple[str, ...]]:
             if (word == "--command" or bundle) and i + 1 < len(words):
                 return segments(words[i + 1])
             if word.startswith("--command="):
-                return segments(word[len("--command="):])
+                return segments(word[len("--command=") :])
     if program in ("gdb", "lldb") and "--args" in words:
-        return [tuple(words[words.index("--args") + 1:])]
+        return [tuple(words[words.index("--args") + 1 :])]
     return []
 
 

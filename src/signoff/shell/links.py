@@ -24,8 +24,15 @@ Link = tuple[str, str, Facts]
 _REPLACES_LINK = frozenset({"ln", "mv", "rm", "unlink", "rmdir"})
 _LINKERS = frozenset({"ln", "cp"})
 _VALUE_LETTERS = "tS"  # ln/cp short options that take a value: -t DIR, -S SUFFIX
-_LONG = ("--symbolic", "--symbolic-link", "--link", "--relative", "--target-directory",
-         "--no-target-directory", "--suffix")
+_LONG = (
+    "--symbolic",
+    "--symbolic-link",
+    "--link",
+    "--relative",
+    "--target-directory",
+    "--no-target-directory",
+    "--suffix",
+)
 
 
 def judge_link_writes(cmds: list[Cmd], per_cmd: list[list[Facts]], ctx: Context) -> None:
@@ -54,17 +61,24 @@ def _made_links(f: Facts, cwd: str | None, ctx: Context) -> list[Link]:
     if cwd is None or any(("$" in t or "`" in t) for t in pos):
         return []  # names only known at run time: their writes already ask
     if target_dir is not None:
-        places = [(s, [posixpath.join(target_dir, posixpath.basename(s.rstrip("/")))])
-                  for s in pos]
+        places = [(s, [posixpath.join(target_dir, posixpath.basename(s.rstrip("/")))]) for s in pos]
     elif len(pos) == 1:
         places = [(pos[0], [posixpath.basename(pos[0].rstrip("/"))])]
     elif len(pos) >= 2:
         dest = pos[-1]
         single = len(pos) == 2
-        places = [(s, ([dest] if single else [])
-                   + ([] if single and ("T" in flags or "--no-target-directory" in flags)
-                      else [posixpath.join(dest, posixpath.basename(s.rstrip("/")))]))
-                  for s in pos[:-1]]
+        places = [
+            (
+                s,
+                ([dest] if single else [])
+                + (
+                    []
+                    if single and ("T" in flags or "--no-target-directory" in flags)
+                    else [posixpath.join(dest, posixpath.basename(s.rstrip("/")))]
+                ),
+            )
+            for s in pos[:-1]
+        ]
     else:
         return []
     out: list[Link] = []
@@ -113,7 +127,7 @@ def _read_options(args: list[str]) -> tuple[set[str], str | None, list[str]]:
             for k, letter in enumerate(t[1:], start=1):
                 flags.add(letter)
                 if letter in _VALUE_LETTERS:
-                    value = t[k + 1:]
+                    value = t[k + 1 :]
                     if not value and i < len(args):
                         value = args[i]
                         i += 1
@@ -143,15 +157,17 @@ def _through_each_other(links: list[Link]) -> list[Link]:
 def _via(path: str, links: list[Link]) -> str | None:
     for link, target, _ in links:
         if path.startswith(link.rstrip("/") + "/"):
-            return target.rstrip("/") + path[len(link.rstrip("/")):]
+            return target.rstrip("/") + path[len(link.rstrip("/")) :]
     return None
 
 
 def _judge_through(f: Facts, links: list[Link], ctx: Context) -> None:
     prog = posixpath.basename(f.argv[0]) if f.argv else ""  # a bare redirect: `> p`
-    recursive = any(a in ("-r", "-R", "--recursive") or (
-        a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a))
-        for a in f.argv[1:])
+    recursive = any(
+        a in ("-r", "-R", "--recursive")
+        or (a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a))
+        for a in f.argv[1:]
+    )
     slashed = any(a.endswith("/") and len(a) > 1 for a in f.argv[1:])  # `rm -r link/`
     for kind, paths in (("write", list(f.writes)), ("read", list(f.reads))):
         for path in paths:
@@ -159,18 +175,19 @@ def _judge_through(f: Facts, links: list[Link], ctx: Context) -> None:
                 if maker is f:
                     continue  # the link itself, and where ln would land it in a directory
                 if path == link:
-                    if (prog in _REPLACES_LINK and not (
-                            prog in K.DELETERS and slashed)):
+                    if prog in _REPLACES_LINK and not (prog in K.DELETERS and slashed):
                         continue  # the link itself is made, replaced or removed
                     through = target
                 elif path.startswith(link.rstrip("/") + "/"):
-                    through = target.rstrip("/") + path[len(link.rstrip("/")):]
+                    through = target.rstrip("/") + path[len(link.rstrip("/")) :]
                 else:
                     continue
                 if f.cmd < maker.cmd:  # written before the link exists, unless a loop repeats
                     if not ctx.inside(through):
-                        f.ask(f"{path} may be written through a link made later in this "
-                              f"command line (to {target})")
+                        f.ask(
+                            f"{path} may be written through a link made later in this "
+                            f"command line (to {target})"
+                        )
                     continue
                 if not ctx.inside(through):
                     f.note(f"{link} is a link this command line makes to {target}")

@@ -68,8 +68,7 @@ class _Syntax:
     single_dash_long: bool = False  # find, `-name x`, `-delete`: no bundles
 
 
-def _syntax(pairs: Sequence[tuple[str, str]], valued: Sequence[str] = (),
-            **kw: bool) -> _Syntax:
+def _syntax(pairs: Sequence[tuple[str, str]], valued: Sequence[str] = (), **kw: bool) -> _Syntax:
     aliases: dict[str, tuple[str, ...]] = {}
     for spelling, names in pairs:
         aliases[spelling] = tuple(names.split())
@@ -79,105 +78,338 @@ def _syntax(pairs: Sequence[tuple[str, str]], valued: Sequence[str] = (),
 
 _FORCE = "--force"
 _GIT_PUSH = _syntax(
-    [("-f", _FORCE), ("--force", _FORCE), ("--force-with-lease", f"--force-with-lease {_FORCE}"),
-     ("--force-if-includes", f"--force-if-includes {_FORCE}"),
-     ("--mirror", f"--mirror {_FORCE}"), ("-d", f"--delete {_FORCE}"),
-     ("--delete", f"--delete {_FORCE}"), ("--prune", f"--prune {_FORCE}"),
-     ("-u", "--set-upstream"), ("--set-upstream", "--set-upstream"), ("--all", "--all"),
-     ("--tags", "--tags"), ("-n", "--dry-run"), ("--dry-run", "--dry-run"),
-     ("--no-verify", "--no-verify"), ("-o", "--push-option"), ("--push-option", "--push-option"),
-     ("--repo", "--repo"), ("--receive-pack", "--receive-pack"), ("--exec", "--receive-pack"),
-     ("-v", "--verbose"), ("--verbose", "--verbose"), ("-q", "--quiet"), ("--quiet", "--quiet")],
+    [
+        ("-f", _FORCE),
+        ("--force", _FORCE),
+        ("--force-with-lease", f"--force-with-lease {_FORCE}"),
+        ("--force-if-includes", f"--force-if-includes {_FORCE}"),
+        ("--mirror", f"--mirror {_FORCE}"),
+        ("-d", f"--delete {_FORCE}"),
+        ("--delete", f"--delete {_FORCE}"),
+        ("--prune", f"--prune {_FORCE}"),
+        ("-u", "--set-upstream"),
+        ("--set-upstream", "--set-upstream"),
+        ("--all", "--all"),
+        ("--tags", "--tags"),
+        ("-n", "--dry-run"),
+        ("--dry-run", "--dry-run"),
+        ("--no-verify", "--no-verify"),
+        ("-o", "--push-option"),
+        ("--push-option", "--push-option"),
+        ("--repo", "--repo"),
+        ("--receive-pack", "--receive-pack"),
+        ("--exec", "--receive-pack"),
+        ("-v", "--verbose"),
+        ("--verbose", "--verbose"),
+        ("-q", "--quiet"),
+        ("--quiet", "--quiet"),
+    ],
     valued=("--push-option", "--repo", "--receive-pack"),
 )
 _GIT_SUB: dict[str, _Syntax] = {
     "push": _GIT_PUSH,
-    "clean": _syntax([("-f", _FORCE), ("--force", _FORCE), ("-d", "-d"), ("-x", "-x"),
-                      ("-X", "-X"), ("-n", "--dry-run"), ("--dry-run", "--dry-run"),
-                      ("-e", "--exclude"), ("--exclude", "--exclude")], valued=("--exclude",)),
-    "branch": _syntax([("-d", "--delete"), ("--delete", "--delete"),
-                       ("-D", f"--delete {_FORCE}"), ("-f", _FORCE), ("--force", _FORCE),
-                       ("-m", "--move"), ("--move", "--move"), ("-M", f"--move {_FORCE}"),
-                       ("-c", "--copy"), ("--copy", "--copy"), ("-C", f"--copy {_FORCE}")]),
-    "checkout": _syntax([("-f", _FORCE), ("--force", _FORCE), ("-b", "-b"),
-                         ("-B", f"-b {_FORCE}")]),
-    "switch": _syntax([("-f", _FORCE), ("--force", _FORCE), ("--discard-changes", _FORCE),
-                       ("-c", "--create"), ("--create", "--create"),
-                       ("-C", f"--create {_FORCE}")]),
-    "reset": _syntax([("--hard", "--hard"), ("--soft", "--soft"), ("--mixed", "--mixed"),
-                      ("--keep", "--keep"), ("--merge", "--merge")]),
-    "tag": _syntax([("-d", "--delete"), ("--delete", "--delete"), ("-f", _FORCE),
-                    ("--force", _FORCE), ("-m", "--message"), ("--message", "--message")],
-                   valued=("--message",)),
-    "commit": _syntax([("-a", "--all"), ("--all", "--all"), ("-m", "--message"),
-                       ("--message", "--message"), ("-F", "--file"), ("--file", "--file"),
-                       ("-n", "--no-verify"), ("--no-verify", "--no-verify"),
-                       ("--amend", "--amend")], valued=("--message", "--file")),
+    "clean": _syntax(
+        [
+            ("-f", _FORCE),
+            ("--force", _FORCE),
+            ("-d", "-d"),
+            ("-x", "-x"),
+            ("-X", "-X"),
+            ("-n", "--dry-run"),
+            ("--dry-run", "--dry-run"),
+            ("-e", "--exclude"),
+            ("--exclude", "--exclude"),
+        ],
+        valued=("--exclude",),
+    ),
+    "branch": _syntax(
+        [
+            ("-d", "--delete"),
+            ("--delete", "--delete"),
+            ("-D", f"--delete {_FORCE}"),
+            ("-f", _FORCE),
+            ("--force", _FORCE),
+            ("-m", "--move"),
+            ("--move", "--move"),
+            ("-M", f"--move {_FORCE}"),
+            ("-c", "--copy"),
+            ("--copy", "--copy"),
+            ("-C", f"--copy {_FORCE}"),
+        ]
+    ),
+    "checkout": _syntax(
+        [("-f", _FORCE), ("--force", _FORCE), ("-b", "-b"), ("-B", f"-b {_FORCE}")]
+    ),
+    "switch": _syntax(
+        [
+            ("-f", _FORCE),
+            ("--force", _FORCE),
+            ("--discard-changes", _FORCE),
+            ("-c", "--create"),
+            ("--create", "--create"),
+            ("-C", f"--create {_FORCE}"),
+        ]
+    ),
+    "reset": _syntax(
+        [
+            ("--hard", "--hard"),
+            ("--soft", "--soft"),
+            ("--mixed", "--mixed"),
+            ("--keep", "--keep"),
+            ("--merge", "--merge"),
+        ]
+    ),
+    "tag": _syntax(
+        [
+            ("-d", "--delete"),
+            ("--delete", "--delete"),
+            ("-f", _FORCE),
+            ("--force", _FORCE),
+            ("-m", "--message"),
+            ("--message", "--message"),
+        ],
+        valued=("--message",),
+    ),
+    "commit": _syntax(
+        [
+            ("-a", "--all"),
+            ("--all", "--all"),
+            ("-m", "--message"),
+            ("--message", "--message"),
+            ("-F", "--file"),
+            ("--file", "--file"),
+            ("-n", "--no-verify"),
+            ("--no-verify", "--no-verify"),
+            ("--amend", "--amend"),
+        ],
+        valued=("--message", "--file"),
+    ),
 }
 _GIT_GLOBAL = _syntax(
-    [("-C", "-C"), ("-c", "-c"), ("--git-dir", "--git-dir"), ("--work-tree", "--work-tree"),
-     ("--namespace", "--namespace"), ("--config-env", "--config-env"),
-     ("--exec-path", "--exec-path"), ("-p", "--paginate"), ("--paginate", "--paginate"),
-     ("-P", "--no-pager"), ("--no-pager", "--no-pager"), ("--bare", "--bare"),
-     ("--no-replace-objects", "--no-replace-objects"),
-     ("--literal-pathspecs", "--literal-pathspecs"), ("--super-prefix", "--super-prefix")],
-    valued=("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
-            "--super-prefix"),
+    [
+        ("-C", "-C"),
+        ("-c", "-c"),
+        ("--git-dir", "--git-dir"),
+        ("--work-tree", "--work-tree"),
+        ("--namespace", "--namespace"),
+        ("--config-env", "--config-env"),
+        ("--exec-path", "--exec-path"),
+        ("-p", "--paginate"),
+        ("--paginate", "--paginate"),
+        ("-P", "--no-pager"),
+        ("--no-pager", "--no-pager"),
+        ("--bare", "--bare"),
+        ("--no-replace-objects", "--no-replace-objects"),
+        ("--literal-pathspecs", "--literal-pathspecs"),
+        ("--super-prefix", "--super-prefix"),
+    ],
+    valued=(
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--config-env",
+        "--super-prefix",
+    ),
 )
 
 _RECURSIVE = [("-r", "-r"), ("-R", "-r"), ("--recursive", "-r")]
 _FORCE_F = [("-f", "-f"), ("--force", "-f")]
 _SIMPLE: dict[str, _Syntax] = {
-    "rm": _syntax([*_RECURSIVE, *_FORCE_F, ("-i", "-i"), ("-I", "-I"),
-                   ("--interactive=never", "-f"), ("--interactive=no", "-f"),
-                   ("--interactive=none", "-f"),
-                   ("--interactive", "-i"), ("-d", "-d"), ("--dir", "-d"), ("-v", "-v"),
-                   ("--verbose", "-v"), ("--no-preserve-root", "--no-preserve-root"),
-                   ("--preserve-root", "--preserve-root"),
-                   ("--one-file-system", "--one-file-system")]),
-    "cp": _syntax([*_RECURSIVE, *_FORCE_F, ("-a", "-a -r"), ("--archive", "-a -r"),
-                   ("-t", "-t"), ("--target-directory", "-t")], valued=("-t",)),
+    "rm": _syntax(
+        [
+            *_RECURSIVE,
+            *_FORCE_F,
+            ("-i", "-i"),
+            ("-I", "-I"),
+            ("--interactive=never", "-f"),
+            ("--interactive=no", "-f"),
+            ("--interactive=none", "-f"),
+            ("--interactive", "-i"),
+            ("-d", "-d"),
+            ("--dir", "-d"),
+            ("-v", "-v"),
+            ("--verbose", "-v"),
+            ("--no-preserve-root", "--no-preserve-root"),
+            ("--preserve-root", "--preserve-root"),
+            ("--one-file-system", "--one-file-system"),
+        ]
+    ),
+    "cp": _syntax(
+        [
+            *_RECURSIVE,
+            *_FORCE_F,
+            ("-a", "-a -r"),
+            ("--archive", "-a -r"),
+            ("-t", "-t"),
+            ("--target-directory", "-t"),
+        ],
+        valued=("-t",),
+    ),
     "mv": _syntax([*_FORCE_F, ("-t", "-t"), ("--target-directory", "-t")], valued=("-t",)),
     "chmod": _syntax(_RECURSIVE),
     "chown": _syntax(_RECURSIVE),
     "chgrp": _syntax(_RECURSIVE),
-    "curl": _syntax([("-X", "-X"), ("--request", "-X"), ("-o", "-o"), ("--output", "-o"),
-                     ("-d", "-d"), ("--data", "-d"), ("-H", "-H"), ("--header", "-H"),
-                     ("-u", "-u"), ("--user", "-u"), ("-T", "-T"), ("--upload-file", "-T"),
-                     ("-F", "-F"), ("--form", "-F"), ("-A", "-A"), ("--user-agent", "-A"),
-                     ("-e", "-e"), ("--referer", "-e"), ("-x", "-x"), ("--proxy", "-x"),
-                     ("-k", "-k"), ("--insecure", "-k"), ("-L", "-L"), ("--location", "-L"),
-                     ("-s", "-s"), ("--silent", "-s")],
-                    valued=("-X", "-o", "-d", "-H", "-u", "-T", "-F", "-A", "-e", "-x")),
-    "find": _syntax([], valued=("-name", "-iname", "-path", "-ipath", "-type", "-newer",
-                                "-maxdepth", "-mindepth", "-user", "-group", "-perm",
-                                "-size", "-mtime", "-regex"),
-                    single_dash_long=True),
+    "curl": _syntax(
+        [
+            ("-X", "-X"),
+            ("--request", "-X"),
+            ("-o", "-o"),
+            ("--output", "-o"),
+            ("-d", "-d"),
+            ("--data", "-d"),
+            ("-H", "-H"),
+            ("--header", "-H"),
+            ("-u", "-u"),
+            ("--user", "-u"),
+            ("-T", "-T"),
+            ("--upload-file", "-T"),
+            ("-F", "-F"),
+            ("--form", "-F"),
+            ("-A", "-A"),
+            ("--user-agent", "-A"),
+            ("-e", "-e"),
+            ("--referer", "-e"),
+            ("-x", "-x"),
+            ("--proxy", "-x"),
+            ("-k", "-k"),
+            ("--insecure", "-k"),
+            ("-L", "-L"),
+            ("--location", "-L"),
+            ("-s", "-s"),
+            ("--silent", "-s"),
+        ],
+        valued=("-X", "-o", "-d", "-H", "-u", "-T", "-F", "-A", "-e", "-x"),
+    ),
+    "find": _syntax(
+        [],
+        valued=(
+            "-name",
+            "-iname",
+            "-path",
+            "-ipath",
+            "-type",
+            "-newer",
+            "-maxdepth",
+            "-mindepth",
+            "-user",
+            "-group",
+            "-perm",
+            "-size",
+            "-mtime",
+            "-regex",
+        ),
+        single_dash_long=True,
+    ),
 }
 _NPM_COMMANDS: dict[str, str] = {
-    "pub": "publish", "i": "install", "in": "install", "ins": "install", "inst": "install",
-    "insta": "install", "instal": "install", "isnt": "install", "isntal": "install",
-    "isntall": "install", "add": "install", "un": "uninstall", "unlink": "uninstall",
-    "remove": "uninstall", "rm": "uninstall", "r": "uninstall", "rb": "rebuild",
-    "t": "test", "tst": "test", "run-script": "run", "rum": "run", "urn": "run",
-    "x": "exec", "ic": "ci", "clean-install": "ci", "install-clean": "ci",
-    "isntall-clean": "ci", "c": "config", "ln": "link", "ls": "list", "la": "list",
-    "ll": "list", "up": "update", "upgrade": "update", "udpate": "update", "s": "search",
-    "se": "search", "find": "search", "v": "view", "info": "view", "show": "view",
-    "dist-tags": "dist-tag", "author": "owner", "login": "adduser", "add-user": "adduser",
+    "pub": "publish",
+    "i": "install",
+    "in": "install",
+    "ins": "install",
+    "inst": "install",
+    "insta": "install",
+    "instal": "install",
+    "isnt": "install",
+    "isntal": "install",
+    "isntall": "install",
+    "add": "install",
+    "un": "uninstall",
+    "unlink": "uninstall",
+    "remove": "uninstall",
+    "rm": "uninstall",
+    "r": "uninstall",
+    "rb": "rebuild",
+    "t": "test",
+    "tst": "test",
+    "run-script": "run",
+    "rum": "run",
+    "urn": "run",
+    "x": "exec",
+    "ic": "ci",
+    "clean-install": "ci",
+    "install-clean": "ci",
+    "isntall-clean": "ci",
+    "c": "config",
+    "ln": "link",
+    "ls": "list",
+    "la": "list",
+    "ll": "list",
+    "up": "update",
+    "upgrade": "update",
+    "udpate": "update",
+    "s": "search",
+    "se": "search",
+    "find": "search",
+    "v": "view",
+    "info": "view",
+    "show": "view",
+    "dist-tags": "dist-tag",
+    "author": "owner",
+    "login": "adduser",
+    "add-user": "adduser",
 }
-_NPM_FULL = ("publish", "install", "uninstall", "unpublish", "deprecate", "dist-tag", "owner",
-             "access", "adduser", "token", "team", "exec", "run", "test", "ci", "config",
-             "update", "version", "pack", "link", "rebuild", "audit", "cache", "prune")
+_NPM_FULL = (
+    "publish",
+    "install",
+    "uninstall",
+    "unpublish",
+    "deprecate",
+    "dist-tag",
+    "owner",
+    "access",
+    "adduser",
+    "token",
+    "team",
+    "exec",
+    "run",
+    "test",
+    "ci",
+    "config",
+    "update",
+    "version",
+    "pack",
+    "link",
+    "rebuild",
+    "audit",
+    "cache",
+    "prune",
+)
 _NPM = _syntax(
-    [("-g", "--global"), ("--global", "--global"), ("-f", _FORCE), ("--force", _FORCE),
-     ("-y", "--yes"), ("--yes", "--yes"), ("--registry", "--registry"), ("--tag", "--tag"),
-     ("--otp", "--otp"), ("--access", "--access"), ("--prefix", "--prefix"),
-     ("-C", "--prefix"), ("--userconfig", "--userconfig"), ("--cache", "--cache"),
-     ("-w", "--workspace"), ("--workspace", "--workspace"), ("--loglevel", "--loglevel"),
-     ("-D", "--save-dev"), ("--save-dev", "--save-dev"), ("--dry-run", "--dry-run")],
-    valued=("--registry", "--tag", "--otp", "--access", "--prefix", "--userconfig",
-            "--cache", "--workspace", "--loglevel"),
+    [
+        ("-g", "--global"),
+        ("--global", "--global"),
+        ("-f", _FORCE),
+        ("--force", _FORCE),
+        ("-y", "--yes"),
+        ("--yes", "--yes"),
+        ("--registry", "--registry"),
+        ("--tag", "--tag"),
+        ("--otp", "--otp"),
+        ("--access", "--access"),
+        ("--prefix", "--prefix"),
+        ("-C", "--prefix"),
+        ("--userconfig", "--userconfig"),
+        ("--cache", "--cache"),
+        ("-w", "--workspace"),
+        ("--workspace", "--workspace"),
+        ("--loglevel", "--loglevel"),
+        ("-D", "--save-dev"),
+        ("--save-dev", "--save-dev"),
+        ("--dry-run", "--dry-run"),
+    ],
+    valued=(
+        "--registry",
+        "--tag",
+        "--otp",
+        "--access",
+        "--prefix",
+        "--userconfig",
+        "--cache",
+        "--workspace",
+        "--loglevel",
+    ),
 )
 _GENERIC = _Syntax()
 _OPERATORS = ("|", "||", "&&", ";", "&", ";;")
@@ -209,7 +441,7 @@ def _expand_option(word: str, syntax: _Syntax) -> tuple[list[str], bool, str | N
         canon = list(names) if names else ["-" + letter]
         out.extend(canon)
         if any(n in syntax.valued for n in canon):
-            rest = letters[i + 1:]
+            rest = letters[i + 1 :]
             return out, not rest, rest or None
     unknown = not syntax.aliases
     return out, unknown and len(letters) == 1, None
@@ -219,8 +451,9 @@ def _is_option(word: str) -> bool:
     return len(word) > 1 and word.startswith("-") and word != "--"
 
 
-def _scan(words: Sequence[str], syntax: _Syntax, options: set[str],
-          stop_at_operand: bool = False) -> tuple[list[Operand], int]:
+def _scan(
+    words: Sequence[str], syntax: _Syntax, options: set[str], stop_at_operand: bool = False
+) -> tuple[list[Operand], int]:
     """Options into `options`; the operands; and where scanning stopped."""
     operands: list[Operand] = []
     after_option = False
@@ -228,7 +461,7 @@ def _scan(words: Sequence[str], syntax: _Syntax, options: set[str],
     while i < len(words):
         word = words[i]
         if word == "--":
-            operands.extend(Operand(frozenset([w])) for w in words[i + 1:])
+            operands.extend(Operand(frozenset([w])) for w in words[i + 1 :])
             return operands, len(words)
         if _is_option(word):
             names, needs_value, attached = _expand_option(word, syntax)
@@ -263,8 +496,8 @@ def _git(words: list[str], options: set[str], inner: list[tuple[str, ...]]) -> l
     # `git -c alias.p='push --force' p`: the alias is the command it stands for; a `!`
     # alias runs a shell command, which is judged as an inner command.
     for g in sorted(globals_):
-        if g.startswith("-c=alias.") and "=" in g[len("-c=alias."):]:
-            name, _, value = g[len("-c=alias."):].partition("=")
+        if g.startswith("-c=alias.") and "=" in g[len("-c=alias.") :]:
+            name, _, value = g[len("-c=alias.") :].partition("=")
             if name != sub:
                 continue
             if value.startswith("!"):
@@ -329,7 +562,7 @@ def normalize_argv(argv: tuple[str, ...]) -> NormalCommand | None:
         command = next((o for o in operands if not o.maybe_value), None)
         if command is not None and command.spellings & RUNNER_SUBCOMMANDS:
             at = next(i for i, w in enumerate(words) if w in command.spellings)
-            inner.extend(runner_inner(words[at + 1:]))
+            inner.extend(runner_inner(words[at + 1 :]))
     elif program in _RUNNERS:
         operands, _ = _scan(words, _GENERIC, options)
         inner.extend(runner_inner(words))
@@ -338,8 +571,10 @@ def normalize_argv(argv: tuple[str, ...]) -> NormalCommand | None:
         inner.extend(program_runs(program, words))
     dynamic = any(_is_dynamic(w) for w in words)
     if dynamic:
-        operands = [Operand(o.spellings, True, True) if any(_is_dynamic(w) for w in o.spellings)
-                    else o for o in operands]
+        operands = [
+            Operand(o.spellings, True, True) if any(_is_dynamic(w) for w in o.spellings) else o
+            for o in operands
+        ]
     return NormalCommand(program, frozenset(options), tuple(operands), tuple(inner), dynamic)
 
 
@@ -363,7 +598,7 @@ def _expand_braces(words: Sequence[str]) -> list[str]:
                 if match is None:
                     step.append(w)
                     continue
-                head, tail = w[: match.start()], w[match.end():]
+                head, tail = w[: match.start()], w[match.end() :]
                 step.extend(head + alt + tail for alt in match.group(1).split(","))
             expanded = step
         out.extend(expanded)
@@ -433,8 +668,9 @@ def _word_matches(pattern: frozenset[str], operand: Operand) -> bool:
     return bool(pattern & operand.spellings)
 
 
-def _operands_match(patterns: tuple[frozenset[str], ...], operands: tuple[Operand, ...],
-                    prefix: bool) -> bool:
+def _operands_match(
+    patterns: tuple[frozenset[str], ...], operands: tuple[Operand, ...], prefix: bool
+) -> bool:
     """Patterns against operands; an operand that might be an option's value may be
     skipped, and a lone `*` pattern takes any number of operands."""
     n, m = len(operands), len(patterns)

@@ -71,8 +71,14 @@ _DYNAMIC_ASSIGNERS = {"read", "mapfile", "readarray", "getopts", "select"}
 class Walker(ArithmeticChecks):
     """One pass over one parse tree, in source order (bash runs it in that order)."""
 
-    def __init__(self, home: str, cwd: str | None, variables: dict[str, str | None],
-                 source: bytes, depth: int = 0) -> None:
+    def __init__(
+        self,
+        home: str,
+        cwd: str | None,
+        variables: dict[str, str | None],
+        source: bytes,
+        depth: int = 0,
+    ) -> None:
         self.src = source
         self.home = home
         self.cwd = cwd
@@ -90,7 +96,7 @@ class Walker(ArithmeticChecks):
     def _t(self, node: Node | None) -> str:
         if node is None:
             return ""
-        return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     # ------------------------------------------------------------------ statements
 
@@ -162,19 +168,25 @@ class Walker(ArithmeticChecks):
         if body is not None:
             self.walk(body)
         # `f() { …; } > file`: every call of f writes the file; judge it here, once.
-        redirs = [self._file_redirect(c)[0] for c in node.named_children
-                  if c.type == "file_redirect"]
+        redirs = [
+            self._file_redirect(c)[0] for c in node.named_children if c.type == "file_redirect"
+        ]
         if redirs:
-            self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node)),
-                      len(self.out.cmds))
+            self._add(
+                Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node)), len(self.out.cmds)
+            )
         self.function = outer
 
     def _for(self, node: Node) -> None:
         var = node.child_by_field_name("variable")
         values = [w for child in node.children_by_field_name("value") for w in self.fields(child)]
         body = node.child_by_field_name("body")
-        if var is not None and body is not None and values and len(values) <= 8 and not any(
-            w.dynamic for w in values
+        if (
+            var is not None
+            and body is not None
+            and values
+            and len(values) <= 8
+            and not any(w.dynamic for w in values)
         ):
             # `for f in *.md a.txt`: the body is judged once per value (a glob stays a glob).
             for value in values:
@@ -261,10 +273,22 @@ class Walker(ArithmeticChecks):
                 self.walk(body)
             if extra:
                 self.out.problems.append(
-                    "words follow the redirection of a compound command (bash refuses it)")
+                    "words follow the redirection of a compound command (bash refuses it)"
+                )
             if redirs or stdin is not None:
-                self._add(Cmd([], [], redirs, self.cwd, dict(self.vars), self._t(node),
-                              stdin_text=stdin, stdin_dynamic=dynamic), len(self.out.cmds))
+                self._add(
+                    Cmd(
+                        [],
+                        [],
+                        redirs,
+                        self.cwd,
+                        dict(self.vars),
+                        self._t(node),
+                        stdin_text=stdin,
+                        stdin_dynamic=dynamic,
+                    ),
+                    len(self.out.cmds),
+                )
         first = list(range(start, len(self.out.cmds)))
         for extra_node in later:
             if extra_node.type == "pipeline":
@@ -292,7 +316,9 @@ class Walker(ArithmeticChecks):
             elif child.type == "ERROR":
                 self.out.problems.append("a heredoc line could not be parsed")
             elif child.is_named and child.type not in (
-                "heredoc_start", "heredoc_end", "file_descriptor"
+                "heredoc_start",
+                "heredoc_end",
+                "file_descriptor",
             ):
                 found.later.append(child)
         return found
@@ -312,15 +338,23 @@ class Walker(ArithmeticChecks):
                 target = self.decode(child, tilde=True)
             else:
                 extra.extend(self.fields(child))
-        if target is not None and op in (">&", "<&", ">&-", "<&-") and (
-            target.text.isdigit() or target.text == "-"
+        if (
+            target is not None
+            and op in (">&", "<&", ">&-", "<&-")
+            and (target.text.isdigit() or target.text == "-")
         ):
             target = None  # descriptor duplication, not a file
         return Redir(op, fd, target), extra
 
-    def _command(self, node: Node, redirs: list[Redir] | None = None,
-                 stdin: str | None = None, start: int | None = None,
-                 trailing: list[Word] | None = None, dynamic: bool = False) -> None:
+    def _command(
+        self,
+        node: Node,
+        redirs: list[Redir] | None = None,
+        stdin: str | None = None,
+        start: int | None = None,
+        trailing: list[Word] | None = None,
+        dynamic: bool = False,
+    ) -> None:
         start = len(self.out.cmds) if start is None else start
         words: list[Word] = []
         assigns: list[tuple[str, Word]] = []
@@ -353,10 +387,26 @@ class Walker(ArithmeticChecks):
         words.extend(trailing or ())
         self._finish(node, words, assigns, redirs, stdin, dynamic, start)
 
-    def _finish(self, node: Node, words: list[Word], assigns: list[tuple[str, Word]],
-                redirs: list[Redir], stdin: str | None, dynamic: bool, start: int) -> None:
-        cmd = Cmd(words, assigns, redirs, self.cwd, dict(self.vars), self._t(node),
-                  stdin_text=stdin, stdin_dynamic=dynamic)
+    def _finish(
+        self,
+        node: Node,
+        words: list[Word],
+        assigns: list[tuple[str, Word]],
+        redirs: list[Redir],
+        stdin: str | None,
+        dynamic: bool,
+        start: int,
+    ) -> None:
+        cmd = Cmd(
+            words,
+            assigns,
+            redirs,
+            self.cwd,
+            dict(self.vars),
+            self._t(node),
+            stdin_text=stdin,
+            stdin_dynamic=dynamic,
+        )
         cmd.calls_function = bool(words) and words[0].text in self.out.functions
         if words and words[0].text == "let":
             self.let(words[1:])
@@ -431,8 +481,7 @@ class Walker(ArithmeticChecks):
         word = self.decode(node, tilde=True)
         # `{.git,src}/hooks` parses as a concatenation: bash expands its braces too.
         if node.type in ("word", "concatenation") and "{" in word.text and "," in word.text:
-            return [Word(t, word.dynamic, word.glob, word.quoted) for t in expand_braces(
-                word.text)]
+            return [Word(t, word.dynamic, word.glob, word.quoted) for t in expand_braces(word.text)]
         if self._split:
             parts = [p for p in re.split("[" + re.escape(self._split) + "]+", word.text) if p]
             self._split = ""
@@ -455,9 +504,12 @@ class Walker(ArithmeticChecks):
         if kind == "concatenation":
             parts = [self.decode(c, tilde and i == 0) for i, c in enumerate(node.named_children)]
             text = "".join(p.text for p in parts)
-            return Word(text, any(p.dynamic for p in parts),
-                        any(p.glob for p in parts) or bool(BRACE_SEQ_RE.search(text)),
-                        any(p.quoted for p in parts))
+            return Word(
+                text,
+                any(p.dynamic for p in parts),
+                any(p.glob for p in parts) or bool(BRACE_SEQ_RE.search(text)),
+                any(p.quoted for p in parts),
+            )
         if kind == "simple_expansion":
             return self._lookup(raw[1:], quoted=False)
         if kind == "arithmetic_expansion":
@@ -465,8 +517,10 @@ class Walker(ArithmeticChecks):
         if kind == "expansion":
             self._problem(expansion_problem(node, raw, self._t, self._value))
             names = [c for c in node.named_children]
-            if len(names) == 1 and names[0].type == "variable_name" and raw == (
-                "${" + self._t(names[0]) + "}"
+            if (
+                len(names) == 1
+                and names[0].type == "variable_name"
+                and raw == ("${" + self._t(names[0]) + "}")
             ):
                 return self._lookup(self._t(names[0]), quoted=False)
         if kind in ("command_substitution", "process_substitution"):
@@ -483,8 +537,17 @@ class Walker(ArithmeticChecks):
         self.sub_kind = kind if kind in ("<(", ">(") else "$("
         for child in node.named_children:
             if child.type == "file_redirect":  # `$(< file)`: bash reads the file
-                self._add(Cmd([], [], [self._file_redirect(child)[0]], self.cwd, dict(self.vars),
-                              self._t(node)), len(self.out.cmds))
+                self._add(
+                    Cmd(
+                        [],
+                        [],
+                        [self._file_redirect(child)[0]],
+                        self.cwd,
+                        dict(self.vars),
+                        self._t(node),
+                    ),
+                    len(self.out.cmds),
+                )
             else:
                 self.walk(child)
         self.sub_kind, self.cwd, self.vars = saved
@@ -522,8 +585,13 @@ class Walker(ArithmeticChecks):
         dynamic = False
         for child in node.named_children:
             if child.type == "string_content":
-                out.append(re.sub(r"\\([\\$`\"\n])", lambda m: "" if m.group(1) == "\n"
-                                  else m.group(1), self._t(child)))
+                out.append(
+                    re.sub(
+                        r"\\([\\$`\"\n])",
+                        lambda m: "" if m.group(1) == "\n" else m.group(1),
+                        self._t(child),
+                    )
+                )
             else:
                 w = self.decode(child)
                 self._split = ""  # quoted: no word splitting
@@ -550,8 +618,6 @@ class Walker(ArithmeticChecks):
         if not quoted and ifs and any(c in ifs for c in value):
             self._split = ifs  # unquoted: bash splits the value into several words
         return Word(value)
-
-
 
 
 def _merged(alternatives: list[str | None], current: str | None) -> list[str | None]:

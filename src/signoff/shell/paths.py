@@ -61,8 +61,9 @@ def note_read(f: Facts, word: Word, cwd: str | None, ctx: Context) -> None:
         note_outside_read(f, path, ctx)
 
 
-def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
-               content: bool = True) -> None:
+def note_write(
+    f: Facts, word: Word, cwd: str | None, ctx: Context, *, content: bool = True
+) -> None:
     """A file written (or created/changed) by the command; `content` false for chmod etc."""
     if word.text.startswith(("/dev/tcp/", "/dev/udp/")):
         f.network = True
@@ -83,7 +84,7 @@ def note_write(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
         f.deny(f"overwrites a startup or credential file in the home directory ({path})")
     elif ctx.inside(path):
         # The workspace first: a project under /root (CI runs as root) is still the project.
-        rel = path[len(ctx.workspace):].lstrip("/")
+        rel = path[len(ctx.workspace) :].lstrip("/")
         if rel and under(rel, K.WORKSPACE_PROTECTED):
             f.ask(f"writes a protected path in the workspace ({rel})")
         note_runs_later(f, word, path, ctx, "writes")
@@ -121,7 +122,8 @@ def note_runs_later(f: Facts, word: Word, path: str, ctx: Context, verb: str) ->
     # `{.git,src}/hooks` inside a longer word reaches here unexpanded: judge each reading.
     for text in _readings(rel, word):
         why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
-            configured_runs_later(text, git_places(ctx)))
+            configured_runs_later(text, git_places(ctx))
+        )
         if why and verb == "writes":
             plant(f, f"{verb} code that runs later ({why})")
             return
@@ -137,14 +139,17 @@ def git_places(ctx: Context) -> list[tuple[str, str]]:
     if ctx.git_places is None:
         places: list[tuple[str, str]] = []
         gitdir = posixpath.join(ctx.workspace, ".git")
-        for config, folder in ((posixpath.join(gitdir, "config"), gitdir),
-                               (posixpath.join(ctx.home, ".gitconfig"), ctx.home),
-                               (posixpath.join(ctx.home, ".config/git/config"),
-                                posixpath.join(ctx.home, ".config/git"))):
+        for config, folder in (
+            (posixpath.join(gitdir, "config"), gitdir),
+            (posixpath.join(ctx.home, ".gitconfig"), ctx.home),
+            (
+                posixpath.join(ctx.home, ".config/git/config"),
+                posixpath.join(ctx.home, ".config/git"),
+            ),
+        ):
             data = ctx.reader(ctx.resolve(config))
             if data:
-                places += configured_places(data.decode("utf-8", "replace"), folder,
-                                            ctx.workspace)
+                places += configured_places(data.decode("utf-8", "replace"), folder, ctx.workspace)
         hooks = ctx.resolve(posixpath.join(gitdir, "hooks"))
         rel = relative(hooks, ctx.workspace)
         if rel and not rel.startswith(".git/"):
@@ -176,7 +181,8 @@ def note_link_target(f: Facts, word: Word, link_dirs: list[str | None], ctx: Con
         rel = relative(path, ctx.workspace) or ""
         for text in _readings(rel, word):
             why = (glob_runs_later(text) if word.glob else runs_later(text)) or (
-                f"{text} is protected" if text and under(text, K.WORKSPACE_PROTECTED) else None)
+                f"{text} is protected" if text and under(text, K.WORKSPACE_PROTECTED) else None
+            )
             if why:
                 plant(f, f"links to code that runs later or protected state ({why})")
                 return
@@ -202,8 +208,9 @@ def bulk_target(path: str) -> str:
     return path
 
 
-def note_delete(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
-                recursive: bool, verb: str = "deletes") -> None:
+def note_delete(
+    f: Facts, word: Word, cwd: str | None, ctx: Context, *, recursive: bool, verb: str = "deletes"
+) -> None:
     path = ctx.path(word, cwd)
     if path is None:
         f.unknown_paths = True
@@ -218,7 +225,7 @@ def note_delete(f: Facts, word: Word, cwd: str | None, ctx: Context, *,
         f.deny(f"{verb} {why}")
     elif not ctx.inside(path):
         f.ask(f"{verb} outside the workspace ({path})")
-    elif under(path[len(ctx.workspace):].lstrip("/"), K.WORKSPACE_PROTECTED):
+    elif under(path[len(ctx.workspace) :].lstrip("/"), K.WORKSPACE_PROTECTED):
         f.ask(f"{verb} a protected path in the workspace ({path})")
     else:
         note_runs_later(f, word, path, ctx, verb)

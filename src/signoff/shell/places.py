@@ -31,44 +31,88 @@ from .facts import Context, Facts, under
 from .parse import Word
 
 SCRATCH_DIRS: tuple[str, ...] = (*K.TEMP_DIRS, "/var/folders", "/private/var/folders")
-SYSTEM_READS: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                 "/libx32")
+SYSTEM_READS: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # Under /usr, but the configuration and data of locally installed services (Homebrew on
 # Intel Macs keeps e.g. its databases' files in /usr/local/var).
 SYSTEM_READS_EXCEPT: tuple[str, ...] = ("/usr/local/etc", "/usr/local/var")
-IDENTITY_FILES: frozenset[str] = frozenset({
-    "/etc/os-release", "/etc/lsb-release", "/etc/debian_version", "/etc/redhat-release",
-    "/etc/fedora-release", "/etc/alpine-release", "/etc/arch-release", "/etc/system-release",
-    "/etc/issue", "/etc/hostname", "/etc/timezone", "/etc/localtime",
-    # How the machine resolves names and services: what a network problem is debugged with.
-    "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/services", "/etc/protocols",
-    "/etc/shells",
-    "/proc/cpuinfo", "/proc/meminfo", "/proc/version", "/proc/loadavg", "/proc/uptime",
-    "/System/Library/CoreServices/SystemVersion.plist",
-})
+IDENTITY_FILES: frozenset[str] = frozenset(
+    {
+        "/etc/os-release",
+        "/etc/lsb-release",
+        "/etc/debian_version",
+        "/etc/redhat-release",
+        "/etc/fedora-release",
+        "/etc/alpine-release",
+        "/etc/arch-release",
+        "/etc/system-release",
+        "/etc/issue",
+        "/etc/hostname",
+        "/etc/timezone",
+        "/etc/localtime",
+        # How the machine resolves names and services: what a network problem is debugged with.
+        "/etc/hosts",
+        "/etc/resolv.conf",
+        "/etc/nsswitch.conf",
+        "/etc/services",
+        "/etc/protocols",
+        "/etc/shells",
+        "/proc/cpuinfo",
+        "/proc/meminfo",
+        "/proc/version",
+        "/proc/loadavg",
+        "/proc/uptime",
+        "/System/Library/CoreServices/SystemVersion.plist",
+    }
+)
 # The command's own input and terminal (`cat /dev/fd/0`, `diff <(a) <(b)`).
 _OWN_DESCRIPTORS = ("/dev/fd/", "/proc/self/fd/", "/dev/pts/")
 # Relative to home: where package managers unpack the public sources they download.
 HOME_PACKAGE_SOURCES: tuple[str, ...] = (
-    "go/pkg/mod", ".cargo/registry", ".cargo/git", ".rustup/toolchains", ".m2/repository",
-    ".gradle/caches", ".pyenv/versions", ".nvm/versions",
+    "go/pkg/mod",
+    ".cargo/registry",
+    ".cargo/git",
+    ".rustup/toolchains",
+    ".m2/repository",
+    ".gradle/caches",
+    ".pyenv/versions",
+    ".nvm/versions",
 )
 # Directories whose names alone are no one's data: listing them (`ls -la /`, `ls /dev`,
 # `find / -maxdepth 1`) is free; reading below them is judged path by path.
-LISTABLE: frozenset[str] = frozenset({"/", "/dev", "/opt", "/mnt", "/media", "/Volumes",
-                                      "/Applications"})
+LISTABLE: frozenset[str] = frozenset(
+    {"/", "/dev", "/opt", "/mnt", "/media", "/Volumes", "/Applications"}
+)
 # Programs whose path operands name a directory to go to, or whose names they compute or
 # whose metadata they show (like `test -e`), not something whose content they read.
-_NOT_READING = frozenset({"cd", "pushd", "popd", "dirname", "basename", "realpath", "readlink",
-                          "stat"})
+_NOT_READING = frozenset(
+    {"cd", "pushd", "popd", "dirname", "basename", "realpath", "readlink", "stat"}
+)
 # Programs that read the system's logs without naming a file.
 _SYSTEM_LOG_READERS = frozenset({"journalctl"})
 # Programs that read the current directory when no path is given.
-_LIST_CWD = frozenset({"ls", "dir", "vdir", "tree", "du", "exa", "eza", "lsd", "fd", "fdfind",
-                       "rg", "ag", "ack", "ack-grep", "ugrep"})
+_LIST_CWD = frozenset(
+    {
+        "ls",
+        "dir",
+        "vdir",
+        "tree",
+        "du",
+        "exa",
+        "eza",
+        "lsd",
+        "fd",
+        "fdfind",
+        "rg",
+        "ag",
+        "ack",
+        "ack-grep",
+        "ugrep",
+    }
+)
 _GREP = frozenset({"grep", "egrep", "fgrep", "zgrep"})
-_GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive",
-                             "--directories=recurse", "-drecurse"})
+_GREP_RECURSIVE = frozenset(
+    {"-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse", "-drecurse"}
+)
 
 
 def free_read(path: str, ctx: Context) -> bool:
@@ -89,16 +133,22 @@ def scratch(path: str, ctx: Context, *, content: bool = True) -> bool:
     """A path in the temp directories. The directory itself counts only for what is put
     into it (`cp a.txt /tmp/`): changing its mode or owner (`chmod 700 /tmp`) changes it
     for every user of the machine."""
-    return (under(path, SCRATCH_DIRS) and (content or path not in SCRATCH_DIRS)
-            and ctx.under_home(path) is None)
+    return (
+        under(path, SCRATCH_DIRS)
+        and (content or path not in SCRATCH_DIRS)
+        and ctx.under_home(path) is None
+    )
 
 
 def note_outside_read(f: Facts, path: str, ctx: Context) -> None:
     """Ask, like a file tool does, when a command reads outside the workspace and the
     free places; like a file tool's boundary, no allow rule lifts it."""
     base = posixpath.basename(f.argv[0]) if f.argv else ""
-    if free_read(path, ctx) or base in _NOT_READING or (
-            path in LISTABLE and _lists_only(base, f.argv[1:])):
+    if (
+        free_read(path, ctx)
+        or base in _NOT_READING
+        or (path in LISTABLE and _lists_only(base, f.argv[1:]))
+    ):
         return
     rel = ctx.under_home(path)
     if rel == "":
@@ -114,8 +164,10 @@ def note_outside_read(f: Facts, path: str, ctx: Context) -> None:
 def _lists_only(base: str, args: list[str]) -> bool:
     """`ls` without -R, `find` no deeper than the directory's own entries."""
     if base in ("ls", "dir", "vdir"):
-        return not any(a == "--recursive" or (a.startswith("-") and not a.startswith("--")
-                                              and "R" in a) for a in args)
+        return not any(
+            a == "--recursive" or (a.startswith("-") and not a.startswith("--") and "R" in a)
+            for a in args
+        )
     if base == "find":
         return any(a == "-maxdepth" and b in ("0", "1") for a, b in itertools.pairwise(args))
     return False
@@ -124,11 +176,13 @@ def _lists_only(base: str, args: list[str]) -> bool:
 def within_bounds(f: Facts, ctx: Context) -> bool:
     """Every write in the workspace or scratch space, every read in a free place."""
     return all(ctx.inside(p) or scratch(p, ctx) for p in f.writes) and all(
-        free_read(p, ctx) for p in f.reads)
+        free_read(p, ctx) for p in f.reads
+    )
 
 
-def note_implicit_reads(base: str, texts: list[str], named: bool, f: Facts,
-                        cwd: str | None, ctx: Context) -> None:
+def note_implicit_reads(
+    base: str, texts: list[str], named: bool, f: Facts, cwd: str | None, ctx: Context
+) -> None:
     """What a read-only program reads without naming it: the current directory when no
     path is `named` (`cd ~ && ls`, `rg foo` in another checkout), the system journal."""
     if base in _SYSTEM_LOG_READERS:
@@ -145,9 +199,10 @@ def _reads_cwd(base: str, texts: list[str]) -> bool:
     if base in _LIST_CWD:
         return True
     return base in _GREP and any(
-        t in _GREP_RECURSIVE or (t.startswith("-") and not t.startswith("--")
-                                 and ("r" in t[1:] or "R" in t[1:]))
-        for t in texts)
+        t in _GREP_RECURSIVE
+        or (t.startswith("-") and not t.startswith("--") and ("r" in t[1:] or "R" in t[1:]))
+        for t in texts
+    )
 
 
 def note_cwd_read(f: Facts, cwd: str | None, ctx: Context) -> None:
@@ -187,8 +242,9 @@ _NEGATION = re.compile(rb"^[ \t]*!", re.MULTILINE)
 _RG_VALUE_LAST = re.compile(r"^-[^-\s]+[ABCEefgjMmrTt]")
 
 
-def rg_trees(roots: list[str], args: list[str], cwd: str | None, cmd_assigns: bool,
-             ctx: Context) -> list[str]:
+def rg_trees(
+    roots: list[str], args: list[str], cwd: str | None, cmd_assigns: bool, ctx: Context
+) -> list[str]:
     """The trees `rg ARGS` reads below `roots`: `ROOT/*` when it skips hidden entries."""
     if cwd is not None and any(_RG_VALUE_LAST.match(a) for a in args):
         # `rg -ng '*' x`: the glob is -g's value, x the pattern and the search runs in the
@@ -220,7 +276,7 @@ def _rg_skips_hidden(args: list[str]) -> bool:
                 return False
             unrestricted += arg.count("u")
             if "g" in arg:
-                value = arg[arg.index("g") + 1:] or (args[i + 1] if i + 1 < len(args) else "")
+                value = arg[arg.index("g") + 1 :] or (args[i + 1] if i + 1 < len(args) else "")
                 if not value.startswith("!"):
                     return False
     return unrestricted < 2
@@ -250,9 +306,11 @@ def revoke_hidden_skip(facts: list[Facts]) -> None:
     roots = {t[:-2] or "/" for f in credited for t in f.trees if t.endswith("/*")}
     for f in facts:
         if f.unknown_paths or any(
-                posixpath.basename(w) in _IGNORE_NAMES or w.endswith("/info/exclude")
-                or any(r == w or r.startswith(w.rstrip("/") + "/") for r in roots)
-                for w in (*f.writes, *f.tree_writes)):
+            posixpath.basename(w) in _IGNORE_NAMES
+            or w.endswith("/info/exclude")
+            or any(r == w or r.startswith(w.rstrip("/") + "/") for r in roots)
+            for w in (*f.writes, *f.tree_writes)
+        ):
             for g in credited:
                 g.trees[:] = [t[:-2] or "/" if t.endswith("/*") else t for t in g.trees]
             return
@@ -267,8 +325,11 @@ def grep_trees(roots: list[str], args: list[str]) -> list[str]:
     """`grep -r --exclude-dir=.signoff`: every entry of each root but `.signoff`, spelled as
     globs (`ROOT/*`, `ROOT/.[!s]*`, …) that the policy judges like any tree. Not with -R,
     which follows links: a link to `.signoff` under another name would be read."""
-    if any(a == "--dereference-recursive" or (a.startswith("-") and not a.startswith("--")
-                                              and "R" in a) for a in args):
+    if any(
+        a == "--dereference-recursive"
+        or (a.startswith("-") and not a.startswith("--") and "R" in a)
+        for a in args
+    ):
         return roots
     values = [b for a, b in itertools.pairwise(args) if a == "--exclude-dir"]
     values += [a.partition("=")[2] for a in args if a.startswith("--exclude-dir=")]

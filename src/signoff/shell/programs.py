@@ -39,7 +39,7 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
         w = words[i]
         name = w.text
         f.argv = texts_of(words[i:])
-        rest = words[i + 1:]
+        rest = words[i + 1 :]
         if w.dynamic or w.glob:
             f.runs_code = True
             f.opaque("the program to run is only known at run time")
@@ -143,13 +143,18 @@ def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
             f.raise_to("network", "reaches a remote service")
             f.deny(f"irreversibly deletes remote resources ({' '.join(pattern)})")
             return []
-    if base == "crontab" and any(t == "-r" or (t.startswith("-") and not t.startswith("--")
-                                               and "r" in t[1:]) for t in texts):
+    if base == "crontab" and any(
+        t == "-r" or (t.startswith("-") and not t.startswith("--") and "r" in t[1:]) for t in texts
+    ):
         f.raise_to("destructive", "removes scheduled jobs")
         f.deny("crontab -r deletes every scheduled job of the user, and keeps no copy")
         return []
-    if base in K.POWER or (base in ("init", "telinit") and texts[:1] in (["0"], ["6"])) or (
-        base == "systemctl" and any(t in ("poweroff", "reboot", "halt", "kexec") for t in texts)
+    if (
+        base in K.POWER
+        or (base in ("init", "telinit") and texts[:1] in (["0"], ["6"]))
+        or (
+            base == "systemctl" and any(t in ("poweroff", "reboot", "halt", "kexec") for t in texts)
+        )
     ):
         f.raise_to("privilege", "stops the machine")
         f.deny("shuts down or reboots the machine")
@@ -188,8 +193,21 @@ def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
         judge_writer(base, args, f, cmd, ctx)
         return []
     if base == "systemctl" or base == "crontab":
-        if any(t in ("status", "is-active", "is-enabled", "list-units", "show", "cat", "-l",
-                     "list-timers", "is-failed") for t in texts) or (
+        if any(
+            t
+            in (
+                "status",
+                "is-active",
+                "is-enabled",
+                "list-units",
+                "show",
+                "cat",
+                "-l",
+                "list-timers",
+                "is-failed",
+            )
+            for t in texts
+        ) or (
             not texts and base == "systemctl"  # a bare crontab installs what stdin holds
         ):
             f.note(f"{base} query")
@@ -248,8 +266,15 @@ def _find_actions(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Fa
     own = _find_own_words(texts)  # `-exec echo -delete {} ;`: -delete is echo's argument
     filtered = any(t in K.FIND_FILTERS for t in own)
     # What -exec/-delete act on: anything below the root, or the root's whole content.
-    found = [Word(posixpath.join(r.text, "{}") if filtered else posixpath.join(r.text, "*"),
-                  r.dynamic, not filtered, r.quoted) for r in roots]
+    found = [
+        Word(
+            posixpath.join(r.text, "{}") if filtered else posixpath.join(r.text, "*"),
+            r.dynamic,
+            not filtered,
+            r.quoted,
+        )
+        for r in roots
+    ]
     if "-delete" in own:
         f.raise_to("destructive", "find -delete deletes files irreversibly")
         for w in found:
@@ -261,7 +286,7 @@ def _find_actions(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Fa
             end = i + 1
             while end < len(args) and texts[end] not in (";", "+"):
                 end += 1
-            inner = args[i + 1:end]
+            inner = args[i + 1 : end]
             for root in found:
                 words = [root if w.text == "{}" else w for w in inner]
                 if words:

@@ -25,7 +25,11 @@ _TREE_READERS: dict[str, frozenset[str] | None] = {
     "egrep": frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
     "fgrep": frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
     "zgrep": frozenset({"-r", "-R", "--recursive"}),
-    "rg": None, "ag": None, "ack": None, "ugrep": None, "ack-grep": None,
+    "rg": None,
+    "ag": None,
+    "ack": None,
+    "ugrep": None,
+    "ack-grep": None,
     "cp": frozenset({"-r", "-R", "-a", "--recursive", "--archive"}),
     "scp": frozenset({"-r"}),
     "rsync": frozenset({"-r", "-a", "--recursive", "--archive"}),
@@ -34,10 +38,14 @@ _TREE_READERS: dict[str, frozenset[str] | None] = {
     "find": frozenset({"-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf", "-fls"}),
     "tar": None,  # creating reads the trees; extracting reads one archive file
     "7z": None,
-    "sha256sum": None, "sha1sum": None, "md5sum": None, "b2sum": None,
+    "sha256sum": None,
+    "sha1sum": None,
+    "md5sum": None,
+    "b2sum": None,
 }
-_DEFAULT_ROOT = frozenset({"rg", "ag", "ack", "ugrep", "ack-grep", "grep", "egrep", "fgrep",
-                           "find"})
+_DEFAULT_ROOT = frozenset(
+    {"rg", "ag", "ack", "ugrep", "ack-grep", "grep", "egrep", "fgrep", "find"}
+)
 _TREE_WRITERS: dict[str, frozenset[str]] = {
     "chmod": frozenset({"-R", "--recursive"}),
     "chown": frozenset({"-R", "--recursive"}),
@@ -58,8 +66,13 @@ def _flagged(args: list[str], flags: frozenset[str] | None) -> bool:
         for flag in flags:
             if text == flag or (flag.startswith("--") and text.startswith(flag + "=")):
                 return True
-            if (len(flag) == 2 and flag[0] == "-" and text.startswith("-")
-                    and not text.startswith("--") and flag[1] in text[1:]):
+            if (
+                len(flag) == 2
+                and flag[0] == "-"
+                and text.startswith("-")
+                and not text.startswith("--")
+                and flag[1] in text[1:]
+            ):
                 return True
     return False
 
@@ -67,7 +80,8 @@ def _flagged(args: list[str], flags: frozenset[str] | None) -> bool:
 def _grep_recurses(args: list[str]) -> bool:
     """grep -d recurse / --directories=recurse: the long way to say -r."""
     return any(t in ("--directories=recurse", "-drecurse") for t in args) or any(
-        a == "-d" and b == "recurse" for a, b in itertools.pairwise(args))
+        a == "-d" and b == "recurse" for a, b in itertools.pairwise(args)
+    )
 
 
 def note_trees(f: Facts, cmd: Cmd, ctx: Context) -> None:
@@ -108,12 +122,22 @@ def note_mentions(f: Facts, cmd: Cmd, ctx: Context) -> None:
     if not cmd.words:
         return
     program = posixpath.basename(cmd.words[0].text)
-    if program in K.NO_PATH_ARGS and program not in ("export", "declare", "typeset", "local",
-                                                     "readonly", "alias"):
+    if program in K.NO_PATH_ARGS and program not in (
+        "export",
+        "declare",
+        "typeset",
+        "local",
+        "readonly",
+        "alias",
+    ):
         return  # `echo .signoff/x` prints a name; it opens nothing
     for before, word in itertools.pairwise(cmd.words):
-        if word.dynamic or not word.text or word.text.startswith(_EXCLUDING) or (
-                before.text in _EXCLUDING_NEXT and before is not cmd.words[0]):
+        if (
+            word.dynamic
+            or not word.text
+            or word.text.startswith(_EXCLUDING)
+            or (before.text in _EXCLUDING_NEXT and before is not cmd.words[0])
+        ):
             continue  # `--exclude-dir=.signoff`, `--exclude-dir .signoff`: left out
         for candidate in _path_candidates(word.text):
             path = ctx.path(Word(candidate), cmd.cwd)

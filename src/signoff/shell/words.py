@@ -52,10 +52,26 @@ class Walk:
     problems: list[str] = field(default_factory=list)
 
 
-_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_ANSI_RE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
-                      r"|c.|.)", re.DOTALL)
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_RE = re.compile(
+    r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
+    r"|c.|.)",
+    re.DOTALL,
+)
 _BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 BRACE_SEQ_RE = re.compile(r"\{[^{}]*\.\.[^{}]*\}")
 
@@ -90,7 +106,7 @@ def expand_braces(text: str, limit: int = 64) -> list[str]:
                 nxt.append(item)
                 continue
             changed = True
-            nxt.extend(item[: m.start()] + alt + item[m.end():] for alt in m.group(1).split(","))
+            nxt.extend(item[: m.start()] + alt + item[m.end() :] for alt in m.group(1).split(","))
         out = nxt[:limit]
         if not changed:
             break

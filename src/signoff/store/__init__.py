@@ -37,36 +37,79 @@ class Store(Protocol):
     def close(self) -> None: ...
 
     # requests and their lifecycle
-    def create_request(self, request: Request, *, idempotent: bool = False,
-                       ttl_seconds: float | None = None, now: float | None = None) -> Request: ...
+    def create_request(
+        self,
+        request: Request,
+        *,
+        idempotent: bool = False,
+        ttl_seconds: float | None = None,
+        now: float | None = None,
+    ) -> Request: ...
     def get_request(self, request_id: str) -> Request: ...
     def get_outcome(self, request_id: str) -> Mapping[str, Any] | None: ...
     def get_outcomes(self, request_ids: Sequence[str]) -> dict[str, Mapping[str, Any] | None]: ...
-    def list_requests(self, state: str | None = None, run_id: str | None = None,
-                      tenant: str | None = None, limit: int = 100) -> list[Request]: ...
-    def decide(self, request_id: str, decision: Decision, *, actor: str,
-               actor_roles: Sequence[str] = (), now: float | None = None,
-               new_verdict: Verdict | None = None, binding: str | None = None) -> Request: ...
-    def claim(self, request_id: str, *, worker: str, lease_seconds: float = DEFAULT_LEASE_SECONDS,
-              now: float | None = None) -> Claim: ...
-    def finish(self, request_id: str, token: str, *, ok: bool, result_digest: str | None = None,
-               result: Any = None, now: float | None = None) -> Request: ...
+    def list_requests(
+        self,
+        state: str | None = None,
+        run_id: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+    ) -> list[Request]: ...
+    def decide(
+        self,
+        request_id: str,
+        decision: Decision,
+        *,
+        actor: str,
+        actor_roles: Sequence[str] = (),
+        now: float | None = None,
+        new_verdict: Verdict | None = None,
+        binding: str | None = None,
+    ) -> Request: ...
+    def claim(
+        self,
+        request_id: str,
+        *,
+        worker: str,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> Claim: ...
+    def finish(
+        self,
+        request_id: str,
+        token: str,
+        *,
+        ok: bool,
+        result_digest: str | None = None,
+        result: Any = None,
+        now: float | None = None,
+    ) -> Request: ...
     def expire_stale(self, now: float | None = None) -> list[str]: ...
     def sweep_leases(self, now: float | None = None) -> list[str]: ...
-    def resolve_in_doubt(self, request_id: str, outcome: InDoubtOutcome, *, actor: str,
-                         now: float | None = None) -> Request: ...
+    def resolve_in_doubt(
+        self, request_id: str, outcome: InDoubtOutcome, *, actor: str, now: float | None = None
+    ) -> Request: ...
 
     # grants
-    def add_grant(self, grant: Grant, *, run_id: str | None = None,
-                  now: float | None = None) -> Grant: ...
+    def add_grant(
+        self, grant: Grant, *, run_id: str | None = None, now: float | None = None
+    ) -> Grant: ...
     def list_grants(self, scope: str | None = None, run_id: str | None = None) -> list[Grant]: ...
-    def revoke_grant(self, grant_id: str, *, actor: str = "local",
-                     now: float | None = None) -> Grant: ...
+    def revoke_grant(
+        self, grant_id: str, *, actor: str = "local", now: float | None = None
+    ) -> Grant: ...
 
     # events feed = audit log
-    def record(self, kind: str, data: Mapping[str, Any], *, run_id: str | None = None,
-               request_id: str | None = None, actor: str | None = None,
-               now: float | None = None) -> int: ...
+    def record(
+        self,
+        kind: str,
+        data: Mapping[str, Any],
+        *,
+        run_id: str | None = None,
+        request_id: str | None = None,
+        actor: str | None = None,
+        now: float | None = None,
+    ) -> int: ...
     def events_after(self, seq: int, limit: int = 100) -> list[Event]: ...
     def last_seq(self) -> int: ...
     def deliveries(self, request_id: str) -> list[Event]: ...
@@ -76,20 +119,39 @@ class Store(Protocol):
     def wait_for_event(self, timeout: float, after_seq: int | None = None) -> bool: ...
 
     # durable runs (see store.runstore): a versioned document + append-only messages
-    def create_run(self, run: Run, messages: Sequence[Mapping[str, Any]], *,
-                   worker: str | None = None, lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
-                   now: float | None = None) -> Run: ...
+    def create_run(
+        self,
+        run: Run,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        worker: str | None = None,
+        lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> Run: ...
     def get_run(self, run_id: str) -> Run: ...
-    def list_runs(self, status: str | None = None, tenant: str | None = None,
-                  limit: int = 100) -> list[Run]: ...
+    def list_runs(
+        self, status: str | None = None, tenant: str | None = None, limit: int = 100
+    ) -> list[Run]: ...
     def load_messages(self, run_id: str) -> list[dict[str, Any]]: ...
-    def save_run(self, run: Run, new_messages: Sequence[Mapping[str, Any]], *,
-                 expected_version: int, events: Sequence[tuple[str, Mapping[str, Any]]] = (),
-                 worker: str | None = None, now: float | None = None,
-                 requests: Sequence[tuple[Request, bool, float | None]] = ()) -> Run: ...
-    def claim_run(self, worker: str, *, run_id: str | None = None,
-                  lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
-                  now: float | None = None) -> Run | None: ...
+    def save_run(
+        self,
+        run: Run,
+        new_messages: Sequence[Mapping[str, Any]],
+        *,
+        expected_version: int,
+        events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        worker: str | None = None,
+        now: float | None = None,
+        requests: Sequence[tuple[Request, bool, float | None]] = (),
+    ) -> Run: ...
+    def claim_run(
+        self,
+        worker: str,
+        *,
+        run_id: str | None = None,
+        lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> Run | None: ...
     def release_run(self, run_id: str, worker: str) -> None: ...
 
 
@@ -114,18 +176,20 @@ def open_store(url: str | Path | None = None, *, workspace: str | Path | None = 
         return PostgresStore(target)
     if target.startswith("sqlite:"):
         # SQLAlchemy's convention: sqlite:///relative.db, sqlite:////absolute/path.db
-        path = target[len("sqlite:///"):] if target.startswith("sqlite:///") else ""
+        path = target[len("sqlite:///") :] if target.startswith("sqlite:///") else ""
         if not path:
             raise ConfigurationError(
                 f"store URL {target!r} names no file (sqlite:///relative.db or "
-                "sqlite:////absolute/path.db)")
+                "sqlite:////absolute/path.db)"
+            )
         from .sqlite import SQLiteStore
 
         return SQLiteStore(path)
     if "://" in target:
         raise ConfigurationError(
             f"unknown store URL {target!r}: use memory:, sqlite:///PATH, a file path, "
-            "or postgresql://…")
+            "or postgresql://…"
+        )
     from .sqlite import SQLiteStore
 
     return SQLiteStore(target)

@@ -59,10 +59,11 @@ def read_anchor(keys: Keys, location: str) -> Anchor | None:
         mac = doc["mac"]
     except (ValueError, KeyError, TypeError) as exc:
         raise IntegrityError(f"the audit anchor {path} does not parse ({exc})") from exc
-    if doc.get("location") != location or not keys.check("audit", _message(location, anchor),
-                                                           mac):
-        raise IntegrityError(f"the audit anchor {path} does not verify with the audit key "
-                             "(edited, or made with a key that is no longer held)")
+    if doc.get("location") != location or not keys.check("audit", _message(location, anchor), mac):
+        raise IntegrityError(
+            f"the audit anchor {path} does not verify with the audit key "
+            "(edited, or made with a key that is no longer held)"
+        )
     return anchor
 
 
@@ -83,8 +84,13 @@ def write_anchor(keys: Keys, location: str, anchor: Anchor, *, reset: bool = Fal
                 return False  # keep the evidence for verify
             if old is not None and (old.first != anchor.first or old.seq >= anchor.seq):
                 return False
-        doc = {"location": location, "first": anchor.first, "seq": anchor.seq,
-               "hash": anchor.hash, "mac": keys.mac("audit", _message(location, anchor))}
+        doc = {
+            "location": location,
+            "first": anchor.first,
+            "seq": anchor.seq,
+            "hash": anchor.hash,
+            "mac": keys.mac("audit", _message(location, anchor)),
+        }
         fd, tmp = tempfile.mkstemp(prefix=".anchor-", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -173,8 +173,15 @@ class Draft:
     data: Mapping[str, Any]
 
     def doc(self, ts: float) -> dict[str, Any]:
-        return {"v": SCHEMA_VERSION, "ts": ts, "kind": self.kind, "request_id": self.request_id,
-                "run_id": self.run_id, "actor": self.actor, "data": dict(self.data)}
+        return {
+            "v": SCHEMA_VERSION,
+            "ts": ts,
+            "kind": self.kind,
+            "request_id": self.request_id,
+            "run_id": self.run_id,
+            "actor": self.actor,
+            "data": dict(self.data),
+        }
 
     def entry(self, ts: float) -> str:
         """The entry without a MAC (the format of older signoff versions)."""
@@ -189,14 +196,16 @@ DELIVERY_KINDS = (DELIVERED, DELIVERY_FAILED)
 def check_kind(kind: object, where: str) -> str:
     """An event kind: a non-empty printable string (no newline: see postgres `_joined`)."""
     if not isinstance(kind, str) or not kind or not kind.isprintable():
-        raise InvalidInput(f"{where}: an event kind must be a non-empty printable string, "
-                           f"not {kind!r}")
+        raise InvalidInput(
+            f"{where}: an event kind must be a non-empty printable string, not {kind!r}"
+        )
     return kind
 
 
 # one encoder for every call: json.dumps with these options builds a new one each time
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                            allow_nan=False)
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 
 
 def dumps(value: Any, where: str = "document") -> str:
@@ -258,8 +267,9 @@ class Row:
                 raise
             raise IntegrityError(f"request {rid}: stored document does not parse: {exc}") from exc
         except (TypeError, ValueError, KeyError, AttributeError) as exc:  # edited by hand
-            raise IntegrityError(f"request {rid}: stored document does not parse: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+            raise IntegrityError(
+                f"request {rid}: stored document does not parse: {type(exc).__name__}: {exc}"
+            ) from exc
         check_shape(request)
         if request.id != rid or request.state != state:
             raise IntegrityError(
@@ -304,8 +314,9 @@ def authorized(approvers: Sequence[str], actor: str, roles: Iterable[str]) -> bo
 # --------------------------------------------------------------------------- transitions
 
 
-def plan_create(request: Request, *, keys: Keys, now: float, ttl_seconds: float | None,
-                idempotent: bool) -> Plan:
+def plan_create(
+    request: Request, *, keys: Keys, now: float, ttl_seconds: float | None, idempotent: bool
+) -> Plan:
     if request.state != "pending" or request.decision is not None:
         raise InvalidInput("create_request: a new request must be pending and undecided")
     canonical_json(dict(request.metadata), where="request.metadata")
@@ -315,8 +326,15 @@ def plan_create(request: Request, *, keys: Keys, now: float, ttl_seconds: float 
     if expires_at <= now:
         raise InvalidInput(f"create_request: expiry {when(expires_at)} is not in the future")
     digest = request.call.digest()
-    stored = replace(request, id=rid, created_at=now, expires_at=expires_at, digest=digest,
-                     approvers=tuple(request.approvers), decision_mac="")
+    stored = replace(
+        request,
+        id=rid,
+        created_at=now,
+        expires_at=expires_at,
+        digest=digest,
+        approvers=tuple(request.approvers),
+        decision_mac="",
+    )
     stored = replace(stored, binding=bind(keys, stored))
     data = {
         "call": stored.call.to_json(),
@@ -333,8 +351,13 @@ def plan_create(request: Request, *, keys: Keys, now: float, ttl_seconds: float 
 
 def _expire(row: Row, now: float, error: Exception | None) -> Plan:
     request = replace(row.request, state="expired")
-    draft = Draft(REQUEST_EXPIRED, request.id, request.run_id, None,
-                  {"from": row.state, "expires_at": row.request.expires_at, "at": now})
+    draft = Draft(
+        REQUEST_EXPIRED,
+        request.id,
+        request.run_id,
+        None,
+        {"from": row.state, "expires_at": row.request.expires_at, "at": now},
+    )
     return Plan(replace(row, request=request), [draft], error)
 
 
@@ -343,12 +366,22 @@ def _expired(row: Row, now: float) -> bool:
     return exp is not None and now >= exp
 
 
-def plan_decide(row: Row, decision: Decision, *, keys: Keys, actor: str, roles: Sequence[str],
-                now: float, new_verdict: Verdict | None, binding: str | None) -> Plan:
+def plan_decide(
+    row: Row,
+    decision: Decision,
+    *,
+    keys: Keys,
+    actor: str,
+    roles: Sequence[str],
+    now: float,
+    new_verdict: Verdict | None,
+    binding: str | None,
+) -> Plan:
     req = row.request
     if row.state == "expired":
-        raise RequestExpired(f"request {req.id} expired at {when(req.expires_at)}; "
-                             "it can no longer be decided")
+        raise RequestExpired(
+            f"request {req.id} expired at {when(req.expires_at)}; it can no longer be decided"
+        )
     if row.state != "pending":
         prior = req.decision
         who = f"{prior.kind} by {prior.actor} at {when(prior.decided_at)}" if prior else "decided"
@@ -360,35 +393,53 @@ def plan_decide(row: Row, decision: Decision, *, keys: Keys, actor: str, roles: 
             "it was made for another request or another payload"
         )
     if _expired(row, now):
-        return _expire(row, now, RequestExpired(
-            f"request {req.id} expired at {when(req.expires_at)}; it can no longer be decided"))
+        return _expire(
+            row,
+            now,
+            RequestExpired(
+                f"request {req.id} expired at {when(req.expires_at)}; it can no longer be decided"
+            ),
+        )
     if not authorized(req.approvers, actor, roles):
-        raise NotAuthorized(f"{actor} may not decide request {req.id}; "
-                            f"its approvers are {', '.join(req.approvers)}")
+        raise NotAuthorized(
+            f"{actor} may not decide request {req.id}; its approvers are {', '.join(req.approvers)}"
+        )
     recorded = replace(decision, actor=actor, decided_at=now)
     state = DECISION_STATE[decision.kind]
     data: dict[str, Any] = {"decision": recorded.to_json(), "state": state, "digest": req.digest}
     new = replace(req, state=state, decision=recorded)
     if decision.kind == "edit":
         if new_verdict is None:
-            raise InvalidInput(f"request {req.id}: an edit needs the policy's verdict on the "
-                               "edited call (new_verdict); nothing was stored")
+            raise InvalidInput(
+                f"request {req.id}: an edit needs the policy's verdict on the "
+                "edited call (new_verdict); nothing was stored"
+            )
         assert decision.arguments is not None
         call = req.call.with_arguments(decision.arguments)
         digest = call.digest()
         if new_verdict.effect == "deny":
             state = "rejected"  # a deny still wins: the edited call never runs
-        metadata = {**req.metadata, "original_call": req.call.to_json(),
-                    "original_digest": req.digest, "original_verdict": req.verdict.to_json()}
-        new = replace(new, call=call, verdict=new_verdict, digest=digest, metadata=metadata,
-                      state=state)
+        metadata = {
+            **req.metadata,
+            "original_call": req.call.to_json(),
+            "original_digest": req.digest,
+            "original_verdict": req.verdict.to_json(),
+        }
+        new = replace(
+            new, call=call, verdict=new_verdict, digest=digest, metadata=metadata, state=state
+        )
         new = replace(new, binding=bind(keys, new))
-        data.update(state=state, original_arguments=dict(req.call.arguments),
-                    arguments=dict(call.arguments), digest=digest,
-                    verdict=new_verdict.to_json())
+        data.update(
+            state=state,
+            original_arguments=dict(req.call.arguments),
+            arguments=dict(call.arguments),
+            digest=digest,
+            verdict=new_verdict.to_json(),
+        )
     if state == "approved":
-        new = replace(new, decision_mac=keys.mac(
-            "decision", decision_message(new, recorded, state)))
+        new = replace(
+            new, decision_mac=keys.mac("decision", decision_message(new, recorded, state))
+        )
         data["decision_mac"] = new.decision_mac
     draft = Draft(REQUEST_DECIDED, req.id, req.run_id, actor, data)
     return Plan(replace(row, request=new), [draft])
@@ -403,59 +454,100 @@ def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: 
         raise AlreadyClaimed(
             f"request {req.id} is in doubt: {row.worker} claimed it and its lease lapsed at "
             f"{when(row.lease_expires_at)} without a report; a person must resolve it "
-            "(done, failed or retry)")
+            "(done, failed or retry)"
+        )
     if row.state == "claimed":
-        raise AlreadyClaimed(f"request {req.id} is already claimed by {row.worker} "
-                             f"(lease until {when(row.lease_expires_at)})")
+        raise AlreadyClaimed(
+            f"request {req.id} is already claimed by {row.worker} "
+            f"(lease until {when(row.lease_expires_at)})"
+        )
     if row.state in ("finished", "failed"):
-        raise AlreadyClaimed(f"request {req.id} already ran: {row.state} "
-                             f"(claimed by {row.worker})")
+        raise AlreadyClaimed(f"request {req.id} already ran: {row.state} (claimed by {row.worker})")
     if row.state == "expired":
         raise RequestExpired(f"request {req.id} expired at {when(req.expires_at)}")
     if row.state not in ("approved", "in_doubt"):
-        raise ConflictError(f"request {req.id} is {row.state}; only an approved call can be "
-                            "claimed")
+        raise ConflictError(
+            f"request {req.id} is {row.state}; only an approved call can be claimed"
+        )
     if row.state == "approved" and _expired(row, now):
-        return _expire(row, now, RequestExpired(
-            f"request {req.id} was approved but not claimed before its expiry at "
-            f"{when(req.expires_at)}; it will not run"))
+        return _expire(
+            row,
+            now,
+            RequestExpired(
+                f"request {req.id} was approved but not claimed before its expiry at "
+                f"{when(req.expires_at)}; it will not run"
+            ),
+        )
     verify_integrity(req, keys)
     verify_decision(req, keys)
     token = secrets.token_urlsafe(24)
     lease = now + float(lease_seconds)
-    data = {"worker": worker, "lease_expires_at": lease, "digest": req.digest,
-            "reclaim": row.state == "in_doubt"}
-    new = replace(row, request=replace(req, state="claimed"), token_hash=token_hash(token),
-                  worker=worker, lease_expires_at=lease)
+    data = {
+        "worker": worker,
+        "lease_expires_at": lease,
+        "digest": req.digest,
+        "reclaim": row.state == "in_doubt",
+    }
+    new = replace(
+        row,
+        request=replace(req, state="claimed"),
+        token_hash=token_hash(token),
+        worker=worker,
+        lease_expires_at=lease,
+    )
     events.append(Draft(REQUEST_CLAIMED, req.id, req.run_id, worker, data))
     return Plan(new, events, token=token)
 
 
 def _in_doubt(row: Row, now: float, events: list[Draft]) -> Row:
-    events.append(Draft(REQUEST_IN_DOUBT, row.request.id, row.request.run_id, None,
-                        {"worker": row.worker, "lease_expires_at": row.lease_expires_at,
-                         "at": now}))
+    events.append(
+        Draft(
+            REQUEST_IN_DOUBT,
+            row.request.id,
+            row.request.run_id,
+            None,
+            {"worker": row.worker, "lease_expires_at": row.lease_expires_at, "at": now},
+        )
+    )
     return replace(row, request=replace(row.request, state="in_doubt"))
 
 
-def plan_finish(row: Row, token: str, *, ok: bool, result_digest: str | None, result: Any,
-                now: float) -> Plan:
+def plan_finish(
+    row: Row, token: str, *, ok: bool, result_digest: str | None, result: Any, now: float
+) -> Plan:
     req = row.request
     if row.state in ("finished", "failed"):
         raise AlreadyClaimed(f"request {req.id} was already reported: {row.state}")
     if row.state not in ("claimed", "in_doubt"):
         raise ConflictError(f"request {req.id} is {row.state}, not claimed; nothing to finish")
     if row.token_hash is None or not hmac.compare_digest(token_hash(token), row.token_hash):
-        raise NotAuthorized(f"request {req.id}: the claim token does not match the current "
-                            f"claim (held by {row.worker})")
+        raise NotAuthorized(
+            f"request {req.id}: the claim token does not match the current "
+            f"claim (held by {row.worker})"
+        )
     if result_digest is None and result is not None:
         result_digest = sha256_hex(canonical_json(result, where="result"))
     state: RequestState = "finished" if ok else "failed"
-    outcome = {"v": SCHEMA_VERSION, "ok": bool(ok), "result_digest": result_digest,
-               "result": result, "finished_at": now, "worker": row.worker}
-    draft = Draft(REQUEST_FINISHED, req.id, req.run_id, row.worker,
-                  {"ok": bool(ok), "state": state, "result_digest": result_digest,
-                   "late": row.state == "in_doubt"})
+    outcome = {
+        "v": SCHEMA_VERSION,
+        "ok": bool(ok),
+        "result_digest": result_digest,
+        "result": result,
+        "finished_at": now,
+        "worker": row.worker,
+    }
+    draft = Draft(
+        REQUEST_FINISHED,
+        req.id,
+        req.run_id,
+        row.worker,
+        {
+            "ok": bool(ok),
+            "state": state,
+            "result_digest": result_digest,
+            "late": row.state == "in_doubt",
+        },
+    )
     return Plan(replace(row, request=replace(req, state=state), outcome=outcome), [draft])
 
 
@@ -476,18 +568,38 @@ def plan_resolve(row: Row, outcome: InDoubtOutcome, *, actor: str, now: float) -
     req = row.request
     if row.state != "in_doubt":
         raise ConflictError(f"request {req.id} is {row.state}, not in doubt")
-    draft = Draft(REQUEST_RESOLVED, req.id, req.run_id, actor,
-                  {"outcome": outcome, "worker": row.worker, "at": now})
+    draft = Draft(
+        REQUEST_RESOLVED,
+        req.id,
+        req.run_id,
+        actor,
+        {"outcome": outcome, "worker": row.worker, "at": now},
+    )
     if outcome == "retry":
-        new = replace(row, request=replace(req, state="approved"), token_hash=None,
-                      worker=None, lease_expires_at=None)
+        new = replace(
+            row,
+            request=replace(req, state="approved"),
+            token_hash=None,
+            worker=None,
+            lease_expires_at=None,
+        )
     elif outcome in ("done", "failed"):
         final: RequestState = "finished" if outcome == "done" else "failed"
-        new = replace(row, request=replace(req, state=final),
-                      outcome={"v": SCHEMA_VERSION, "ok": outcome == "done",
-                               "result_digest": None, "result": None, "finished_at": now,
-                               "worker": row.worker, "resolved_by": actor})
+        new = replace(
+            row,
+            request=replace(req, state=final),
+            outcome={
+                "v": SCHEMA_VERSION,
+                "ok": outcome == "done",
+                "result_digest": None,
+                "result": None,
+                "finished_at": now,
+                "worker": row.worker,
+                "resolved_by": actor,
+            },
+        )
     else:
-        raise InvalidInput(f"resolve_in_doubt: outcome must be done, failed or retry, "
-                           f"not {outcome!r}")
+        raise InvalidInput(
+            f"resolve_in_doubt: outcome must be done, failed or retry, not {outcome!r}"
+        )
     return Plan(new, [draft])

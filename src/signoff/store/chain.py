@@ -38,8 +38,9 @@ def chain_hash(prev_hash: str, entry: str) -> str:
     return sha256_hex(prev_hash + entry)
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                            allow_nan=False)
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 
 
 def keyed_entry(doc: dict[str, Any], keys: Keys) -> str:
@@ -52,8 +53,9 @@ def keyed_entry(doc: dict[str, Any], keys: Keys) -> str:
         raise InvalidInput(f"event: not JSON ({exc})") from exc
 
 
-def _entry_problem(seq: int, doc: dict[str, Any], keys: Keys, keyed: bool,
-                   seen: set[str]) -> str | None:
+def _entry_problem(
+    seq: int, doc: dict[str, Any], keys: Keys, keyed: bool, seen: set[str]
+) -> str | None:
     """Why a parsed entry fails the keyed check (None: it passes)."""
     mac = doc.pop("mac", None)
     if mac is None:
@@ -63,10 +65,14 @@ def _entry_problem(seq: int, doc: dict[str, Any], keys: Keys, keyed: bool,
     if not keys.check("audit", _ENCODER.encode(doc), mac):
         kid = str(mac).split(":", 1)[0]
         if kid not in keys.masters:
-            return f"entry {seq}: its MAC names key id {kid!r}, which {keys.source} does not " \
-                   "hold (forged, or the key was removed)"
-        return f"entry {seq}: its MAC does not verify with the audit key (forged or edited, " \
-               "then re-hashed)"
+            return (
+                f"entry {seq}: its MAC names key id {kid!r}, which {keys.source} does not "
+                "hold (forged, or the key was removed)"
+            )
+        return (
+            f"entry {seq}: its MAC does not verify with the audit key (forged or edited, "
+            "then re-hashed)"
+        )
     nonce = str(doc.get("n"))
     if nonce in seen:
         return f"entry {seq} is a copy of an earlier entry (replayed)"
@@ -74,10 +80,14 @@ def _entry_problem(seq: int, doc: dict[str, Any], keys: Keys, keyed: bool,
     return None
 
 
-def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
-                 head: tuple[int, str] | None,
-                 checkpoint: tuple[int, str] | None = None, *, keys: Keys | None = None,
-                 anchor: Anchor | None = None) -> tuple[bool, int | None, str]:
+def verify_chain(
+    rows: Iterable[tuple[int, str, str, str, str, str | None]],
+    head: tuple[int, str] | None,
+    checkpoint: tuple[int, str] | None = None,
+    *,
+    keys: Keys | None = None,
+    anchor: Anchor | None = None,
+) -> tuple[bool, int | None, str]:
     """Check (seq, entry, prev_hash, hash, kind, request_id) rows in seq order against the
     recorded head (None: the entries exist but none is marked as the last one), an
     optional checkpoint, an earlier (seq, hash) the chain must still hold, the entries'
@@ -92,8 +102,11 @@ def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
                 return False, expected_seq, f"entry {expected_seq} is missing (next is {seq})"
             return False, seq, f"entry {seq} is out of order (expected {expected_seq})"
         if prev_hash != prev:
-            return False, seq, f"entry {seq} does not link to entry {seq - 1} (deleted, " \
-                               "inserted or reordered)"
+            return (
+                False,
+                seq,
+                f"entry {seq} does not link to entry {seq - 1} (deleted, inserted or reordered)",
+            )
         if chain_hash(prev_hash, entry) != hash_:
             return False, seq, f"entry {seq} was edited: its hash does not match its content"
         try:
@@ -107,28 +120,48 @@ def verify_chain(rows: Iterable[tuple[int, str, str, str, str, str | None]],
             problem = _entry_problem(seq, doc, keys, keyed, seen)
             if problem is not None:
                 return False, seq, problem
-        if anchor is not None and ((seq == 1 and hash_ != anchor.first)
-                                   or (seq == anchor.seq and hash_ != anchor.hash)):
-            return False, seq, f"entry {seq} is not the one anchored outside the store (the " \
-                               "log was rewritten, or replaced, up to here)"
+        if anchor is not None and (
+            (seq == 1 and hash_ != anchor.first) or (seq == anchor.seq and hash_ != anchor.hash)
+        ):
+            return (
+                False,
+                seq,
+                f"entry {seq} is not the one anchored outside the store (the "
+                "log was rewritten, or replaced, up to here)",
+            )
         if checkpoint is not None and seq == checkpoint[0] and hash_ != checkpoint[1]:
-            return False, seq, f"entry {seq} is not the one the chain's checkpoint recorded " \
-                               "(the log was rewritten up to here)"
+            return (
+                False,
+                seq,
+                f"entry {seq} is not the one the chain's checkpoint recorded "
+                "(the log was rewritten up to here)",
+            )
         prev = hash_
         expected_seq += 1
     last = expected_seq - 1
     if anchor is not None and anchor.seq > last:
-        return False, last + 1, f"entries {last + 1}..{anchor.seq} (at least) were deleted " \
-                                "from the end (the anchor outside the store holds entry " \
-                                f"{anchor.seq})"
+        return (
+            False,
+            last + 1,
+            f"entries {last + 1}..{anchor.seq} (at least) were deleted "
+            "from the end (the anchor outside the store holds entry "
+            f"{anchor.seq})",
+        )
     if checkpoint is not None and checkpoint[0] > last:
-        return False, last + 1, f"entries {last + 1}..{checkpoint[0]} (at least) were " \
-                                "deleted from the end"
+        return (
+            False,
+            last + 1,
+            f"entries {last + 1}..{checkpoint[0]} (at least) were deleted from the end",
+        )
     if head is None:
         if last == 0:
             return True, None, "0 entries verified"
-        return False, last + 1, f"entry {last + 1} and any after it were deleted from the " \
-                                f"end (entry {last} is not marked as the last)"
+        return (
+            False,
+            last + 1,
+            f"entry {last + 1} and any after it were deleted from the "
+            f"end (entry {last} is not marked as the last)",
+        )
     head_seq, head_hash = head
     if head_seq != last or (last and head_hash != prev):
         if head_seq > last:

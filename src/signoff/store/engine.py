@@ -38,19 +38,22 @@ class Tx(Protocol):
     def cas_request(self, cols: Cols, old_version: int) -> bool: ...
     def ids_due(self, states: Sequence[str], column: str, now: float) -> list[str]: ...
     def outcomes(self, request_ids: Sequence[str]) -> list[tuple[str, str | None]]: ...
-    def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
-                      limit: int) -> list[Cols]: ...
+    def list_requests(
+        self, state: str | None, run_id: str | None, tenant: str | None, limit: int
+    ) -> list[Cols]: ...
     def append(self, entries: list[tuple[Draft, str]], ts: float) -> list[int]: ...
     def meta_get(self, key: str) -> str | None: ...
     def meta_put_if_absent(self, key: str, value: str) -> None: ...
     def meta_delete(self, key: str) -> None: ...
-    def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
-                     doc: str) -> None: ...
+    def insert_grant(
+        self, grant_id: str, scope: str, run_id: str | None, created_at: float, doc: str
+    ) -> None: ...
     def get_grant(self, grant_id: str, lock: bool) -> tuple[str, float | None] | None: ...
     def revoke_grant(self, grant_id: str, now: float, doc: str) -> None: ...
     def grant_doc(self, grant_id: str, doc: str) -> None: ...
-    def list_grants(self, scope: str | None,
-                    run_id: str | None) -> list[tuple[str, str | None]]: ...
+    def list_grants(
+        self, scope: str | None, run_id: str | None
+    ) -> list[tuple[str, str | None]]: ...
     def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]: ...
     def deliveries(self, request_id: str) -> list[tuple[int, str, str, str]]: ...
     def cursor_get(self, name: str) -> int: ...
@@ -63,8 +66,9 @@ class Tx(Protocol):
     def run_get(self, run_id: str, lock: bool) -> Cols | None: ...
     def run_insert(self, cols: Cols) -> None: ...
     def run_update(self, cols: Cols, old_version: int, *, status_changed: bool) -> None: ...
-    def run_lease(self, run_id: str, owner: str | None, expires_at: float | None,
-                  seconds: float | None) -> None: ...
+    def run_lease(
+        self, run_id: str, owner: str | None, expires_at: float | None, seconds: float | None
+    ) -> None: ...
     def run_release(self, run_id: str, worker: str) -> None: ...
     def run_list(self, status: str | None, tenant: str | None, limit: int) -> list[Cols]: ...
     def run_ready(self, now: float) -> Cols | None: ...
@@ -183,11 +187,11 @@ class Engine(KeyedLog, RunsAPI):
     def _refused(self, request_id: str, now: float, exc: IntegrityError) -> None:
         """Put a refusal for tampering on the record (best effort: the refusal stands)."""
         with suppress(SignoffError):
-            self.record(REQUEST_INTEGRITY_FAILED, {"error": str(exc)},
-                        request_id=request_id, now=now)
+            self.record(
+                REQUEST_INTEGRITY_FAILED, {"error": str(exc)}, request_id=request_id, now=now
+            )
 
-    def _transition_once(self, request_id: str, now: float,
-                         fn: Callable[[Row], Plan]) -> Plan:
+    def _transition_once(self, request_id: str, now: float, fn: Callable[[Row], Plan]) -> Plan:
         cached = self._rows.get(request_id)
         for _ in range(MAX_CAS_ATTEMPTS):
             if cached is not None:
@@ -206,11 +210,11 @@ class Engine(KeyedLog, RunsAPI):
                     raise plan.error
                 return plan
             self._rows.drop(request_id)
-        raise ConflictError(f"request {request_id}: gave up after {MAX_CAS_ATTEMPTS} "
-                            "concurrent changes")
+        raise ConflictError(
+            f"request {request_id}: gave up after {MAX_CAS_ATTEMPTS} concurrent changes"
+        )
 
-    def _apply(self, row: Row, plan: Plan, entries: list[tuple[Draft, str]],
-               now: float) -> bool:
+    def _apply(self, row: Row, plan: Plan, entries: list[tuple[Draft, str]], now: float) -> bool:
         """Write the plan's row if the stored one is still at `row.version`, with its
         events, in one transaction; False if someone else moved first."""
         assert plan.row is not None
@@ -223,11 +227,18 @@ class Engine(KeyedLog, RunsAPI):
 
     # ------------------------------------------------------------------ requests
 
-    def create_request(self, request: Request, *, idempotent: bool = False,
-                       ttl_seconds: float | None = None, now: float | None = None) -> Request:
+    def create_request(
+        self,
+        request: Request,
+        *,
+        idempotent: bool = False,
+        ttl_seconds: float | None = None,
+        now: float | None = None,
+    ) -> Request:
         ts = base.clock(now)
-        plan = base.plan_create(request, keys=self._keys, now=ts, ttl_seconds=ttl_seconds,
-                                idempotent=idempotent)
+        plan = base.plan_create(
+            request, keys=self._keys, now=ts, ttl_seconds=ttl_seconds, idempotent=idempotent
+        )
         assert plan.row is not None
         entries, cols = self._entries(plan.events, ts), plan.row.columns()
         try:
@@ -275,58 +286,111 @@ class Engine(KeyedLog, RunsAPI):
         found: dict[str, Mapping[str, Any] | None] = {}
         with self._read() as tx:
             for start in range(0, len(ids), 500):  # well under any backend's parameter limit
-                for rid, text in tx.outcomes(ids[start:start + 500]):
+                for rid, text in tx.outcomes(ids[start : start + 500]):
                     outcome = None if text is None else json.loads(text)
                     if outcome is not None:
                         check_version(outcome, "outcome")
                     found[rid] = outcome
         return found
 
-    def list_requests(self, state: str | None = None, run_id: str | None = None,
-                      tenant: str | None = None, limit: int = 100) -> list[Request]:
+    def list_requests(
+        self,
+        state: str | None = None,
+        run_id: str | None = None,
+        tenant: str | None = None,
+        limit: int = 100,
+    ) -> list[Request]:
         with self._read() as tx:
             rows = tx.list_requests(state, run_id, tenant, int(limit))
         return [Row.from_columns(cols).request for cols in rows]
 
-    def decide(self, request_id: str, decision: Decision, *, actor: str,
-               actor_roles: Sequence[str] = (), now: float | None = None,
-               new_verdict: Verdict | None = None, binding: str | None = None) -> Request:
+    def decide(
+        self,
+        request_id: str,
+        decision: Decision,
+        *,
+        actor: str,
+        actor_roles: Sequence[str] = (),
+        now: float | None = None,
+        new_verdict: Verdict | None = None,
+        binding: str | None = None,
+    ) -> Request:
         ts = base.clock(now)
-        plan = self._transition(request_id, ts, lambda row: base.plan_decide(
-            row, decision, keys=self._keys, actor=actor, roles=tuple(actor_roles), now=ts,
-            new_verdict=new_verdict, binding=binding))
+        plan = self._transition(
+            request_id,
+            ts,
+            lambda row: base.plan_decide(
+                row,
+                decision,
+                keys=self._keys,
+                actor=actor,
+                roles=tuple(actor_roles),
+                now=ts,
+                new_verdict=new_verdict,
+                binding=binding,
+            ),
+        )
         assert plan.row is not None
         return plan.row.request
 
-    def claim(self, request_id: str, *, worker: str,
-              lease_seconds: float = base.DEFAULT_LEASE_SECONDS,
-              now: float | None = None) -> Claim:
+    def claim(
+        self,
+        request_id: str,
+        *,
+        worker: str,
+        lease_seconds: float = base.DEFAULT_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> Claim:
         ts = base.clock(now)
-        plan = self._transition(request_id, ts, lambda row: base.plan_claim(
-            row, keys=self._keys, worker=worker, lease_seconds=lease_seconds, now=ts))
+        plan = self._transition(
+            request_id,
+            ts,
+            lambda row: base.plan_claim(
+                row, keys=self._keys, worker=worker, lease_seconds=lease_seconds, now=ts
+            ),
+        )
         assert plan.row is not None and plan.token is not None
         assert plan.row.lease_expires_at is not None
         return Claim(plan.token, plan.row.lease_expires_at, plan.row.request, worker)
 
-    def finish(self, request_id: str, token: str, *, ok: bool,
-               result_digest: str | None = None, result: Any = None,
-               now: float | None = None) -> Request:
+    def finish(
+        self,
+        request_id: str,
+        token: str,
+        *,
+        ok: bool,
+        result_digest: str | None = None,
+        result: Any = None,
+        now: float | None = None,
+    ) -> Request:
         ts = base.clock(now)
-        plan = self._transition(request_id, ts, lambda row: base.plan_finish(
-            row, token, ok=ok, result_digest=result_digest, result=result, now=ts))
+        plan = self._transition(
+            request_id,
+            ts,
+            lambda row: base.plan_finish(
+                row, token, ok=ok, result_digest=result_digest, result=result, now=ts
+            ),
+        )
         assert plan.row is not None
         return plan.row.request
 
-    def resolve_in_doubt(self, request_id: str, outcome: base.InDoubtOutcome, *, actor: str,
-                         now: float | None = None) -> Request:
+    def resolve_in_doubt(
+        self, request_id: str, outcome: base.InDoubtOutcome, *, actor: str, now: float | None = None
+    ) -> Request:
         ts = base.clock(now)
-        plan = self._transition(request_id, ts, lambda row: base.plan_resolve(
-            row, outcome, actor=actor, now=ts))
+        plan = self._transition(
+            request_id, ts, lambda row: base.plan_resolve(row, outcome, actor=actor, now=ts)
+        )
         assert plan.row is not None
         return plan.row.request
 
-    def _sweep(self, states: Sequence[str], column: str, now: float,
-               fn: Callable[[Row, float], Plan | None]) -> list[str]:
+    def _sweep(
+        self,
+        states: Sequence[str],
+        column: str,
+        now: float,
+        fn: Callable[[Row, float], Plan | None],
+    ) -> list[str]:
         """Apply `fn` to the rows in `states` whose `column` deadline has passed."""
         with self._read() as tx:  # nothing due, the usual case: no write lock at all
             due = tx.ids_due(states, column, now)
@@ -351,8 +415,7 @@ class Engine(KeyedLog, RunsAPI):
 
     def expire_stale(self, now: float | None = None) -> list[str]:
         """pending (and unclaimed approved) requests past their expiry -> expired."""
-        return self._sweep(("pending", "approved"), "expires_at", base.clock(now),
-                           base.plan_expire)
+        return self._sweep(("pending", "approved"), "expires_at", base.clock(now), base.plan_expire)
 
     def sweep_leases(self, now: float | None = None) -> list[str]:
         """claimed requests whose lease lapsed -> in_doubt."""
@@ -360,13 +423,15 @@ class Engine(KeyedLog, RunsAPI):
 
     # ------------------------------------------------------------------ grants
 
-    def add_grant(self, grant: Grant, *, run_id: str | None = None,
-                  now: float | None = None) -> Grant:
+    def add_grant(
+        self, grant: Grant, *, run_id: str | None = None, now: float | None = None
+    ) -> Grant:
         ts = base.clock(now)
         stored = replace(grant, id=grant.id or base.new_id(), created_at=grant.created_at or ts)
         doc = integrity.signed_grant(self._keys, stored)
-        entries = self._entries([Draft(GRANT_ADDED, None, run_id, stored.created_by,
-                                       {"grant": stored.to_json()})], ts)
+        entries = self._entries(
+            [Draft(GRANT_ADDED, None, run_id, stored.created_by, {"grant": stored.to_json()})], ts
+        )
         with self._write() as tx:
             if tx.get_grant(stored.id, False) is not None:
                 raise InvalidInput(f"grant {stored.id!r} already exists")
@@ -382,25 +447,39 @@ class Engine(KeyedLog, RunsAPI):
         checked = (integrity.read_grant(self._keys, doc) for doc, _ in rows)
         return [grant for grant, problem in checked if problem is None]
 
-    def revoke_grant(self, grant_id: str, *, actor: str = "local",
-                     now: float | None = None) -> Grant:
+    def revoke_grant(
+        self, grant_id: str, *, actor: str = "local", now: float | None = None
+    ) -> Grant:
         ts = base.clock(now)
         with self._write() as tx:
             found = tx.get_grant(grant_id, True)
             if found is None or found[1] is not None:
                 raise NotFound(f"no active grant {grant_id!r}")
             grant = _grant(found[0])
-            entries = self._entries([Draft(GRANT_REVOKED, None, None, actor,
-                                           {"grant_id": grant_id, "rule": grant.rule})], ts)
+            entries = self._entries(
+                [
+                    Draft(
+                        GRANT_REVOKED, None, None, actor, {"grant_id": grant_id, "rule": grant.rule}
+                    )
+                ],
+                ts,
+            )
             tx.revoke_grant(grant_id, ts, integrity.signed_grant(self._keys, grant, revoked_at=ts))
             self._append(tx, entries, ts)
         return grant
 
     # ------------------------------------------------------------------ events
 
-    def record(self, kind: str, data: Mapping[str, Any], *, run_id: str | None = None,
-               request_id: str | None = None, actor: str | None = None,
-               now: float | None = None) -> int:
+    def record(
+        self,
+        kind: str,
+        data: Mapping[str, Any],
+        *,
+        run_id: str | None = None,
+        request_id: str | None = None,
+        actor: str | None = None,
+        now: float | None = None,
+    ) -> int:
         """Append an event of your own (a verdict, a run event) to the feed and audit log."""
         base.check_kind(kind, "record")
         ts = base.clock(now)

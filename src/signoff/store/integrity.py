@@ -27,8 +27,9 @@ from ..times import when
 RUNNABLE_STATES = frozenset({"approved", "claimed", "in_doubt", "finished", "failed"})
 
 
-def binding_of(key: bytes, request_id: str, approvers: Iterable[str], digest: str,
-               expires_at: float | None) -> str:
+def binding_of(
+    key: bytes, request_id: str, approvers: Iterable[str], digest: str, expires_at: float | None
+) -> str:
     """The binding of an older signoff (plain hex; no verdict or preview): verify only."""
     message = canonical_json(
         {"id": request_id, "approvers": list(approvers), "digest": digest, "expires_at": expires_at}
@@ -39,11 +40,19 @@ def binding_of(key: bytes, request_id: str, approvers: Iterable[str], digest: st
 def binding_message(request: Request) -> str:
     """What a binding covers: who may decide what, until when, as the reviewer sees it
     (the verdict, the preview, and the metadata pages show: intent, original call)."""
-    return canonical_json({"id": request.id, "approvers": list(request.approvers),
-                           "digest": request.digest, "expires_at": request.expires_at,
-                           "verdict": request.verdict.to_json(), "preview": request.preview,
-                           "metadata": dict(request.metadata), "call_id": request.call.id},
-                          where="request binding")
+    return canonical_json(
+        {
+            "id": request.id,
+            "approvers": list(request.approvers),
+            "digest": request.digest,
+            "expires_at": request.expires_at,
+            "verdict": request.verdict.to_json(),
+            "preview": request.preview,
+            "metadata": dict(request.metadata),
+            "call_id": request.call.id,
+        },
+        where="request binding",
+    )
 
 
 def bind(keys: Keys, request: Request) -> str:
@@ -66,9 +75,11 @@ def _checked(check: Callable[[Request, Keys], None], request: Request, keys: Key
 
 
 def _malformed(request: Request, exc: Exception) -> IntegrityError:
-    return IntegrityError(f"request {request.id}: a stored field has the wrong form "
-                          f"({type(exc).__name__}: {exc}); it was changed in the database "
-                          "and will not be decided or run")
+    return IntegrityError(
+        f"request {request.id}: a stored field has the wrong form "
+        f"({type(exc).__name__}: {exc}); it was changed in the database "
+        "and will not be decided or run"
+    )
 
 
 def _verify_integrity(request: Request, keys: Keys) -> None:
@@ -93,8 +104,7 @@ def _verify_integrity(request: Request, keys: Keys) -> None:
             "is not in the key file; it cannot be verified, so it will not be decided or run "
             "(ask again)"
         )
-    expected = binding_of(legacy, request.id, request.approvers, request.digest,
-                          request.expires_at)
+    expected = binding_of(legacy, request.id, request.approvers, request.digest, request.expires_at)
     if not hmac.compare_digest(expected, request.binding):
         raise IntegrityError(
             f"request {request.id}: the binding does not verify (approvers, digest or expiry "
@@ -103,9 +113,16 @@ def _verify_integrity(request: Request, keys: Keys) -> None:
 
 
 def decision_message(request: Request, decision: Decision, state: str) -> str:
-    return canonical_json({"id": request.id, "digest": request.digest,
-                           "binding": request.binding, "state": state,
-                           "decision": decision.to_json()}, where="decision record")
+    return canonical_json(
+        {
+            "id": request.id,
+            "digest": request.digest,
+            "binding": request.binding,
+            "state": state,
+            "decision": decision.to_json(),
+        },
+        where="decision record",
+    )
 
 
 def verify_decision(request: Request, keys: Keys) -> None:
@@ -119,14 +136,17 @@ def _verify_decision(request: Request, keys: Keys) -> None:
     if decision is None or not decision.runs_the_call:
         raise IntegrityError(
             f"request {request.id} is marked {request.state} but holds no approval; it was "
-            "changed in the database and will not run")
-    if not keys.check("decision", decision_message(request, decision, "approved"),
-                      request.decision_mac):
+            "changed in the database and will not run"
+        )
+    if not keys.check(
+        "decision", decision_message(request, decision, "approved"), request.decision_mac
+    ):
         who = f"{decision.kind} by {decision.actor} at {when(decision.decided_at)}"
         raise IntegrityError(
             f"request {request.id}: its approval ({who}) has no valid decision record: it "
             "was written into the database, not made by a person through signoff; it will "
-            "not run")
+            "not run"
+        )
 
 
 def check_request(request: Request, keys: Keys) -> str | None:
@@ -153,8 +173,7 @@ def signed_grant(keys: Keys, grant: Grant, revoked_at: float | None = None) -> s
     doc = grant.to_json()
     if revoked_at is not None:
         doc["revoked_at"] = revoked_at
-    return canonical_json({**doc, "mac": keys.mac("grant", canonical_json(doc))},
-                          where="grant")
+    return canonical_json({**doc, "mac": keys.mac("grant", canonical_json(doc))}, where="grant")
 
 
 def read_grant(keys: Keys, text: str) -> tuple[Grant, str | None]:
@@ -165,14 +184,20 @@ def read_grant(keys: Keys, text: str) -> tuple[Grant, str | None]:
     mac = doc.pop("mac", None)
     grant = Grant.from_json(doc)
     if mac is None:
-        return grant, (f"grant {grant.id} ({grant.rule}) carries no MAC: it was written into "
-                       "the database (or by an older signoff); it grants nothing")
+        return grant, (
+            f"grant {grant.id} ({grant.rule}) carries no MAC: it was written into "
+            "the database (or by an older signoff); it grants nothing"
+        )
     if not keys.check("grant", canonical_json(doc), mac):
-        return grant, (f"grant {grant.id} ({grant.rule}): its MAC does not verify (changed "
-                       "in the database); it grants nothing")
+        return grant, (
+            f"grant {grant.id} ({grant.rule}): its MAC does not verify (changed "
+            "in the database); it grants nothing"
+        )
     if doc.get("revoked_at") is not None:
-        return grant, (f"grant {grant.id} ({grant.rule}) was revoked, and revived in the "
-                       "database; it grants nothing")
+        return grant, (
+            f"grant {grant.id} ({grant.rule}) was revoked, and revived in the "
+            "database; it grants nothing"
+        )
     return grant, None
 
 
@@ -181,24 +206,34 @@ def check_shape(request: Request) -> None:
     document edited by hand): the rules compare and hash them and must not crash."""
     number = (int, float)
     problems = [
-        name for name, ok in (
+        name
+        for name, ok in (
             ("preview", isinstance(request.preview, str)),
             ("tenant", isinstance(request.tenant, str)),
             ("run_id", request.run_id is None or isinstance(request.run_id, str)),
-            ("requested_by", request.requested_by is None
-             or isinstance(request.requested_by, str)),
+            ("requested_by", request.requested_by is None or isinstance(request.requested_by, str)),
             ("approvers", all(isinstance(a, str) for a in request.approvers)),
-            ("created_at", isinstance(request.created_at, number)
-             and not isinstance(request.created_at, bool)),
-            ("expires_at", request.expires_at is None or (
-                isinstance(request.expires_at, number)
-                and not isinstance(request.expires_at, bool))),
+            (
+                "created_at",
+                isinstance(request.created_at, number) and not isinstance(request.created_at, bool),
+            ),
+            (
+                "expires_at",
+                request.expires_at is None
+                or (
+                    isinstance(request.expires_at, number)
+                    and not isinstance(request.expires_at, bool)
+                ),
+            ),
             ("digest", isinstance(request.digest, str)),
             ("binding", isinstance(request.binding, str)),
             ("decision_mac", isinstance(request.decision_mac, str)),
             ("metadata", isinstance(request.metadata, dict)),
-        ) if not ok]
+        )
+        if not ok
+    ]
     if problems:
-        raise IntegrityError(f"request {request.id}: stored field(s) {', '.join(problems)} "
-                             "have the wrong type; the document was changed in the database")
-
+        raise IntegrityError(
+            f"request {request.id}: stored field(s) {', '.join(problems)} "
+            "have the wrong type; the document was changed in the database"
+        )

@@ -105,8 +105,9 @@ class KeyedLog:
                 return False, None, str(exc)
         with self._read() as tx:
             head, checkpoint = tx.chain_end()
-            result = chain.verify_chain(tx.chain_rows(), head, checkpoint, keys=self._keys,
-                                        anchor=anchor)
+            result = chain.verify_chain(
+                tx.chain_rows(), head, checkpoint, keys=self._keys, anchor=anchor
+            )
             tip = tx.chain_tip() if result[0] else None
         if tip is not None and self._anchor_location is not None:
             with suppress(OSError):

@@ -78,17 +78,23 @@ class MemoryTx:
 
     def ids_due(self, states: Sequence[str], column: str, now: float) -> list[str]:
         at = 1 + {"expires_at": _EXPIRES, "lease_expires_at": _LEASE}[column]
-        return [r[1] for r in self._ordered()
-                if r[1 + _STATE] in states and r[at] is not None and r[at] <= now]
+        return [
+            r[1]
+            for r in self._ordered()
+            if r[1 + _STATE] in states and r[at] is not None and r[at] <= now
+        ]
 
-    def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
-                      limit: int) -> list[Sequence[Any]]:
+    def list_requests(
+        self, state: str | None, run_id: str | None, tenant: str | None, limit: int
+    ) -> list[Sequence[Any]]:
         out: list[Sequence[Any]] = []
         for r in reversed(self._ordered()):
             cols = r[1:]
-            if ((state is None or cols[_STATE] == state)
-                    and (run_id is None or cols[_RUN] == run_id)
-                    and (tenant is None or cols[_TENANT] == tenant)):
+            if (
+                (state is None or cols[_STATE] == state)
+                and (run_id is None or cols[_RUN] == run_id)
+                and (tenant is None or cols[_TENANT] == tenant)
+            ):
                 out.append(tuple(cols))
             if len(out) >= limit:
                 break
@@ -100,8 +106,16 @@ class MemoryTx:
         for draft, entry in entries:
             seq += 1
             digest = chain_hash(prev, entry)
-            self.db.events[seq] = [seq, ts, draft.kind, draft.request_id, draft.run_id, entry,
-                                   prev, digest]
+            self.db.events[seq] = [
+                seq,
+                ts,
+                draft.kind,
+                draft.request_id,
+                draft.run_id,
+                entry,
+                prev,
+                digest,
+            ]
             prev = digest
             seqs.append(seq)
         self.db.head = [seq, prev]
@@ -123,8 +137,9 @@ class MemoryTx:
         first = self.db.events.get(1)
         return Anchor(str(first[7]) if first else "?", last, str(self.db.events[last][7]))
 
-    def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
-                     doc: str) -> None:
+    def insert_grant(
+        self, grant_id: str, scope: str, run_id: str | None, created_at: float, doc: str
+    ) -> None:
         self.db.counter += 1
         self.db.grants[grant_id] = [self.db.counter, scope, run_id, doc, None]
 
@@ -140,8 +155,13 @@ class MemoryTx:
 
     def list_grants(self, scope: str | None, run_id: str | None) -> list[tuple[str, str | None]]:
         rows = sorted(self.db.grants.values(), key=lambda r: -r[0])
-        return [(r[3], r[2]) for r in rows if r[4] is None
-                and (scope is None or r[1] == scope) and (run_id is None or r[2] == run_id)]
+        return [
+            (r[3], r[2])
+            for r in rows
+            if r[4] is None
+            and (scope is None or r[1] == scope)
+            and (run_id is None or r[2] == run_id)
+        ]
 
     def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]:
         rows = sorted((r for s, r in self.db.events.items() if s > seq), key=lambda r: r[0])
@@ -149,8 +169,9 @@ class MemoryTx:
 
     def deliveries(self, request_id: str) -> list[tuple[int, str, str, str]]:
         rows = sorted(self.db.events.values(), key=lambda r: r[0])
-        return [(r[0], r[5], r[6], r[7]) for r in rows
-                if r[3] == request_id and r[2] in DELIVERY_KINDS]
+        return [
+            (r[0], r[5], r[6], r[7]) for r in rows if r[3] == request_id and r[2] in DELIVERY_KINDS
+        ]
 
     def cursor_get(self, name: str) -> int:
         return self.db.consumers.get(name, 0)
@@ -182,34 +203,39 @@ class MemoryTx:
         self.db.runs[cols[0]] = [self.db.counter, *cols]
         self.db.messages[cols[0]] = []
 
-    def run_update(self, cols: Sequence[Any], old_version: int, *,
-                   status_changed: bool) -> None:
+    def run_update(self, cols: Sequence[Any], old_version: int, *, status_changed: bool) -> None:
         row = self.db.runs[cols[0]]
         if row[R_VERSION] != old_version:
             raise RuntimeError(f"run {cols[0]}: compare-and-set on {old_version} failed")
         row[1:] = list(cols)
 
-    def run_lease(self, run_id: str, owner: str | None, expires_at: float | None,
-                  seconds: float | None) -> None:
-        self.db.runs[run_id][R_OWNER:R_SECONDS + 1] = [owner, expires_at, seconds]
+    def run_lease(
+        self, run_id: str, owner: str | None, expires_at: float | None, seconds: float | None
+    ) -> None:
+        self.db.runs[run_id][R_OWNER : R_SECONDS + 1] = [owner, expires_at, seconds]
 
     def run_release(self, run_id: str, worker: str) -> None:
         row = self.db.runs.get(run_id)
         if row is not None and row[R_OWNER] == worker:
-            row[R_OWNER:R_EXPIRES + 1] = [None, None]
+            row[R_OWNER : R_EXPIRES + 1] = [None, None]
 
-    def run_list(self, status: str | None, tenant: str | None,
-                 limit: int) -> list[Sequence[Any]]:
+    def run_list(self, status: str | None, tenant: str | None, limit: int) -> list[Sequence[Any]]:
         rows = sorted(self.db.runs.values(), key=lambda r: -r[0])
-        out: list[Sequence[Any]] = [tuple(r[1:]) for r in rows
-                if (status is None or r[R_STATUS] == status)
-                and (tenant is None or r[R_TENANT] == tenant)]
+        out: list[Sequence[Any]] = [
+            tuple(r[1:])
+            for r in rows
+            if (status is None or r[R_STATUS] == status)
+            and (tenant is None or r[R_TENANT] == tenant)
+        ]
         return out[:limit]
 
     def _waiting(self, run_id: str, now: float) -> bool:
-        return any(r[1 + _RUN] == run_id and r[1 + _STATE] == "pending"
-                   and (r[1 + _EXPIRES] is None or r[1 + _EXPIRES] > now)
-                   for r in self.db.requests.values())
+        return any(
+            r[1 + _RUN] == run_id
+            and r[1 + _STATE] == "pending"
+            and (r[1 + _EXPIRES] is None or r[1 + _EXPIRES] > now)
+            for r in self.db.requests.values()
+        )
 
     def run_ready(self, now: float) -> Sequence[Any] | None:
         def ready(r: list[Any]) -> bool:
@@ -220,8 +246,9 @@ class MemoryTx:
                 return not self._waiting(r[1], now)
             return r[R_STATUS] == "running" and lapsed
 
-        found = sorted((r for r in self.db.runs.values() if ready(r)),
-                       key=lambda r: (r[R_UPDATED], r[0]))
+        found = sorted(
+            (r for r in self.db.runs.values() if ready(r)), key=lambda r: (r[R_UPDATED], r[0])
+        )
         return tuple(found[0][1:]) if found else None
 
     def messages_insert(self, run_id: str, first_seq: int, messages: Sequence[str]) -> None:
@@ -236,6 +263,7 @@ class MemoryTx:
 
 class MemoryStore(Engine):
     _duplicate = (DuplicateId,)
+
     def __init__(self, db: MemoryDB | None = None) -> None:
         self._db = db or MemoryDB()
         self._lock = threading.RLock()

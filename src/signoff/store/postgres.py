@@ -58,15 +58,23 @@ def _joined(entries: list[tuple[Draft, str]]) -> tuple[str, str]:
 
 
 class PostgresStore(Engine):
-    def __init__(self, url: str, *, migrate: bool = True, min_size: int = 1,
-                 max_size: int = 8, keys: Keys | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        min_size: int = 1,
+        max_size: int = 8,
+        keys: Keys | None = None,
+    ) -> None:
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ConfigurationError(
                 "PostgreSQL support needs psycopg 3 and psycopg_pool: "
-                "pip install 'signoff[postgres]'") from exc
+                "pip install 'signoff[postgres]'"
+            ) from exc
         self.url = url
         self._where = _without_password(url)
         self._psycopg = psycopg
@@ -76,14 +84,21 @@ class PostgresStore(Engine):
         self._cursors: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._cursors_lock = threading.Lock()
         self._listen_lock = threading.Lock()
-        self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
-                                    kwargs={"autocommit": True}, open=True, name="signoff")
+        self._pool = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"autocommit": True},
+            open=True,
+            name="signoff",
+        )
         try:
             self._wait_for_pool(psycopg, url)
         except Exception as exc:
             self._pool.close()
-            raise ConfigurationError(f"cannot reach the PostgreSQL store {self._where}: "
-                                     f"{' '.join(str(exc).split())}") from None
+            raise ConfigurationError(
+                f"cannot reach the PostgreSQL store {self._where}: {' '.join(str(exc).split())}"
+            ) from None
         try:
             if migrate:
                 self.migrate()
@@ -107,15 +122,18 @@ class PostgresStore(Engine):
             with self._pool.connection(timeout=CONNECTION_WAIT_S) as conn:
                 yield conn
         except PoolTimeout as exc:
-            raise ConfigurationError(f"PostgreSQL store {self._where}: no connection within "
-                                     f"{CONNECTION_WAIT_S:g} s (is the server down?): "
-                                     f"{' '.join(str(exc).split())}") from None
+            raise ConfigurationError(
+                f"PostgreSQL store {self._where}: no connection within "
+                f"{CONNECTION_WAIT_S:g} s (is the server down?): "
+                f"{' '.join(str(exc).split())}"
+            ) from None
         except self._psycopg.OperationalError as exc:
             state = getattr(exc, "sqlstate", None) or ""
             if state and not state.startswith(("08", "57P")):
                 raise  # serialization, deadlock, a cancelled query: not the server gone
-            raise ConfigurationError(f"PostgreSQL store {self._where}: "
-                                     f"{' '.join(str(exc).split())}") from None
+            raise ConfigurationError(
+                f"PostgreSQL store {self._where}: {' '.join(str(exc).split())}"
+            ) from None
 
     def _wait_for_pool(self, psycopg: Any, url: str) -> None:
         """Ready in a second, the usual case; otherwise one direct attempt names what is
@@ -158,15 +176,27 @@ class PostgresStore(Engine):
     # on the row's version plus its events in one transaction, then the flush), after a
     # read of the row only when this store holds no copy of its current version (see
     # Engine._transition).
-    def _apply(self, row: Row, plan: Plan, entries: list[tuple[Draft, str]],
-               now: float) -> bool:
+    def _apply(self, row: Row, plan: Plan, entries: list[tuple[Draft, str]], now: float) -> bool:
         assert plan.row is not None
         c = plan.row.columns()
         with self._connection() as conn:
             cur = self._cursor(conn)
-            cur.execute(APPLY if entries else APPLY_UNAUDITED, (
-                c[0], row.version, c[1], c[7], c[8], c[9], c[10], c[11], now, c[2],
-                *_joined(entries)))
+            cur.execute(
+                APPLY if entries else APPLY_UNAUDITED,
+                (
+                    c[0],
+                    row.version,
+                    c[1],
+                    c[7],
+                    c[8],
+                    c[9],
+                    c[10],
+                    c[11],
+                    now,
+                    c[2],
+                    *_joined(entries),
+                ),
+            )
             result = cur.fetchone()
         return bool(result is not None and result[0])
 
@@ -187,8 +217,9 @@ class PostgresStore(Engine):
 
     def _insert(self, cols: Sequence[Any], entries: list[tuple[Draft, str]], ts: float) -> None:
         with self._connection() as conn:  # one call: insert, events, commit, flush
-            self._cursor(conn).execute(CREATE if entries else CREATE_UNAUDITED,
-                                       (*cols[:8], ts, *_joined(entries)))
+            self._cursor(conn).execute(
+                CREATE if entries else CREATE_UNAUDITED, (*cols[:8], ts, *_joined(entries))
+            )
 
     @contextmanager
     def _read(self) -> Iterator[SQLTx]:
@@ -210,16 +241,19 @@ class PostgresStore(Engine):
                     return applied_now
         with self._connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
-                         "(version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+            )
             done = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
             migrations.check_not_newer(done, "postgres", "PostgreSQL store")
             for version, script in migrations.load("postgres"):
                 if version in done:
                     continue
                 conn.execute(script)
-                conn.execute("INSERT INTO schema_migrations VALUES (%s, %s)",
-                             (version, time.time()))
+                conn.execute(
+                    "INSERT INTO schema_migrations VALUES (%s, %s)", (version, time.time())
+                )
                 applied_now.append(version)
         return applied_now
 

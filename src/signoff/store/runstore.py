@@ -61,9 +61,20 @@ class RunRow:
         """(id, status, tenant, thread, created_at, updated_at, message_count, version,
         lease_owner, lease_expires_at, lease_seconds, doc) -- every backend's order."""
         r = self.run
-        return (r.id, r.status, r.tenant, r.thread, r.created_at, r.updated_at,
-                r.message_count, r.version, self.lease_owner, self.lease_expires_at,
-                self.lease_seconds, base.dumps(r.to_json(), "run"))
+        return (
+            r.id,
+            r.status,
+            r.tenant,
+            r.thread,
+            r.created_at,
+            r.updated_at,
+            r.message_count,
+            r.version,
+            self.lease_owner,
+            self.lease_expires_at,
+            self.lease_seconds,
+            base.dumps(r.to_json(), "run"),
+        )
 
     @classmethod
     def from_columns(cls, cols: Sequence[Any]) -> RunRow:
@@ -83,7 +94,8 @@ class RunRow:
         if (run.id, run.status, run.version, run.message_count) != (rid, status, version, count):
             raise IntegrityError(
                 f"run {rid}: stored document disagrees with its row (id {run.id!r}, status "
-                f"{run.status!r} vs {status!r}, version {run.version} vs {version})")
+                f"{run.status!r} vs {status!r}, version {run.version} vs {version})"
+            )
         return cls(run, owner, expires, seconds)
 
     def live_owner(self, now: float) -> str | None:
@@ -98,11 +110,13 @@ def encode_messages(messages: Sequence[Mapping[str, Any]], where: str) -> list[s
     out = []
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
-            raise InvalidInput(f"{where}: message {index} is {type(message).__name__}, "
-                               "not a JSON object")
+            raise InvalidInput(
+                f"{where}: message {index} is {type(message).__name__}, not a JSON object"
+            )
         try:
-            out.append(json.dumps(message, separators=(",", ":"), ensure_ascii=False,
-                                  allow_nan=False))
+            out.append(
+                json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            )
         except (TypeError, ValueError) as exc:
             raise InvalidInput(f"{where}: message {index} is not JSON ({exc})") from exc
     return out
@@ -110,8 +124,10 @@ def encode_messages(messages: Sequence[Mapping[str, Any]], where: str) -> list[s
 
 def _check_status(run: Run, where: str) -> None:
     if run.status not in STATUSES:
-        raise InvalidInput(f"{where}: run {run.id} has unknown status {run.status!r} "
-                           f"(one of {', '.join(sorted(STATUSES))})")
+        raise InvalidInput(
+            f"{where}: run {run.id} has unknown status {run.status!r} "
+            f"(one of {', '.join(sorted(STATUSES))})"
+        )
 
 
 def _lease_text(row: RunRow) -> str:
@@ -121,21 +137,41 @@ def _lease_text(row: RunRow) -> str:
 # --------------------------------------------------------------------------- rules
 
 
-def plan_create_run(run: Run, count: int, *, worker: str | None, lease_seconds: float,
-                    now: float) -> tuple[RunRow, Draft]:
+def plan_create_run(
+    run: Run, count: int, *, worker: str | None, lease_seconds: float, now: float
+) -> tuple[RunRow, Draft]:
     _check_status(run, "create_run")
-    stored = replace(run, id=run.id or f"run_{base.new_id()[:12]}", created_at=now,
-                     updated_at=now, message_count=count, version=1)
-    lease = ((worker, now + float(lease_seconds), float(lease_seconds)) if worker
-             else (None, None, None))
-    data = {"status": stored.status, "tenant": stored.tenant, "thread": stored.thread,
-            "agent": stored.agent, "message_count": count}
+    stored = replace(
+        run,
+        id=run.id or f"run_{base.new_id()[:12]}",
+        created_at=now,
+        updated_at=now,
+        message_count=count,
+        version=1,
+    )
+    lease = (
+        (worker, now + float(lease_seconds), float(lease_seconds)) if worker else (None, None, None)
+    )
+    data = {
+        "status": stored.status,
+        "tenant": stored.tenant,
+        "thread": stored.thread,
+        "agent": stored.agent,
+        "message_count": count,
+    }
     return RunRow(stored, *lease), Draft(RUN_CREATED, None, stored.id, worker, data)
 
 
-def plan_save_run(row: RunRow, run: Run, count: int, *, expected_version: int,
-                  events: Sequence[tuple[str, Mapping[str, Any]]], worker: str | None,
-                  now: float) -> tuple[RunRow, list[Draft]]:
+def plan_save_run(
+    row: RunRow,
+    run: Run,
+    count: int,
+    *,
+    expected_version: int,
+    events: Sequence[tuple[str, Mapping[str, Any]]],
+    worker: str | None,
+    now: float,
+) -> tuple[RunRow, list[Draft]]:
     old = row.run
     _check_status(run, "save_run")
     holder = row.live_owner(now)
@@ -143,19 +179,32 @@ def plan_save_run(row: RunRow, run: Run, count: int, *, expected_version: int,
         held = f"; leased to {_lease_text(row)}" if holder else ""
         raise ConflictError(
             f"run {old.id} was saved by someone else: it is at version {old.version}, not "
-            f"{expected_version}{held}; reload it and start again")
+            f"{expected_version}{held}; reload it and start again"
+        )
     if worker is not None and holder is not None and holder != worker:
-        raise ConflictError(f"run {old.id} is leased to {_lease_text(row)}, not {worker}; "
-                            "this worker must not save it")
+        raise ConflictError(
+            f"run {old.id} is leased to {_lease_text(row)}, not {worker}; "
+            "this worker must not save it"
+        )
     if old.status in FINAL:
         raise ConflictError(f"run {old.id} is {old.status}; a finished run cannot change")
     if run.tenant != old.tenant:
-        raise InvalidInput(f"save_run: run {old.id} belongs to tenant {old.tenant!r}; "
-                           f"its tenant cannot change to {run.tenant!r}")
-    stored = replace(run, created_at=old.created_at, updated_at=now,
-                     message_count=old.message_count + count, version=old.version + 1)
+        raise InvalidInput(
+            f"save_run: run {old.id} belongs to tenant {old.tenant!r}; "
+            f"its tenant cannot change to {run.tenant!r}"
+        )
+    stored = replace(
+        run,
+        created_at=old.created_at,
+        updated_at=now,
+        message_count=old.message_count + count,
+        version=old.version + 1,
+    )
     lease: tuple[str | None, float | None, float | None] = (
-        row.lease_owner, row.lease_expires_at, row.lease_seconds)
+        row.lease_owner,
+        row.lease_expires_at,
+        row.lease_seconds,
+    )
     if worker is not None:
         if stored.status == "running":  # the driver goes on: its lease is renewed
             seconds = row.lease_seconds or DEFAULT_RUN_LEASE_SECONDS
@@ -164,18 +213,30 @@ def plan_save_run(row: RunRow, run: Run, count: int, *, expected_version: int,
             lease = (None, None, None)
     drafts = []
     for kind, data in events:
-        drafts.append(Draft(base.check_kind(kind, "save_run"), None, old.id, worker,
-                            dict(data)))
+        drafts.append(Draft(base.check_kind(kind, "save_run"), None, old.id, worker, dict(data)))
     if stored.status != old.status:
-        drafts.append(Draft(f"run.{stored.status}", None, old.id, worker, {
-            "from": old.status, "to": stored.status, "version": stored.version,
-            "message_count": stored.message_count, "waiting_on": stored.waiting_on,
-            "note": stored.note}))
+        drafts.append(
+            Draft(
+                f"run.{stored.status}",
+                None,
+                old.id,
+                worker,
+                {
+                    "from": old.status,
+                    "to": stored.status,
+                    "version": stored.version,
+                    "message_count": stored.message_count,
+                    "waiting_on": stored.waiting_on,
+                    "note": stored.note,
+                },
+            )
+        )
     return RunRow(stored, *lease), drafts
 
 
-def plan_claim_run(row: RunRow, worker: str, *, lease_seconds: float,
-                   now: float) -> tuple[RunRow, Draft]:
+def plan_claim_run(
+    row: RunRow, worker: str, *, lease_seconds: float, now: float
+) -> tuple[RunRow, Draft]:
     run = row.run
     if run.status in FINAL:
         raise ConflictError(f"run {run.id} is {run.status}; there is nothing to resume")
@@ -183,11 +244,17 @@ def plan_claim_run(row: RunRow, worker: str, *, lease_seconds: float,
     if holder is not None and holder != worker:
         raise AlreadyClaimed(f"run {run.id} is already claimed by {_lease_text(row)}")
     seconds = float(lease_seconds)
-    data = {"worker": worker, "lease_expires_at": now + seconds, "status": run.status,
-            "version": run.version,
-            "lapsed": row.lease_owner if row.lease_owner not in (None, worker) else None}
-    return (RunRow(run, worker, now + seconds, seconds),
-            Draft(RUN_CLAIMED, None, run.id, worker, data))
+    data = {
+        "worker": worker,
+        "lease_expires_at": now + seconds,
+        "status": run.status,
+        "version": run.version,
+        "lapsed": row.lease_owner if row.lease_owner not in (None, worker) else None,
+    }
+    return (
+        RunRow(run, worker, now + seconds, seconds),
+        Draft(RUN_CLAIMED, None, run.id, worker, data),
+    )
 
 
 # A request created with a run's save: (request, idempotent, ttl_seconds or None).
@@ -219,14 +286,21 @@ class RunsAPI:
     def _entries(self, drafts: list[Draft], now: float) -> list[tuple[Draft, str]]:
         raise NotImplementedError
 
-    def create_run(self, run: Run, messages: Sequence[Mapping[str, Any]], *,
-                   worker: str | None = None, lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
-                   now: float | None = None) -> Run:
+    def create_run(
+        self,
+        run: Run,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        worker: str | None = None,
+        lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> Run:
         """Store a new run (version 1) and its first messages; leased to `worker` if given."""
         ts = base.clock(now)
         rows = encode_messages(messages, "create_run")
-        row, draft = plan_create_run(run, len(rows), worker=worker,
-                                     lease_seconds=lease_seconds, now=ts)
+        row, draft = plan_create_run(
+            run, len(rows), worker=worker, lease_seconds=lease_seconds, now=ts
+        )
         entries = self._entries([draft], ts)
         cols = row.columns()
         try:
@@ -248,8 +322,9 @@ class RunsAPI:
             raise NotFound(f"no run {run_id!r}")
         return RunRow.from_columns(cols).run
 
-    def list_runs(self, status: str | None = None, tenant: str | None = None,
-                  limit: int = 100) -> list[Run]:
+    def list_runs(
+        self, status: str | None = None, tenant: str | None = None, limit: int = 100
+    ) -> list[Run]:
         """Runs, newest first, optionally of one status and/or tenant."""
         with self._read() as tx:
             rows = tx.run_list(status, tenant, int(limit))
@@ -276,26 +351,41 @@ class RunsAPI:
                 raise IntegrityError(f"run {run_id}: message {seq} is not a JSON object")
         raise IntegrityError(f"run {run_id}: a stored message is not one JSON object")
 
-    def save_run(self, run: Run, new_messages: Sequence[Mapping[str, Any]], *,
-                 expected_version: int, events: Sequence[tuple[str, Mapping[str, Any]]] = (),
-                 worker: str | None = None, now: float | None = None,
-                 requests: Sequence[NewRequest] = ()) -> Run:
+    def save_run(
+        self,
+        run: Run,
+        new_messages: Sequence[Mapping[str, Any]],
+        *,
+        expected_version: int,
+        events: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        worker: str | None = None,
+        now: float | None = None,
+        requests: Sequence[NewRequest] = (),
+    ) -> Run:
         """One transaction: CAS on the version, append the new messages, store the document
         (version + 1), create the turn's `requests` (request, idempotent, ttl seconds),
         append the events (and ``run.<status>`` when the status changed)."""
         ts = base.clock(now)
         rows = encode_messages(new_messages, "save_run")
-        creates = [base.plan_create(r, keys=self._keys, now=ts, ttl_seconds=ttl, idempotent=idem)
-                   for r, idem, ttl in requests]
+        creates = [
+            base.plan_create(r, keys=self._keys, now=ts, ttl_seconds=ttl, idempotent=idem)
+            for r, idem, ttl in requests
+        ]
         try:
             with self._write() as tx:
                 cols = tx.run_get(run.id, True)
                 if cols is None:
                     raise NotFound(f"no run {run.id!r}")
                 current = RunRow.from_columns(cols)
-                new, drafts = plan_save_run(current, run, len(rows),
-                                            expected_version=expected_version, events=events,
-                                            worker=worker, now=ts)
+                new, drafts = plan_save_run(
+                    current,
+                    run,
+                    len(rows),
+                    expected_version=expected_version,
+                    events=events,
+                    worker=worker,
+                    now=ts,
+                )
                 drafts += [d for plan in creates for d in plan.events]
                 entries = self._entries(drafts, ts)
                 new_cols = new.columns()  # encoded before the first write: all or nothing
@@ -303,8 +393,11 @@ class RunsAPI:
                     assert plan.row is not None
                     tx.insert_request(plan.row.columns())
                 tx.messages_insert(run.id, current.run.message_count, rows)
-                tx.run_update(new_cols, current.run.version,
-                              status_changed=new.run.status != current.run.status)
+                tx.run_update(
+                    new_cols,
+                    current.run.version,
+                    status_changed=new.run.status != current.run.status,
+                )
                 if entries:
                     tx.append(entries, ts)
         except self._duplicate as exc:
@@ -315,9 +408,14 @@ class RunsAPI:
         self._maybe_anchor()
         return new.run
 
-    def claim_run(self, worker: str, *, run_id: str | None = None,
-                  lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
-                  now: float | None = None) -> Run | None:
+    def claim_run(
+        self,
+        worker: str,
+        *,
+        run_id: str | None = None,
+        lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> Run | None:
         """Lease a run to `worker`: the one named, or the oldest ready one (None if none)."""
         if not worker:
             raise InvalidInput("claim_run: worker must be a non-empty string")

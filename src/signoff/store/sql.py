@@ -21,30 +21,36 @@ DELIVERY_TERM = "kind IN ({})".format(", ".join(f"'{k}'" for k in DELIVERY_KINDS
 
 CHECKPOINT_EVERY = 64  # SQLite: entries between moves of the chain's checkpoint row
 
-REQUEST_COLS = ("id, state, run_id, tenant, created_at, expires_at, idempotent, doc, "
-                "token_hash, worker, lease_expires_at, outcome, version")
+REQUEST_COLS = (
+    "id, state, run_id, tenant, created_at, expires_at, idempotent, doc, "
+    "token_hash, worker, lease_expires_at, outcome, version"
+)
 
-RUN_COLS = ("id, status, tenant, thread, created_at, updated_at, message_count, version, "
-            "lease_owner, lease_expires_at, lease_seconds, doc")
+RUN_COLS = (
+    "id, status, tenant, thread, created_at, updated_at, message_count, version, "
+    "lease_owner, lease_expires_at, lease_seconds, doc"
+)
 
 # A run is ready when its lease is free or lapsed and it is paused with no request still
 # waiting for a decision (one past its expiry no longer counts), or it is running and its
 # lease lapsed (the driver crashed). Oldest update first.
-READY = (f"SELECT {RUN_COLS} FROM signoff_runs r "
-         "WHERE (r.lease_owner IS NULL OR r.lease_expires_at <= :now) "
-         "AND ((r.status = 'paused' AND NOT EXISTS (SELECT 1 FROM signoff_requests q "
-         "WHERE q.run_id = r.id AND q.state = 'pending' "
-         "AND (q.expires_at IS NULL OR q.expires_at > :now))) "
-         "OR (r.status = 'running' AND r.lease_expires_at <= :now)) "
-         "ORDER BY r.updated_at, r.ord LIMIT 1")
+READY = (
+    f"SELECT {RUN_COLS} FROM signoff_runs r "
+    "WHERE (r.lease_owner IS NULL OR r.lease_expires_at <= :now) "
+    "AND ((r.status = 'paused' AND NOT EXISTS (SELECT 1 FROM signoff_requests q "
+    "WHERE q.run_id = r.id AND q.state = 'pending' "
+    "AND (q.expires_at IS NULL OR q.expires_at > :now))) "
+    "OR (r.status = 'running' AND r.lease_expires_at <= :now)) "
+    "ORDER BY r.updated_at, r.ord LIMIT 1"
+)
 
 _SQL: dict[str, str] = {
     "get": f"SELECT {REQUEST_COLS} FROM signoff_requests WHERE id = ?",
     "insert": f"INSERT INTO signoff_requests ({REQUEST_COLS}) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "update": "UPDATE signoff_requests SET state = ?, doc = ?, token_hash = ?, worker = ?, "
-              "lease_expires_at = ?, outcome = ?, version = version + 1 "
-              "WHERE id = ? AND version = ?",
+    "lease_expires_at = ?, outcome = ?, version = version + 1 "
+    "WHERE id = ? AND version = ?",
     # PostgreSQL: the chain head; SQLite: the chain's checkpoint (see chain.py)
     "head": "SELECT seq, hash FROM signoff_chain WHERE id = 1",
     "set_head": "UPDATE signoff_chain SET seq = ?, hash = ? WHERE id = 1",
@@ -53,48 +59,47 @@ _SQL: dict[str, str] = {
     "end_mark": "SELECT seq, hash FROM signoff_events WHERE head = 1 ORDER BY seq DESC LIMIT 1",
     "unmark": "UPDATE signoff_events SET head = NULL WHERE seq = ?",
     "event": "INSERT INTO signoff_events (seq, ts, kind, request_id, run_id, entry, prev_hash, "
-             "hash, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "hash, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "pg_append": "SELECT signoff_append_text(?, ?, ?, ?, ?)",
     "meta_get": "SELECT value FROM signoff_meta WHERE key = ?",
     "meta_delete": "DELETE FROM signoff_meta WHERE key = ?",
     "tip": "SELECT seq, hash FROM signoff_events WHERE seq = 1 "
-           "OR seq = (SELECT MAX(seq) FROM signoff_events) ORDER BY seq",
+    "OR seq = (SELECT MAX(seq) FROM signoff_events) ORDER BY seq",
     "meta_put": "INSERT INTO signoff_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
     "grant_insert": "INSERT INTO signoff_grants (id, scope, run_id, created_at, doc) "
-                    "VALUES (?, ?, ?, ?, ?)",
+    "VALUES (?, ?, ?, ?, ?)",
     "grant_get": "SELECT doc, revoked_at FROM signoff_grants WHERE id = ?",
     "grant_revoke": "UPDATE signoff_grants SET revoked_at = ?, doc = ? WHERE id = ?",
     "grant_doc": "UPDATE signoff_grants SET doc = ? WHERE id = ?",
     "events_after": "SELECT seq, entry, prev_hash, hash FROM signoff_events WHERE seq > ? "
-                    "ORDER BY seq LIMIT ?",
+    "ORDER BY seq LIMIT ?",
     "deliveries": "SELECT seq, entry, prev_hash, hash FROM signoff_events "
-                  f"WHERE {DELIVERY_TERM} AND request_id = ? ORDER BY seq",
+    f"WHERE {DELIVERY_TERM} AND request_id = ? ORDER BY seq",
     "cursor_get": "SELECT seq FROM signoff_consumers WHERE name = ?",
     "cursor_set": "INSERT INTO signoff_consumers (name, seq) VALUES (?, ?) "
-                  "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
+    "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq",
     "chain": "SELECT seq, entry, prev_hash, hash, kind, request_id FROM signoff_events "
-             "ORDER BY seq",
+    "ORDER BY seq",
     "run_get": f"SELECT {RUN_COLS} FROM signoff_runs WHERE id = ?",
     "run_insert": f"INSERT INTO signoff_runs ({RUN_COLS}) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "run_update": "UPDATE signoff_runs SET status = ?, thread = ?, updated_at = ?, "
-                  "message_count = ?, version = ?, lease_owner = ?, lease_expires_at = ?, "
-                  "lease_seconds = ?, doc = ? WHERE id = ? AND version = ?",
+    "message_count = ?, version = ?, lease_owner = ?, lease_expires_at = ?, "
+    "lease_seconds = ?, doc = ? WHERE id = ? AND version = ?",
     "run_update_same_status": "UPDATE signoff_runs SET thread = ?, updated_at = ?, "
-                              "message_count = ?, version = ?, lease_owner = ?, "
-                              "lease_expires_at = ?, lease_seconds = ?, doc = ? "
-                              "WHERE id = ? AND version = ?",
+    "message_count = ?, version = ?, lease_owner = ?, "
+    "lease_expires_at = ?, lease_seconds = ?, doc = ? "
+    "WHERE id = ? AND version = ?",
     "run_lease": "UPDATE signoff_runs SET lease_owner = ?, lease_expires_at = ?, "
-                 "lease_seconds = ? WHERE id = ?",
+    "lease_seconds = ? WHERE id = ?",
     "run_release": "UPDATE signoff_runs SET lease_owner = NULL, lease_expires_at = NULL "
-                   "WHERE id = ? AND lease_owner = ?",
+    "WHERE id = ? AND lease_owner = ?",
     "messages_insert": "INSERT INTO signoff_messages (run_id, seq, msg) VALUES (?, ?, ?)",
     "messages_load": "SELECT msg FROM signoff_messages WHERE run_id = ? ORDER BY seq",
 }
 
 
-def _where(filters: Sequence[tuple[str, Any]], extra: str | None = None
-           ) -> tuple[str, list[Any]]:
+def _where(filters: Sequence[tuple[str, Any]], extra: str | None = None) -> tuple[str, list[Any]]:
     """`WHERE column = ? AND ...` for the filters that are set, plus an extra term."""
     terms = [f"{column} = ?" for column, value in filters if value is not None]
     if extra:
@@ -131,36 +136,42 @@ class SQLTx:
     def update_request(self, cols: Sequence[Any], old_version: int) -> None:
         # under the row lock (or the write lock) this cannot fail
         if not self.cas_request(cols, old_version):
-            raise RuntimeError(f"request {cols[0]}: compare-and-set on version {old_version} "
-                               "failed")
+            raise RuntimeError(
+                f"request {cols[0]}: compare-and-set on version {old_version} failed"
+            )
 
     def cas_request(self, cols: Sequence[Any], old_version: int) -> bool:
         (rid, state, _r, _t, _c, _e, _i, doc, token_hash, worker, lease, outcome, _v) = cols
-        cur = self._q("update", (state, doc, token_hash, worker, lease, outcome, rid,
-                                 old_version))
+        cur = self._q("update", (state, doc, token_hash, worker, lease, outcome, rid, old_version))
         return bool(cur.rowcount == 1)
 
     def ids_due(self, states: Sequence[str], column: str, now: float) -> list[str]:
         assert column in ("expires_at", "lease_expires_at")
         assert set(states) <= set(OPEN_STATES)
         marks = ", ".join("?" for _ in states)
-        rows = self._raw(f"SELECT id FROM signoff_requests WHERE {OPEN_TERM} AND "
-                         f"state IN ({marks}) AND {column} <= ? ORDER BY ord",
-                         (*states, now)).fetchall()
+        rows = self._raw(
+            f"SELECT id FROM signoff_requests WHERE {OPEN_TERM} AND "
+            f"state IN ({marks}) AND {column} <= ? ORDER BY ord",
+            (*states, now),
+        ).fetchall()
         return [r[0] for r in rows]
 
     def outcomes(self, request_ids: Sequence[str]) -> list[tuple[str, str | None]]:
         if not request_ids:
             return []
         marks = ", ".join("?" for _ in request_ids)
-        rows = self._raw(f"SELECT id, outcome FROM signoff_requests WHERE id IN ({marks})",
-                         tuple(request_ids)).fetchall()
+        rows = self._raw(
+            f"SELECT id, outcome FROM signoff_requests WHERE id IN ({marks})", tuple(request_ids)
+        ).fetchall()
         return [(str(r[0]), r[1]) for r in rows]
 
-    def list_requests(self, state: str | None, run_id: str | None, tenant: str | None,
-                      limit: int) -> list[Sequence[Any]]:
-        clause, params = _where((("state", state), ("run_id", run_id), ("tenant", tenant)),
-                                OPEN_TERM if state in OPEN_STATES else None)
+    def list_requests(
+        self, state: str | None, run_id: str | None, tenant: str | None, limit: int
+    ) -> list[Sequence[Any]]:
+        clause, params = _where(
+            (("state", state), ("run_id", run_id), ("tenant", tenant)),
+            OPEN_TERM if state in OPEN_STATES else None,
+        )
         sql = f"SELECT {REQUEST_COLS} FROM signoff_requests {clause}ORDER BY ord DESC LIMIT ?"
         rows: list[Sequence[Any]] = self._raw(sql, (*params, limit)).fetchall()
         return rows
@@ -174,13 +185,22 @@ class SQLTx:
             while start < len(entries):
                 draft = entries[start][0]
                 end = start + 1
-                while end < len(entries) and (entries[end][0].request_id, entries[end][0].run_id
-                                              ) == (draft.request_id, draft.run_id):
+                while end < len(entries) and (
+                    entries[end][0].request_id,
+                    entries[end][0].run_id,
+                ) == (draft.request_id, draft.run_id):
                     end += 1
                 group = entries[start:end]
-                row = self._q("pg_append", (ts, draft.request_id, draft.run_id,
-                                            "\n".join(d.kind for d, _ in group),
-                                            "\n".join(e for _, e in group))).fetchone()
+                row = self._q(
+                    "pg_append",
+                    (
+                        ts,
+                        draft.request_id,
+                        draft.run_id,
+                        "\n".join(d.kind for d, _ in group),
+                        "\n".join(e for _, e in group),
+                    ),
+                ).fetchone()
                 last = int(row[0])
                 seqs.extend(range(last - len(group) + 1, last + 1))
                 start = end
@@ -196,8 +216,20 @@ class SQLTx:
         for n, (draft, entry) in enumerate(entries, 1):
             seq += 1
             digest = chain_hash(prev, entry)
-            self._q("event", (seq, ts, draft.kind, draft.request_id, draft.run_id, entry, prev,
-                              digest, 1 if n == len(entries) else None))
+            self._q(
+                "event",
+                (
+                    seq,
+                    ts,
+                    draft.kind,
+                    draft.request_id,
+                    draft.run_id,
+                    entry,
+                    prev,
+                    digest,
+                    1 if n == len(entries) else None,
+                ),
+            )
             if seq == 1 or seq % CHECKPOINT_EVERY == 0:
                 checkpoint = (seq, digest)
             prev = digest
@@ -224,8 +256,9 @@ class SQLTx:
         first = str(rows[0][1]) if int(rows[0][0]) == 1 else "?"
         return Anchor(first, int(rows[-1][0]), str(rows[-1][1]))
 
-    def insert_grant(self, grant_id: str, scope: str, run_id: str | None, created_at: float,
-                     doc: str) -> None:
+    def insert_grant(
+        self, grant_id: str, scope: str, run_id: str | None, created_at: float, doc: str
+    ) -> None:
         self._q("grant_insert", (grant_id, scope, run_id, created_at, doc))
 
     def get_grant(self, grant_id: str, lock: bool) -> tuple[str, float | None] | None:
@@ -246,16 +279,18 @@ class SQLTx:
         if run_id is not None:
             where.append("run_id = ?")
             params.append(run_id)
-        sql = (f"SELECT doc, run_id FROM signoff_grants WHERE {' AND '.join(where)} "
-               "ORDER BY ord DESC")
+        sql = (
+            f"SELECT doc, run_id FROM signoff_grants WHERE {' AND '.join(where)} ORDER BY ord DESC"
+        )
         return [(r[0], r[1]) for r in self._raw(sql, params).fetchall()]
 
     def events_after(self, seq: int, limit: int) -> list[tuple[int, str, str, str]]:
         return [(r[0], r[1], r[2], r[3]) for r in self._q("events_after", (seq, limit)).fetchall()]
 
     def deliveries(self, request_id: str) -> list[tuple[int, str, str, str]]:
-        return [(int(r[0]), r[1], r[2], r[3])
-                for r in self._q("deliveries", (request_id,)).fetchall()]
+        return [
+            (int(r[0]), r[1], r[2], r[3]) for r in self._q("deliveries", (request_id,)).fetchall()
+        ]
 
     def cursor_get(self, name: str) -> int:
         row = self._q("cursor_get", (name,)).fetchone()
@@ -291,48 +326,68 @@ class SQLTx:
     def run_insert(self, cols: Sequence[Any]) -> None:
         self._q("run_insert", cols)
 
-    def run_update(self, cols: Sequence[Any], old_version: int, *,
-                   status_changed: bool) -> None:
+    def run_update(self, cols: Sequence[Any], old_version: int, *, status_changed: bool) -> None:
         rid, status, _tenant, thread, _c, updated, count, version, owner, expires, secs, doc = cols
         # a save that keeps the status leaves the status index alone (one page less to
         # write on SQLite; a HOT update on PostgreSQL)
         if status_changed:
-            cur = self._q("run_update", (status, thread, updated, count, version, owner,
-                                         expires, secs, doc, rid, old_version))
+            cur = self._q(
+                "run_update",
+                (
+                    status,
+                    thread,
+                    updated,
+                    count,
+                    version,
+                    owner,
+                    expires,
+                    secs,
+                    doc,
+                    rid,
+                    old_version,
+                ),
+            )
         else:
-            cur = self._q("run_update_same_status", (thread, updated, count, version, owner,
-                                                     expires, secs, doc, rid, old_version))
+            cur = self._q(
+                "run_update_same_status",
+                (thread, updated, count, version, owner, expires, secs, doc, rid, old_version),
+            )
         if cur.rowcount != 1:  # the row is locked: this cannot happen
             raise RuntimeError(f"run {rid}: compare-and-set on version {old_version} failed")
 
-    def run_lease(self, run_id: str, owner: str | None, expires_at: float | None,
-                  seconds: float | None) -> None:
+    def run_lease(
+        self, run_id: str, owner: str | None, expires_at: float | None, seconds: float | None
+    ) -> None:
         self._q("run_lease", (owner, expires_at, seconds, run_id))
 
     def run_release(self, run_id: str, worker: str) -> None:
         self._q("run_release", (run_id, worker))
 
-    def run_list(self, status: str | None, tenant: str | None,
-                 limit: int) -> list[Sequence[Any]]:
+    def run_list(self, status: str | None, tenant: str | None, limit: int) -> list[Sequence[Any]]:
         clause, params = _where((("status", status), ("tenant", tenant)))
         sql = f"SELECT {RUN_COLS} FROM signoff_runs {clause}ORDER BY ord DESC LIMIT ?"
         rows: list[Sequence[Any]] = self._raw(sql, (*params, limit)).fetchall()
         return rows
 
     def run_ready(self, now: float) -> Sequence[Any] | None:
-        row: Sequence[Any] | None = self.conn.execute(self.sql["run_ready"],
-                                                      {"now": now}).fetchone()
+        row: Sequence[Any] | None = self.conn.execute(
+            self.sql["run_ready"], {"now": now}
+        ).fetchone()
         return row
 
     def messages_insert(self, run_id: str, first_seq: int, messages: Sequence[str]) -> None:
         if not messages:
             return
         if self.dialect == "postgres":
-            self.conn.execute(self.sql["messages_insert"],
-                              {"run": run_id, "first": first_seq, "msgs": list(messages)})
+            self.conn.execute(
+                self.sql["messages_insert"],
+                {"run": run_id, "first": first_seq, "msgs": list(messages)},
+            )
             return
-        self.conn.executemany(self.sql["messages_insert"],
-                              [(run_id, first_seq + i, m) for i, m in enumerate(messages)])
+        self.conn.executemany(
+            self.sql["messages_insert"],
+            [(run_id, first_seq + i, m) for i, m in enumerate(messages)],
+        )
 
     def messages_load(self, run_id: str) -> list[str]:
         return [r[0] for r in self._q("messages_load", (run_id,)).fetchall()]
@@ -342,9 +397,11 @@ PG_SQL: dict[str, str] = {k: v.replace("?", "%s") for k, v in _SQL.items()}
 PG_SQL["get_lock"] = PG_SQL["get"] + " FOR UPDATE"
 PG_SQL["run_get_lock"] = PG_SQL["run_get"] + " FOR UPDATE"
 # one round trip for any number of new messages
-PG_SQL["messages_insert"] = ("INSERT INTO signoff_messages (run_id, seq, msg) "
-                             "SELECT %(run)s, %(first)s + t.i - 1, t.m "
-                             "FROM unnest(%(msgs)s::text[]) WITH ORDINALITY AS t(m, i)")
+PG_SQL["messages_insert"] = (
+    "INSERT INTO signoff_messages (run_id, seq, msg) "
+    "SELECT %(run)s, %(first)s + t.i - 1, t.m "
+    "FROM unnest(%(msgs)s::text[]) WITH ORDINALITY AS t(m, i)"
+)
 # several workers: each skips the runs another is claiming right now
 PG_SQL["run_ready"] = READY.replace(":now", "%(now)s") + " FOR UPDATE OF r SKIP LOCKED"
 _SQL["run_ready"] = READY

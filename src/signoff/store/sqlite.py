@@ -37,16 +37,19 @@ ROW_CACHE_SIZE = 1024
 
 class SQLiteStore(Engine):
     _duplicate = (sqlite3.IntegrityError,)
-    def __init__(self, path: str | Path, *, migrate: bool = True,
-                 keys: Keys | None = None) -> None:
+
+    def __init__(self, path: str | Path, *, migrate: bool = True, keys: Keys | None = None) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         try:
             self._conn = sqlite3.connect(
-                str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                check_same_thread=False, cached_statements=256,
+                str(self.path),
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+                cached_statements=256,
             )
         except sqlite3.Error as exc:
             raise ConfigurationError(f"cannot open SQLite store {self.path}: {exc}") from exc
@@ -151,15 +154,21 @@ class SQLiteStore(Engine):
     def migrate(self) -> list[int]:
         applied_now: list[int] = []
         with self._read() as tx:  # the common case, an up-to-date file: no write lock
-            found = tx.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
-                                    "AND name = 'schema_migrations'").fetchone()
-            done = [r[0] for r in tx.conn.execute("SELECT version FROM schema_migrations")
-                    ] if found else []  # a new file: no schema_migrations yet
+            found = tx.conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+            ).fetchone()
+            done = (
+                [r[0] for r in tx.conn.execute("SELECT version FROM schema_migrations")]
+                if found
+                else []
+            )  # a new file: no schema_migrations yet
         if found and migrations.up_to_date(done, "sqlite"):
             return applied_now
         with self._write() as tx:
-            tx.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
-                            "(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
+            tx.conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+            )
             done = [r[0] for r in tx.conn.execute("SELECT version FROM schema_migrations")]
             migrations.check_not_newer(done, "sqlite", str(self.path))
             for version, script in migrations.load("sqlite"):
@@ -167,8 +176,9 @@ class SQLiteStore(Engine):
                     continue
                 for statement in migrations.sqlite_statements(script):
                     tx.conn.execute(statement)
-                tx.conn.execute("INSERT INTO schema_migrations VALUES (?, ?)",
-                                (version, time.time()))
+                tx.conn.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?)", (version, time.time())
+                )
                 applied_now.append(version)
         return applied_now
 

@@ -27,15 +27,27 @@ from .service import Filters, api_request, api_requests, decide, decision_from
 from .stats_view import min_count_param, since_param
 
 MAX_LIMIT = 500
-STATES = ("pending", "approved", "claimed", "finished", "rejected", "skipped", "answered",
-          "expired", "in_doubt", "failed", "all")
+STATES = (
+    "pending",
+    "approved",
+    "claimed",
+    "finished",
+    "rejected",
+    "skipped",
+    "answered",
+    "expired",
+    "in_doubt",
+    "failed",
+    "all",
+)
 
 
 def _who(request: HTTPRequest, *, write: bool = False) -> Account | Response:
     who, by_bearer = principal(request)
     if who is None:
-        return error(401, "a valid Bearer token (or a signed-in session) is required",
-                     "unauthorized")
+        return error(
+            401, "a valid Bearer token (or a signed-in session) is required", "unauthorized"
+        )
     if write and not by_bearer and not csrf_ok(request, request.headers.get("x-csrf-token")):
         return error(403, "missing or invalid X-CSRF-Token header", "csrf")
     return who
@@ -80,8 +92,13 @@ async def list_requests(request: HTTPRequest) -> Response:
         risk = q.get("risk", "")
         if risk and risk not in RISKS:
             raise InvalidInput(f"risk must be one of {', '.join(RISKS)}")
-        filters = Filters(risk=risk, tool=q.get("tool", ""), run=q.get("run", ""),
-                          tenant=q.get("tenant", ""), state=state)
+        filters = Filters(
+            risk=risk,
+            tool=q.get("tool", ""),
+            run=q.get("run", ""),
+            tenant=q.get("tenant", ""),
+            state=state,
+        )
         found = await _run(lambda: api_requests(ctx, filters.apply(ctx, limit)))
     except SignoffError as exc:
         return _fail(exc)
@@ -141,8 +158,9 @@ async def revoke_grant(request: HTTPRequest) -> Response:
     ctx = ctx_of(request)
     gid = request.path_params["id"]
     try:
-        grant = await _run(lambda: approvals.revoke_grant(ctx.store, gid, actor=who.name,
-                                                          workspace=ctx.workspace))
+        grant = await _run(
+            lambda: approvals.revoke_grant(ctx.store, gid, actor=who.name, workspace=ctx.workspace)
+        )
     except SignoffError as exc:
         return _fail(exc)
     return JSONResponse(grant.to_json())

@@ -31,8 +31,10 @@ from . import api, audit_view, events, openapi, pages, stats_view
 from .core import HERE, Context
 from .limits import DEFAULT_MAX_BODY, BodyLimit
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
 HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
@@ -99,9 +101,15 @@ def create_app(
     if forbid_self_approval is None:  # [approvers] forbid_self_approval = true
         table = settings.extra.get("approvers")
         forbid_self_approval = isinstance(table, dict) and table.get("forbid_self_approval") is True
-    ctx = Context(store=store, accounts=accounts, workspace=root, settings=settings,
-                  secret=accounts.secret(), forbid_self_approval=forbid_self_approval,
-                  base_url=base_url)
+    ctx = Context(
+        store=store,
+        accounts=accounts,
+        workspace=root,
+        settings=settings,
+        secret=accounts.secret(),
+        forbid_self_approval=forbid_self_approval,
+        base_url=base_url,
+    )
     ctx.broadcaster = events.Broadcaster(store)
 
     @contextlib.asynccontextmanager
@@ -115,9 +123,15 @@ def create_app(
             for thing in owned:
                 thing.close()
 
-    routes = [*pages.ROUTES, *stats_view.ROUTES, *audit_view.ROUTES, *api.ROUTES,
-              *events.ROUTES, *openapi.ROUTES,
-              Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
+    routes = [
+        *pages.ROUTES,
+        *stats_view.ROUTES,
+        *audit_view.ROUTES,
+        *api.ROUTES,
+        *events.ROUTES,
+        *openapi.ROUTES,
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.ctx = ctx
     app.add_middleware(BodyLimit, max_bytes=max_body)

@@ -31,8 +31,9 @@ def _filter(request: HTTPRequest) -> tuple[AuditFilter, int]:
     _, since = since_param(request)
     limit = whole_number(q.get("limit"), "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     kinds = tuple(k.strip() for k in q.getlist("kind") if k.strip())
-    return AuditFilter(run_id=q.get("run") or None, since=since, kinds=kinds,
-                       request_id=q.get("request") or None), limit
+    return AuditFilter(
+        run_id=q.get("run") or None, since=since, kinds=kinds, request_id=q.get("request") or None
+    ), limit
 
 
 def entries(request: HTTPRequest) -> list[Event]:
@@ -42,8 +43,11 @@ def entries(request: HTTPRequest) -> list[Event]:
 
 
 def _row(event: Event) -> dict[str, Any]:
-    return {"event": event, "actor": escape_untrusted(event.actor or "-", newline=False),
-            "what": escape_untrusted(describe(event), newline=False)}
+    return {
+        "event": event,
+        "actor": escape_untrusted(event.actor or "-", newline=False),
+        "what": escape_untrusted(describe(event), newline=False),
+    }
 
 
 async def audit_page(request: HTTPRequest) -> Response:
@@ -51,16 +55,20 @@ async def audit_page(request: HTTPRequest) -> Response:
     if who is None:
         return login_redirect(request)
     q = request.query_params
-    values: dict[str, Any] = {"run": q.get("run", ""), "kind": q.get("kind", ""),
-                              "since_text": q.get("since", ""), "report": None}
+    values: dict[str, Any] = {
+        "run": q.get("run", ""),
+        "kind": q.get("kind", ""),
+        "since_text": q.get("since", ""),
+        "report": None,
+    }
     try:
         events = await anyio.to_thread.run_sync(lambda: entries(request))
         if q.get("verify"):
             values["report"] = await anyio.to_thread.run_sync(
-                lambda: verify_store(ctx_of(request).store))
+                lambda: verify_store(ctx_of(request).store)
+            )
     except SignoffError as exc:
-        return render(request, "audit.html", status_of(exc), error=str(exc), rows=[],
-                      **values)
+        return render(request, "audit.html", status_of(exc), error=str(exc), rows=[], **values)
     return render(request, "audit.html", rows=[_row(e) for e in reversed(events)], **values)
 
 

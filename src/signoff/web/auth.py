@@ -46,8 +46,9 @@ def _sign(secret: bytes, payload: str) -> str:
 
 
 def encode_session(secret: bytes, session: Session) -> str:
-    doc = json.dumps({"u": session.user, "exp": int(session.expires), "n": session.nonce},
-                     separators=(",", ":"))
+    doc = json.dumps(
+        {"u": session.user, "exp": int(session.expires), "n": session.nonce}, separators=(",", ":")
+    )
     payload = base64.urlsafe_b64encode(doc.encode()).decode().rstrip("=")
     return f"{payload}.{_sign(secret, payload)}"
 
@@ -85,9 +86,15 @@ def session_of(request: HTTPRequest) -> Session:
 def set_session(request: HTTPRequest, response: Response, session: Session) -> None:
     ctx = ctx_of(request)
     request.scope["signoff.session"] = session
-    response.set_cookie(COOKIE, encode_session(ctx.secret, session), max_age=SESSION_SECONDS,
-                        httponly=True, samesite="strict", path="/",
-                        secure=request.url.scheme == "https")
+    response.set_cookie(
+        COOKIE,
+        encode_session(ctx.secret, session),
+        max_age=SESSION_SECONDS,
+        httponly=True,
+        samesite="strict",
+        path="/",
+        secure=request.url.scheme == "https",
+    )
 
 
 def persist_session(request: HTTPRequest, response: Response) -> None:

@@ -89,8 +89,10 @@ def clip_text(value: Any, limit: int = PAGE_TEXT_LIMIT) -> Any:
     """A string cut for a page, with its full length noted; anything else as it is."""
     if not isinstance(value, str) or len(value) <= limit:
         return value
-    return (f"{value[:limit]}\n… [cut: {len(value):,} characters in all; "
-            "the whole request is under “raw” on its page]")
+    return (
+        f"{value[:limit]}\n… [cut: {len(value):,} characters in all; "
+        "the whole request is under “raw” on its page]"
+    )
 
 
 def pretty_clipped(value: Any) -> Any:
@@ -185,13 +187,28 @@ def error(status: int, message: str, code: str = "error") -> JSONResponse:
 
 
 def error_code(exc: Exception) -> str:
-    return {404: "not_found", 403: "forbidden", 410: "expired", 409: "conflict",
-            422: "invalid", 400: "bad_request"}.get(status_of(exc), "error")
+    return {
+        404: "not_found",
+        403: "forbidden",
+        410: "expired",
+        409: "conflict",
+        422: "invalid",
+        400: "bad_request",
+    }.get(status_of(exc), "error")
 
 
 def env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in ("1", "true", "yes")
 
 
-__all__ = ["Account", "Context", "JSONResponse", "ctx_of", "error", "inert", "lang_of", "status_of",
-           "when"]
+__all__ = [
+    "Account",
+    "Context",
+    "JSONResponse",
+    "ctx_of",
+    "error",
+    "inert",
+    "lang_of",
+    "status_of",
+    "when",
+]

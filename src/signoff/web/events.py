@@ -113,15 +113,17 @@ def frame(event: dict[str, Any]) -> str:
 async def stream(request: HTTPRequest) -> Response:
     who, _ = principal(request)
     if who is None:
-        return error(401, "a valid Bearer token (or a signed-in session) is required",
-                     "unauthorized")
+        return error(
+            401, "a valid Bearer token (or a signed-in session) is required", "unauthorized"
+        )
     ctx = ctx_of(request)
     wait = _float(request.query_params.get("wait"), DEFAULT_WAIT)
     # A reconnect's Last-Event-ID wins over the page's original `after`.
     after = _seq(request.headers.get("last-event-id") or request.query_params.get("after"))
     if wait is None or after is None:
-        return error(422, f"after must be a sequence number >= 0 and wait 0..{MAX_WAIT:g} s",
-                     "invalid")
+        return error(
+            422, f"after must be a sequence number >= 0 and wait 0..{MAX_WAIT:g} s", "invalid"
+        )
     start = after if after >= 0 else await anyio.to_thread.run_sync(ctx.store.last_seq)
     broadcaster = ctx.broadcaster
     granted = (who.name, who.role)

@@ -76,18 +76,27 @@ class BodyLimit:
             await self.refuse(scope, send)
 
     async def refuse(self, scope: Scope, send: Send) -> None:
-        message = (f"the request body is too large: at most {_limit_text(self.max_bytes)} "
-                   f"({self.max_bytes} bytes) are accepted")
+        message = (
+            f"the request body is too large: at most {_limit_text(self.max_bytes)} "
+            f"({self.max_bytes} bytes) are accepted"
+        )
         if str(scope.get("path", "")).startswith("/api/"):
             body = json.dumps({"error": "too_large", "message": message}).encode()
             kind = b"application/json"
         else:
             body = (message + "\n").encode()
             kind = b"text/plain; charset=utf-8"
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", kind),
-                                (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", kind),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
@@ -116,5 +125,4 @@ def clip(text: str, limit: int = PAGE_TEXT_LIMIT) -> Clipped:
     return Clipped(text[:limit], len(text), True)
 
 
-__all__ = ["DEFAULT_MAX_BODY", "PAGE_TEXT_LIMIT", "BodyLimit", "BodyTooLarge", "Clipped",
-           "clip"]
+__all__ = ["DEFAULT_MAX_BODY", "PAGE_TEXT_LIMIT", "BodyLimit", "BodyTooLarge", "Clipped", "clip"]

@@ -40,19 +40,27 @@ from .limits import PAGE_TEXT_LIMIT
 from .service import Filters, api_request, decide, decision_from, deliveries, revert
 
 
-def render(request: HTTPRequest, template: str, status: int = 200,
-           **values: Any) -> HTMLResponse:
+def render(request: HTTPRequest, template: str, status: int = 200, **values: Any) -> HTMLResponse:
     ctx = ctx_of(request)
     lang = lang_of(request)
     who, _ = principal(request)
     html = ctx.env.get_template(template).render(
-        t=translator(lang), lang=lang, who=who, csrf=csrf_token(request), age=age,
-        local_mode=ctx.local_mode(), now=time.time(), path=request.url.path, **values)
+        t=translator(lang),
+        lang=lang,
+        who=who,
+        csrf=csrf_token(request),
+        age=age,
+        local_mode=ctx.local_mode(),
+        now=time.time(),
+        path=request.url.path,
+        **values,
+    )
     response = HTMLResponse(html, status_code=status)
     persist_session(request, response)
     if request.query_params.get("lang") in ("en", "zh"):
-        response.set_cookie("signoff_lang", request.query_params["lang"], samesite="strict",
-                            httponly=True)
+        response.set_cookie(
+            "signoff_lang", request.query_params["lang"], samesite="strict", httponly=True
+        )
     return response
 
 
@@ -68,8 +76,12 @@ async def checked_form(request: HTTPRequest) -> FormData | None:
 
 
 def csrf_refused(request: HTTPRequest) -> Response:
-    return render(request, "error.html", 403,
-                  message="This form has no valid CSRF token (reload the page and try again).")
+    return render(
+        request,
+        "error.html",
+        403,
+        message="This form has no valid CSRF token (reload the page and try again).",
+    )
 
 
 async def _run(fn: Any, *args: Any) -> Any:
@@ -83,8 +95,13 @@ def _filters(request: HTTPRequest) -> Filters:
     q = request.query_params
     risk = q.get("risk", "")
     state = q.get("state", "pending")
-    return Filters(risk=risk if risk in RISKS else "", tool=q.get("tool", ""),
-                   run=q.get("run", ""), tenant=q.get("tenant", ""), state=state)
+    return Filters(
+        risk=risk if risk in RISKS else "",
+        tool=q.get("tool", ""),
+        run=q.get("run", ""),
+        tenant=q.get("tenant", ""),
+        state=state,
+    )
 
 
 async def inbox(request: HTTPRequest) -> Response:
@@ -97,8 +114,17 @@ async def inbox(request: HTTPRequest) -> Response:
     found: list[Request] = await _run(filters.apply, ctx)
     counts = {risk: sum(1 for r in found if r.verdict.risk == risk) for risk in RISKS}
     tools = sorted({r.call.name for r in found})
-    return render(request, "inbox.html", requests=found, filters=filters, counts=counts,
-                  risks=RISKS, tools=tools, summary=summary, seq=seq)
+    return render(
+        request,
+        "inbox.html",
+        requests=found,
+        filters=filters,
+        counts=counts,
+        risks=RISKS,
+        tools=tools,
+        summary=summary,
+        seq=seq,
+    )
 
 
 async def card(request: HTTPRequest) -> Response:
@@ -112,9 +138,13 @@ async def card(request: HTTPRequest) -> Response:
     except NotFound:
         return Response(status_code=404)
     f = _filters(request)
-    if ((f.state not in ("", "all") and r.state != f.state) or (f.risk and r.verdict.risk != f.risk)
-            or (f.tool and r.call.name != f.tool) or (f.run and r.run_id != f.run)
-            or (f.tenant and r.tenant != f.tenant)):
+    if (
+        (f.state not in ("", "all") and r.state != f.state)
+        or (f.risk and r.verdict.risk != f.risk)
+        or (f.tool and r.call.name != f.tool)
+        or (f.run and r.run_id != f.run)
+        or (f.tenant and r.tenant != f.tenant)
+    ):
         return Response(status_code=204)
     return render(request, "card.html", r=r, summary=summary)
 
@@ -147,8 +177,8 @@ def _details(ctx: Context, request_id: str) -> dict[str, Any]:
         "deliveries": deliveries(ctx, r.id),
         "original": original if isinstance(original, dict) else None,
         "what_next": what_next(r) if r.decision else None,
-        "expired": r.state == "expired" or (
-            r.state == "pending" and r.expires_at is not None and r.expires_at <= time.time()),
+        "expired": r.state == "expired"
+        or (r.state == "pending" and r.expires_at is not None and r.expires_at <= time.time()),
         "summary": summary(r),
         "intent": r.metadata.get("intent"),
         "asks_human": _asks_human(r),
@@ -166,8 +196,9 @@ async def request_page(request: HTTPRequest) -> Response:
         details = await _run(_details, ctx, request.path_params["id"])
     except NotFound as exc:
         return render(request, "error.html", 404, message=str(exc))
-    return render(request, "request.html", done=request.query_params.get("done"), seq=seq,
-                  **details)
+    return render(
+        request, "request.html", done=request.query_params.get("done"), seq=seq, **details
+    )
 
 
 async def raw_request(request: HTTPRequest) -> Response:
@@ -177,8 +208,7 @@ async def raw_request(request: HTTPRequest) -> Response:
         return Response("sign in first\n", status_code=401, media_type="text/plain")
     ctx = ctx_of(request)
     try:
-        doc = await _run(lambda: api_request(ctx, ctx.store.get_request(
-            request.path_params["id"])))
+        doc = await _run(lambda: api_request(ctx, ctx.store.get_request(request.path_params["id"])))
     except NotFound as exc:
         return Response(f"{exc}\n", status_code=404, media_type="text/plain")
     headers = {}
@@ -221,8 +251,9 @@ async def decide_form(request: HTTPRequest) -> Response:
             details = await _run(_details, ctx, rid)
         except NotFound:
             return render(request, "error.html", 404, message=str(exc))
-        return render(request, "request.html", status_of(exc), error=str(exc),
-                      submitted=fields, **details)
+        return render(
+            request, "request.html", status_of(exc), error=str(exc), submitted=fields, **details
+        )
     return RedirectResponse(f"/requests/{rid}?done={decision.kind}", status_code=303)
 
 
@@ -249,8 +280,7 @@ async def revoke(request: HTTPRequest) -> Response:
     ctx = ctx_of(request)
     gid = request.path_params["id"]
     try:
-        await _run(lambda: revoke_grant(ctx.store, gid, actor=who.name,
-                                        workspace=ctx.workspace))
+        await _run(lambda: revoke_grant(ctx.store, gid, actor=who.name, workspace=ctx.workspace))
     except SignoffError as exc:
         return render(request, "error.html", status_of(exc), message=str(exc))
     return RedirectResponse("/grants?m=revoked", status_code=303)
@@ -262,11 +292,15 @@ def _review_items(ctx: Context) -> list[dict[str, Any]]:
         e = item.event
         snap = e.data.get("snapshot") or {}
         call = e.data.get("call") or {}
-        items.append({"event": e, "call": call, "reverted": item.reverted,
-                      "files": [x.get("path") for x in snap.get("entries", [])
-                                if isinstance(x, dict)],
-                      "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False,
-                                              indent=2)})
+        items.append(
+            {
+                "event": e,
+                "call": call,
+                "reverted": item.reverted,
+                "files": [x.get("path") for x in snap.get("entries", []) if isinstance(x, dict)],
+                "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False, indent=2),
+            }
+        )
     return items
 
 

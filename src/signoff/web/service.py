@@ -22,8 +22,10 @@ def require_decider(ctx: Context, who: Account | None, request: Request) -> Acco
     if not who.can_decide:
         raise NotAuthorized(f"{who.name} is a {who.role} and may not decide requests")
     if ctx.forbid_self_approval and request.requested_by and request.requested_by == who.name:
-        raise NotAuthorized(f"{who.name} requested {request.id} and may not decide it "
-                            "(settings forbid approving one's own request)")
+        raise NotAuthorized(
+            f"{who.name} requested {request.id} and may not decide it "
+            "(settings forbid approving one's own request)"
+        )
     return who
 
 
@@ -56,12 +58,17 @@ def decision_from(doc: Mapping[str, Any]) -> Decision:
     )
 
 
-def decide(ctx: Context, who: Account | None, request_id: str,
-           decision: Decision) -> Request:
+def decide(ctx: Context, who: Account | None, request_id: str, decision: Decision) -> Request:
     request = ctx.store.get_request(request_id)
     actor = require_decider(ctx, who, request)
-    return approvals.decide(ctx.store, request_id, decision, actor=actor.name,
-                            roles=actor.roles, workspace=ctx.workspace)
+    return approvals.decide(
+        ctx.store,
+        request_id,
+        decision,
+        actor=actor.name,
+        roles=actor.roles,
+        workspace=ctx.workspace,
+    )
 
 
 def api_request(ctx: Context, request: Request) -> dict[str, Any]:
@@ -98,12 +105,24 @@ class Filters:
     def apply(self, ctx: Context, limit: int = 200) -> list[Request]:
         ctx.store.expire_stale()
         state = None if self.state in ("", "all") else self.state
-        found = ctx.store.list_requests(state=state, run_id=self.run or None,
-                                        tenant=self.tenant or None, limit=limit)
-        found = [r for r in found if (not self.risk or r.verdict.risk == self.risk)
-                 and (not self.tool or r.call.name == self.tool)]
+        found = ctx.store.list_requests(
+            state=state, run_id=self.run or None, tenant=self.tenant or None, limit=limit
+        )
+        found = [
+            r
+            for r in found
+            if (not self.risk or r.verdict.risk == self.risk)
+            and (not self.tool or r.call.name == self.tool)
+        ]
         return sorted(found, key=lambda r: r.created_at, reverse=True)
 
 
-__all__ = ["Filters", "api_request", "api_requests", "decide", "decision_from", "deliveries",
-           "revert"]
+__all__ = [
+    "Filters",
+    "api_request",
+    "api_requests",
+    "decide",
+    "decision_from",
+    "deliveries",
+    "revert",
+]

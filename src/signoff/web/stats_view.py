@@ -52,14 +52,14 @@ def since_param(request: HTTPRequest) -> tuple[str, float | None]:
     except (OverflowError, ValueError):  # a date beyond what a timestamp holds
         value = math.nan
     if not math.isfinite(value):
-        raise InvalidInput(f"since {text!r}: not a time signoff can use; try 7d, 12h or "
-                           "2025-01-31")
+        raise InvalidInput(f"since {text!r}: not a time signoff can use; try 7d, 12h or 2025-01-31")
     return text, value
 
 
 def min_count_param(request: HTTPRequest) -> int:
-    return whole_number(request.query_params.get("min_count"), "min_count", DEFAULT_MIN_COUNT,
-                        1, MAX_MIN_COUNT)
+    return whole_number(
+        request.query_params.get("min_count"), "min_count", DEFAULT_MIN_COUNT, 1, MAX_MIN_COUNT
+    )
 
 
 # ------------------------------------------------------------------ the chart
@@ -167,17 +167,33 @@ def build_chart(stats: Stats, *, now: float | None = None) -> Chart | None:
                 bars.append(Bar(kind, round(x1, 1), round(y, 1), round(bar_w, 1), h))
         groups.append(Group(d, tuple(bars)))
 
-    picks = sorted({0, len(shown) // 2, len(shown) - 1}) if len(shown) > 2 else \
-        list(range(len(shown)))
-    labels = [Label(round(LEFT + (i + 0.5) * step, 1), HEIGHT - 8, shown[i].date)
-              for i in picks]
+    picks = (
+        sorted({0, len(shown) // 2, len(shown) - 1}) if len(shown) > 2 else list(range(len(shown)))
+    )
+    labels = [Label(round(LEFT + (i + 0.5) * step, 1), HEIGHT - 8, shown[i].date) for i in picks]
     labels += [Label(LEFT - 4, TOP + 4, str(ymax), "end"), Label(LEFT - 4, base, "0", "end")]
-    totals = {k: sum(getattr(d, k) for d in stats.by_day)
-              for k in ("calls", "asked", "approve", "edit", "reject")}
+    totals = {
+        k: sum(getattr(d, k) for d in stats.by_day)
+        for k in ("calls", "asked", "approve", "edit", "reject")
+    }
     drawn_dates = {d.date for d in shown}
-    return Chart(WIDTH, HEIGHT, tuple(groups), tuple(labels), base, TOP, LEFT, WIDTH - RIGHT,
-                 ymax, shown[0].date, shown[-1].date, stats.by_day, len(shown),
-                 sum(1 for d in stats.by_day if d.date not in drawn_dates), totals)
+    return Chart(
+        WIDTH,
+        HEIGHT,
+        tuple(groups),
+        tuple(labels),
+        base,
+        TOP,
+        LEFT,
+        WIDTH - RIGHT,
+        ymax,
+        shown[0].date,
+        shown[-1].date,
+        stats.by_day,
+        len(shown),
+        sum(1 for d in stats.by_day if d.date not in drawn_dates),
+        totals,
+    )
 
 
 # ------------------------------------------------------------------ formatting
@@ -222,18 +238,31 @@ async def stats_page(request: HTTPRequest) -> Response:
     ctx = ctx_of(request)
     lang = lang_of(request)
     since_text = request.query_params.get("since", "").strip()
-    values: dict[str, Any] = {"since_text": since_text, "pct": pct, "number": number,
-              "duration": lambda v: duration(v, lang), "presets": ("24h", "7d", "30d")}
+    values: dict[str, Any] = {
+        "since_text": since_text,
+        "pct": pct,
+        "number": number,
+        "duration": lambda v: duration(v, lang),
+        "presets": ("24h", "7d", "30d"),
+    }
     try:
         _, since = since_param(request)
         min_count = min_count_param(request)
         stats: Stats = await anyio.to_thread.run_sync(
-            lambda: load_stats(ctx.store, since=since, min_count=min_count))
+            lambda: load_stats(ctx.store, since=since, min_count=min_count)
+        )
     except SignoffError as exc:
-        return render(request, "stats.html", status_of(exc), error=str(exc), stats=None,
-                      chart=None, **values)
-    return render(request, "stats.html", stats=stats, chart=build_chart(stats),
-                  top_runs=stats.per_run[:5], **values)
+        return render(
+            request, "stats.html", status_of(exc), error=str(exc), stats=None, chart=None, **values
+        )
+    return render(
+        request,
+        "stats.html",
+        stats=stats,
+        chart=build_chart(stats),
+        top_runs=stats.per_run[:5],
+        **values,
+    )
 
 
 async def allow_suggested(request: HTTPRequest) -> Response:
@@ -253,12 +282,19 @@ async def allow_suggested(request: HTTPRequest) -> Response:
     raw_count = form.get("min_count")
 
     def apply() -> None:
-        count = whole_number(raw_count if isinstance(raw_count, str) else None, "min_count",
-                             DEFAULT_MIN_COUNT, 1, MAX_MIN_COUNT)
+        count = whole_number(
+            raw_count if isinstance(raw_count, str) else None,
+            "min_count",
+            DEFAULT_MIN_COUNT,
+            1,
+            MAX_MIN_COUNT,
+        )
         stats = load_stats(ctx.store, min_count=count)
         if rule not in {s.rule for s in stats.suggestions if s.kind == "allow"}:
-            raise InvalidInput(f"{rule!r} is not an allow rule signoff suggests now; add "
-                               "other rules with `signoff grant add`")
+            raise InvalidInput(
+                f"{rule!r} is not an allow rule signoff suggests now; add "
+                "other rules with `signoff grant add`"
+            )
         grant_project_rule(ctx.store, rule, actor=who.name, workspace=ctx.workspace)
 
     try:

@@ -27,14 +27,17 @@ WEB: dict[str, dict[Lang, str]] = {
     "age": {"en": "Created", "zh": "创建时间"},
     "expires": {"en": "Expires", "zh": "过期时间"},
     "call": {"en": "Exact call", "zh": "确切调用"},
-    "cut_note": {"en": "The arguments are too long to show whole here; only their start is "
-                 "shown.", "zh": "参数过长，此处仅显示开头部分。"},
+    "cut_note": {
+        "en": "The arguments are too long to show whole here; only their start is shown.",
+        "zh": "参数过长，此处仅显示开头部分。",
+    },
     "raw": {"en": "See the whole request (raw JSON)", "zh": "查看完整请求（原始 JSON）"},
     "raw_download": {"en": "download it", "zh": "下载"},
-    "edit_too_large": {"en": "These arguments are too large to edit here: download them, "
-                       "then edit with signoff edit ID --args or the API.",
-                       "zh": "参数过大，无法在此修改：请下载后用 "
-                             "signoff edit ID --args 或 API 修改。"},
+    "edit_too_large": {
+        "en": "These arguments are too large to edit here: download them, "
+        "then edit with signoff edit ID --args or the API.",
+        "zh": "参数过大，无法在此修改：请下载后用 signoff edit ID --args 或 API 修改。",
+    },
     "arguments": {"en": "Arguments", "zh": "参数"},
     "preview": {"en": "What will happen", "zh": "将会发生什么"},
     "shell_parts": {"en": "Shell analysis", "zh": "Shell 分析"},
@@ -51,21 +54,29 @@ WEB: dict[str, dict[Lang, str]] = {
     "scope": {"en": "for", "zh": "范围"},
     "scope_run": {"en": "this run", "zh": "本次运行"},
     "scope_project": {"en": "this project", "zh": "本项目"},
-    "no_always": {"en": "No narrow rule can be remembered for this call.",
-                  "zh": "此调用无法记住一条精确规则。"},
+    "no_always": {
+        "en": "No narrow rule can be remembered for this call.",
+        "zh": "此调用无法记住一条精确规则。",
+    },
     "edit": {"en": "Edit", "zh": "编辑"},
-    "edit_help": {"en": "New arguments (a JSON object); the policy judges them again.",
-                  "zh": "新参数（JSON 对象）；策略会重新判定。"},
+    "edit_help": {
+        "en": "New arguments (a JSON object); the policy judges them again.",
+        "zh": "新参数（JSON 对象）；策略会重新判定。",
+    },
     "save_edit": {"en": "Approve edited call", "zh": "批准编辑后的调用"},
     "reject": {"en": "Reject", "zh": "拒绝"},
     "reason": {"en": "Reason (goes back to the model)", "zh": "原因（会告知模型）"},
     "skip": {"en": "Skip", "zh": "跳过"},
     "answer": {"en": "Answer", "zh": "回答"},
-    "answer_help": {"en": "Your answer becomes the tool's result.",
-                    "zh": "你的回答将作为工具结果。"},
+    "answer_help": {
+        "en": "Your answer becomes the tool's result.",
+        "zh": "你的回答将作为工具结果。",
+    },
     "already": {"en": "Already {state} by {actor}", "zh": "已被 {actor} {state}"},
-    "expired_card": {"en": "Expired at {at} without a decision; it can no longer be approved.",
-                     "zh": "已于 {at} 过期且未决定；不能再批准。"},
+    "expired_card": {
+        "en": "Expired at {at} without a decision; it can no longer be approved.",
+        "zh": "已于 {at} 过期且未决定；不能再批准。",
+    },
     "original": {"en": "Original arguments", "zh": "原始参数"},
     "edited": {"en": "Edited arguments", "zh": "编辑后的参数"},
     "outcome": {"en": "Result", "zh": "结果"},
@@ -78,8 +89,10 @@ WEB: dict[str, dict[Lang, str]] = {
     "reverted": {"en": "Reverted", "zh": "已还原"},
     "no_reviews": {"en": "Nothing to review.", "zh": "没有需要审查的内容。"},
     "files": {"en": "Files", "zh": "文件"},
-    "shortcuts": {"en": "Keys: j/k move · Enter open · a approve · r reject · e edit · s skip",
-                  "zh": "快捷键：j/k 移动 · Enter 打开 · a 批准 · r 拒绝 · e 编辑 · s 跳过"},
+    "shortcuts": {
+        "en": "Keys: j/k move · Enter open · a approve · r reject · e edit · s skip",
+        "zh": "快捷键：j/k 移动 · Enter 打开 · a 批准 · r 拒绝 · e 编辑 · s 跳过",
+    },
     "live": {"en": "live", "zh": "实时"},
     "error": {"en": "Error", "zh": "错误"},
     "back": {"en": "Back to the inbox", "zh": "返回收件箱"},
@@ -101,8 +114,10 @@ WEB: dict[str, dict[Lang, str]] = {
     "stats": {"en": "Statistics", "zh": "统计"},
     "audit": {"en": "Audit log", "zh": "审计日志"},
     "audit_trail": {"en": "This request in the audit log", "zh": "此请求的审计记录"},
-    "allow_in_project": {"en": "Allow it in this project (admin)",
-                         "zh": "在本项目中允许（管理员）"},
+    "allow_in_project": {
+        "en": "Allow it in this project (admin)",
+        "zh": "在本项目中允许（管理员）",
+    },
     "kind": {"en": "Kind", "zh": "类型"},
     "time": {"en": "Time", "zh": "时间"},
     "actor": {"en": "Who", "zh": "操作者"},
@@ -114,17 +129,23 @@ WEB: dict[str, dict[Lang, str]] = {
     "all_time": {"en": "all time", "zh": "全部时间"},
     "since_label": {"en": "since {since}", "zh": "自 {since} 起"},
     "since": {"en": "Since", "zh": "起始"},
-    "since_help": {"en": "7d, 12h, 30m, an ISO date or epoch seconds",
-                   "zh": "7d、12h、30m、ISO 日期或纪元秒数"},
+    "since_help": {
+        "en": "7d, 12h, 30m, an ISO date or epoch seconds",
+        "zh": "7d、12h、30m、ISO 日期或纪元秒数",
+    },
     "figures": {"en": "Figures", "zh": "数据"},
     "calls_judged": {"en": "Calls judged", "zh": "判定的调用"},
-    "effects_line": {"en": "allow {allow} · notify {notify} · ask {ask} · deny {deny}",
-                     "zh": "允许 {allow} · 通知 {notify} · 询问 {ask} · 禁止 {deny}"},
+    "effects_line": {
+        "en": "allow {allow} · notify {notify} · ask {ask} · deny {deny}",
+        "zh": "允许 {allow} · 通知 {notify} · 询问 {ask} · 禁止 {deny}",
+    },
     "ask_share": {"en": "Share of calls that asked", "zh": "需要询问的调用比例"},
     "asked_of": {"en": "{asked} of {calls} calls", "zh": "{calls} 次调用中的 {asked} 次"},
     "qpr": {"en": "Questions per run (mean)", "zh": "每次运行的提问数（平均）"},
-    "qpr_line": {"en": "median {median} · max {max} · {runs} runs",
-                 "zh": "中位数 {median} · 最多 {max} · 共 {runs} 次运行"},
+    "qpr_line": {
+        "en": "median {median} · max {max} · {runs} runs",
+        "zh": "中位数 {median} · 最多 {max} · 共 {runs} 次运行",
+    },
     "ttd": {"en": "Time to decision (median)", "zh": "决定用时（中位数）"},
     "ttd_line": {"en": "p90 {p90} · {count} decisions", "zh": "p90 {p90} · 共 {count} 个决定"},
     "expired_n": {"en": "Expired", "zh": "已过期"},
@@ -138,17 +159,22 @@ WEB: dict[str, dict[Lang, str]] = {
     "per_rule": {"en": "By rule", "zh": "按规则"},
     "asked": {"en": "Asked", "zh": "询问"},
     "chart": {"en": "Calls per day", "zh": "每日调用"},
-    "chart_desc": {"en": "From {first} to {last}: {calls} calls, {asked} asked; {approve} "
-                         "approved, {edit} edited, {reject} rejected.",
-                   "zh": "{first} 至 {last}：{calls} 次调用，{asked} 次询问；批准 {approve}，"
-                         "编辑 {edit}，拒绝 {reject}。"},
-    "day_title": {"en": "{date}: {calls} calls, {asked} asked; {approve} approved, {edit} "
-                        "edited, {reject} rejected",
-                  "zh": "{date}：{calls} 次调用，{asked} 次询问；批准 {approve}，编辑 {edit}，"
-                        "拒绝 {reject}"},
-    "chart_hidden": {"en": "Only the last {drawn} days are drawn; {hidden} earlier days with "
-                           "activity are in the table.",
-                     "zh": "图中只画出最近 {drawn} 天；另有 {hidden} 个更早的有记录的日子见下表。"},
+    "chart_desc": {
+        "en": "From {first} to {last}: {calls} calls, {asked} asked; {approve} "
+        "approved, {edit} edited, {reject} rejected.",
+        "zh": "{first} 至 {last}：{calls} 次调用，{asked} 次询问；批准 {approve}，"
+        "编辑 {edit}，拒绝 {reject}。",
+    },
+    "day_title": {
+        "en": "{date}: {calls} calls, {asked} asked; {approve} approved, {edit} "
+        "edited, {reject} rejected",
+        "zh": "{date}：{calls} 次调用，{asked} 次询问；批准 {approve}，编辑 {edit}，拒绝 {reject}",
+    },
+    "chart_hidden": {
+        "en": "Only the last {drawn} days are drawn; {hidden} earlier days with "
+        "activity are in the table.",
+        "zh": "图中只画出最近 {drawn} 天；另有 {hidden} 个更早的有记录的日子见下表。",
+    },
     "chart_table": {"en": "Numbers per day", "zh": "每日数字"},
     "date": {"en": "Date", "zh": "日期"},
     "legend_calls": {"en": "calls", "zh": "调用"},
@@ -158,23 +184,33 @@ WEB: dict[str, dict[Lang, str]] = {
     "legend_reject": {"en": "rejected", "zh": "拒绝"},
     "no_activity": {"en": "Nothing was judged in this period.", "zh": "此期间没有判定任何调用。"},
     "suggestions": {"en": "Suggestions", "zh": "建议"},
-    "no_suggestions": {"en": "No suggestions (a pattern needs {n} identical answers).",
-                       "zh": "没有建议（一个模式需要 {n} 次相同的回答）。"},
+    "no_suggestions": {
+        "en": "No suggestions (a pattern needs {n} identical answers).",
+        "zh": "没有建议（一个模式需要 {n} 次相同的回答）。",
+    },
     "sugg_allow": {"en": "Suggested allow rule", "zh": "建议的允许规则"},
     "sugg_deny": {"en": "Suggested deny rule", "zh": "建议的禁止规则"},
-    "sugg_remove_ask_rule": {"en": "Ask rule that is always approved",
-                             "zh": "总是被批准的询问规则"},
-    "why_allow": {"en": "approved all {n} times it was asked; never rejected or denied",
-                  "zh": "询问的 {n} 次全部被批准；从未被拒绝或禁止"},
+    "sugg_remove_ask_rule": {
+        "en": "Ask rule that is always approved",
+        "zh": "总是被批准的询问规则",
+    },
+    "why_allow": {
+        "en": "approved all {n} times it was asked; never rejected or denied",
+        "zh": "询问的 {n} 次全部被批准；从未被拒绝或禁止",
+    },
     "why_deny": {"en": "rejected all {n} times it was asked", "zh": "询问的 {n} 次全部被拒绝"},
-    "why_remove_ask_rule": {"en": "the ask rule {rule} was approved all {n} times; an ask rule "
-                                  "beats every allow rule, so remove it from [permissions] ask "
-                                  "to stop these questions",
-                            "zh": "询问规则 {rule} 的 {n} 次询问全部被批准；询问规则优先于所有"
-                                  "允许规则，要停止这些提问，请将它从 [permissions] ask 中删除"},
+    "why_remove_ask_rule": {
+        "en": "the ask rule {rule} was approved all {n} times; an ask rule "
+        "beats every allow rule, so remove it from [permissions] ask "
+        "to stop these questions",
+        "zh": "询问规则 {rule} 的 {n} 次询问全部被批准；询问规则优先于所有"
+        "允许规则，要停止这些提问，请将它从 [permissions] ask 中删除",
+    },
     "run_this": {"en": "To allow it in this project, run:", "zh": "在本项目中允许它，请运行："},
-    "add_deny": {"en": "Add under [permissions] deny in .signoff/settings.toml:",
-                 "zh": "添加到 .signoff/settings.toml 的 [permissions] deny 下："},
+    "add_deny": {
+        "en": "Add under [permissions] deny in .signoff/settings.toml:",
+        "zh": "添加到 .signoff/settings.toml 的 [permissions] deny 下：",
+    },
     "examples": {"en": "Examples", "zh": "示例"},
     "top_runs": {"en": "Runs with the most questions", "zh": "提问最多的运行"},
     "questions": {"en": "Questions", "zh": "提问"},

@@ -195,8 +195,10 @@ class Workspace:
         if not results:
             results.append(f"no matches for {pattern!r}")
         if skipped:
-            notes.append(f"(not searched, not regular files: {', '.join(skipped[:20])}"
-                         + (f" and {len(skipped) - 20} more)" if len(skipped) > 20 else ")"))
+            notes.append(
+                f"(not searched, not regular files: {', '.join(skipped[:20])}"
+                + (f" and {len(skipped) - 20} more)" if len(skipped) > 20 else ")")
+            )
         return "\n".join(results + notes)
 
     def _walk(self, target: str) -> Iterator[str]:
@@ -206,8 +208,7 @@ class Workspace:
             return
         for folder, dirs, files in os.walk(target):  # symlinked directories are not entered
             dirs[:] = sorted(
-                d for d in dirs
-                if d not in SEARCH_SKIP and not self.hidden(os.path.join(folder, d))
+                d for d in dirs if d not in SEARCH_SKIP and not self.hidden(os.path.join(folder, d))
             )
             for name in sorted(files):
                 file = os.path.join(folder, name)
@@ -243,8 +244,7 @@ class Workspace:
         count = edit_count(text, old)
         if count != 1:
             raise InvalidInput(edit_problem(path, old, count))
-        write_regular(target, text.replace(old, new, 1).encode("utf-8"), raw=path,
-                      tool="edit_file")
+        write_regular(target, text.replace(old, new, 1).encode("utf-8"), raw=path, tool="edit_file")
         return f"edited {self.rel(target)}: replaced 1 occurrence"
 
     def _text_of(self, target: str, raw: str) -> str:
@@ -322,8 +322,9 @@ class Workspace:
             limit = -1.0
         if not limit > 0:
             raise InvalidInput(f"execute_command: timeout must be positive, got {timeout!r}")
-        return run_command(command, self.root, limit, max_output=self.max_output,
-                           idempotency_key=idempotency_key)
+        return run_command(
+            command, self.root, limit, max_output=self.max_output, idempotency_key=idempotency_key
+        )
 
     # ------------------------------------------------------------------ outside world
 

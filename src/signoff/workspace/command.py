@@ -22,7 +22,11 @@ DEFAULT_TIMEOUT = 60.0
 
 
 def run_command(
-    command: str, cwd: str, limit: float, *, max_output: int = MAX_OUTPUT_BYTES,
+    command: str,
+    cwd: str,
+    limit: float,
+    *,
+    max_output: int = MAX_OUTPUT_BYTES,
     idempotency_key: str | None = None,
 ) -> str:
     """Run `bash -c command` in `cwd`: exit code and output (head and tail kept)."""

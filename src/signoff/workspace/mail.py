@@ -71,8 +71,7 @@ def append_to_outbox(root: str, fields: dict[str, str], idempotency_key: str | N
             box.close()
     cc_note = f" (cc {fields['Cc']})" if fields["Cc"] else ""
     return (
-        f"sent to {fields['To']}{cc_note}: {message['Message-ID']}, "
-        f"appended to the outbox {OUTBOX}"
+        f"sent to {fields['To']}{cc_note}: {message['Message-ID']}, appended to the outbox {OUTBOX}"
     )
 
 

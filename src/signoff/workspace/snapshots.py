@@ -151,5 +151,6 @@ def restore_entry(entry: SnapshotEntry, target: str) -> None:
     elif entry.before is not None:
         from ..safe_files import write_regular  # no link followed, none written through
 
-        write_regular(target, entry.before, raw=entry.path, tool="revert", exclusive=True,
-                      mode=entry.mode)
+        write_regular(
+            target, entry.before, raw=entry.path, tool="revert", exclusive=True, mode=entry.mode
+        )

@@ -76,7 +76,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("opaque", "ask", "sqlite3 app.db \"select writefile('x.sh', 'evil')\""),
     ("opaque", "ask", "sqlite3 app.db \"select load_extension('./evil.so')\""),
     ("opaque", "ask", "sqlite3 app.db 'delete from users'"),
-    ("opaque", "ask", "sqlite3 app.db \".output out.txt\""),
+    ("opaque", "ask", 'sqlite3 app.db ".output out.txt"'),
     ("opaque", "ask", "sqlite3 -cmd '.shell id' app.db .tables"),
     ("opaque", "ask", "sqlite3 ~/.mozilla/firefox/p/cookies.sqlite 'select * from moz_cookies'"),
     ("opaque", "ask", "sqlite3 app.db"),
@@ -117,6 +117,6 @@ ROWS: list[tuple[str, str, str]] = [
     ("opaque", "ask", "HELM_PLUGINS=./plugins helm list"),
     ("read_only", "allow", "curl -sI localhost:8000"),
     ("network", "ask", "curl -I example.com"),
-    ("opaque", "ask", "cd \"$APP\" && eslint src"),
+    ("opaque", "ask", 'cd "$APP" && eslint src'),
     ("destructive", "ask", "docker image prune -a"),
 ]

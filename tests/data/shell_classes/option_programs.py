@@ -119,7 +119,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("catastrophic", "deny", "sed '--in-pl' s/x/y/ /etc/passwd"),
     ("catastrophic", "deny", "rm '--rec' '--forc' ~"),
     ("bypass", "ask", "tar '--to-comm=sh' -xf a.tar"),
-    ("bypass", "ask", "sort \"--compress-prog\" sh data.txt"),
+    ("bypass", "ask", 'sort "--compress-prog" sh data.txt'),
     ("write", "notify", "sed '--in-pl' s/x/y/ notes.txt"),
     ("read_only", "allow", "grep -e '--inc' notes.txt"),
     # options that make a program that shows the system's state write or change it

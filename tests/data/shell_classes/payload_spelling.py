@@ -41,7 +41,7 @@ _ASK_PLUS = [
 
 _ALLOW = [
     "ls -- -rf",
-    "echo \"$IFS\" | od -c",
+    'echo "$IFS" | od -c',
 ]
 
 ROWS = (

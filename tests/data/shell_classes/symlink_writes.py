@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Writes through a link made earlier in the same command line (issue 12): judged as
 writes to the link's target, whatever writes (redirect, tee, cp, sed -i, dd, chmod, touch).
 """
@@ -37,7 +36,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("catastrophic", "deny", "for i in 1; do ln -s /etc/passwd p; done; echo x > p"),
     ("catastrophic", "deny", "bash -c 'ln -s /etc/passwd p; echo x > p'"),
     ("catastrophic", "deny", "ln -s /etc/passwd p; bash -c 'echo x > p'"),
-    ("catastrophic", "deny", "ln -s /etc/passwd \"p\" && echo x > ./p"),
+    ("catastrophic", "deny", 'ln -s /etc/passwd "p" && echo x > ./p'),
     ("bypass", "ask+", "echo x > p; ln -sf /etc/passwd p"),
     # outside the workspace, not a system file: ask
     ("write", "notify", "ln -s /tmp/x p && echo x > p"),
@@ -62,6 +61,10 @@ ROWS: list[tuple[str, str, str]] = [
     ("catastrophic", "deny", "cp -rs /etc e && echo x > e/passwd"),
     ("catastrophic", "deny", "ln -s /etc/passwd p && sudo tee p < x.txt"),
     ("catastrophic", "deny", "ln -s /etc/passwd p; if true; then echo x > p; fi"),
-    ("catastrophic", "deny", "ln -s /etc/passwd p && find . -maxdepth 0 -exec sh -c 'echo x > p' \\;"),
+    (
+        "catastrophic",
+        "deny",
+        "ln -s /etc/passwd p && find . -maxdepth 0 -exec sh -c 'echo x > p' \\;",
+    ),
     ("catastrophic", "deny", "ln -s /home/dev/.ssh s && cp key.pub s/authorized_keys"),
 ]

@@ -44,7 +44,7 @@ ROWS = [
     ("catastrophic", "deny", "sudo shred -u /var/log/auth.log"),
     # look-alikes
     ("destructive", "ask", "shred -u /tmp/secret.txt"),
-    ("destructive", "ask", "shred -u \"$tmpfile\""),
+    ("destructive", "ask", 'shred -u "$tmpfile"'),
     ("destructive", "ask", "rm important.db"),
     ("read_only", "allow", "cat /etc/hosts"),
     ("read_only", "ask", "grep -n root /etc/group"),

@@ -21,8 +21,9 @@ from ..parse import Cmd, Word
 from ..paths import note_link_target, note_read, unjudged
 
 
-def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
-                      ctx: Context) -> None:
+def judge_tar_extract(
+    args: list[Word], archive: list[Word], f: Facts, cmd: Cmd, ctx: Context
+) -> None:
     """`tar x`: every member name, after -C and --strip-components, judged as a write."""
     texts = texts_of(args)
     longs = [t.partition("=")[0] for t in texts if t.startswith("--") and len(t) > 2]
@@ -45,8 +46,11 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
         unjudged(f, why)
         return
     strip = 0
-    stripping = [t for t in texts if t.startswith("--") and _abbreviates(
-        t.partition("=")[0], ("--strip-components",))]
+    stripping = [
+        t
+        for t in texts
+        if t.startswith("--") and _abbreviates(t.partition("=")[0], ("--strip-components",))
+    ]
     for t in stripping:
         value = t.partition("=")[2]
         if not value.isdigit():
@@ -71,10 +75,10 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
             # the listing, or a member hidden behind garbage is never judged.
             with tarfile.open(fileobj=io.BytesIO(raw), mode="r:", ignore_zeros=True) as tar:
                 members = tar.getmembers()
-        except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error,
-                lzma.LZMAError) as exc:
-            unjudged(f, f"the archive cannot be listed ({type(exc).__name__}): "
-                        "its targets are unknown")
+        except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error, lzma.LZMAError) as exc:
+            unjudged(
+                f, f"the archive cannot be listed ({type(exc).__name__}): its targets are unknown"
+            )
             return
         if len(members) > MAX_MEMBERS:
             unjudged(f, f"the archive holds more than {MAX_MEMBERS} members")
@@ -88,13 +92,15 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
             names.append(name)
             if m.issym() or m.islnk():
                 for root in roots:
-                    base = posixpath.dirname(posixpath.join(root or "", name)) if m.issym() \
-                        else root
+                    base = (
+                        posixpath.dirname(posixpath.join(root or "", name)) if m.issym() else root
+                    )
                     note_link_target(f, Word(m.linkname), [base], ctx)
                     target = ctx.path(Word(m.linkname), base)
                     if target is None or not ctx.inside(target):
-                        unjudged(f, f"the archive links {name} to {m.linkname}, "
-                                    "outside the workspace")
+                        unjudged(
+                            f, f"the archive links {name} to {m.linkname}, outside the workspace"
+                        )
             elif not (m.isfile() or m.isdir()):
                 unjudged(f, f"the archive creates a device or FIFO ({name})")
             if m.isfile() and m.mode & stat.S_IXUSR:
@@ -103,8 +109,15 @@ def judge_tar_extract(args: list[Word], archive: list[Word], f: Facts, cmd: Cmd,
 
 
 # Long options of tar that run a program (GNU tar accepts any unambiguous abbreviation).
-_TAR_RUNS = ("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script",
-             "--new-volume-script", "--rsh-command", "--rmt-command")
+_TAR_RUNS = (
+    "--to-command",
+    "--use-compress-program",
+    "--checkpoint-action",
+    "--info-script",
+    "--new-volume-script",
+    "--rsh-command",
+    "--rmt-command",
+)
 
 
 def _abbreviates(option: str, names: Iterable[str]) -> bool:
@@ -162,13 +175,14 @@ def tar_values(args: list[Word]) -> dict[str, list[Word]]:
                 out[long_names[name]].append(args[i + 1])
                 i += 1
         elif (t.startswith("-") and not t.startswith("--") and len(t) > 1) or (
-                i == 0 and not t.startswith("-")):
+            i == 0 and not t.startswith("-")
+        ):
             letters = t.lstrip("-")
             old_style = not t.startswith("-")
             for k, letter in enumerate(letters):
                 if letter not in _TAR_SHORT_VALUE:
                     continue
-                rest = letters[k + 1:]
+                rest = letters[k + 1 :]
                 if rest and not old_style:
                     taken = Word(rest, w.dynamic, w.glob, w.quoted)
                 elif i + 1 < len(args):
@@ -263,7 +277,7 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         with zipfile.ZipFile(io.BytesIO(contents[0])) as zf:
             infos = zf.infolist()
             names: list[str] = []
-            for info in infos[:MAX_MEMBERS + 1]:
+            for info in infos[: MAX_MEMBERS + 1]:
                 mode = info.external_attr >> 16
                 name = posixpath.basename(info.filename) if junk else info.filename
                 if stat.S_ISLNK(mode):
@@ -282,8 +296,9 @@ def judge_unzip(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     judge_targets(f, names, roots, ctx, "unzip")
 
 
-def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cmd,
-                           ctx: Context) -> None:
+def judge_rsync_files_from(
+    args: list[Word], dest: list[Word], f: Facts, cmd: Cmd, ctx: Context
+) -> None:
     """`rsync --files-from=LIST SRC DEST`: each listed name lands under DEST."""
     lists = option_values(args, "--files-from")
     contents, why = read_content(lists, cmd, cmd.cwd, ctx, "file list", f)
@@ -291,12 +306,20 @@ def judge_rsync_files_from(args: list[Word], dest: list[Word], f: Facts, cmd: Cm
         unjudged(f, why)
         return
     sep = "\0" if has_flag(args, "-0", "--from0") else "\n"
-    names = [n.strip("\r") for data in contents
-             for n in data.decode("utf-8", "surrogateescape").split(sep)
-             if n.strip() and not n.startswith(("#", ";"))]
+    names = [
+        n.strip("\r")
+        for data in contents
+        for n in data.decode("utf-8", "surrogateescape").split(sep)
+        if n.strip() and not n.startswith(("#", ";"))
+    ]
     roots = [ctx.path(w, cmd.cwd) for w in dest]
     judge_targets(f, [n.lstrip("/") for n in names], roots, ctx, "rsync")
 
 
-__all__ = ["judge_rsync_files_from", "judge_tar_extract", "judge_unzip", "tar_letters",
-           "tar_values"]
+__all__ = [
+    "judge_rsync_files_from",
+    "judge_tar_extract",
+    "judge_unzip",
+    "tar_letters",
+    "tar_values",
+]

@@ -26,8 +26,12 @@ LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0", ""
 Parsed = tuple[dict[str, list[str]], list[Word]]
 
 
-def parse_options(args: list[Word], values: frozenset[str], flags: frozenset[str],
-           attached: frozenset[str] = frozenset()) -> Parsed | None:
+def parse_options(
+    args: list[Word],
+    values: frozenset[str],
+    flags: frozenset[str],
+    attached: frozenset[str] = frozenset(),
+) -> Parsed | None:
     """Options and positionals, or None when an option is not one of the known ones (it
     might write a file or run a program). `attached`: short options whose value may only
     be attached (`mysql -pSECRET`)."""
@@ -59,7 +63,7 @@ def parse_options(args: list[Word], values: frozenset[str], flags: frozenset[str
             continue
         for k, letter in enumerate(t[1:]):  # a cluster of short options: -tAc
             short = "-" + letter
-            rest = t[2 + k:]
+            rest = t[2 + k :]
             if short in attached:
                 opts.setdefault(short, []).append(rest)
                 break
@@ -95,35 +99,151 @@ def _conninfo_local(text: str) -> bool:
 
 # --------------------------------------------------------------------------- databases
 
-_PSQL_VALUES = frozenset({"-U", "--username", "-d", "--dbname", "-p", "--port", "-h",
-                          "--host", "-P", "--pset", "-F", "--field-separator", "-R",
-                          "--record-separator", "-v", "--set", "--variable", "-c",
-                          "--command"})
-_PSQL_FLAGS = frozenset({"-l", "--list", "-t", "--tuples-only", "-A", "--no-align", "-x",
-                         "--expanded", "-q", "--quiet", "-X", "--no-psqlrc", "-w",
-                         "--no-password", "-W", "--password", "--csv", "-H", "--html", "-E",
-                         "--echo-hidden", "-e", "--echo-queries", "-a", "--echo-all", "-b",
-                         "--echo-errors", "-n", "--no-readline", "-z", "-0"})
-_MYSQL_VALUES = frozenset({"-u", "--user", "-h", "--host", "-P", "--port", "-D",
-                           "--database", "-S", "--socket", "-e", "--execute", "--password",
-                           "--protocol"})
-_MYSQL_FLAGS = frozenset({"-N", "--skip-column-names", "-B", "--batch", "-t", "--table",
-                          "-s", "--silent", "-E", "--vertical", "-r", "--raw", "-p",
-                          "--no-defaults"})
-_SQLITE_VALUES = frozenset({"-separator", "--separator", "-nullvalue", "--nullvalue",
-                            "-newline", "--newline"})
-_SQLITE_FLAGS = frozenset({"-readonly", "--readonly", "-header", "--header", "-noheader",
-                           "--noheader", "-column", "--column", "-csv", "--csv", "-json",
-                           "--json", "-line", "--line", "-list", "--list", "-box", "--box",
-                           "-table", "--table", "-markdown", "--markdown", "-html", "--html",
-                           "-quote", "--quote", "-tabs", "--tabs", "-batch", "--batch",
-                           "-bail", "--bail", "-echo", "--echo"})
+_PSQL_VALUES = frozenset(
+    {
+        "-U",
+        "--username",
+        "-d",
+        "--dbname",
+        "-p",
+        "--port",
+        "-h",
+        "--host",
+        "-P",
+        "--pset",
+        "-F",
+        "--field-separator",
+        "-R",
+        "--record-separator",
+        "-v",
+        "--set",
+        "--variable",
+        "-c",
+        "--command",
+    }
+)
+_PSQL_FLAGS = frozenset(
+    {
+        "-l",
+        "--list",
+        "-t",
+        "--tuples-only",
+        "-A",
+        "--no-align",
+        "-x",
+        "--expanded",
+        "-q",
+        "--quiet",
+        "-X",
+        "--no-psqlrc",
+        "-w",
+        "--no-password",
+        "-W",
+        "--password",
+        "--csv",
+        "-H",
+        "--html",
+        "-E",
+        "--echo-hidden",
+        "-e",
+        "--echo-queries",
+        "-a",
+        "--echo-all",
+        "-b",
+        "--echo-errors",
+        "-n",
+        "--no-readline",
+        "-z",
+        "-0",
+    }
+)
+_MYSQL_VALUES = frozenset(
+    {
+        "-u",
+        "--user",
+        "-h",
+        "--host",
+        "-P",
+        "--port",
+        "-D",
+        "--database",
+        "-S",
+        "--socket",
+        "-e",
+        "--execute",
+        "--password",
+        "--protocol",
+    }
+)
+_MYSQL_FLAGS = frozenset(
+    {
+        "-N",
+        "--skip-column-names",
+        "-B",
+        "--batch",
+        "-t",
+        "--table",
+        "-s",
+        "--silent",
+        "-E",
+        "--vertical",
+        "-r",
+        "--raw",
+        "-p",
+        "--no-defaults",
+    }
+)
+_SQLITE_VALUES = frozenset(
+    {"-separator", "--separator", "-nullvalue", "--nullvalue", "-newline", "--newline"}
+)
+_SQLITE_FLAGS = frozenset(
+    {
+        "-readonly",
+        "--readonly",
+        "-header",
+        "--header",
+        "-noheader",
+        "--noheader",
+        "-column",
+        "--column",
+        "-csv",
+        "--csv",
+        "-json",
+        "--json",
+        "-line",
+        "--line",
+        "-list",
+        "--list",
+        "-box",
+        "--box",
+        "-table",
+        "--table",
+        "-markdown",
+        "--markdown",
+        "-html",
+        "--html",
+        "-quote",
+        "--quote",
+        "-tabs",
+        "--tabs",
+        "-batch",
+        "--batch",
+        "-bail",
+        "--bail",
+        "-echo",
+        "--echo",
+    }
+)
 # sqlite3 dot-commands that only show the schema or set how results are printed.
-_SQLITE_DOT = re.compile(r"^\s*\.(tables|schema|fullschema|indexes|indices|databases|dbinfo"
-                         r"|show|help|headers|header|mode|width|nullvalue|separator|stats"
-                         r"|timer|changes|eqp|lint|dbconfig)\b[\w\s.%*'\"-]*$")
-_PSQL_META = re.compile(r"^\s*\\(d[a-zA-Z]{0,3}[+S]{0,2}|l\+?|list\+?|conninfo|encoding)"
-                        r"(\s+[\w.*\"$-]+)?\s*$")
+_SQLITE_DOT = re.compile(
+    r"^\s*\.(tables|schema|fullschema|indexes|indices|databases|dbinfo"
+    r"|show|help|headers|header|mode|width|nullvalue|separator|stats"
+    r"|timer|changes|eqp|lint|dbconfig)\b[\w\s.%*'\"-]*$"
+)
+_PSQL_META = re.compile(
+    r"^\s*\\(d[a-zA-Z]{0,3}[+S]{0,2}|l\+?|list\+?|conninfo|encoding)"
+    r"(\s+[\w.*\"$-]+)?\s*$"
+)
 
 
 def _psql(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
@@ -133,8 +253,11 @@ def _psql(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool
     opts, pos = parsed
     hosts = opts.get("-h", []) + opts.get("--host", [])
     names = [*opts.get("-d", []), *opts.get("--dbname", []), *(w.text for w in pos)]
-    if any(w.dynamic for w in pos) or not all(local_host(h) for h in hosts) or not all(
-            _conninfo_local(n) for n in names):
+    if (
+        any(w.dynamic for w in pos)
+        or not all(local_host(h) for h in hosts)
+        or not all(_conninfo_local(n) for n in names)
+    ):
         return False
     sql = opts.get("-c", []) + opts.get("--command", [])
     listing = "-l" in opts or "--list" in opts
@@ -143,8 +266,11 @@ def _psql(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool
     if not all(_PSQL_META.match(s) or read_only_sql(s) for s in sql):
         return _changes_data(base, f, sql)
     f.network = True
-    f.note("psql lists databases or runs read-only queries on a local server" if sql
-           else "psql -l lists the databases of a local server")
+    f.note(
+        "psql lists databases or runs read-only queries on a local server"
+        if sql
+        else "psql -l lists the databases of a local server"
+    )
     return True
 
 
@@ -182,17 +308,16 @@ def _sqlite(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bo
     path = ctx.path(pos[0], cmd.cwd)
     if pos[0].text != ":memory:" and (path is None or not ctx.inside(path)):
         return False  # a database elsewhere (a browser's cookies): ask
-    if not all(_SQLITE_DOT.match(w.text) or read_only_sql(w.text, sqlite=True)
-               for w in pos[1:]):
-        f.opaque("sqlite3 runs statements or dot-commands that may change the database, "
-                 "write files, run programs or load extensions")
+    if not all(_SQLITE_DOT.match(w.text) or read_only_sql(w.text, sqlite=True) for w in pos[1:]):
+        f.opaque(
+            "sqlite3 runs statements or dot-commands that may change the database, "
+            "write files, run programs or load extensions"
+        )
         return True
     if pos[0].text != ":memory:":
         note_read(f, pos[0], cmd.cwd, ctx)
     f.note("sqlite3 shows a local database's schema or runs read-only queries")
     return True
-
-
 
 
 DATABASE_JUDGES = {"psql": _psql, "mysql": _mysql, "mariadb": _mysql, "sqlite3": _sqlite}

@@ -44,8 +44,12 @@ _CRON_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*\s*=")
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
 _MAX_ITEMS = 16
 # Programs worth a second look (cheap gate for the common commands).
-_WATCHED = (K.INTERPRETERS | K.SHELLS | _AWKS
-            | {"sed", "git", "man", "bat", "find", "xargs", "parallel", "crontab", "at", "batch"})
+_WATCHED = (
+    K.INTERPRETERS
+    | K.SHELLS
+    | _AWKS
+    | {"sed", "git", "man", "bat", "find", "xargs", "parallel", "crontab", "at", "batch"}
+)
 _CREATORS = frozenset({"touch", "mkdir", "mkfifo", "cp", "mv", "ln", "install"})
 _RUN_IN_ENV = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi"})
 _INTERESTING = _RUN_IN_ENV | _WATCHED | _CREATORS | set(K.WRAPPERS) | set(K.PRIVILEGE_WRAPPERS)
@@ -61,10 +65,14 @@ def judge_payloads(walk: Walk, per_cmd: list[list[Facts]], ctx: Context) -> None
         for name, value in cmd.assigns:
             judge_variable(name, value, f, cmd.cwd, ctx)
         if "IFS" in cmd.source and _IFS.search(cmd.source):
-            scan_shell_texts("the command split at $IFS", [_IFS.sub(" ", cmd.source)], f,
-                             cmd.cwd, ctx)
-        if not cmd.words or (cmd.words[0].text.rpartition("/")[2] not in _INTERESTING
-                             and not flag_files and not cmd.redirects):
+            scan_shell_texts(
+                "the command split at $IFS", [_IFS.sub(" ", cmd.source)], f, cmd.cwd, ctx
+            )
+        if not cmd.words or (
+            cmd.words[0].text.rpartition("/")[2] not in _INTERESTING
+            and not flag_files
+            and not cmd.redirects
+        ):
             if cmd.redirects:
                 _note_flag_files([], cmd, flag_files, ctx)
             continue  # the common case: a program with nothing to look at again
@@ -82,8 +90,9 @@ def judge_payloads(walk: Walk, per_cmd: list[list[Facts]], ctx: Context) -> None
             _judge_program(base, words[1:], fed.get(index), f, cmd, ctx)
 
 
-def _judge_program(base: str, args: list[Word], fed: str | None, f: Facts, cmd: Cmd,
-                   ctx: Context) -> None:
+def _judge_program(
+    base: str, args: list[Word], fed: str | None, f: Facts, cmd: Cmd, ctx: Context
+) -> None:
     cwd = cmd.cwd
     texts = texts_of(args)
     if base in K.INTERPRETERS:
@@ -99,8 +108,9 @@ def _judge_program(base: str, args: list[Word], fed: str | None, f: Facts, cmd: 
                 scan_code(base, t, f, cwd, ctx)
     elif base == "sed":
         scripts = [t.partition("=")[2] if t.startswith("--expression=") else t for t in texts]
-        scan_shell_texts("the sed script", [c for t in scripts if "e" in t
-                                            for c in sed_commands(t)], f, cwd, ctx)
+        scan_shell_texts(
+            "the sed script", [c for t in scripts if "e" in t for c in sed_commands(t)], f, cwd, ctx
+        )
     elif base == "git":
         judge_git(args, f, cwd, ctx)
     elif base in ("man", "bat"):
@@ -118,8 +128,11 @@ def _judge_program(base: str, args: list[Word], fed: str | None, f: Facts, cmd: 
         _crontab(texts, text, f, cwd, ctx)
     elif base in ("at", "batch"):
         scan_shell_texts(f"the job given to {base}", [text], f, cwd, ctx)
-    elif base in K.SHELLS and fed is not None and cmd.stdin_text is None and all(
-        t.startswith(("-", "+")) and "c" not in t[1:] for t in texts
+    elif (
+        base in K.SHELLS
+        and fed is not None
+        and cmd.stdin_text is None
+        and all(t.startswith(("-", "+")) and "c" not in t[1:] for t in texts)
     ):
         scan_shell_texts(f"the script piped into {base}", [fed], f, cwd, ctx)
 
@@ -129,17 +142,25 @@ def _find_deletes(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     matching files across the whole system or a system tree."""
     texts = texts_of(args)
     deletes = "-delete" in texts or any(
-        t in ("-exec", "-execdir", "-ok", "-okdir") and k + 1 < len(texts)
-        and posixpath.basename(texts[k + 1]) in K.DELETERS for k, t in enumerate(texts))
+        t in ("-exec", "-execdir", "-ok", "-okdir")
+        and k + 1 < len(texts)
+        and posixpath.basename(texts[k + 1]) in K.DELETERS
+        for k, t in enumerate(texts)
+    )
     if not deletes:
         return
     for w in args:
         if w.text.startswith(("-", "(", "!", ")")) and not w.quoted:
             break
         root = ctx.path(w, cmd.cwd)
-        if root and not ctx.inside(root) and (
-            root == "/" or root in K.SYSTEM_DIRS
-            or any(root == d or root.startswith(d + "/") for d in K.SYSTEM_WRITE_DENY)
+        if (
+            root
+            and not ctx.inside(root)
+            and (
+                root == "/"
+                or root in K.SYSTEM_DIRS
+                or any(root == d or root.startswith(d + "/") for d in K.SYSTEM_WRITE_DENY)
+            )
         ):
             f.deny(f"find deletes files matching its tests across {root}")
             return
@@ -147,8 +168,13 @@ def _find_deletes(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             continue
         # `-exec rm {} +` deletes what `-delete` would: judge it the same way.
         probe = Facts(["find"])
-        note_delete(probe, Word(posixpath.join(w.text, "{}"), w.dynamic, False, w.quoted),
-                    cmd.cwd, ctx, recursive=True)
+        note_delete(
+            probe,
+            Word(posixpath.join(w.text, "{}"), w.dynamic, False, w.quoted),
+            cmd.cwd,
+            ctx,
+            recursive=True,
+        )
         if probe.catastrophic:
             f.deny(f"find {probe.reasons[-1]}")
             return
@@ -195,8 +221,9 @@ def _printed(stage: list[int], walk: Walk) -> str | None:
             while args and re.fullmatch(r"-[neE]+", args[0]):
                 flags += args.pop(0)
             line = " ".join(args)
-            out.append((decode_ansi_c(line) if "e" in flags else line)
-                       + ("" if "n" in flags else "\n"))
+            out.append(
+                (decode_ansi_c(line) if "e" in flags else line) + ("" if "n" in flags else "\n")
+            )
         elif head == "printf" and args:
             printed = _printf(args)
             if printed is not None:
@@ -214,7 +241,7 @@ def _printf(args: list[str]) -> str | None:
         used = 0
         last = 0
         for m in _PRINTF_SPEC.finditer(fmt):
-            out.append(fmt[last:m.start()])
+            out.append(fmt[last : m.start()])
             last = m.end()
             if m.group(1) == "%":
                 out.append("%")
@@ -269,8 +296,9 @@ def _xargs(args: list[Word], text: str, f: Facts, cmd: Cmd, ctx: Context) -> Non
             items = text.split()
     items = items[:_MAX_ITEMS]
     if replace:
-        readings = [[Word(w.text.replace(replace, item), quoted=w.quoted) for w in inner]
-                    for item in items]
+        readings = [
+            [Word(w.text.replace(replace, item), quoted=w.quoted) for w in inner] for item in items
+        ]
     else:
         readings = [inner + [Word(x) for x in items]]
         readings += [[*inner, Word(x)] for x in items] if len(items) > 1 else []
@@ -318,8 +346,9 @@ def _crontab(texts: list[str], text: str, f: Facts, cwd: str | None, ctx: Contex
     """`crontab -` (or no file) installs the jobs it reads: judge each job's command."""
     if any(t in ("-l", "-r", "-e", "-V", "-h", "--help", "-T") for t in texts):
         return
-    files = [t for k, t in enumerate(texts) if not t.startswith("-")
-             and (k == 0 or texts[k - 1] != "-u")]
+    files = [
+        t for k, t in enumerate(texts) if not t.startswith("-") and (k == 0 or texts[k - 1] != "-u")
+    ]
     if files and files[-1] != "-":
         return  # the jobs are in a file: its content is not visible here
     jobs: list[str] = []
@@ -345,7 +374,7 @@ def _effective(words: list[Word]) -> tuple[list[Word], list[str]]:
         if i >= len(words) or words[i].dynamic:
             break
         base = posixpath.basename(words[i].text)
-        rest = words[i + 1:]
+        rest = words[i + 1 :]
         j = skip_wrapper(base, rest)
         if j is not None:
             if base == "env":
@@ -360,8 +389,9 @@ def _effective(words: list[Word]) -> tuple[list[Word], list[str]]:
             continue
         if base in K.PRIVILEGE_WRAPPERS and base != "su":
             k = 0
-            while k < len(rest) and (rest[k].text.startswith("-") or _ASSIGNMENT.match(
-                    rest[k].text)):
+            while k < len(rest) and (
+                rest[k].text.startswith("-") or _ASSIGNMENT.match(rest[k].text)
+            ):
                 if _ASSIGNMENT.match(rest[k].text):  # `sudo EDITOR=… cmd` sets it for cmd
                     env.append(rest[k].text)
                 k += 2 if rest[k].text in K.PRIVILEGE_WRAPPERS[base] else 1
@@ -373,8 +403,11 @@ def _effective(words: list[Word]) -> tuple[list[Word], list[str]]:
 
 def _note_flag_files(words: list[Word], cmd: Cmd, flag_files: list[str], ctx: Context) -> None:
     """Remember files this command makes whose name reads as an option (`touch ./-rf`)."""
-    made: list[Word] = [r.target for r in cmd.redirects
-                        if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>")]
+    made: list[Word] = [
+        r.target
+        for r in cmd.redirects
+        if r.target is not None and r.op in (">", ">>", ">|", "&>", "&>>")
+    ]
     if words and posixpath.basename(words[0].text) in _CREATORS:
         pos = positionals(words[1:])
         made += pos if words[0].text in ("touch", "mkdir", "mkfifo") else pos[-1:]
@@ -386,8 +419,7 @@ def _note_flag_files(words: list[Word], cmd: Cmd, flag_files: list[str], ctx: Co
                 flag_files.append(path)
 
 
-def _flag_glob(words: list[Word], flag_files: list[str], f: Facts, cmd: Cmd,
-               ctx: Context) -> None:
+def _flag_glob(words: list[Word], flag_files: list[str], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """`rm *` after `touch ./-rf`: the glob expands to `-rf` first, an option (GNU
     programs take options anywhere before `--`)."""
     for k, w in enumerate(words[1:], start=1):
@@ -397,14 +429,21 @@ def _flag_glob(words: list[Word], flag_files: list[str], f: Facts, cmd: Cmd,
             continue  # `./*` expands to `./-rf`, which is no option
         pattern = ctx.path(Word(w.text), cmd.cwd)
         for path in flag_files:
-            if pattern and posixpath.dirname(path) == posixpath.dirname(pattern) and \
-                    fnmatch.fnmatchcase(posixpath.basename(path),
-                                        posixpath.basename(pattern)) and \
-                    not posixpath.basename(w.text).startswith("."):
+            if (
+                pattern
+                and posixpath.dirname(path) == posixpath.dirname(pattern)
+                and fnmatch.fnmatchcase(posixpath.basename(path), posixpath.basename(pattern))
+                and not posixpath.basename(w.text).startswith(".")
+            ):
                 flag = posixpath.basename(path)
-                if _deny_completed(f"the glob {w.text} expands to the file {flag} made "
-                                   "earlier, an option: it runs",
-                                   [*words[:k], Word(flag), *words[k:]], f, cmd, ctx):
+                if _deny_completed(
+                    f"the glob {w.text} expands to the file {flag} made "
+                    "earlier, an option: it runs",
+                    [*words[:k], Word(flag), *words[k:]],
+                    f,
+                    cmd,
+                    ctx,
+                ):
                     return
 
 

@@ -44,15 +44,17 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
         if any(w.glob and not w.quoted for w in args):
             f.ask("an unquoted glob could expand to an option that writes or runs programs")
         for flag in K.EXEC_FLAGS.get(base, frozenset()):
-            if flag in texts or any(t.startswith(flag + "=") for t in texts) or (
-                len(flag) == 2 and has_flag(args, flag)
+            if (
+                flag in texts
+                or any(t.startswith(flag + "=") for t in texts)
+                or (len(flag) == 2 and has_flag(args, flag))
             ):
                 f.runs_code = True
                 f.opaque(f"{base} {flag} runs other programs")
         written = K.WRITE_FLAGS.get(base, frozenset())
         if base in ("sed", "yq") and has_flag(args, *written):
             f.raise_to("reversible_write", f"{base} -i edits files in place")
-            for w in positionals(args)[0 if has_flag(args, "-e", "--expression") else 1:]:
+            for w in positionals(args)[0 if has_flag(args, "-e", "--expression") else 1 :]:
                 note_write(f, w, cwd, ctx)
         elif base in ("date", "hostname", "ss") and has_flag(args, *written):
             f.raise_to("privilege", f"{base} changes the system's state")
@@ -62,8 +64,11 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
                 note_write(f, w, cwd, ctx)
     if base == "sed":
         script = " ".join(texts)
-        stripped = re.sub(r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-zA-Z0-9]*)",
-                          lambda m: "" if not set(m.group(2)) & set("ew") else " w ", script)
+        stripped = re.sub(
+            r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-zA-Z0-9]*)",
+            lambda m: "" if not set(m.group(2)) & set("ew") else " w ",
+            script,
+        )
         stripped = re.sub(r"y(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1", "", stripped)
         if K.SED_WRITE_CMD.search(stripped):
             f.opaque("the sed script writes files or runs commands (w / e)")
@@ -87,7 +92,8 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
         f.ask("prints a secret-named environment variable to the model")
     if base in ("env", "printenv", "set", "export", "declare", "typeset") and (
         (base in ("env", "printenv") and not positionals(args))
-        or (not args and not cmd.assigns) or "-p" in texts
+        or (not args and not cmd.assigns)
+        or "-p" in texts
     ):
         f.secret = True
         f.ask("prints the whole environment (secrets included) to the model")
@@ -128,12 +134,30 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         f.opaque(f"{base} runs a program named in its options")
     mode = K.WRITERS[base]
     texts = texts_of(args)
-    value_opts = frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "-g", "-S",
-                            "--suffix", "-C", "-d", "-f", "--reference"})
+    value_opts = frozenset(
+        {
+            "-t",
+            "--target-directory",
+            "-m",
+            "--mode",
+            "-o",
+            "-g",
+            "-S",
+            "--suffix",
+            "-C",
+            "-d",
+            "-f",
+            "--reference",
+        }
+    )
     if base == "truncate":
         value_opts |= {"-s", "--size"}  # for ln and cp, -s is a flag (make symbolic links)
-    pos = positionals(args, value_opts if base in ("install", "truncate", "tar", "unzip", "cp",
-                                                   "mv", "ln") else frozenset())
+    pos = positionals(
+        args,
+        value_opts
+        if base in ("install", "truncate", "tar", "unzip", "cp", "mv", "ln")
+        else frozenset(),
+    )
     f.raise_to("reversible_write", f"{base} changes files")
     if base == "rsync" and any(is_remote(w) for w in pos):
         judge_network(base, args, f, cmd, ctx)
@@ -145,14 +169,16 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
             note_link_target(f, w, [cwd], ctx)
     recursive = has_flag(args, "-R", "-r", "--recursive")
     if base in ("patch", "unzip", "7z", "7za", "7zr") or (
-            base == "rsync" and option_values(args, "--files-from")):
+        base == "rsync" and option_values(args, "--files-from")
+    ):
         _content_defined(base, args, pos, f, cmd, ctx)
         if base != "rsync":
             return
     if base in ("chmod", "chown", "chgrp"):
         mode_word = pos[0].text if pos else ""
-        if base == "chmod" and (re.fullmatch(r"0?[2-7][0-7]{3}", mode_word)
-                                or re.search(r"[+=][rwxXt]*s", mode_word)):
+        if base == "chmod" and (
+            re.fullmatch(r"0?[2-7][0-7]{3}", mode_word) or re.search(r"[+=][rwxXt]*s", mode_word)
+        ):
             f.deny("sets the setuid/setgid bit (a privilege backdoor)")
         for w in pos[1:]:
             path = ctx.path(w, cwd)
@@ -186,8 +212,9 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
                 note_repository_copy(f, w, cwd, ctx)
                 continue
             note_link(f, w, dest, cwd, ctx)
-        if base == "ln" or (base == "cp" and has_flag(
-                args, "-s", "-l", "--symbolic-link", "--link")):
+        if base == "ln" or (
+            base == "cp" and has_flag(args, "-s", "-l", "--symbolic-link", "--link")
+        ):
             _note_links(f, sources, dest, cwd, ctx)
         for w in dest:
             note_write(f, w, cwd, ctx)
@@ -198,9 +225,17 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         # Letters are read the way tar reads them: in `-xC.git` or `-Cdist`, the letters
         # after C are its value, not the -t (list) or -c (create) they spell.
         letters = tar_letters(args)
-        if letters & {"I", "F", "--to-command", "--use-compress-program",
-                      "--checkpoint-action", "--info-script", "--new-volume-script",
-                      "--rsh-command", "--rmt-command"}:
+        if letters & {
+            "I",
+            "F",
+            "--to-command",
+            "--use-compress-program",
+            "--checkpoint-action",
+            "--info-script",
+            "--new-volume-script",
+            "--rsh-command",
+            "--rmt-command",
+        }:
             f.opaque("tar runs an external program")
         if letters & {"t", "--list"}:
             f.cls = "read_only"
@@ -223,14 +258,22 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
             note_read(f, w, cwd, ctx)
         for w in values["C"] or [Word(".")]:
             note_write(f, w, cwd, ctx)
-        if letters & {"x", "--extract", "--get"} or not letters & {"d", "--diff",
-                                                                   "--compare", "--delete",
-                                                                   "A", "--catenate",
-                                                                   "--concatenate"}:
+        if letters & {"x", "--extract", "--get"} or not letters & {
+            "d",
+            "--diff",
+            "--compare",
+            "--delete",
+            "A",
+            "--catenate",
+            "--concatenate",
+        }:
             judge_tar_extract(args, archive, f, cmd, ctx)
         return
-    if base in ("gzip", "gunzip", "bzip2", "xz", "unxz") and has_flag(args, "-N", "--name") and (
-            base in ("gunzip", "unxz") or has_flag(args, "-d", "--decompress")):
+    if (
+        base in ("gzip", "gunzip", "bzip2", "xz", "unxz")
+        and has_flag(args, "-N", "--name")
+        and (base in ("gunzip", "unxz") or has_flag(args, "-d", "--decompress"))
+    ):
         unjudged(f, f"{base} -N restores a file name stored inside the archive")
     if mode == "all":
         for w in pos:
@@ -245,8 +288,9 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         for w in option_values(args, "-d", "-o", "--output", "-f") or [Word(".")]:
             note_write(f, w, cwd, ctx)
         if base == "split":  # split FILE PREFIX: the pieces are PREFIX + a suffix
-            for w in positionals(args, frozenset({"-a", "-b", "-C", "-l", "-n", "-t",
-                                                  "--additional-suffix"}))[1:2]:
+            for w in positionals(
+                args, frozenset({"-a", "-b", "-C", "-l", "-n", "-t", "--additional-suffix"})
+            )[1:2]:
                 note_write(f, Word(w.text + "*", w.dynamic, True, w.quoted), cwd, ctx)
     elif mode == "flag":
         for w in option_values(args, "-o", "-out", "--output"):
@@ -262,8 +306,9 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         f.ask("ssh-keygen manages SSH keys")
 
 
-def _note_links(f: Facts, sources: list[Word], dest: list[Word], cwd: str | None,
-                ctx: Context) -> None:
+def _note_links(
+    f: Facts, sources: list[Word], dest: list[Word], cwd: str | None, ctx: Context
+) -> None:
     """A link's target is judged from where the link lands (its directory, or the
     destination directory itself) and from the current directory."""
     dirs: list[str | None] = [cwd]
@@ -277,23 +322,39 @@ def _note_links(f: Facts, sources: list[Word], dest: list[Word], cwd: str | None
 
 # Long options that change where a program writes or what it runs, beyond the tables in
 # shell_knowledge: GNU getopt_long takes any unambiguous prefix of them.
-_TARGETING = frozenset({"--target-directory", "--symbolic-link", "--link", "--output",
-                        "--link-dest",
-                        "--in-place", "--inplace", "--reference", "--suffix", "--files-from",
-                        "--no-target-directory", "--parents"})
+_TARGETING = frozenset(
+    {
+        "--target-directory",
+        "--symbolic-link",
+        "--link",
+        "--output",
+        "--link-dest",
+        "--in-place",
+        "--inplace",
+        "--reference",
+        "--suffix",
+        "--files-from",
+        "--no-target-directory",
+        "--parents",
+    }
+)
 
 
 @lru_cache(maxsize=256)  # bounded: `base` is any name a command gives
 def long_options(base: str) -> frozenset[str]:
     """The long options of `base` that matter here, to expand abbreviations against
     (built from constant tables, so once per program rather than once per command)."""
-    named = (K.WRITE_FLAGS.get(base, frozenset()) | K.EXEC_FLAGS.get(base, frozenset())
-             | K.WRITER_EXEC_FLAGS.get(base, frozenset()))
+    named = (
+        K.WRITE_FLAGS.get(base, frozenset())
+        | K.EXEC_FLAGS.get(base, frozenset())
+        | K.WRITER_EXEC_FLAGS.get(base, frozenset())
+    )
     return frozenset(o for o in named if o.startswith("--")) | _TARGETING
 
 
-def _content_defined(base: str, args: list[Word], pos: list[Word], f: Facts, cmd: Cmd,
-                     ctx: Context) -> None:
+def _content_defined(
+    base: str, args: list[Word], pos: list[Word], f: Facts, cmd: Cmd, ctx: Context
+) -> None:
     """Programs whose targets are named inside a patch, an archive or a file list."""
     if base == "patch":
         judge_patch(args, f, cmd, ctx)
@@ -319,8 +380,12 @@ def judge_delete(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
     if base == "rm":
         args = expand_long(args, RM_LONG)
     recursive = base == "rm" and has_flag(args, "-r", "-R", "--recursive")
-    f.raise_to("destructive", f"{base} deletes files irreversibly" if not recursive
-               else "rm -r deletes files irreversibly")
+    f.raise_to(
+        "destructive",
+        f"{base} deletes files irreversibly"
+        if not recursive
+        else "rm -r deletes files irreversibly",
+    )
     if has_flag(args, "--no-preserve-root"):
         f.deny("rm --no-preserve-root")
     targets = positionals(args, frozenset({"-n", "--iterations", "-s", "--size"}))
@@ -354,8 +419,10 @@ def note_link(f: Facts, source: Word, dest: list[Word], cwd: str | None, ctx: Co
     if not source.text.startswith("/"):
         for d in dest:
             if not d.dynamic:
-                spellings += [posixpath.join(d.text, source.text),
-                              posixpath.join(posixpath.dirname(d.text), source.text)]
+                spellings += [
+                    posixpath.join(d.text, source.text),
+                    posixpath.join(posixpath.dirname(d.text), source.text),
+                ]
     for text in spellings:
         target = ctx.path(Word(text, glob=source.glob), cwd)
         if target is None:
@@ -366,8 +433,9 @@ def note_link(f: Facts, source: Word, dest: list[Word], cwd: str | None, ctx: Co
             f.ask(f"links to a secret ({target})")
 
 
-def note_landing(f: Facts, sources: list[Word], dest: Word, cwd: str | None, ctx: Context,
-                 *, contents: bool) -> None:
+def note_landing(
+    f: Facts, sources: list[Word], dest: Word, cwd: str | None, ctx: Context, *, contents: bool
+) -> None:
     """Where copies land when `dest` is a directory: dest/NAME for each source. A source
     that is a directory's contents (`stage/.`, rsync's `stage/`) or a name known only at
     run time defines what lands by what is on disk then: the whole of `dest` is written."""
@@ -379,12 +447,16 @@ def note_landing(f: Facts, sources: list[Word], dest: Word, cwd: str | None, ctx
         return  # what lands is the list's names, each judged (shell_archives) or asked
     for source in sources:
         name = posixpath.basename(source.text.rstrip("/"))
-        whole = source.dynamic or name in ("", ".", "..") or (
-            contents and source.text.endswith("/") and f.argv[:1] == ["rsync"])
+        whole = (
+            source.dynamic
+            or name in ("", ".", "..")
+            or (contents and source.text.endswith("/") and f.argv[:1] == ["rsync"])
+        )
         if whole:
             path = ctx.path(dest, cwd)
             if path is not None:
                 f.tree_writes.append(path)
             continue
-        note_write(f, Word(posixpath.join(dest.text, name), glob=source.glob or dest.glob),
-                   cwd, ctx)
+        note_write(
+            f, Word(posixpath.join(dest.text, name), glob=source.glob or dest.glob), cwd, ctx
+        )

@@ -41,15 +41,18 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     if i >= len(texts):
         f.note("git without a subcommand prints help")
         return
-    sub, rest = texts[i], texts[i + 1:]
+    sub, rest = texts[i], texts[i + 1 :]
     if sub not in ("help", "version"):
         note_cwd_read(f, cwd, ctx)  # git reads the repository it runs in: `git -C ../x log`
     for t in rest:
         name = t.partition("=")[0]
         # git takes any unambiguous prefix of a long option: `--outp=x` is `--output=x`.
-        if any(t == o or t.startswith(o + "=") or (
-                len(name) >= 4 and o.startswith("--") and o.startswith(name))
-               for o in K.GIT_UNSAFE_OPTS):
+        if any(
+            t == o
+            or t.startswith(o + "=")
+            or (len(name) >= 4 and o.startswith("--") and o.startswith(name))
+            for o in K.GIT_UNSAFE_OPTS
+        ):
             f.opaque(f"git {sub} {t} writes files or runs external programs")
     written = Word(cwd) if cwd else Word("", dynamic=True)
 
@@ -70,25 +73,45 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     if sub in K.GIT_READ:
         f.note(f"git {sub} only reads")
     elif sub in ("branch", "tag"):
-        listing = {"-l", "--list", "-n", "--contains", "--no-contains", "--merged",
-                   "--no-merged", "--points-at", "-r", "--remotes", "-v", "-vv", "--verbose"}
+        listing = {
+            "-l",
+            "--list",
+            "-n",
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+            "-r",
+            "--remotes",
+            "-v",
+            "-vv",
+            "--verbose",
+        }
         deleting = flags & {"-d", "-D", "--delete"} or any(
-            len(t) >= 5 and "--delete".startswith(t) for t in flags)
+            len(t) >= 5 and "--delete".startswith(t) for t in flags
+        )
         # git takes an unambiguous prefix of a long option: `--forc` is `--force`.
-        forced = flags & {"-D", "-f"} or any(len(t) >= 5 and "--force".startswith(t)
-                                             for t in flags)
+        forced = flags & {"-D", "-f"} or any(len(t) >= 5 and "--force".startswith(t) for t in flags)
         if deleting and sub == "branch" and not forced:
             # -d refuses a branch that is not merged: its commits stay reachable.
             write("reversible_write", "git branch -d deletes a branch that is already merged")
         elif deleting:
-            write("destructive", "git branch -D deletes a branch even when it is not merged"
-                  if sub == "branch" else f"git {sub} -d deletes a {sub}")
-        elif flags & listing or any(t.startswith(("--sort", "--format", "--contains",
-                                                   "--points-at", "--merged")) for t in rest):
+            write(
+                "destructive",
+                "git branch -D deletes a branch even when it is not merged"
+                if sub == "branch"
+                else f"git {sub} -d deletes a {sub}",
+            )
+        elif flags & listing or any(
+            t.startswith(("--sort", "--format", "--contains", "--points-at", "--merged"))
+            for t in rest
+        ):
             f.note(f"git {sub} lists")
-        elif pos or (flags & {"-m", "-M", "-c", "-C", "-f", "--force", "-a", "-s", "-u"} and (
-            sub == "tag" or flags & {"-m", "-M", "-c", "-C", "-f", "--force", "-u"}
-        )):
+        elif pos or (
+            flags & {"-m", "-M", "-c", "-C", "-f", "--force", "-a", "-s", "-u"}
+            and (sub == "tag" or flags & {"-m", "-M", "-c", "-C", "-f", "--force", "-u"})
+        ):
             write("reversible_write", f"git {sub} creates or changes a {sub}")
         else:
             f.note(f"git {sub} lists")
@@ -100,8 +123,12 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             f.raise_to("network", f"git remote {pos[0]} contacts the remote")
         else:
             write("reversible_write", "git remote changes the repository's remotes")
-    elif (sub, pos[:1]) in (("lfs", ["install"]), ("lfs", ["update"]),
-                            ("maintenance", ["start"]), ("maintenance", ["register"])):
+    elif (sub, pos[:1]) in (
+        ("lfs", ["install"]),
+        ("lfs", ["update"]),
+        ("maintenance", ["start"]),
+        ("maintenance", ["register"]),
+    ):
         plant(f, f"git {sub} {pos[0]} installs hooks or scheduled jobs that run later")
         write("reversible_write", f"git {sub} {pos[0]} changes the repository")
     elif sub in ("stash", "worktree", "reflog", "notes", "sparse-checkout", "lfs"):
@@ -112,7 +139,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             else:
                 f.note(f"git {sub} {action} only reads")
         elif sub == "worktree" and action == "add":
-            targets = positionals(args[i + 1:], frozenset({"-b", "-B", "--reason"}))[1:2]
+            targets = positionals(args[i + 1 :], frozenset({"-b", "-B", "--reason"}))[1:2]
             for w in targets:
                 note_write(f, w, cwd, ctx)
             write("reversible_write", "git worktree add checks out another working tree")
@@ -121,31 +148,44 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
         else:
             write("reversible_write", f"git {sub} {action} changes the repository")
     elif sub == "config":
-        judge_git_config(args[i + 1:], f, write, cwd, ctx)
+        judge_git_config(args[i + 1 :], f, write, cwd, ctx)
     elif sub == "init" and any(t.partition("=")[0] in _INIT_ELSEWHERE for t in rest):
         option = next(t for t in rest if t.partition("=")[0] in _INIT_ELSEWHERE)
-        f.opaque(f"git init {option} makes a repository whose hooks or config come from "
-                 "elsewhere")
-    elif sub == "rebase" and (has_flag(args[i + 1:], "-x", "-i") or "--interactive" in rest):
+        f.opaque(f"git init {option} makes a repository whose hooks or config come from elsewhere")
+    elif sub == "rebase" and (has_flag(args[i + 1 :], "-x", "-i") or "--interactive" in rest):
         f.runs_code = True
         f.opaque("git rebase -x/-i runs commands or an editor")
     elif sub in ("mktree", "read-tree", "update-index") and not _plain_update_index(sub, rest):
-        f.opaque(f"git {sub} puts content into the index that no file in the working tree "
-                 "shows (a later checkout writes it)")
+        f.opaque(
+            f"git {sub} puts content into the index that no file in the working tree "
+            "shows (a later checkout writes it)"
+        )
     elif sub == "mv" and len(pos) >= 2:
         f.raise_to("reversible_write", "git mv moves files")
-        for w in [a for a in args[i + 1:] if not a.text.startswith("-")][:-1]:
+        for w in [a for a in args[i + 1 :] if not a.text.startswith("-")][:-1]:
             note_delete(f, w, cwd, ctx, recursive=True, verb="moves away")
-        note_write(f, [a for a in args[i + 1:] if not a.text.startswith("-")][-1], cwd, ctx)
+        note_write(f, [a for a in args[i + 1 :] if not a.text.startswith("-")][-1], cwd, ctx)
         write("reversible_write", "git mv changes the repository")
     elif sub in ("apply", "am"):
-        if judge_git_patch(sub, args[i + 1:], f, cmd, cwd, ctx):
+        if judge_git_patch(sub, args[i + 1 :], f, cmd, cwd, ctx):
             write("reversible_write", f"git {sub} changes the repository")
     elif sub in ("checkout", "switch", "restore", "reset"):
         discards = (
             (sub == "restore" and not (flags <= {"--staged", "-S"} and "--staged" in flags))
-            or flags & {"-f", "--force", "--hard", "--merge", "--keep", "--discard-changes",
-                        "-p", "--patch", "--", ".", "--pathspec-from-file"}
+            or flags
+            & {
+                "-f",
+                "--force",
+                "--hard",
+                "--merge",
+                "--keep",
+                "--discard-changes",
+                "-p",
+                "--patch",
+                "--",
+                ".",
+                "--pathspec-from-file",
+            }
             or checkout_may_discard(sub, rest, flags, cwd, ctx)
         )
         if discards:
@@ -164,17 +204,37 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     elif sub in ("push", "fetch", "pull", "clone", "ls-remote", "archive", "send-email"):
         f.network = True
         f.raise_to("network", f"git {sub} talks to a remote repository")
-        if sub == "push" and (flags & {"-f", "--force", "--delete", "-d", "--mirror",
-                                       "--force-with-lease", "--prune"}
-                              or any(p.startswith((":", "+")) for p in pos)):
+        if sub == "push" and (
+            flags & {"-f", "--force", "--delete", "-d", "--mirror", "--force-with-lease", "--prune"}
+            or any(p.startswith((":", "+")) for p in pos)
+        ):
             f.note("rewrites or deletes history on the remote")
             _force_push_to_main(flags, pos, f)
         if sub in ("pull", "clone"):
             write("network", f"git {sub} writes into the working tree")
-    elif sub in ("add", "commit", "merge", "rebase", "cherry-pick", "revert", "mv", "init",
-                 "tag", "rerere", "maintenance", "commit-tree",
-                 "update-index", "read-tree", "write-tree", "mktree", "hash-object", "pack-refs",
-                 "repack", "symbolic-ref", "format-patch"):
+    elif sub in (
+        "add",
+        "commit",
+        "merge",
+        "rebase",
+        "cherry-pick",
+        "revert",
+        "mv",
+        "init",
+        "tag",
+        "rerere",
+        "maintenance",
+        "commit-tree",
+        "update-index",
+        "read-tree",
+        "write-tree",
+        "mktree",
+        "hash-object",
+        "pack-refs",
+        "repack",
+        "symbolic-ref",
+        "format-patch",
+    ):
         write("reversible_write", f"git {sub} changes the repository")
     elif sub in K.GIT_OPAQUE:
         f.opaque(f"git {sub} can run other programs")
@@ -184,8 +244,9 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 
 # Branches whose history a team shares: rewriting or deleting them on the remote loses
 # everyone's work (a hosted remote keeps no reflog its users can reach).
-_SHARED_BRANCHES = frozenset({"main", "master", "trunk", "develop", "production", "prod",
-                              "release"})
+_SHARED_BRANCHES = frozenset(
+    {"main", "master", "trunk", "develop", "production", "prod", "release"}
+)
 
 
 def _force_push_to_main(flags: set[str], pos: list[str], f: Facts) -> None:
@@ -193,33 +254,51 @@ def _force_push_to_main(flags: set[str], pos: list[str], f: Facts) -> None:
     deny. `--force-with-lease` (refuses to overwrite work it has not seen) keeps asking, as
     does a force push whose branch is not named (it depends on the current branch)."""
     refs = pos[1:]  # after the remote
+
     def names(ref: str) -> str:
         return ref.lstrip("+:").rpartition(":")[2].removeprefix("refs/heads/")
+
     forced = bool(flags & {"-f", "--force"}) and "--force-with-lease" not in flags
     deleting = bool(flags & {"--delete", "-d"})
     shared = [r for r in refs if names(r) in _SHARED_BRANCHES]
     if "--mirror" in flags:
         f.deny("git push --mirror overwrites and deletes every branch on the remote")
     elif shared and (forced or deleting or any(r.startswith((":", "+")) for r in shared)):
-        f.deny(f"rewrites or deletes the shared branch {names(shared[0])} on the remote "
-               "(use --force-with-lease, or a person pushes)")
+        f.deny(
+            f"rewrites or deletes the shared branch {names(shared[0])} on the remote "
+            "(use --force-with-lease, or a person pushes)"
+        )
 
 
 # --------------------------------------------------------------------------- git config
 
 _INIT_ELSEWHERE = frozenset({"--bare", "--template", "--separate-git-dir"})
-_CONFIG_VALUE_OPTS = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
-                                "--value", "--url", "-t"})
-_CONFIG_READ_OPTS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch",
-                               "--get-color", "--get-colorbool", "--list", "-l"})
-_CONFIG_WRITE_OPTS = frozenset({"--add", "--unset", "--unset-all", "--replace-all",
-                                "--rename-section", "--remove-section"})
-_CONFIG_VERBS = frozenset({"list", "get", "set", "unset", "rename-section", "remove-section",
-                           "edit"})
+_CONFIG_VALUE_OPTS = frozenset(
+    {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--url", "-t"}
+)
+_CONFIG_READ_OPTS = frozenset(
+    {
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "--list",
+        "-l",
+    }
+)
+_CONFIG_WRITE_OPTS = frozenset(
+    {"--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section"}
+)
+_CONFIG_VERBS = frozenset(
+    {"list", "get", "set", "unset", "rename-section", "remove-section", "edit"}
+)
 
 
-def judge_git_config(args: list[Word], f: Facts, write: Write, cwd: str | None,
-                     ctx: Context) -> None:
+def judge_git_config(
+    args: list[Word], f: Facts, write: Write, cwd: str | None, ctx: Context
+) -> None:
     """`git config`: reading is free; setting a key that runs programs asks, in any scope."""
     args = expand_long(args, GIT_CONFIG_LONG)
     flags: set[str] = set()
@@ -252,8 +331,11 @@ def judge_git_config(args: list[Word], f: Facts, write: Write, cwd: str | None,
         f.runs_code = True
         f.opaque("git config --edit runs an editor")
         return
-    reading = verb in ("list", "get") or bool(flags & _CONFIG_READ_OPTS) or (
-        not verb and not flags & _CONFIG_WRITE_OPTS and len(keys) == 1)
+    reading = (
+        verb in ("list", "get")
+        or bool(flags & _CONFIG_READ_OPTS)
+        or (not verb and not flags & _CONFIG_WRITE_OPTS and len(keys) == 1)
+    )
     if reading or (not keys and not verb):
         f.note("git config reads settings")
         return
@@ -262,7 +344,8 @@ def judge_git_config(args: list[Word], f: Facts, write: Write, cwd: str | None,
         return
     key = keys[0].text if keys else ""
     removing = verb in ("unset", "remove-section") or bool(
-        flags & {"--unset", "--unset-all", "--remove-section"})
+        flags & {"--unset", "--unset-all", "--remove-section"}
+    )
     why = None
     if verb == "rename-section" or "--rename-section" in flags:
         why = "git config --rename-section moves keys into another section"
@@ -291,8 +374,9 @@ def _config_override(setting: str, f: Facts) -> None:
         f.note(f"git -c {key} only changes a harmless setting")
 
 
-def _repository_option(opt: str, value: Word | None, f: Facts, cwd: str | None,
-                       ctx: Context) -> None:
+def _repository_option(
+    opt: str, value: Word | None, f: Facts, cwd: str | None, ctx: Context
+) -> None:
     """`--git-dir=X`: git obeys X's config and hooks, whatever X is called."""
     word = Word(opt.partition("=")[2]) if "=" in opt else value
     path = ctx.path(word, cwd) if word is not None else None

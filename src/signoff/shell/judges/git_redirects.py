@@ -30,26 +30,69 @@ _REDIRECTING_REMOTE = {
 }
 _UPSTREAM = frozenset({"--set-upstream-to", "--set-upstream", "-u"})
 # Options of git commit that give the message, so no editor opens.
-_MESSAGE = frozenset({"-m", "--message", "-F", "--file", "-C", "--reuse-message", "--no-edit",
-                      "--fixup", "--squash"})
+_MESSAGE = frozenset(
+    {"-m", "--message", "-F", "--file", "-C", "--reuse-message", "--no-edit", "--fixup", "--squash"}
+)
 _BRANCHING = frozenset({"-b", "-B", "--orphan", "-t", "--track", "--detach", "-c", "-C"})
 _PATHSPEC = re.compile(r"^:|[*?\[]")  # `:(top)x`, `:/x`, a glob
 # Names that are, by convention, files or directories of a project, not branches.
-_PROJECT_NAMES = frozenset({
-    "readme", "license", "licence", "makefile", "dockerfile", "gemfile", "rakefile",
-    "procfile", "jenkinsfile", "vagrantfile", "changelog", "authors", "notice", "copying",
-    "codeowners", "pipfile", "brewfile", "justfile", "src", "lib", "docs", "doc", "test",
-    "tests", "spec", "app", "bin", "scripts", "config", "public", "assets", "build", "dist",
-    "vendor", "pkg", "cmd", "internal", "include", "examples", "tools", "api",
-})
+_PROJECT_NAMES = frozenset(
+    {
+        "readme",
+        "license",
+        "licence",
+        "makefile",
+        "dockerfile",
+        "gemfile",
+        "rakefile",
+        "procfile",
+        "jenkinsfile",
+        "vagrantfile",
+        "changelog",
+        "authors",
+        "notice",
+        "copying",
+        "codeowners",
+        "pipfile",
+        "brewfile",
+        "justfile",
+        "src",
+        "lib",
+        "docs",
+        "doc",
+        "test",
+        "tests",
+        "spec",
+        "app",
+        "bin",
+        "scripts",
+        "config",
+        "public",
+        "assets",
+        "build",
+        "dist",
+        "vendor",
+        "pkg",
+        "cmd",
+        "internal",
+        "include",
+        "examples",
+        "tools",
+        "api",
+    }
+)
 
 
-def judge_git_redirects(sub: str, rest: list[str], pos: list[str], flags: set[str],
-                        f: Facts, write: Write) -> bool:
+def judge_git_redirects(
+    sub: str, rest: list[str], pos: list[str], flags: set[str], f: Facts, write: Write
+) -> bool:
     """True when `sub` was judged here (the caller's generic rule must not add to it)."""
     if sub == "remote" and pos and pos[0] in _REDIRECTING_REMOTE:
-        what = (f"{pos[1]}: {pos[2]}" if pos[0] == "add" else " -> ".join(pos[1:3])) if len(
-            pos) >= 3 else " ".join(pos[1:])
+        what = (
+            (f"{pos[1]}: {pos[2]}" if pos[0] == "add" else " -> ".join(pos[1:3]))
+            if len(pos) >= 3
+            else " ".join(pos[1:])
+        )
         why = f"git remote {pos[0]} {_REDIRECTING_REMOTE[pos[0]]} ({what})"
         # Where the network goes, not a file edit: `accept-edits` must not wave it through.
         write("network", why)
@@ -58,14 +101,20 @@ def judge_git_redirects(sub: str, rest: list[str], pos: list[str], flags: set[st
             f.raise_to("network", "git remote add -f fetches from the new remote")
         return True
     if sub == "remote" and pos and pos[0] in ("remove", "rm"):
-        write("destructive", f"git remote {pos[0]} deletes the remote {' '.join(pos[1:2])} "
-                             "and its remote-tracking branches")
+        write(
+            "destructive",
+            f"git remote {pos[0]} deletes the remote {' '.join(pos[1:2])} "
+            "and its remote-tracking branches",
+        )
         return True
     if sub == "branch" and flags & _UPSTREAM:
         upstream = next((t.partition("=")[2] for t in rest if "=" in t), "") or (
-            pos[0] if pos else "")
-        why = ("git branch --set-upstream-to changes where git pull and git push of the "
-               f"branch go ({upstream})")
+            pos[0] if pos else ""
+        )
+        why = (
+            "git branch --set-upstream-to changes where git pull and git push of the "
+            f"branch go ({upstream})"
+        )
         write("network", why)
         return True
     if sub == "branch" and "--unset-upstream" in flags:
@@ -78,8 +127,9 @@ def judge_git_redirects(sub: str, rest: list[str], pos: list[str], flags: set[st
         f.exact_rule = True
         f.opaque(why)  # like `git rebase -i`: not an ordinary edit for accept-edits
         return True
-    if sub == "grep" and any(t.startswith("-") and not t.startswith("--") and "O" in t
-                             for t in rest):  # `-O./x`, `-nO./x`: the value is attached
+    if sub == "grep" and any(
+        t.startswith("-") and not t.startswith("--") and "O" in t for t in rest
+    ):  # `-O./x`, `-nO./x`: the value is attached
         f.runs_code = True
         f.exact_rule = True
         f.opaque("git grep -O opens the matching files with the program it names")
@@ -92,8 +142,9 @@ def judge_git_redirects(sub: str, rest: list[str], pos: list[str], flags: set[st
     return False
 
 
-def checkout_may_discard(sub: str, rest: list[str], flags: set[str], cwd: str | None,
-                         ctx: Context) -> bool:
+def checkout_may_discard(
+    sub: str, rest: list[str], flags: set[str], cwd: str | None, ctx: Context
+) -> bool:
     """`git checkout NAME…` (no `--`): may git read a NAME as a path?"""
     if sub != "checkout" or flags & _BRANCHING:
         return False

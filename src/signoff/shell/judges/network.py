@@ -38,8 +38,17 @@ def judge_network(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
     uploads: list[Word] = []
     if base == "curl":
         uploads += option_values(args, "-T", "--upload-file")
-        for w in option_values(args, "-d", "--data", "--data-binary", "--data-raw",
-                            "--data-urlencode", "-F", "--form", "--json"):
+        for w in option_values(
+            args,
+            "-d",
+            "--data",
+            "--data-binary",
+            "--data-raw",
+            "--data-urlencode",
+            "-F",
+            "--form",
+            "--json",
+        ):
             if "@" in w.text or "=<" in w.text:
                 path = re.split(r"@|=<", w.text, maxsplit=1)[1].split(";")[0]
                 uploads.append(Word(path, w.dynamic))
@@ -56,8 +65,11 @@ def judge_network(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
         uploads += option_values(args, "--post-file", "--body-file")
         if not outs:
             folder = (option_values(args, "-P", "--directory-prefix") or [Word(".")])[0]
-            outs = [Word(posixpath.join(folder.text, _url_file_name(t)), folder.dynamic)
-                    for t in texts if "://" in t]
+            outs = [
+                Word(posixpath.join(folder.text, _url_file_name(t)), folder.dynamic)
+                for t in texts
+                if "://" in t
+            ]
         _note_downloads(f, outs, cwd, ctx)
         if any(w.text == "-" for w in outs):
             f.fetch = True

@@ -27,8 +27,15 @@ _LONG: dict[str, tuple[str, ...]] = {
     "sdiff": ("--diff-program",),
     "man": ("--pager", "--html", "--config-file"),
     "rsync": ("--rsh", "--rsync-path"),
-    "tar": ("--to-command", "--use-compress-program", "--checkpoint-action", "--info-script",
-            "--new-volume-script", "--rsh-command", "--rmt-command"),
+    "tar": (
+        "--to-command",
+        "--use-compress-program",
+        "--checkpoint-action",
+        "--info-script",
+        "--new-volume-script",
+        "--rsh-command",
+        "--rmt-command",
+    ),
     "zip": ("--unzip-command",),
     "mysql": ("--pager",),
     "mariadb": ("--pager",),
@@ -52,15 +59,32 @@ _SHORT: dict[str, str] = {
 # Options spelled with several letters after one dash (`zip -TT cmd`).
 _WHOLE: dict[str, tuple[str, ...]] = {"zip": ("-TT",)}
 # `ssh -o Key=value`: keys whose value is a command or a library ssh loads.
-_SSH_KEYS = frozenset({"proxycommand", "localcommand", "knownhostscommand", "match",
-                       "pkcs11provider", "securitykeyprovider"})
+_SSH_KEYS = frozenset(
+    {
+        "proxycommand",
+        "localcommand",
+        "knownhostscommand",
+        "match",
+        "pkcs11provider",
+        "securitykeyprovider",
+    }
+)
 _SSH_FAMILY = frozenset({"ssh", "scp", "sftp", "autossh"})
 # Options whose value is a configuration that can name programs, or a library to load:
 # the reason says so rather than "runs the program it names".
-_CONFIGS = frozenset({"-k", "--lesskey-file", "--lesskey-src", "--lesskey-content", "-C",
-                      "--config-file", "-F"})
-_LIBRARIES = frozenset({"-engine", "-provider", "-provider-path", "-keygen_engine",
-                        "-o pkcs11provider", "-o securitykeyprovider"})
+_CONFIGS = frozenset(
+    {"-k", "--lesskey-file", "--lesskey-src", "--lesskey-content", "-C", "--config-file", "-F"}
+)
+_LIBRARIES = frozenset(
+    {
+        "-engine",
+        "-provider",
+        "-provider-path",
+        "-keygen_engine",
+        "-o pkcs11provider",
+        "-o securitykeyprovider",
+    }
+)
 # Wrappers' options whose value is a file they write (or, with `|`/`!`, a command).
 _WRAPPER_OUTPUT: dict[str, tuple[str, ...]] = {
     "time": ("-o", "--output"),
@@ -79,15 +103,53 @@ _WRITES: dict[str, tuple[str, ...]] = {
 }
 # Options that turn a program that shows the system's state into one that changes it.
 _CHANGES_SYSTEM: dict[str, tuple[str, ...]] = {
-    "journalctl": ("--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate", "--flush",
-                   "--sync", "--relinquish-var", "--smart-relinquish-var", "--setup-keys",
-                   "--update-catalog"),
-    "dmesg": ("-C", "--clear", "-c", "--read-clear", "-D", "--console-off", "-E",
-              "--console-on", "-n", "--console-level"),
-    "nvidia-smi": ("-r", "--gpu-reset", "-pm", "--persistence-mode", "-pl", "--power-limit",
-                   "-e", "--ecc-config", "-c", "--compute-mode", "-am", "--accounting-mode",
-                   "-ac", "--applications-clocks", "-rac", "-lgc", "--lock-gpu-clocks",
-                   "-rgc", "--reset-gpu-clocks", "-lmc", "-rmc"),
+    "journalctl": (
+        "--vacuum-size",
+        "--vacuum-time",
+        "--vacuum-files",
+        "--rotate",
+        "--flush",
+        "--sync",
+        "--relinquish-var",
+        "--smart-relinquish-var",
+        "--setup-keys",
+        "--update-catalog",
+    ),
+    "dmesg": (
+        "-C",
+        "--clear",
+        "-c",
+        "--read-clear",
+        "-D",
+        "--console-off",
+        "-E",
+        "--console-on",
+        "-n",
+        "--console-level",
+    ),
+    "nvidia-smi": (
+        "-r",
+        "--gpu-reset",
+        "-pm",
+        "--persistence-mode",
+        "-pl",
+        "--power-limit",
+        "-e",
+        "--ecc-config",
+        "-c",
+        "--compute-mode",
+        "-am",
+        "--accounting-mode",
+        "-ac",
+        "--applications-clocks",
+        "-rac",
+        "-lgc",
+        "--lock-gpu-clocks",
+        "-rgc",
+        "--reset-gpu-clocks",
+        "-lmc",
+        "-rmc",
+    ),
 }
 
 
@@ -141,15 +203,14 @@ def named_program(base: str, args: list[Word]) -> str:
         if letter:
             return "-" + letter
         if ssh and "o" in t[1:]:
-            value = t[t.index("o", 1) + 1:] or (args[i + 1].text if i + 1 < len(args) else "")
+            value = t[t.index("o", 1) + 1 :] or (args[i + 1].text if i + 1 < len(args) else "")
             key = value.replace("=", " ").split(" ", 1)[0].strip().lower()
             if key in _SSH_KEYS or w.dynamic:
                 return f"-o {value.split('=', 1)[0].split(' ', 1)[0]}"
     return ""
 
 
-def judge_option_programs(base: str, args: list[Word], f: Facts, cmd: Cmd,
-                          ctx: Context) -> None:
+def judge_option_programs(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """After the program's own judge: a program named in an option makes the part opaque,
     and an "always" rule for it exact; an option that writes a file is a write."""
     if base not in _JUDGED:
@@ -162,10 +223,22 @@ def judge_option_programs(base: str, args: list[Word], f: Facts, cmd: Cmd,
             f.opaque(_why(base, option))
     changes = _CHANGES_SYSTEM.get(base)
     if changes:
-        flag = next((t for t in (w.text.partition("=")[0] for w in args) if t in changes or (
-            t.startswith("--") and len(t) > 3 and any(o.startswith(t) for o in changes)
-            ) or (len(t) > 2 and t[0] == "-" and t[1] != "-" and base == "dmesg"
-                  and any(c in "CcDEn" for c in t[1:]))), "")
+        flag = next(
+            (
+                t
+                for t in (w.text.partition("=")[0] for w in args)
+                if t in changes
+                or (t.startswith("--") and len(t) > 3 and any(o.startswith(t) for o in changes))
+                or (
+                    len(t) > 2
+                    and t[0] == "-"
+                    and t[1] != "-"
+                    and base == "dmesg"
+                    and any(c in "CcDEn" for c in t[1:])
+                )
+            ),
+            "",
+        )
         if flag:
             f.raise_to("privilege", f"{base} {flag} changes the system's state")
     for w in _option_values(args, _WRITES.get(base, ())):
@@ -181,8 +254,7 @@ def _why(base: str, option: str) -> str:
     return f"{base} {option} runs the program it names"
 
 
-def judge_wrapper_options(base: str, options: list[Word], f: Facts, cmd: Cmd,
-                          ctx: Context) -> None:
+def judge_wrapper_options(base: str, options: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """`time -o FILE ls` writes FILE; `strace -o '|sh' ls` pipes its trace into sh."""
     if base not in _WRAPPER_OUTPUT or not options:
         return
@@ -222,5 +294,10 @@ def _option_values(args: list[Word], names: tuple[str, ...]) -> list[Word]:
     return out
 
 
-__all__ = ["PROGRAM_ENV", "judge_option_programs", "judge_wrapper_options", "named_program",
-           "note_program_env"]
+__all__ = [
+    "PROGRAM_ENV",
+    "judge_option_programs",
+    "judge_wrapper_options",
+    "named_program",
+    "note_program_env",
+]

@@ -18,29 +18,120 @@ from .transfer import Judge
 
 # Packages whose removal leaves a machine that cannot boot, log in, run a shell or install
 # anything again (Debian/Ubuntu, Fedora/RHEL, Alpine, Arch, SUSE names).
-ESSENTIAL_PACKAGES: frozenset[str] = frozenset({
-    "libc6", "libc-bin", "glibc", "glibc-common", "musl", "libgcc-s1", "libstdc++6",
-    "libcrypt1", "libxcrypt", "zlib1g", "zlib", "libssl3", "libselinux1", "libpam0g",
-    "libpam-modules", "libpam-modules-bin", "libpam-runtime", "pam", "libsystemd0",
-    "systemd", "systemd-sysv", "udev", "init", "init-system-helpers", "sysvinit",
-    "sysvinit-core", "sysvinit-utils", "openrc", "runit", "bash", "dash", "busybox",
-    "coreutils", "util-linux", "mount", "login", "passwd", "shadow", "shadow-utils", "sudo",
-    "base-files", "base-passwd", "filesystem", "setup", "dpkg", "apt", "rpm", "yum", "dnf",
-    "apk-tools", "alpine-baselayout", "pacman", "zypper", "libzypp", "grep", "sed", "tar",
-    "gzip", "findutils", "diffutils", "debianutils", "hostname", "procps", "procps-ng",
-    "ncurses-base", "ncurses-bin", "perl-base", "python3", "python3-minimal", "e2fsprogs",
-    "kmod", "bsdutils", "gpgv", "openssh-server", "openssh", "linux", "linux-lts", "kernel",
-    "kernel-core", "kernel-modules", "linux-generic", "grub2", "grub-pc", "grub-efi-amd64",
-    "shim-signed", "ubuntu-minimal", "ubuntu-standard",
-})
+ESSENTIAL_PACKAGES: frozenset[str] = frozenset(
+    {
+        "libc6",
+        "libc-bin",
+        "glibc",
+        "glibc-common",
+        "musl",
+        "libgcc-s1",
+        "libstdc++6",
+        "libcrypt1",
+        "libxcrypt",
+        "zlib1g",
+        "zlib",
+        "libssl3",
+        "libselinux1",
+        "libpam0g",
+        "libpam-modules",
+        "libpam-modules-bin",
+        "libpam-runtime",
+        "pam",
+        "libsystemd0",
+        "systemd",
+        "systemd-sysv",
+        "udev",
+        "init",
+        "init-system-helpers",
+        "sysvinit",
+        "sysvinit-core",
+        "sysvinit-utils",
+        "openrc",
+        "runit",
+        "bash",
+        "dash",
+        "busybox",
+        "coreutils",
+        "util-linux",
+        "mount",
+        "login",
+        "passwd",
+        "shadow",
+        "shadow-utils",
+        "sudo",
+        "base-files",
+        "base-passwd",
+        "filesystem",
+        "setup",
+        "dpkg",
+        "apt",
+        "rpm",
+        "yum",
+        "dnf",
+        "apk-tools",
+        "alpine-baselayout",
+        "pacman",
+        "zypper",
+        "libzypp",
+        "grep",
+        "sed",
+        "tar",
+        "gzip",
+        "findutils",
+        "diffutils",
+        "debianutils",
+        "hostname",
+        "procps",
+        "procps-ng",
+        "ncurses-base",
+        "ncurses-bin",
+        "perl-base",
+        "python3",
+        "python3-minimal",
+        "e2fsprogs",
+        "kmod",
+        "bsdutils",
+        "gpgv",
+        "openssh-server",
+        "openssh",
+        "linux",
+        "linux-lts",
+        "kernel",
+        "kernel-core",
+        "kernel-modules",
+        "linux-generic",
+        "grub2",
+        "grub-pc",
+        "grub-efi-amd64",
+        "shim-signed",
+        "ubuntu-minimal",
+        "ubuntu-standard",
+    }
+)
 # Families named by prefix: every kernel image and boot loader package.
-ESSENTIAL_PREFIXES: tuple[str, ...] = ("linux-image-", "linux-modules-", "linux-generic-",
-                                       "grub-", "grub2-", "shim-")
+ESSENTIAL_PREFIXES: tuple[str, ...] = (
+    "linux-image-",
+    "linux-modules-",
+    "linux-generic-",
+    "grub-",
+    "grub2-",
+    "shim-",
+)
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _REGEX_CHARS = re.compile(r"[\^$+|()]|\.\*")
 # Names a wildcard is tried against (one member of each prefix family included).
-_PROBES = ("libc6", "systemd", "bash", "coreutils", "glibc", "musl", *sorted(ESSENTIAL_PACKAGES),
-           "linux-image-6.1.0-18-amd64", "grub-efi-amd64-bin")
+_PROBES = (
+    "libc6",
+    "systemd",
+    "bash",
+    "coreutils",
+    "glibc",
+    "musl",
+    *sorted(ESSENTIAL_PACKAGES),
+    "linux-image-6.1.0-18-amd64",
+    "grub-efi-amd64-bin",
+)
 
 
 def _bare(name: str) -> str:
@@ -73,13 +164,16 @@ def _deny_essential(tool: str, names: list[Word], f: Facts) -> None:
         hit = essential(w.text)
         if hit:
             also = "" if hit == _bare(w.text) else f", which {w.text!r} matches"
-            f.deny(f"removes {hit}{also}: the system needs it to boot, log in or install "
-                   f"anything ({tool})")
+            f.deny(
+                f"removes {hit}{also}: the system needs it to boot, log in or install "
+                f"anything ({tool})"
+            )
             return
 
 
-_APT_VALUES = frozenset({"-o", "--option", "-c", "--config-file", "-t", "--target-release",
-                         "-a", "--host-architecture"})
+_APT_VALUES = frozenset(
+    {"-o", "--option", "-c", "--config-file", "-t", "--target-release", "-a", "--host-architecture"}
+)
 _APT_REMOVE = frozenset({"remove", "purge", "autoremove", "autopurge", "erase"})
 
 
@@ -100,8 +194,9 @@ def _dpkg(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None
     if not has_flag(args, "-r", "--remove", "-P", "--purge"):
         return
     _deny_essential(base, positionals(args, frozenset({"--admindir", "--root", "--instdir"})), f)
-    if any(t.startswith("--force-remove-essential") or t in ("--force-all",)
-           for t in texts_of(args)):
+    if any(
+        t.startswith("--force-remove-essential") or t in ("--force-all",) for t in texts_of(args)
+    ):
         f.deny("dpkg removes packages with --force-remove-essential")
 
 
@@ -111,21 +206,37 @@ def _rpm(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 
 
 def _dnf(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
-    pos = positionals(args, frozenset({"-c", "--config", "--installroot", "--releasever",
-                                       "--setopt", "--enablerepo", "--disablerepo", "-x",
-                                       "--exclude"}))
-    if pos and pos[0].text in ("remove", "erase", "autoremove", "rm", "purge",
-                                       "delete"):
+    pos = positionals(
+        args,
+        frozenset(
+            {
+                "-c",
+                "--config",
+                "--installroot",
+                "--releasever",
+                "--setopt",
+                "--enablerepo",
+                "--disablerepo",
+                "-x",
+                "--exclude",
+            }
+        ),
+    )
+    if pos and pos[0].text in ("remove", "erase", "autoremove", "rm", "purge", "delete"):
         _deny_essential(f"{base} {pos[0].text}", pos[1:], f)
 
 
 def _pacman(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     # Operations are upper-case letters in the first cluster: -R, -Rns, -Rdd, --remove.
-    removing = any(w.text == "--remove" or (w.text.startswith("-") and not w.text.startswith(
-        "--") and "R" in w.text) for w in args)
+    removing = any(
+        w.text == "--remove"
+        or (w.text.startswith("-") and not w.text.startswith("--") and "R" in w.text)
+        for w in args
+    )
     if removing:
-        _deny_essential(f"{base} -R", positionals(args, frozenset({"--root", "--dbpath", "-b",
-                                                                    "--config"})), f)
+        _deny_essential(
+            f"{base} -R", positionals(args, frozenset({"--root", "--dbpath", "-b", "--config"})), f
+        )
 
 
 def _apk(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
@@ -142,21 +253,38 @@ def _zypper(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> No
 
 def _emerge(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     if has_flag(args, "-C", "--unmerge", "--depclean", "-c", "--prune", "-P"):
-        names = [Word(w.text.rpartition("/")[2], w.dynamic, w.glob, w.quoted)
-                 for w in positionals(args)]  # sys-apps/coreutils: category/name
+        names = [
+            Word(w.text.rpartition("/")[2], w.dynamic, w.glob, w.quoted) for w in positionals(args)
+        ]  # sys-apps/coreutils: category/name
         _deny_essential(f"{base} --unmerge", names, f)
 
 
 def _snap(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     pos = texts_of(positionals(args))
-    if pos[:1] == ["remove"] and any(p in ("snapd", "core", "core18", "core20", "core22",
-                                           "core24") for p in pos[1:]):
+    if pos[:1] == ["remove"] and any(
+        p in ("snapd", "core", "core18", "core20", "core22", "core24") for p in pos[1:]
+    ):
         f.deny("removes the snap core runtime: every snap on the machine stops working")
 
 
 PACKAGE_JUDGES: dict[str, Judge] = {
-    "apt": _apt, "apt-get": _apt, "aptitude": _apt, "nala": _apt, "dpkg": _dpkg, "rpm": _rpm,
-    "yum": _dnf, "dnf": _dnf, "dnf5": _dnf, "microdnf": _dnf, "tdnf": _dnf, "pacman": _pacman,
-    "yay": _pacman, "paru": _pacman, "apk": _apk, "zypper": _zypper, "emerge": _emerge,
-    "snap": _snap, "pkg": _dnf,
+    "apt": _apt,
+    "apt-get": _apt,
+    "aptitude": _apt,
+    "nala": _apt,
+    "dpkg": _dpkg,
+    "rpm": _rpm,
+    "yum": _dnf,
+    "dnf": _dnf,
+    "dnf5": _dnf,
+    "microdnf": _dnf,
+    "tdnf": _dnf,
+    "pacman": _pacman,
+    "yay": _pacman,
+    "paru": _pacman,
+    "apk": _apk,
+    "zypper": _zypper,
+    "emerge": _emerge,
+    "snap": _snap,
+    "pkg": _dnf,
 }

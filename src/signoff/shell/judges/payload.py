@@ -66,36 +66,46 @@ _DELETE_CALL = re.compile(
 )
 _PATH_METHOD = re.compile(r"\s*\)\s*\.\s*(?P<m>unlink|rmdir|write_text|write_bytes|open)\s*\(")
 # Perl's open: `open(F, ">/etc/x")`, `open(my $fh, '>', PATH)`.
-_PERL_OPEN = re.compile(r"\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*"
-                        r"(?:(?P<q>['\"])(?P<mode>\+?[<>]{1,2})(?P=q)\s*,\s*)?")
+_PERL_OPEN = re.compile(
+    r"\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*"
+    r"(?:(?P<q>['\"])(?P<mode>\+?[<>]{1,2})(?P=q)\s*,\s*)?"
+)
 _WRITE_MODE = re.compile(r"""['"](?:[wax]|r\+)[bt+]*['"]|['"]>>?['"]|\bO_(?:WRONLY|RDWR|TRUNC)""")
 
 # Kills: pid first (Python, Node, PHP, Deno) or signal first (Perl, Ruby).
 _KILL_PID_FIRST = re.compile(
     r"\b(?:os\s*\.\s*kill|process\s*\.\s*kill|posix_kill|Deno\s*\.\s*kill)\s*\(\s*"
-    r"(?P<pid>-\s*1|1)\s*[,)]")
+    r"(?P<pid>-\s*1|1)\s*[,)]"
+)
 _KILL_SIG_FIRST = re.compile(
     r"\b(?:Process\s*\.\s*kill|kill)\s*\(?\s*[-'\"\w:]+\s*(?:,|=>)\s*(?:[^;)\n]*?,\s*)?"
-    r"(?P<pid>-\s*1|1)(?![\w.])")
+    r"(?P<pid>-\s*1|1)(?![\w.])"
+)
 
 # Home directory spellings of the languages; `~` literals count as home too.
-_HOME = (r"(?:os\s*\.\s*path\s*\.\s*expanduser\s*\(\s*(?P<q>['\"])~(?P<tail>[^'\"]*)(?P=q)\s*\)"
-         r"|(?:pathlib\s*\.\s*)?Path\s*\.\s*home\s*\(\s*\)"
-         r"|os\s*\.\s*environ\s*\[\s*['\"]HOME['\"]\s*\]"
-         r"|os\s*\.\s*(?:environ\s*\.\s*get|getenv)\s*\(\s*['\"]HOME['\"][^)]*\)"
-         r"|(?:require\s*\(\s*['\"](?:node:)?os['\"]\s*\)|\bos)\s*\.\s*homedir\s*\(\s*\)"
-         r"|process\s*\.\s*env\s*(?:\.\s*HOME\b|\[\s*['\"]HOME['\"]\s*\])"
-         r"|Deno\s*\.\s*env\s*\.\s*get\s*\(\s*['\"]HOME['\"]\s*\)|Bun\s*\.\s*env\s*\.\s*HOME\b"
-         r"|Dir\s*\.\s*home\b(?:\s*\(\s*\))?|ENV\s*\[\s*['\"]HOME['\"]\s*\]"
-         r"|File\s*\.\s*expand_path\s*\(\s*(?P<q2>['\"])~(?P<tail2>[^'\"]*)(?P=q2)\s*\)"
-         r"|\$ENV\s*\{\s*['\"]?HOME['\"]?\s*\}|getenv\s*\(\s*['\"]HOME['\"]\s*\)"
-         r"|\$_SERVER\s*\[\s*['\"]HOME['\"]\s*\]|ENVIRON\s*\[\s*\"HOME\"\s*\])")
+_HOME = (
+    r"(?:os\s*\.\s*path\s*\.\s*expanduser\s*\(\s*(?P<q>['\"])~(?P<tail>[^'\"]*)(?P=q)\s*\)"
+    r"|(?:pathlib\s*\.\s*)?Path\s*\.\s*home\s*\(\s*\)"
+    r"|os\s*\.\s*environ\s*\[\s*['\"]HOME['\"]\s*\]"
+    r"|os\s*\.\s*(?:environ\s*\.\s*get|getenv)\s*\(\s*['\"]HOME['\"][^)]*\)"
+    r"|(?:require\s*\(\s*['\"](?:node:)?os['\"]\s*\)|\bos)\s*\.\s*homedir\s*\(\s*\)"
+    r"|process\s*\.\s*env\s*(?:\.\s*HOME\b|\[\s*['\"]HOME['\"]\s*\])"
+    r"|Deno\s*\.\s*env\s*\.\s*get\s*\(\s*['\"]HOME['\"]\s*\)|Bun\s*\.\s*env\s*\.\s*HOME\b"
+    r"|Dir\s*\.\s*home\b(?:\s*\(\s*\))?|ENV\s*\[\s*['\"]HOME['\"]\s*\]"
+    r"|File\s*\.\s*expand_path\s*\(\s*(?P<q2>['\"])~(?P<tail2>[^'\"]*)(?P=q2)\s*\)"
+    r"|\$ENV\s*\{\s*['\"]?HOME['\"]?\s*\}|getenv\s*\(\s*['\"]HOME['\"]\s*\)"
+    r"|\$_SERVER\s*\[\s*['\"]HOME['\"]\s*\]|ENVIRON\s*\[\s*\"HOME\"\s*\])"
+)
 _HOME_RE = re.compile(_HOME)
 _LITERAL = re.compile(r"""(?P<q>['"])(?P<s>(?:(?!(?P=q))[^\\\n]|\\.)*)(?P=q)""")
-_JOIN_CALL = re.compile(r"(?:os\s*\.\s*path|path|posixpath|File|require\s*\(\s*['\"](?:node:)?"
-                        r"path['\"]\s*\))\s*\.\s*(?:join|resolve)\s*\(")
-_WRAP_CALL = re.compile(r"(?:(?:pathlib\s*\.\s*)?(?:Posix)?Path|os\s*\.\s*fspath|str|String|glob"
-                        r"|os\s*\.\s*path\s*\.\s*(?:abspath|realpath|normpath))\s*\(")
+_JOIN_CALL = re.compile(
+    r"(?:os\s*\.\s*path|path|posixpath|File|require\s*\(\s*['\"](?:node:)?"
+    r"path['\"]\s*\))\s*\.\s*(?:join|resolve)\s*\("
+)
+_WRAP_CALL = re.compile(
+    r"(?:(?:pathlib\s*\.\s*)?(?:Posix)?Path|os\s*\.\s*fspath|str|String|glob"
+    r"|os\s*\.\s*path\s*\.\s*(?:abspath|realpath|normpath))\s*\("
+)
 _PATH_OP = re.compile(r"\s*(?:/|\+|\.(?=\s*['\"]))\s*")
 
 
@@ -107,15 +117,15 @@ def scan_code(lang: str, code: str, f: Facts, cwd: str | None, ctx: Context) -> 
     _kills(lang, code, f)
     if _SHELL_CALL.search(code):
         # `"rm -rf " + os.path.expanduser("~")`: the home directory reads as a literal.
-        code = _HOME_RE.sub(lambda m: '"' + ctx.home + (m.group("tail") or m.group("tail2")
-                                                        or "") + '"', code)
+        code = _HOME_RE.sub(
+            lambda m: '"' + ctx.home + (m.group("tail") or m.group("tail2") or "") + '"', code
+        )
         for text in shell_strings(code):
             if _judge_script(f"the {lang} code", text, f, cwd, ctx):
                 break
 
 
-def scan_shell_texts(who: str, texts: list[str], f: Facts, cwd: str | None,
-                     ctx: Context) -> None:
+def scan_shell_texts(who: str, texts: list[str], f: Facts, cwd: str | None, ctx: Context) -> None:
     """Deny when one of `texts` (commands that `who` runs through the shell, e.g. "the
     PAGER setting") is catastrophic."""
     for text in texts[:_MAX_SCRIPTS]:
@@ -195,12 +205,16 @@ def _library_calls(lang: str, code: str, f: Facts, cwd: str | None, ctx: Context
             if method is None:
                 continue
             kind = "file" if method.group("m") in ("unlink", "rmdir") else "write"
-            if method.group("m") == "open" and not _WRITE_MODE.search(_call_span(code,
-                                                                                 method.end())):
+            if method.group("m") == "open" and not _WRITE_MODE.search(
+                _call_span(code, method.end())
+            ):
                 continue
             name = f"{name}(…).{method.group('m')}"
-        elif kind == "write" and name.endswith("open") and not (
-                _WRITE_MODE.search(args) or target.startswith(">")):
+        elif (
+            kind == "write"
+            and name.endswith("open")
+            and not (_WRITE_MODE.search(args) or target.startswith(">"))
+        ):
             continue
         recursive = kind == "rec" or (kind == "maybe" and "recursive" in args)
         word = Word(target.lstrip("+<>").strip() or ".")
@@ -212,7 +226,6 @@ def _library_calls(lang: str, code: str, f: Facts, cwd: str | None, ctx: Context
         if probe.catastrophic:
             f.deny(f"the {lang} code {probe.reasons[-1]} with {name}")
             return
-
 
     for m in _PERL_OPEN.finditer(code):
         target, _ = path_expr(code, m.end(), ctx.home)
@@ -238,7 +251,7 @@ def path_expr(code: str, pos: int, home: str) -> tuple[str | None, int]:
         nxt, end = _primary(code, op.end(), home)
         if nxt is None:
             return value, pos
-        sep = code[op.start():op.end()].strip()
+        sep = code[op.start() : op.end()].strip()
         value = posixpath.join(value, nxt) if sep == "/" else value + nxt
         pos = end
 
@@ -308,16 +321,24 @@ def _kills(lang: str, code: str, f: Facts) -> None:
     m = pattern.search(code)
     if m:
         pid = m.group("pid").replace(" ", "")
-        f.deny(f"the {lang} code kills every process (pid -1)" if pid == "-1"
-               else f"the {lang} code kills init (pid 1), which takes the machine down")
+        f.deny(
+            f"the {lang} code kills every process (pid -1)"
+            if pid == "-1"
+            else f"the {lang} code kills init (pid 1), which takes the machine down"
+        )
 
 
 # --------------------------------------------------------------------------- sed
 
 _SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/[IM]*)"
 # `e COMMAND` (to the end of the line) after an optional address or range and `!`.
-_SED_E = re.compile(r"(?:^|[;\n{}])\s*(?:" + _SED_ADDRESS + r"(?:\s*,\s*" + _SED_ADDRESS
-                    + r")?\s*!?\s*)?e[ \t]+([^\n]+)")
+_SED_E = re.compile(
+    r"(?:^|[;\n{}])\s*(?:"
+    + _SED_ADDRESS
+    + r"(?:\s*,\s*"
+    + _SED_ADDRESS
+    + r")?\s*!?\s*)?e[ \t]+([^\n]+)"
+)
 _SED_S = re.compile(r"s([^\w\s\\])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1([a-zA-Z0-9]*)")
 
 
@@ -328,8 +349,13 @@ def sed_commands(script: str) -> list[str]:
     for m in _SED_S.finditer(script):
         if "e" in m.group(4):
             delim = m.group(1)
-            found.append(re.sub(r"\\(.)", lambda e: "\n" if e.group(1) == "n" else e.group(1),
-                                m.group(3).replace("\\" + delim, delim)))
+            found.append(
+                re.sub(
+                    r"\\(.)",
+                    lambda e: "\n" if e.group(1) == "n" else e.group(1),
+                    m.group(3).replace("\\" + delim, delim),
+                )
+            )
     return [t.strip() for t in found if t.strip()]
 
 

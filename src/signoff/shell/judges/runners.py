@@ -35,8 +35,23 @@ def judge_runner(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
                 f.runs_stdin = True
             f.opaque(f"{base} runs code read from its input")
         return
-    if base in ("npm", "pnpm", "yarn", "pip", "pip3", "gem", "cargo", "go", "brew", "apt",
-                "apt-get", "uv", "poetry", "composer", "bundle") and any(
+    if base in (
+        "npm",
+        "pnpm",
+        "yarn",
+        "pip",
+        "pip3",
+        "gem",
+        "cargo",
+        "go",
+        "brew",
+        "apt",
+        "apt-get",
+        "uv",
+        "poetry",
+        "composer",
+        "bundle",
+    ) and any(
         t in ("install", "add", "i", "ci", "update", "upgrade", "sync", "get") for t in texts[:2]
     ):
         f.network = True

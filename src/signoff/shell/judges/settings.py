@@ -25,19 +25,50 @@ COMMAND_VAR = re.compile(
 )
 # git configuration keys (lowercased) whose value is a command git runs.
 _GIT_COMMAND_KEYS = (
-    "alias.*", "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass",
-    "core.gitproxy", "diff.external", "diff.*.command", "diff.*.textconv", "difftool.*.cmd",
-    "mergetool.*.cmd", "merge.*.driver", "filter.*.clean", "filter.*.smudge", "filter.*.process",
-    "sequence.editor", "gpg.program", "gpg.*.program", "sendemail.sendmailcmd", "sendemail.tocmd",
-    "sendemail.cccmd", "uploadpack.packobjectshook", "remote.*.uploadpack",
-    "remote.*.receivepack", "browser.*.cmd", "man.*.cmd", "credential.helper",
-    "credential.*.helper", "pager.*", "instaweb.httpd",
+    "alias.*",
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.fsmonitor",
+    "core.askpass",
+    "core.gitproxy",
+    "diff.external",
+    "diff.*.command",
+    "diff.*.textconv",
+    "difftool.*.cmd",
+    "mergetool.*.cmd",
+    "merge.*.driver",
+    "filter.*.clean",
+    "filter.*.smudge",
+    "filter.*.process",
+    "sequence.editor",
+    "gpg.program",
+    "gpg.*.program",
+    "sendemail.sendmailcmd",
+    "sendemail.tocmd",
+    "sendemail.cccmd",
+    "uploadpack.packobjectshook",
+    "remote.*.uploadpack",
+    "remote.*.receivepack",
+    "browser.*.cmd",
+    "man.*.cmd",
+    "credential.helper",
+    "credential.*.helper",
+    "pager.*",
+    "instaweb.httpd",
 )
 # Options of git subcommands whose value is a command (`--exec=CMD` or `--exec CMD`).
 _GIT_COMMAND_OPTS: dict[str, tuple[str, ...]] = {
     "rebase": ("--exec", "-x"),
-    "filter-branch": ("--tree-filter", "--index-filter", "--msg-filter", "--env-filter",
-                      "--commit-filter", "--parent-filter", "--tag-name-filter"),
+    "filter-branch": (
+        "--tree-filter",
+        "--index-filter",
+        "--msg-filter",
+        "--env-filter",
+        "--commit-filter",
+        "--parent-filter",
+        "--tag-name-filter",
+    ),
     "clone": ("--upload-pack", "-u"),
     "fetch": ("--upload-pack",),
     "pull": ("--upload-pack",),
@@ -47,10 +78,20 @@ _GIT_COMMAND_OPTS: dict[str, tuple[str, ...]] = {
     "difftool": ("--extcmd", "-x"),
     "grep": ("--open-files-in-pager", "-O"),
 }
-_GIT_VALUE_OPTS = frozenset({"-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
-                             "--super-prefix", "--config-env"})
-_CONFIG_VALUE_OPTS = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
-                                "--value", "--url", "-t"})
+_GIT_VALUE_OPTS = frozenset(
+    {
+        "-C",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--exec-path",
+        "--super-prefix",
+        "--config-env",
+    }
+)
+_CONFIG_VALUE_OPTS = frozenset(
+    {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--url", "-t"}
+)
 _BOOLEAN = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0", ""})
 
 
@@ -86,14 +127,17 @@ def judge_git(args: list[Word], f: Facts, cwd: str | None, ctx: Context) -> None
         elif t.startswith("-c") and "=" in t:
             _setting(t[2:], found)
         i += 2 if t in _GIT_VALUE_OPTS or t == "-c" else 1
-    sub, rest = (texts[i], texts[i + 1:]) if i < len(texts) else ("", [])
+    sub, rest = (texts[i], texts[i + 1 :]) if i < len(texts) else ("", [])
     if sub == "config":
         _config(rest, found)
     elif sub == "bisect" and rest[:1] == ["run"] and len(rest) > 1:
         found.append(("git bisect run", " ".join(rest[1:])))
     elif sub == "submodule" and "foreach" in rest:
-        cmd = [t for t in rest[rest.index("foreach") + 1:] if t not in ("--recursive", "-q",
-                                                                         "--quiet")]
+        cmd = [
+            t
+            for t in rest[rest.index("foreach") + 1 :]
+            if t not in ("--recursive", "-q", "--quiet")
+        ]
         if cmd:
             found.append(("git submodule foreach", " ".join(cmd)))
     for opt in _GIT_COMMAND_OPTS.get(sub, ()):
@@ -101,13 +145,14 @@ def judge_git(args: list[Word], f: Facts, cwd: str | None, ctx: Context) -> None
             if t == opt and k + 1 < len(rest):
                 found.append((f"git {sub} {opt}", rest[k + 1]))
             elif t.startswith(opt + "=") and opt.startswith("--"):
-                found.append((f"git {sub} {opt}", t[len(opt) + 1:]))
+                found.append((f"git {sub} {opt}", t[len(opt) + 1 :]))
             elif len(opt) == 2 and t.startswith(opt) and len(t) > 2:
                 found.append((f"git {sub} {opt}", t[2:]))
     if sub in ("clone", "fetch", "pull", "ls-remote", "push", "archive", "remote", "submodule"):
         # the ext:: transport runs its command (`%` escapes a space)
-        found.extend((f"git {sub} ext:: remote", _ext_command(t[5:]))
-                     for t in rest if t.startswith("ext::"))
+        found.extend(
+            (f"git {sub} ext:: remote", _ext_command(t[5:])) for t in rest if t.startswith("ext::")
+        )
     for who, text in found:
         scan_shell_texts(who, [text], f, cwd, ctx)
         if f.catastrophic:
@@ -157,8 +202,9 @@ def _config(rest: list[str], found: list[tuple[str, str]]) -> None:
         _setting(f"{pos[0]}={pos[1]}", found)
 
 
-def judge_pager_option(program: str, args: list[Word], f: Facts, cwd: str | None,
-                       ctx: Context) -> None:
+def judge_pager_option(
+    program: str, args: list[Word], f: Facts, cwd: str | None, ctx: Context
+) -> None:
     """`man -P CMD`, `man --pager=CMD`, `bat --pager CMD`."""
     texts = texts_of(args)
     values: list[str] = []
@@ -166,12 +212,11 @@ def judge_pager_option(program: str, args: list[Word], f: Facts, cwd: str | None
         if t in ("-P", "--pager") and k + 1 < len(texts):
             values.append(texts[k + 1])
         elif t.startswith("--pager="):
-            values.append(t[len("--pager="):])
+            values.append(t[len("--pager=") :])
         elif t.startswith("-P") and len(t) > 2 and program == "man":
             values.append(t[2:])
     if values:
         scan_shell_texts(f"the {program} pager option", values, f, cwd, ctx)
 
 
-__all__ = ["COMMAND_VAR", "judge_git", "judge_pager_option", "judge_variable",
-           "setting_command"]
+__all__ = ["COMMAND_VAR", "judge_git", "judge_pager_option", "judge_variable", "setting_command"]

@@ -15,19 +15,31 @@ import re
 
 _START = re.compile(r"^\s*\(*\s*(select|show|explain|describe|desc|table|values|with)\b", re.I)
 # A statement that reads first can still write inside (`WITH d AS (DELETE … RETURNING *)`).
-_DML = re.compile(r"\b(insert|update|delete|merge|upsert|create|drop|alter|truncate"
-                  r"|grant|revoke|copy|call|do|execute|exec|set|reset|load|handler|attach"
-                  r"|detach|vacuum|reindex|cluster|refresh|notify|listen)\b", re.I)
-_SQLITE_PRAGMA = re.compile(r"^\s*pragma\s+(\w+\.)?(table_info|table_xinfo|index_list"
-                            r"|index_info|index_xinfo|database_list|table_list"
-                            r"|foreign_key_list|collation_list|function_list|compile_options"
-                            r"|user_version|schema_version|page_count|page_size|encoding"
-                            r"|integrity_check|quick_check)\s*(\(\s*['\"\w.]*\s*\))?\s*$", re.I)
+_DML = re.compile(
+    r"\b(insert|update|delete|merge|upsert|create|drop|alter|truncate"
+    r"|grant|revoke|copy|call|do|execute|exec|set|reset|load|handler|attach"
+    r"|detach|vacuum|reindex|cluster|refresh|notify|listen)\b",
+    re.I,
+)
+_SQLITE_PRAGMA = re.compile(
+    r"^\s*pragma\s+(\w+\.)?(table_info|table_xinfo|index_list"
+    r"|index_info|index_xinfo|database_list|table_list"
+    r"|foreign_key_list|collation_list|function_list|compile_options"
+    r"|user_version|schema_version|page_count|page_size|encoding"
+    r"|integrity_check|quick_check)\s*(\(\s*['\"\w.]*\s*\))?\s*$",
+    re.I,
+)
 _MYSQL_USE = re.compile(r"^\s*use\s+`?\w+`?\s*$", re.I)
-_WRITES = re.compile(r"\b(into|for\s+(update|share|no\s+key\s+update|key\s+share)|analy[sz]e"
-                     r"|lock|outfile|dumpfile)\b", re.I)
+_WRITES = re.compile(
+    r"\b(into|for\s+(update|share|no\s+key\s+update|key\s+share)|analy[sz]e"
+    r"|lock|outfile|dumpfile)\b",
+    re.I,
+)
 _CALL = re.compile(r"([A-Za-z_][\w$]*)\s*\(")
-_PURE = frozenset(re.split(r"\s+", """
+_PURE = frozenset(
+    re.split(
+        r"\s+",
+        """
 count sum avg min max lower upper length char_length character_length octet_length coalesce
 nullif greatest least round floor ceil ceiling abs sign trim ltrim rtrim btrim substr substring
 replace concat concat_ws left right position strpos split_part to_char to_date to_timestamp
@@ -40,7 +52,9 @@ strftime julianday typeof ifnull group_concat instr hex quote database schema us
 exists in any all some values over filter within as from join on using and or not select where
 when then case row array interval is like ilike between by having limit offset union except
 intersect distinct lateral char varchar int integer bigint numeric decimal text timestamp
-""".strip()))
+""".strip(),
+    )
+)
 
 
 def read_only_sql(text: str, *, mysql: bool = False, sqlite: bool = False) -> bool:

@@ -24,29 +24,93 @@ from .transfer import TRANSFER_JUDGES, Judge
 # --------------------------------------------------------------------------- processes
 
 # Signals that do not stop init when sent to PID 1 (status checks, reloads).
-_GENTLE_SIGNALS = frozenset({"0", "HUP", "1", "USR1", "10", "USR2", "12", "CONT", "18",
-                             "WINCH", "28"})
+_GENTLE_SIGNALS = frozenset(
+    {"0", "HUP", "1", "USR1", "10", "USR2", "12", "CONT", "18", "WINCH", "28"}
+)
 # Processes whose death takes the machine, its logins or remote access down.
 CRITICAL_PROCESSES: tuple[str, ...] = (
-    "init", "systemd", "launchd", "kthreadd", "sshd", "dbus-daemon", "dbus-broker",
-    "systemd-logind", "systemd-journald", "systemd-udevd", "login", "WindowServer",
-    "loginwindow", "kernel_task",
+    "init",
+    "systemd",
+    "launchd",
+    "kthreadd",
+    "sshd",
+    "dbus-daemon",
+    "dbus-broker",
+    "systemd-logind",
+    "systemd-journald",
+    "systemd-udevd",
+    "login",
+    "WindowServer",
+    "loginwindow",
+    "kernel_task",
 )
 # What `pkill -f` sees of them: their command lines.
 _CRITICAL_COMMAND_LINES: tuple[str, ...] = (
-    "/sbin/init", "/lib/systemd/systemd --system --deserialize 31", "/usr/sbin/sshd -D",
-    "/usr/bin/dbus-daemon --system", "/sbin/launchd",
+    "/sbin/init",
+    "/lib/systemd/systemd --system --deserialize 31",
+    "/usr/sbin/sshd -D",
+    "/usr/bin/dbus-daemon --system",
+    "/sbin/launchd",
 )
 # A pattern that finds all of these finds every process.
 _ANY_NAMES: tuple[str, ...] = ("init", "bash", "node", "Xorg", "kworker/0:1", "a1", "zsh")
 # pkill options that take a value; those that narrow the match to some processes.
-_PKILL_VALUES = frozenset({"-u", "--euid", "-U", "--uid", "-G", "--group", "-g", "--pgroup",
-                           "-P", "--parent", "-s", "--session", "-t", "--terminal", "-F",
-                           "--pidfile", "--signal", "--ns", "--nslist", "-d", "--delimiter"})
-_PKILL_NARROW = ("-G", "--group", "-g", "--pgroup", "-s", "--session", "-t", "--terminal",
-                 "-F", "--pidfile", "-n", "--newest", "--ns")
-_KILLALL_VALUES = frozenset({"-s", "--signal", "-u", "--user", "-o", "--older-than", "-y",
-                             "--younger-than", "-n", "--ns", "-Z", "--context"})
+_PKILL_VALUES = frozenset(
+    {
+        "-u",
+        "--euid",
+        "-U",
+        "--uid",
+        "-G",
+        "--group",
+        "-g",
+        "--pgroup",
+        "-P",
+        "--parent",
+        "-s",
+        "--session",
+        "-t",
+        "--terminal",
+        "-F",
+        "--pidfile",
+        "--signal",
+        "--ns",
+        "--nslist",
+        "-d",
+        "--delimiter",
+    }
+)
+_PKILL_NARROW = (
+    "-G",
+    "--group",
+    "-g",
+    "--pgroup",
+    "-s",
+    "--session",
+    "-t",
+    "--terminal",
+    "-F",
+    "--pidfile",
+    "-n",
+    "--newest",
+    "--ns",
+)
+_KILLALL_VALUES = frozenset(
+    {
+        "-s",
+        "--signal",
+        "-u",
+        "--user",
+        "-o",
+        "--older-than",
+        "-y",
+        "--younger-than",
+        "-n",
+        "--ns",
+        "-Z",
+        "--context",
+    }
+)
 
 
 def _signal_name(text: str) -> str:
@@ -65,7 +129,7 @@ def _kill(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None
         if pids or (signal_given and t != "--" and not t.startswith("-")):
             pids.append(t)
         elif t == "--":
-            pids.extend(words[i + 1:])
+            pids.extend(words[i + 1 :])
             break
         elif t in ("-l", "-L", "--list", "--table"):
             return  # lists signal names
@@ -85,8 +149,15 @@ def _kill(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None
         f.deny(f"kills init (PID 1) with SIG{name}: the whole system goes down")
 
 
-_SIGNAL_NUMBERS = {"2": "INT", "3": "QUIT", "6": "ABRT", "9": "KILL", "11": "SEGV", "15": "TERM",
-                   "19": "STOP"}
+_SIGNAL_NUMBERS = {
+    "2": "INT",
+    "3": "QUIT",
+    "6": "ABRT",
+    "9": "KILL",
+    "11": "SEGV",
+    "15": "TERM",
+    "19": "STOP",
+}
 
 
 def _matches(pattern: str, names: tuple[str, ...], exact: bool, fold: bool) -> list[str]:
@@ -97,8 +168,9 @@ def _matches(pattern: str, names: tuple[str, ...], exact: bool, fold: bool) -> l
     return [n for n in names if (rx.fullmatch(n) if exact else rx.search(n))]
 
 
-def _process_pattern(tool: str, pattern: str, f: Facts, *, exact: bool, fold: bool,
-                     full: bool, invert: bool) -> None:
+def _process_pattern(
+    tool: str, pattern: str, f: Facts, *, exact: bool, fold: bool, full: bool, invert: bool
+) -> None:
     """Deny a pattern that picks every process, or one the machine cannot live without."""
     if invert:
         f.deny(f"{tool} -v {pattern!r} kills every process except those it names")
@@ -109,8 +181,10 @@ def _process_pattern(tool: str, pattern: str, f: Facts, *, exact: bool, fold: bo
     names = CRITICAL_PROCESSES + (_CRITICAL_COMMAND_LINES if full else ())
     hit = _matches(pattern, names, exact, fold)
     if hit:
-        f.deny(f"kills {hit[0].split()[0]} ({tool} {pattern!r}), which the system or remote "
-               "logins depend on")
+        f.deny(
+            f"kills {hit[0].split()[0]} ({tool} {pattern!r}), which the system or remote "
+            "logins depend on"
+        )
 
 
 def _owner_is_root(values: list[Word]) -> bool:
@@ -132,25 +206,59 @@ def _pkill(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> Non
             f.deny(f"kills every process of user {who.text} ({base} -u)")
         return
     narrowed = any(has_flag(args, o) for o in _PKILL_NARROW) or (
-        owners and not _owner_is_root(owners))
+        owners and not _owner_is_root(owners)
+    )
     if narrowed:
         return
-    _process_pattern(base, pos[0].text, f, exact=has_flag(args, "-x", "--exact"),
-                     fold=has_flag(args, "-i", "--ignore-case"),
-                     full=has_flag(args, "-f", "--full"), invert=has_flag(args, "-v",
-                                                                           "--inverse"))
+    _process_pattern(
+        base,
+        pos[0].text,
+        f,
+        exact=has_flag(args, "-x", "--exact"),
+        fold=has_flag(args, "-i", "--ignore-case"),
+        full=has_flag(args, "-f", "--full"),
+        invert=has_flag(args, "-v", "--inverse"),
+    )
 
 
 def _is_signal_word(text: str) -> bool:
     """`-9`, `-KILL`, `-SIGTERM`, `--signal=KILL`: a pkill/killall signal, not an option."""
     body = text[1:]
-    return text.startswith("-") and (body.isdigit() or (
-        body.upper().removeprefix("SIG") in _SIGNAL_NAMES and len(body) > 2))
+    return text.startswith("-") and (
+        body.isdigit() or (body.upper().removeprefix("SIG") in _SIGNAL_NAMES and len(body) > 2)
+    )
 
 
-_SIGNAL_NAMES = frozenset({"KILL", "TERM", "HUP", "INT", "QUIT", "ABRT", "STOP", "CONT", "USR1",
-                           "USR2", "SEGV", "PIPE", "ALRM", "TSTP", "BUS", "TRAP", "SYS", "IOT",
-                           "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "PWR", "TTIN", "TTOU"})
+_SIGNAL_NAMES = frozenset(
+    {
+        "KILL",
+        "TERM",
+        "HUP",
+        "INT",
+        "QUIT",
+        "ABRT",
+        "STOP",
+        "CONT",
+        "USR1",
+        "USR2",
+        "SEGV",
+        "PIPE",
+        "ALRM",
+        "TSTP",
+        "BUS",
+        "TRAP",
+        "SYS",
+        "IOT",
+        "XCPU",
+        "XFSZ",
+        "VTALRM",
+        "PROF",
+        "WINCH",
+        "PWR",
+        "TTIN",
+        "TTOU",
+    }
+)
 
 
 def _killall(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
@@ -168,8 +276,15 @@ def _killall(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> N
         return
     regex = has_flag(args, "-r", "--regexp")
     for w in names:
-        _process_pattern(base, w.text if regex else re.escape(w.text), f, exact=not regex,
-                         fold=has_flag(args, "-I", "--ignore-case"), full=False, invert=False)
+        _process_pattern(
+            base,
+            w.text if regex else re.escape(w.text),
+            f,
+            exact=not regex,
+            fold=has_flag(args, "-I", "--ignore-case"),
+            full=False,
+            invert=False,
+        )
 
 
 def _killall5(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
@@ -180,30 +295,82 @@ def _killall5(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> 
 def _skill(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """`skill -KILL -u dev`, `skill -9 root`: every process of a user (or of root)."""
     who = option_values(args, "-u", "--user")
-    loose = [w for w in positionals(args, frozenset({"-u", "--user", "-t", "--tty", "-p", "--pid",
-                                                     "-c", "--command"}))
-             if w.text in ("root", *CRITICAL_PROCESSES)]
+    loose = [
+        w
+        for w in positionals(
+            args, frozenset({"-u", "--user", "-t", "--tty", "-p", "--pid", "-c", "--command"})
+        )
+        if w.text in ("root", *CRITICAL_PROCESSES)
+    ]
     for w in [*who, *loose]:
         f.deny(f"kills every process of {w.text} ({base})")
 
 
 # systemd units the machine or its remote access cannot do without.
 CRITICAL_UNITS: tuple[str, ...] = (
-    "ssh", "sshd", "dbus", "dbus-broker", "systemd-journald", "systemd-logind", "systemd-udevd",
-    "init.scope", "-.slice", "-.mount", "system.slice", "user.slice", "user@*", "getty@*",
-    "serial-getty@*", "networking", "NetworkManager", "systemd-networkd",
+    "ssh",
+    "sshd",
+    "dbus",
+    "dbus-broker",
+    "systemd-journald",
+    "systemd-logind",
+    "systemd-udevd",
+    "init.scope",
+    "-.slice",
+    "-.mount",
+    "system.slice",
+    "user.slice",
+    "user@*",
+    "getty@*",
+    "serial-getty@*",
+    "networking",
+    "NetworkManager",
+    "systemd-networkd",
 )
 # Targets that stop (nearly) everything when isolated.
-_FINAL_TARGETS = frozenset({"rescue", "emergency", "halt", "poweroff", "reboot", "kexec",
-                            "shutdown", "sysinit", "basic", "runlevel0", "runlevel1",
-                            "runlevel6", "final"})
+_FINAL_TARGETS = frozenset(
+    {
+        "rescue",
+        "emergency",
+        "halt",
+        "poweroff",
+        "reboot",
+        "kexec",
+        "shutdown",
+        "sysinit",
+        "basic",
+        "runlevel0",
+        "runlevel1",
+        "runlevel6",
+        "final",
+    }
+)
 _UNIT_STOPS = frozenset({"stop", "kill", "mask", "freeze", "clean"})
 
 
 def _systemctl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
-    pos = positionals(args, frozenset({"-s", "--signal", "-H", "--host", "-M", "--machine",
-                                       "-t", "--type", "--kill-whom", "--kill-value",
-                                       "--what", "--root", "--job-mode", "-p", "--property"}))
+    pos = positionals(
+        args,
+        frozenset(
+            {
+                "-s",
+                "--signal",
+                "-H",
+                "--host",
+                "-M",
+                "--machine",
+                "-t",
+                "--type",
+                "--kill-whom",
+                "--kill-value",
+                "--what",
+                "--root",
+                "--job-mode",
+                "-p",
+                "--property",
+            }
+        ),
+    )
     verbs = [w.text for w in pos]
     if not verbs:
         return
@@ -218,10 +385,13 @@ def _systemctl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
     disables = verb == "disable" and has_flag(args, "--now")
     if verb in _UNIT_STOPS or disables:
         for unit in units:
-            if any(fnmatch.fnmatchcase(unit, pat) or fnmatch.fnmatchcase(pat, unit)
-                   for pat in CRITICAL_UNITS):  # `stop 'ssh*'` names sshd too
-                f.deny(f"systemctl {verb} {unit}: the machine loses logins, logging or remote "
-                       "access")
+            if any(
+                fnmatch.fnmatchcase(unit, pat) or fnmatch.fnmatchcase(pat, unit)
+                for pat in CRITICAL_UNITS
+            ):  # `stop 'ssh*'` names sshd too
+                f.deny(
+                    f"systemctl {verb} {unit}: the machine loses logins, logging or remote access"
+                )
                 return
 
 
@@ -234,25 +404,35 @@ def _init(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None
 
 def _loginctl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     verbs = texts_of(positionals(args, frozenset({"-s", "--signal", "--kill-whom", "-H", "-M"})))
-    if verbs[:1] and verbs[0] in ("kill-user", "terminate-user", "kill-session",
-                                  "terminate-session", "terminate-seat"):
+    if verbs[:1] and verbs[0] in (
+        "kill-user",
+        "terminate-user",
+        "kill-session",
+        "terminate-session",
+        "terminate-seat",
+    ):
         f.deny(f"loginctl {verbs[0]} ends a login and every process in it")
 
 
 # --------------------------------------------------------------------------- accounts
 
+
 def _userdel(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     texts = texts_of(args)
     if any(t in ("-h", "--help") for t in texts):
         return
-    users = positionals(args, frozenset({"-R", "--root", "-P", "--prefix", "--conf",
-                                         "-b", "--backup-to"}))
+    users = positionals(
+        args, frozenset({"-R", "--root", "-P", "--prefix", "--conf", "-b", "--backup-to"})
+    )
     if base == "deluser" and len(users) >= 2:
         return  # `deluser USER GROUP` takes a user out of a group
     if not users:
         return
-    home = " and their home directory" if has_flag(
-        args, "-r", "--remove", "--remove-home", "--remove-all-files") else ""
+    home = (
+        " and their home directory"
+        if has_flag(args, "-r", "--remove", "--remove-home", "--remove-all-files")
+        else ""
+    )
     name = "named at run time" if users[0].dynamic else users[0].text
     f.deny(f"deletes the user account {name}{home} ({base})")
 
@@ -282,8 +462,11 @@ def _dscl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None
     for i, t in enumerate(texts[:-1]):
         if t in ("-delete", "delete") and texts[i + 1].startswith("/Users/"):
             f.deny(f"deletes the user account {texts[i + 1][7:]} (dscl -delete)")
-        if t in ("-passwd", "passwd") and texts[i + 1].startswith("/Users/") and (
-                texts[i + 2:i + 3] in ([""], ["''"])):
+        if (
+            t in ("-passwd", "passwd")
+            and texts[i + 1].startswith("/Users/")
+            and (texts[i + 2 : i + 3] in ([""], ["''"]))
+        ):
             f.deny("sets an empty password (dscl -passwd)")
 
 
@@ -299,18 +482,30 @@ def _pw(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
 
 
 _JUDGES: dict[str, Judge] = {
-    "kill": _kill, "pkill": _pkill, "killall": _killall, "killall5": _killall5,
-    "skill": _skill, "systemctl": _systemctl, "init": _init, "telinit": _init,
-    "loginctl": _loginctl, "userdel": _userdel, "deluser": _userdel, "luserdel": _userdel,
-    "passwd": _passwd, "usermod": _usermod, "chpasswd": _chpasswd, "dscl": _dscl,
-    "sysadminctl": _sysadminctl, "pw": _pw,
+    "kill": _kill,
+    "pkill": _pkill,
+    "killall": _killall,
+    "killall5": _killall5,
+    "skill": _skill,
+    "systemctl": _systemctl,
+    "init": _init,
+    "telinit": _init,
+    "loginctl": _loginctl,
+    "userdel": _userdel,
+    "deluser": _userdel,
+    "luserdel": _userdel,
+    "passwd": _passwd,
+    "usermod": _usermod,
+    "chpasswd": _chpasswd,
+    "dscl": _dscl,
+    "sysadminctl": _sysadminctl,
+    "pw": _pw,
 }
 
 
 # --------------------------------------------------------------------------- shredding
 
-_SHRED_VALUES = frozenset({"-n", "--iterations", "-s", "--size", "--random-source",
-                           "--remove"})
+_SHRED_VALUES = frozenset({"-n", "--iterations", "-s", "--size", "--random-source", "--remove"})
 
 
 def _shred(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:

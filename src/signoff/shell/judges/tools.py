@@ -42,80 +42,238 @@ class Tool:
     refuse: frozenset[str] = frozenset()  # options that load or run code: stay a runner
 
 
-_RUFF_VALUES = frozenset({"--config", "--select", "--ignore", "--extend-select",
-                          "--extend-ignore", "--line-length", "--target-version", "--exclude",
-                          "--extend-exclude", "--output-format", "--stdin-filename",
-                          "--per-file-ignores", "--extend-per-file-ignores", "--fixable",
-                          "--unfixable", "--extend-fixable", "--dummy-variable-rgx",
-                          "--range", "--cache-dir", "-o", "--output-file"})
+_RUFF_VALUES = frozenset(
+    {
+        "--config",
+        "--select",
+        "--ignore",
+        "--extend-select",
+        "--extend-ignore",
+        "--line-length",
+        "--target-version",
+        "--exclude",
+        "--extend-exclude",
+        "--output-format",
+        "--stdin-filename",
+        "--per-file-ignores",
+        "--extend-per-file-ignores",
+        "--fixable",
+        "--unfixable",
+        "--extend-fixable",
+        "--dummy-variable-rgx",
+        "--range",
+        "--cache-dir",
+        "-o",
+        "--output-file",
+    }
+)
 TOOLS: dict[str, Tool] = {
-    "black": Tool(True, check_flags=frozenset({"--check", "--diff", "-c", "--code"}),
-                  value_opts=frozenset({"-l", "--line-length", "-t", "--target-version",
-                                        "--include", "--exclude", "--extend-exclude",
-                                        "--force-exclude", "--config", "--stdin-filename",
-                                        "-W", "--workers", "--required-version",
-                                        "--python-cell-magics", "-c", "--code"})),
-    "isort": Tool(True, check_flags=frozenset({"--check-only", "--check", "-c", "--diff",
-                                                "--show-files", "--show-config"}),
-                  value_opts=frozenset({"--settings-path", "--sp", "--settings-file",
-                                        "--settings", "-p", "--project", "--profile",
-                                        "-l", "--line-length", "--skip", "-s", "--src",
-                                        "--filename", "-m", "--multi-line"})),
-    "gofmt": Tool(False, write_flags=frozenset({"-w"}),
-                  value_opts=frozenset({"-r", "-cpuprofile"}),
-                  refuse=frozenset({"-cpuprofile"})),
-    "goimports": Tool(False, write_flags=frozenset({"-w"}),
-                      value_opts=frozenset({"-local", "-srcdir"})),
-    "rustfmt": Tool(True, check_flags=frozenset({"--check", "--print-config"}),
-                    value_opts=frozenset({"--config-path", "--edition", "--config",
-                                          "--emit", "--color", "--style-edition"})),
-    "clang-format": Tool(False, write_flags=frozenset({"-i"}),
-                         value_opts=frozenset({"--files", "-lines", "--lines", "-offset",
-                                               "-length", "-assume-filename",
-                                               "--assume-filename", "-cursor"})),
-    "shfmt": Tool(False, write_flags=frozenset({"-w", "--write"}),
-                  value_opts=frozenset({"-i", "--indent", "-ln", "--language-dialect",
-                                        "--filename"})),
-    "prettier": Tool(False, write_flags=frozenset({"--write", "-w"}),
-                     value_opts=frozenset({"--config", "--ignore-path", "--stdin-filepath",
-                                           "--parser", "--log-level", "--print-width",
-                                           "--tab-width", "--trailing-comma",
-                                           "--end-of-line", "--cache-strategy",
-                                           "--cache-location", "--plugin"}),
-                     output_opts=frozenset({"--cache-location"}),
-                     refuse=frozenset({"--plugin", "--config", "--config-precedence"})),
-    "eslint": Tool(False, write_flags=frozenset({"--fix", "--fix-type"}),
-                   value_opts=frozenset({"-c", "--config", "--ext", "--ignore-path",
-                                         "--ignore-pattern", "--rule", "--env", "--global",
-                                         "--max-warnings", "-f", "--format", "-o",
-                                         "--output-file", "--cache-location", "--parser",
-                                         "--plugin", "--rulesdir", "--fix-type",
-                                         "--resolve-plugins-relative-to",
-                                         "--stdin-filename", "--parser-options"}),
-                   output_opts=frozenset({"-o", "--output-file", "--cache-location"}),
-                   refuse=frozenset({"-c", "--config", "--plugin", "--rulesdir", "--parser",
-                                     "--resolve-plugins-relative-to", "-f", "--format",
-                                     "--flag", "--inspect-config"})),
-    "mypy": Tool(False, value_opts=frozenset({"--config-file", "--cache-dir", "-p",
-                                              "--package", "-m", "--module", "-c",
-                                              "--command", "--python-version",
-                                              "--exclude", "--junit-xml", "--html-report",
-                                              "--txt-report", "--xml-report",
-                                              "--linecount-report", "--any-exprs-report",
-                                              "--cobertura-xml-report", "--lineprecision-report",
-                                              "--linecoverage-report", "--shadow-file",
-                                              "--python-executable", "--always-true",
-                                              "--always-false", "--platform"}),
-                 output_opts=frozenset({"--cache-dir", "--junit-xml", "--html-report",
-                                        "--txt-report", "--xml-report", "--linecount-report",
-                                        "--any-exprs-report", "--cobertura-xml-report",
-                                        "--lineprecision-report", "--linecoverage-report"}),
-                 refuse=frozenset({"--config-file", "--python-executable", "--install-types",
-                                   "--shadow-file"})),
+    "black": Tool(
+        True,
+        check_flags=frozenset({"--check", "--diff", "-c", "--code"}),
+        value_opts=frozenset(
+            {
+                "-l",
+                "--line-length",
+                "-t",
+                "--target-version",
+                "--include",
+                "--exclude",
+                "--extend-exclude",
+                "--force-exclude",
+                "--config",
+                "--stdin-filename",
+                "-W",
+                "--workers",
+                "--required-version",
+                "--python-cell-magics",
+                "-c",
+                "--code",
+            }
+        ),
+    ),
+    "isort": Tool(
+        True,
+        check_flags=frozenset(
+            {"--check-only", "--check", "-c", "--diff", "--show-files", "--show-config"}
+        ),
+        value_opts=frozenset(
+            {
+                "--settings-path",
+                "--sp",
+                "--settings-file",
+                "--settings",
+                "-p",
+                "--project",
+                "--profile",
+                "-l",
+                "--line-length",
+                "--skip",
+                "-s",
+                "--src",
+                "--filename",
+                "-m",
+                "--multi-line",
+            }
+        ),
+    ),
+    "gofmt": Tool(
+        False,
+        write_flags=frozenset({"-w"}),
+        value_opts=frozenset({"-r", "-cpuprofile"}),
+        refuse=frozenset({"-cpuprofile"}),
+    ),
+    "goimports": Tool(
+        False, write_flags=frozenset({"-w"}), value_opts=frozenset({"-local", "-srcdir"})
+    ),
+    "rustfmt": Tool(
+        True,
+        check_flags=frozenset({"--check", "--print-config"}),
+        value_opts=frozenset(
+            {"--config-path", "--edition", "--config", "--emit", "--color", "--style-edition"}
+        ),
+    ),
+    "clang-format": Tool(
+        False,
+        write_flags=frozenset({"-i"}),
+        value_opts=frozenset(
+            {
+                "--files",
+                "-lines",
+                "--lines",
+                "-offset",
+                "-length",
+                "-assume-filename",
+                "--assume-filename",
+                "-cursor",
+            }
+        ),
+    ),
+    "shfmt": Tool(
+        False,
+        write_flags=frozenset({"-w", "--write"}),
+        value_opts=frozenset({"-i", "--indent", "-ln", "--language-dialect", "--filename"}),
+    ),
+    "prettier": Tool(
+        False,
+        write_flags=frozenset({"--write", "-w"}),
+        value_opts=frozenset(
+            {
+                "--config",
+                "--ignore-path",
+                "--stdin-filepath",
+                "--parser",
+                "--log-level",
+                "--print-width",
+                "--tab-width",
+                "--trailing-comma",
+                "--end-of-line",
+                "--cache-strategy",
+                "--cache-location",
+                "--plugin",
+            }
+        ),
+        output_opts=frozenset({"--cache-location"}),
+        refuse=frozenset({"--plugin", "--config", "--config-precedence"}),
+    ),
+    "eslint": Tool(
+        False,
+        write_flags=frozenset({"--fix", "--fix-type"}),
+        value_opts=frozenset(
+            {
+                "-c",
+                "--config",
+                "--ext",
+                "--ignore-path",
+                "--ignore-pattern",
+                "--rule",
+                "--env",
+                "--global",
+                "--max-warnings",
+                "-f",
+                "--format",
+                "-o",
+                "--output-file",
+                "--cache-location",
+                "--parser",
+                "--plugin",
+                "--rulesdir",
+                "--fix-type",
+                "--resolve-plugins-relative-to",
+                "--stdin-filename",
+                "--parser-options",
+            }
+        ),
+        output_opts=frozenset({"-o", "--output-file", "--cache-location"}),
+        refuse=frozenset(
+            {
+                "-c",
+                "--config",
+                "--plugin",
+                "--rulesdir",
+                "--parser",
+                "--resolve-plugins-relative-to",
+                "-f",
+                "--format",
+                "--flag",
+                "--inspect-config",
+            }
+        ),
+    ),
+    "mypy": Tool(
+        False,
+        value_opts=frozenset(
+            {
+                "--config-file",
+                "--cache-dir",
+                "-p",
+                "--package",
+                "-m",
+                "--module",
+                "-c",
+                "--command",
+                "--python-version",
+                "--exclude",
+                "--junit-xml",
+                "--html-report",
+                "--txt-report",
+                "--xml-report",
+                "--linecount-report",
+                "--any-exprs-report",
+                "--cobertura-xml-report",
+                "--lineprecision-report",
+                "--linecoverage-report",
+                "--shadow-file",
+                "--python-executable",
+                "--always-true",
+                "--always-false",
+                "--platform",
+            }
+        ),
+        output_opts=frozenset(
+            {
+                "--cache-dir",
+                "--junit-xml",
+                "--html-report",
+                "--txt-report",
+                "--xml-report",
+                "--linecount-report",
+                "--any-exprs-report",
+                "--cobertura-xml-report",
+                "--lineprecision-report",
+                "--linecoverage-report",
+            }
+        ),
+        refuse=frozenset(
+            {"--config-file", "--python-executable", "--install-types", "--shadow-file"}
+        ),
+    ),
 }
-_CARGO_FMT = Tool(True, check_flags=frozenset({"--check"}),
-                  value_opts=frozenset({"-p", "--package", "--message-format",
-                                        "--manifest-path"}))
+_CARGO_FMT = Tool(
+    True,
+    check_flags=frozenset({"--check"}),
+    value_opts=frozenset({"-p", "--package", "--message-format", "--manifest-path"}),
+)
 _TERRAFORM_FMT = Tool(True, check_flags=frozenset({"-check", "-write=false"}))
 # `ruff SUBCOMMAND`: which ones read and which write (with or without a flag).
 # `--config` takes a file or inline settings (`--config "output-file='…'"`): not judged here.
@@ -151,23 +309,38 @@ def _judge_ruff(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
         f.note(f"ruff {sub} only reports information")
         return True
     if sub == "check":
-        writes = any(t in _RUFF_FIX for t in texts) and not any(t in _RUFF_NO_FIX
-                                                               for t in texts)
-        tool = Tool(False, write_flags=frozenset({"--fix"} if writes else ()),
-                    value_opts=_RUFF_VALUES, output_opts=frozenset({"-o", "--output-file",
-                                                                    "--cache-dir"}),
-                    refuse=_RUFF_REFUSE)
-        return _judge("ruff", "ruff check", tool, rest, f, cmd, ctx,
-                      forced_write=writes)
+        writes = any(t in _RUFF_FIX for t in texts) and not any(t in _RUFF_NO_FIX for t in texts)
+        tool = Tool(
+            False,
+            write_flags=frozenset({"--fix"} if writes else ()),
+            value_opts=_RUFF_VALUES,
+            output_opts=frozenset({"-o", "--output-file", "--cache-dir"}),
+            refuse=_RUFF_REFUSE,
+        )
+        return _judge("ruff", "ruff check", tool, rest, f, cmd, ctx, forced_write=writes)
     if sub == "format":
-        tool = Tool(True, check_flags=frozenset({"--check", "--diff"}), value_opts=_RUFF_VALUES,
-                    output_opts=frozenset({"--cache-dir"}), refuse=_RUFF_REFUSE)
+        tool = Tool(
+            True,
+            check_flags=frozenset({"--check", "--diff"}),
+            value_opts=_RUFF_VALUES,
+            output_opts=frozenset({"--cache-dir"}),
+            refuse=_RUFF_REFUSE,
+        )
         return _judge("ruff", "ruff format", tool, rest, f, cmd, ctx)
     return False  # ruff server, ruff clean, ruff analyze …: the runner judgement
 
 
-def _judge(base: str, name: str, tool: Tool, args: list[Word], f: Facts, cmd: Cmd,
-           ctx: Context, *, forced_write: bool = False) -> bool:
+def _judge(
+    base: str,
+    name: str,
+    tool: Tool,
+    args: list[Word],
+    f: Facts,
+    cmd: Cmd,
+    ctx: Context,
+    *,
+    forced_write: bool = False,
+) -> bool:
     texts = texts_of(args)
     if any(t.partition("=")[0] in tool.refuse for t in texts):
         return False
@@ -179,9 +352,13 @@ def _judge(base: str, name: str, tool: Tool, args: list[Word], f: Facts, cmd: Cm
         f.opaque(why)
         return True
     checking = (has_flag(args, *tool.check_flags) if tool.check_flags else False) or (
-        base == "cargo" and "--check" in texts)  # `cargo fmt -- --check`
-    writes = forced_write or (has_flag(args, *tool.write_flags) if tool.write_flags
-                              else tool.writes_by_default and not checking)
+        base == "cargo" and "--check" in texts
+    )  # `cargo fmt -- --check`
+    writes = forced_write or (
+        has_flag(args, *tool.write_flags)
+        if tool.write_flags
+        else tool.writes_by_default and not checking
+    )
     paths = [w for w in positionals(args, tool.value_opts) if w.text != "-"]
     if base == "cargo":
         paths = option_values(args, "--manifest-path")
@@ -214,8 +391,14 @@ _CODE_CONFIGS: dict[str, tuple[str, ...]] = {
 # Data configurations that can still name code to load (a plugin, a parser, a local file).
 _DATA_CONFIGS: dict[str, tuple[str, ...]] = {
     "eslint": (".eslintrc", ".eslintrc.json", ".eslintrc.yaml", ".eslintrc.yml"),
-    "prettier": (".prettierrc", ".prettierrc.json", ".prettierrc.json5", ".prettierrc.yaml",
-                 ".prettierrc.yml", ".prettierrc.toml"),
+    "prettier": (
+        ".prettierrc",
+        ".prettierrc.json",
+        ".prettierrc.json5",
+        ".prettierrc.yaml",
+        ".prettierrc.yml",
+        ".prettierrc.toml",
+    ),
     "mypy": ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg"),
     "ruff": ("ruff.toml", ".ruff.toml", "pyproject.toml"),
     "cargo": (".cargo/config.toml", ".cargo/config", "rust-toolchain.toml", "rust-toolchain"),
@@ -227,18 +410,27 @@ _PACKAGE_KEY = {"eslint": "eslintConfig", "prettier": "prettier"}
 # plugins (the config's directory is put first on sys.path), a cargo alias (`fmt = "run"`),
 # a rustup toolchain at a path.
 _LOADS: dict[str, re.Pattern[str]] = {
-    "eslint": re.compile(r"plugin|parser|processor|[\"']\.{0,2}/|extends[\"']?\s*:\s*\[?\s*"
-                         r"[\"'](?!eslint:)", re.IGNORECASE),
+    "eslint": re.compile(
+        r"plugin|parser|processor|[\"']\.{0,2}/|extends[\"']?\s*:\s*\[?\s*"
+        r"[\"'](?!eslint:)",
+        re.IGNORECASE,
+    ),
     "prettier": re.compile(r"plugin|[\"']\.{0,2}/", re.IGNORECASE),
     # mypy runs `python_executable` to find packages; reports and caches go where it says
-    "mypy": re.compile(r"^\s*(plugins|python_executable|install_types|cache_dir|junit_xml"
-                       r"|\w+_report)\s*=", re.MULTILINE),
+    "mypy": re.compile(
+        r"^\s*(plugins|python_executable|install_types|cache_dir|junit_xml"
+        r"|\w+_report)\s*=",
+        re.MULTILINE,
+    ),
     # ruff writes its report and cache where its settings say (`output-file = "~/.bashrc"`)
     "ruff": re.compile(r"^\s*(output-file|cache-dir)\s*=", re.MULTILINE),
     # cargo: aliases (`fmt = "run"`), and the programs it runs for target information
     # (build.rustc, rustc-wrapper, target runners and linkers); rustup: a toolchain path
-    "cargo": re.compile(r"^\s*\[\s*(alias|build|target|env|host|unstable)\b"
-                        r"|^\s*(alias|build|target|env|host)\s*\.|^\s*path\s*=", re.MULTILINE),
+    "cargo": re.compile(
+        r"^\s*\[\s*(alias|build|target|env|host|unstable)\b"
+        r"|^\s*(alias|build|target|env|host)\s*\.|^\s*path\s*=",
+        re.MULTILINE,
+    ),
     "rustfmt": re.compile(r"^\s*path\s*=", re.MULTILINE),
 }
 
@@ -251,8 +443,9 @@ def loads_code(base: str, cmd: Cmd, ctx: Context, f: Facts) -> str:
     if not code and not data:
         return ""
     if cmd.cwd is None:  # `cd "$X" && eslint .`: whose configuration is unknown
-        return (f"{base} runs in a directory only known at run time, whose configuration "
-                "may load code")
+        return (
+            f"{base} runs in a directory only known at run time, whose configuration may load code"
+        )
     for folder in _folders(cmd.cwd, ctx):
         for name in code:
             path = posixpath.join(folder, name)

@@ -33,12 +33,17 @@ Judge = Callable[[str, list[Word], Facts, Cmd, Context], "list[Facts] | None"]
 def _secret_tree(path: str, ctx: Context) -> bool:
     """A directory whose upload carries secrets with it: /, home or a parent, /etc, /root."""
     home = ctx.home.rstrip("/")
-    return path == "/" or path == ctx.home or home.startswith(path.rstrip("/") + "/") or under(
-        path, ("/etc", "/root"))
+    return (
+        path == "/"
+        or path == ctx.home
+        or home.startswith(path.rstrip("/") + "/")
+        or under(path, ("/etc", "/root"))
+    )
 
 
-def sends(tool: str, words: list[Word], f: Facts, cmd: Cmd, ctx: Context, *,
-          files: bool = True) -> None:
+def sends(
+    tool: str, words: list[Word], f: Facts, cmd: Cmd, ctx: Context, *, files: bool = True
+) -> None:
     """`words` name local files sent to a remote: a secret (or a tree of them) is denied.
     `files` false when the caller already judged single files (scp, rsync, curl)."""
     f.network = True
@@ -71,11 +76,40 @@ def _at_files(items: list[Word]) -> list[Word]:
     return out
 
 
-_GH_VALUES = frozenset({"-d", "--desc", "-f", "--filename", "-n", "--notes", "-t", "--title",
-                        "-F", "--notes-file", "--target", "--discussion-category", "-R",
-                        "--repo", "-b", "--body", "-a", "--add", "-B", "--base", "-H",
-                        "--head", "-l", "--label", "-m", "--milestone", "-p", "--project",
-                        "--body-file", "--notes-start-tag"})
+_GH_VALUES = frozenset(
+    {
+        "-d",
+        "--desc",
+        "-f",
+        "--filename",
+        "-n",
+        "--notes",
+        "-t",
+        "--title",
+        "-F",
+        "--notes-file",
+        "--target",
+        "--discussion-category",
+        "-R",
+        "--repo",
+        "-b",
+        "--body",
+        "-a",
+        "--add",
+        "-B",
+        "--base",
+        "-H",
+        "--head",
+        "-l",
+        "--label",
+        "-m",
+        "--milestone",
+        "-p",
+        "--project",
+        "--body-file",
+        "--notes-start-tag",
+    }
+)
 
 
 def _gh(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
@@ -96,16 +130,33 @@ def _gh(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     sends(f"{base} {' '.join(verb)}", files, f, cmd, ctx)
 
 
-_AWS_FLAGS = frozenset({"--recursive", "--delete", "--dryrun", "--quiet", "--no-progress",
-                        "--follow-symlinks", "--no-follow-symlinks", "--exact-timestamps",
-                        "--size-only", "--only-show-errors", "--no-guess-mime-type",
-                        "--force-glacier-transfer", "--no-sign-request", "--debug",
-                        "--no-verify-ssl", "--no-paginate", "--ignore-glacier-warnings"})
+_AWS_FLAGS = frozenset(
+    {
+        "--recursive",
+        "--delete",
+        "--dryrun",
+        "--quiet",
+        "--no-progress",
+        "--follow-symlinks",
+        "--no-follow-symlinks",
+        "--exact-timestamps",
+        "--size-only",
+        "--only-show-errors",
+        "--no-guess-mime-type",
+        "--force-glacier-transfer",
+        "--no-sign-request",
+        "--debug",
+        "--no-verify-ssl",
+        "--no-paginate",
+        "--ignore-glacier-warnings",
+    }
+)
 
 
 def _aws(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
-    values = frozenset(t for t in texts_of(args) if t.startswith("--") and "=" not in t
-                       and t not in _AWS_FLAGS)
+    values = frozenset(
+        t for t in texts_of(args) if t.startswith("--") and "=" not in t and t not in _AWS_FLAGS
+    )
     pos = positionals(args, values)
     verb = texts_of(pos[:2])
     if verb in (["s3", "cp"], ["s3", "mv"], ["s3", "sync"]):
@@ -142,8 +193,23 @@ def _mail(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None
 
 def _sender(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     """croc send, wormhole send, ffsend upload: hand files to a stranger's relay."""
-    pos = positionals(args, frozenset({"--code", "-c", "--relay", "--text", "-d", "--downloads",
-                                       "-p", "--password", "-e", "--expiry-time"}))
+    pos = positionals(
+        args,
+        frozenset(
+            {
+                "--code",
+                "-c",
+                "--relay",
+                "--text",
+                "-d",
+                "--downloads",
+                "-p",
+                "--password",
+                "-e",
+                "--expiry-time",
+            }
+        ),
+    )
     if pos[:1] and pos[0].text in ("send", "upload", "u", "up"):
         f.network = True
         f.raise_to("network", f"{base} sends files over the network")
@@ -152,24 +218,75 @@ def _sender(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> No
 
 # --------------------------------------------------------------------------- mirror deletes
 
-_RSYNC_DELETES = ("--delete", "--del", "--delete-before", "--delete-during",
-                  "--delete-delay", "--delete-after", "--delete-excluded",
-                  "--delete-missing-args")
-_RSYNC_VALUES = frozenset({"-e", "--rsh", "--rsync-path", "--exclude", "--include", "-f",
-                           "--filter", "--exclude-from", "--include-from", "--files-from",
-                           "-T", "--temp-dir", "--partial-dir", "--backup-dir", "--suffix",
-                           "--chown", "--chmod", "--log-file", "--password-file", "--port",
-                           "--timeout", "--bwlimit", "--max-size", "--min-size",
-                           "--compare-dest", "--copy-dest", "--link-dest", "-B",
-                           "--block-size", "-M", "--remote-option", "--out-format",
-                           "--info", "--debug", "--usermap", "--groupmap", "--iconv",
-                           "--max-delete", "--modify-window", "--contimeout", "--sockopts",
-                           "--read-batch", "--write-batch", "--only-write-batch",
-                           "--protocol", "--checksum-choice", "--compress-choice",
-                           "--compress-level", "--skip-compress", "--address"})
+_RSYNC_DELETES = (
+    "--delete",
+    "--del",
+    "--delete-before",
+    "--delete-during",
+    "--delete-delay",
+    "--delete-after",
+    "--delete-excluded",
+    "--delete-missing-args",
+)
+_RSYNC_VALUES = frozenset(
+    {
+        "-e",
+        "--rsh",
+        "--rsync-path",
+        "--exclude",
+        "--include",
+        "-f",
+        "--filter",
+        "--exclude-from",
+        "--include-from",
+        "--files-from",
+        "-T",
+        "--temp-dir",
+        "--partial-dir",
+        "--backup-dir",
+        "--suffix",
+        "--chown",
+        "--chmod",
+        "--log-file",
+        "--password-file",
+        "--port",
+        "--timeout",
+        "--bwlimit",
+        "--max-size",
+        "--min-size",
+        "--compare-dest",
+        "--copy-dest",
+        "--link-dest",
+        "-B",
+        "--block-size",
+        "-M",
+        "--remote-option",
+        "--out-format",
+        "--info",
+        "--debug",
+        "--usermap",
+        "--groupmap",
+        "--iconv",
+        "--max-delete",
+        "--modify-window",
+        "--contimeout",
+        "--sockopts",
+        "--read-batch",
+        "--write-batch",
+        "--only-write-batch",
+        "--protocol",
+        "--checksum-choice",
+        "--compress-choice",
+        "--compress-level",
+        "--skip-compress",
+        "--address",
+    }
+)
 # A remote path that is the remote's root, a system place or a home directory.
-_REMOTE_ROOT = re.compile(r"^(/*|~[^/]*/?|/(home|Users)/[^/]+/?|/root/?|/(var|opt|srv|home)/?"
-                          r"|/(etc|usr|bin|sbin|boot|lib\w*)(/.*)?)$")
+_REMOTE_ROOT = re.compile(
+    r"^(/*|~[^/]*/?|/(home|Users)/[^/]+/?|/root/?|/(var|opt|srv|home)/?"
+    r"|/(etc|usr|bin|sbin|boot|lib\w*)(/.*)?)$"
+)
 
 
 def mirror_target(path: str, ctx: Context) -> str:
@@ -225,10 +342,14 @@ def _rsync(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> Non
         return
     whole = has_flag(args, "-R", "--relative") or any(
         s.dynamic or s.text.endswith("/") or posixpath.basename(s.text) in (".", "..", "")
-        for s in sources)
+        for s in sources
+    )
     # `rsync -a --delete src dest` mirrors into dest/src; `src/` mirrors into dest itself.
-    scopes = [dest.text] if whole else [posixpath.join(dest.text, posixpath.basename(s.text))
-                                        for s in sources]
+    scopes = (
+        [dest.text]
+        if whole
+        else [posixpath.join(dest.text, posixpath.basename(s.text)) for s in sources]
+    )
     for text in scopes:
         path = ctx.path(Word(text, dest.dynamic), cmd.cwd)
         why = mirror_target(path, ctx) if path else ""
@@ -240,9 +361,24 @@ def _rsync(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> Non
 def _rclone(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     if _dry_run(args):
         return
-    pos = positionals(args, frozenset({"--config", "--exclude", "--include", "--filter",
-                                       "--transfers", "--checkers", "--backup-dir",
-                                       "--log-file", "--bwlimit", "--max-age", "--min-age"}))
+    pos = positionals(
+        args,
+        frozenset(
+            {
+                "--config",
+                "--exclude",
+                "--include",
+                "--filter",
+                "--transfers",
+                "--checkers",
+                "--backup-dir",
+                "--log-file",
+                "--bwlimit",
+                "--max-age",
+                "--min-age",
+            }
+        ),
+    )
     verb, rest = (pos[0].text, pos[1:]) if pos else ("", [])
     if verb in ("copy", "copyto", "sync", "move", "moveto", "bisync"):
         sends(f"rclone {verb}", rest[:-1], f, cmd, ctx, files=False)
@@ -250,33 +386,112 @@ def _rclone(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> No
         for w in rest[:-1]:
             if not is_remote(w):
                 note_delete(f, w, cmd.cwd, ctx, recursive=True, verb="moves away")
-    targets = rest[-1:] if verb in ("sync", "bisync") else rest if verb in (
-        "delete", "rmdirs") else []
+    targets = (
+        rest[-1:] if verb in ("sync", "bisync") else rest if verb in ("delete", "rmdirs") else []
+    )
     for w in targets:
         path = None if is_remote(w) else ctx.path(w, cmd.cwd)
         why = mirror_target(path, ctx) if path else ""
         if why:
-            f.deny(f"rclone {verb} deletes every file in {why}" if verb in ("delete", "rmdirs")
-                   else f"rclone {verb} into {why} deletes everything the source lacks")
+            f.deny(
+                f"rclone {verb} deletes every file in {why}"
+                if verb in ("delete", "rmdirs")
+                else f"rclone {verb} into {why} deletes everything the source lacks"
+            )
 
 
 # --------------------------------------------------------------------------- containers
 
-_RUN_VALUES = frozenset({
-    "-e", "--env", "-v", "--volume", "-p", "--publish", "--name", "-w", "--workdir", "--mount",
-    "--network", "--net", "-u", "--user", "--entrypoint", "-l", "--label", "--env-file", "-h",
-    "--hostname", "--add-host", "--device", "--cpus", "-m", "--memory", "--restart",
-    "--platform", "--pull", "--cap-add", "--cap-drop", "--security-opt", "--tmpfs",
-    "--ulimit", "--log-driver", "--log-opt", "--volumes-from", "--gpus", "--shm-size", "--ipc",
-    "--pid", "--uts", "--cidfile", "--cgroupns", "-a", "--attach", "--dns", "--expose",
-    "--link", "--stop-signal", "--stop-timeout", "--runtime", "--label-file", "-c",
-    "--cpu-shares", "--group-add", "--health-cmd", "--userns", "--cgroup-parent",
-    "--memory-swap", "--network-alias", "--mac-address", "--ip", "--ip6", "--sysctl",
-    "--annotation", "--pod", "--arch", "--os", "--detach-keys", "--init-path",
-})
-_GLOBAL_VALUES = frozenset({"-H", "--host", "-c", "--context", "--config", "-l",
-                            "--log-level", "--namespace", "-n", "--root", "--url",
-                            "--connection"})
+_RUN_VALUES = frozenset(
+    {
+        "-e",
+        "--env",
+        "-v",
+        "--volume",
+        "-p",
+        "--publish",
+        "--name",
+        "-w",
+        "--workdir",
+        "--mount",
+        "--network",
+        "--net",
+        "-u",
+        "--user",
+        "--entrypoint",
+        "-l",
+        "--label",
+        "--env-file",
+        "-h",
+        "--hostname",
+        "--add-host",
+        "--device",
+        "--cpus",
+        "-m",
+        "--memory",
+        "--restart",
+        "--platform",
+        "--pull",
+        "--cap-add",
+        "--cap-drop",
+        "--security-opt",
+        "--tmpfs",
+        "--ulimit",
+        "--log-driver",
+        "--log-opt",
+        "--volumes-from",
+        "--gpus",
+        "--shm-size",
+        "--ipc",
+        "--pid",
+        "--uts",
+        "--cidfile",
+        "--cgroupns",
+        "-a",
+        "--attach",
+        "--dns",
+        "--expose",
+        "--link",
+        "--stop-signal",
+        "--stop-timeout",
+        "--runtime",
+        "--label-file",
+        "-c",
+        "--cpu-shares",
+        "--group-add",
+        "--health-cmd",
+        "--userns",
+        "--cgroup-parent",
+        "--memory-swap",
+        "--network-alias",
+        "--mac-address",
+        "--ip",
+        "--ip6",
+        "--sysctl",
+        "--annotation",
+        "--pod",
+        "--arch",
+        "--os",
+        "--detach-keys",
+        "--init-path",
+    }
+)
+_GLOBAL_VALUES = frozenset(
+    {
+        "-H",
+        "--host",
+        "-c",
+        "--context",
+        "--config",
+        "-l",
+        "--log-level",
+        "--namespace",
+        "-n",
+        "--root",
+        "--url",
+        "--connection",
+    }
+)
 
 
 def _container_argv(args: list[Word]) -> tuple[dict[str, list[Word]], list[Word]] | None:
@@ -307,7 +522,7 @@ def _container_argv(args: list[Word]) -> tuple[dict[str, list[Word]], list[Word]
         else:
             opts.setdefault(t, [])
         i += 1
-    inner = args[i + 1:]
+    inner = args[i + 1 :]
     for entry in opts.get("--entrypoint", [])[:1]:
         inner = [entry, *inner]
     return opts, inner
@@ -335,8 +550,7 @@ def _mounts(opts: dict[str, list[Word]], cmd: Cmd, ctx: Context) -> list[tuple[s
         text = word.text
         if text.startswith("~"):
             text = ctx.home + text[1:]
-        host = ctx.path(Word(text, word.dynamic), cmd.cwd) if text.startswith(
-            ("/", ".")) else None
+        host = ctx.path(Word(text, word.dynamic), cmd.cwd) if text.startswith(("/", ".")) else None
         if host and not ro and dst.startswith("/") and dst != "/":
             out.append((posixpath.normpath(dst), host))
     return out
@@ -353,8 +567,9 @@ def _container(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
     host_pid = any(w.text == "host" for w in opts.get("--pid", [])) or "--privileged" in opts
     workdir = (opts.get("-w") or opts.get("--workdir") or [Word("/")])[0]
     # A glob the host shell left alone reaches the container as written: keep it a glob.
-    text = " ".join(w.text if w.glob and _PLAIN.fullmatch(w.text) else shlex.quote(w.text)
-                    for w in inner)
+    text = " ".join(
+        w.text if w.glob and _PLAIN.fullmatch(w.text) else shlex.quote(w.text) for w in inner
+    )
     for fact in _inside(text, workdir.text, mounts, ctx):
         if not fact.catastrophic:
             continue
@@ -362,8 +577,7 @@ def _container(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
         if not host_pid and prog in (*K.KILLERS, *K.POWER, "killall5"):
             continue  # the container's own processes, not the host's
         src, dst = mounts[0][1], mounts[0][0]
-        f.deny(f"{base} run mounts {src} at {dst}, and the command inside "
-               f"{fact.reasons[-1]}")
+        f.deny(f"{base} run mounts {src} at {dst}, and the command inside {fact.reasons[-1]}")
         return
 
 
@@ -379,7 +593,7 @@ def _inside(text: str, workdir: str, mounts: list[tuple[str, str]], ctx: Context
     def to_host(path: str) -> str:
         for dst, src in ordered:
             if path == dst or path.startswith(dst + "/"):
-                return ctx.resolve(src + path[len(dst):])
+                return ctx.resolve(src + path[len(dst) :])
         for dst, src in ordered:
             if path == "/" or dst.startswith(path.rstrip("/") + "/"):
                 return src
@@ -399,24 +613,46 @@ def _inside(text: str, workdir: str, mounts: list[tuple[str, str]], ctx: Context
 
 
 TRANSFER_JUDGES: dict[str, Judge] = {
-    "gh": _gh, "aws": _aws, "gsutil": _gsutil, "gcloud": _gsutil, "az": _az,
-    "http": _httpie, "https": _httpie, "httpie": _httpie, "xh": _httpie, "xhs": _httpie,
-    "mail": _mail, "mailx": _mail, "mutt": _mail, "neomutt": _mail, "s-nail": _mail,
-    "croc": _sender, "wormhole": _sender, "ffsend": _sender, "rsync": _rsync,
-    "rclone": _rclone, "docker": _container, "podman": _container, "nerdctl": _container,
+    "gh": _gh,
+    "aws": _aws,
+    "gsutil": _gsutil,
+    "gcloud": _gsutil,
+    "az": _az,
+    "http": _httpie,
+    "https": _httpie,
+    "httpie": _httpie,
+    "xh": _httpie,
+    "xhs": _httpie,
+    "mail": _mail,
+    "mailx": _mail,
+    "mutt": _mail,
+    "neomutt": _mail,
+    "s-nail": _mail,
+    "croc": _sender,
+    "wormhole": _sender,
+    "ffsend": _sender,
+    "rsync": _rsync,
+    "rclone": _rclone,
+    "docker": _container,
+    "podman": _container,
+    "nerdctl": _container,
     "finch": _container,
 }
 
 
 def _scp(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
-    pos = positionals(args, frozenset({"-i", "-P", "-o", "-F", "-c", "-l", "-S", "-J", "-D",
-                                       "-X"}))
+    pos = positionals(args, frozenset({"-i", "-P", "-o", "-F", "-c", "-l", "-S", "-J", "-D", "-X"}))
     if any(is_remote(w) for w in pos):
         sends(base, pos[:-1], f, cmd, ctx, files=False)
     if base == "sftp" and cmd.stdin_text:  # `sftp host <<< 'put .env'`: a batch of puts
         puts = [line.split() for line in cmd.stdin_text.splitlines()]
-        sends(base, [Word(p[1]) for p in puts if len(p) > 1 and p[0] in ("put", "mput",
-                                                                          "reput")], f, cmd, ctx)
+        sends(
+            base,
+            [Word(p[1]) for p in puts if len(p) > 1 and p[0] in ("put", "mput", "reput")],
+            f,
+            cmd,
+            ctx,
+        )
 
 
 TRANSFER_JUDGES.update({"scp": _scp, "sftp": _scp})

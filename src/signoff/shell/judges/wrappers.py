@@ -24,7 +24,9 @@ def skip_wrapper(base: str, rest: list[Word]) -> int | None:
     if base == "command" and has_flag(_leading_options(rest), "-v", "-V"):
         return None  # `command -v x` only looks x up (`command rm -v x` runs rm)
     j, _ = _command_start(
-        rest, value_opts, K.WRAPPER_POSITIONAL.get(base, 0),
+        rest,
+        value_opts,
+        K.WRAPPER_POSITIONAL.get(base, 0),
         lambda t: (t.startswith("-") and len(t) > 1) or (base == "env" and "=" in t),
     )
     if base == "flock" and j < len(rest) and rest[j].text in ("-c", "--command"):
@@ -40,8 +42,9 @@ def _leading_options(rest: list[Word]) -> list[Word]:
     return rest
 
 
-def privileged_start(base: str, rest: list[Word], p: Facts, cmd: Cmd,
-                     ctx: Context) -> int | list[Facts] | None:
+def privileged_start(
+    base: str, rest: list[Word], p: Facts, cmd: Cmd, ctx: Context
+) -> int | list[Facts] | None:
     """Where the command run by `sudo`/`doas`/… starts in `rest`; for `su -c`, its facts.
 
     None when nothing is wrapped (an interactive shell, or a script only known later).
@@ -56,10 +59,16 @@ def privileged_start(base: str, rest: list[Word], p: Facts, cmd: Cmd,
             p.opaque("runs a command only known at run time as another user")
             return None
         return ctx.script(text.text, cmd.cwd, cmd.vars)
-    j, options = _command_start(rest, K.PRIVILEGE_WRAPPERS[base],
-                                K.PRIVILEGE_POSITIONAL.get(base, 0), lambda t: t.startswith("-"))
-    if base == "sudo" and len(rest) - 1 in options and rest[-1].text in (
-        "-s", "-i", "--shell", "--login"
+    j, options = _command_start(
+        rest,
+        K.PRIVILEGE_WRAPPERS[base],
+        K.PRIVILEGE_POSITIONAL.get(base, 0),
+        lambda t: t.startswith("-"),
+    )
+    if (
+        base == "sudo"
+        and len(rest) - 1 in options
+        and rest[-1].text in ("-s", "-i", "--shell", "--login")
     ):
         p.note("opens a root shell")
     if j >= len(rest):
@@ -67,8 +76,9 @@ def privileged_start(base: str, rest: list[Word], p: Facts, cmd: Cmd,
     return j
 
 
-def _command_start(rest: list[Word], value_opts: frozenset[str], positional: int,
-                   is_option: Callable[[str], bool]) -> tuple[int, list[int]]:
+def _command_start(
+    rest: list[Word], value_opts: frozenset[str], positional: int, is_option: Callable[[str], bool]
+) -> tuple[int, list[int]]:
     """Where the wrapped command starts in `rest`, and the indices of the options before it.
 
     Options in `value_opts` take the next word as their value; `positional` words (the
@@ -94,8 +104,9 @@ def _command_start(rest: list[Word], value_opts: frozenset[str], positional: int
     return j, options
 
 
-def xargs_start(rest: list[Word], f: Facts, cwd: str | None = None,
-                ctx: Context | None = None) -> int | None:
+def xargs_start(
+    rest: list[Word], f: Facts, cwd: str | None = None, ctx: Context | None = None
+) -> int | None:
     j = 0
     replace = ""
     while j < len(rest):
@@ -122,8 +133,9 @@ def xargs_start(rest: list[Word], f: Facts, cwd: str | None = None,
     return j
 
 
-def judge_nested(text: str, word: Word, f: Facts, cmd: Cmd,
-            ctx: Context) -> tuple[list[Facts], Facts]:
+def judge_nested(
+    text: str, word: Word, f: Facts, cmd: Cmd, ctx: Context
+) -> tuple[list[Facts], Facts]:
     if word.dynamic:
         f.runs_code = True
         f.opaque("runs a script only known at run time")
@@ -138,12 +150,14 @@ def judge_nested(text: str, word: Word, f: Facts, cmd: Cmd,
     return inner, inner[-1]
 
 
-def judge_shell(base: str, rest: list[Word], f: Facts, cmd: Cmd,
-           ctx: Context) -> tuple[list[Facts], Facts]:
+def judge_shell(
+    base: str, rest: list[Word], f: Facts, cmd: Cmd, ctx: Context
+) -> tuple[list[Facts], Facts]:
     f.runs_code = True
     if base == "eval":
-        return judge_nested(" ".join(texts_of(rest)), Word("", any(w.dynamic for w in rest)), f,
-                            cmd, ctx)
+        return judge_nested(
+            " ".join(texts_of(rest)), Word("", any(w.dynamic for w in rest)), f, cmd, ctx
+        )
     if base == "trap":
         if not rest or rest[0].text.startswith("-"):
             f.runs_code = False
@@ -153,8 +167,9 @@ def judge_shell(base: str, rest: list[Word], f: Facts, cmd: Cmd,
         j = 0
         while j < len(rest) and rest[j].text.startswith("-"):
             j += 2 if rest[j].text in ("-n", "--interval", "-d", "--differences") else 1
-        return judge_nested(" ".join(texts_of(rest[j:])), Word("", any(w.dynamic for w in rest)), f,
-                       cmd, ctx)
+        return judge_nested(
+            " ".join(texts_of(rest[j:])), Word("", any(w.dynamic for w in rest)), f, cmd, ctx
+        )
     k = 0
     while k < len(rest):
         t = rest[k].text

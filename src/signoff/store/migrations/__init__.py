@@ -17,8 +17,10 @@ HERE = Path(__file__).parent
 
 @functools.cache
 def _load(dialect: str) -> tuple[tuple[int, str], ...]:
-    return tuple((int(path.name[:4]), path.read_text(encoding="utf-8"))
-                 for path in sorted((HERE / dialect).glob("[0-9][0-9][0-9][0-9]_*.sql")))
+    return tuple(
+        (int(path.name[:4]), path.read_text(encoding="utf-8"))
+        for path in sorted((HERE / dialect).glob("[0-9][0-9][0-9][0-9]_*.sql"))
+    )
 
 
 def load(dialect: str) -> list[tuple[int, str]]:
