@@ -29,6 +29,7 @@ SLOW_MODULES = frozenset(
         "test_deny_property",
         "test_shell_properties",
         "test_web_api",
+        "test_serve_worker",
         "test_attack_keystrokes",
         "test_attack_impersonation",
         "test_attack_effects_property",

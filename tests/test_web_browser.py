@@ -99,7 +99,7 @@ def test_agent_request_appears_live_then_approval_resumes_the_run(
     expect(page.locator(".intent")).to_have_text("Sending the report to Carol as asked.")
     expect(page.locator("#call")).to_contain_text('"to": "carol"')
     page.click("#form-approve button")
-    expect(page.locator(".decided")).to_contain_text("approved by alice")
+    expect(page.locator(".decided")).to_contain_text("Decided by you (alice): approved")
     SENT.clear()
     assert work(live.store, once=True) == 1
     assert [s["to"] for s in SENT] == ["carol"]
@@ -144,7 +144,7 @@ def test_rejection_reason_reaches_the_transcript(browser: Browser, live: LiveSer
     page.keyboard.press("r")
     page.keyboard.type("Carol is on leave; send it to Dave")
     page.click("#form-reject button")
-    expect(page.locator(".decided")).to_contain_text("rejected by alice")
+    expect(page.locator(".decided")).to_contain_text("Decided by you (alice): rejected")
     assert work(live.store, once=True) == 1
     tool_results = [m for m in live.store.load_messages(run.id) if m.get("role") == "tool"]
     assert "Carol is on leave; send it to Dave" in tool_results[0]["content"]

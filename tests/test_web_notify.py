@@ -188,11 +188,18 @@ def test_users_commands_print_the_token_once(
         return capsys.readouterr().out
 
     out = run("users", "add", "alice", "--role", "admin", "--db", db)
-    token = out.strip().splitlines()[-1]
+    token = out.strip().splitlines()[1]
     assert token.startswith("so_alice_")
+    # the first account ends local mode: the person who ran the server is told, and how
+    # to sign in; a second account changes nothing, so nothing is said
+    assert "local mode is over" in out and "/login" in out
+    second = run("users", "add", "bob", "--db", db)
+    assert second.strip().splitlines()[-1].startswith("so_bob_")
+    assert "local mode" not in second
     assert "alice\tadmin" in run("users", "list", "--db", db)
     assert token not in run("users", "list", "--db", db)
     run("users", "remove", "alice", "--db", db)
+    run("users", "remove", "bob", "--db", db)
     assert "No accounts" in run("users", "list", "--db", db)
 
 

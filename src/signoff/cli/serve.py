@@ -84,6 +84,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         base_url=base,
         forbid_self_approval=True if args.no_self_approval else None,
         max_body=args.max_body or DEFAULT_MAX_BODY,
+        worker=not args.no_worker,
     )
     stop = threading.Event()
     notifier = Notifier.from_settings(store, settings, base_url=base)
@@ -97,6 +98,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"signoff: serving {url} on {base}"
         + ("" if accounts.count() else " (local mode: no accounts, loopback only)")
     )
+    if args.no_worker:
+        print(
+            "signoff: --no-worker: a decided run moves on only when `signoff resume RUN` "
+            "or a `signoff worker` on this store picks it up"
+        )
+    else:
+        print("signoff: runs resume here as soon as their decisions are in (--no-worker: off)")
     sock = listen(args.host, args.port)
     server = uvicorn.Server(
         uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=5)
@@ -127,13 +135,24 @@ def cmd_notify(args: argparse.Namespace) -> int:
     return 0
 
 
+LOCAL_MODE_ENDS = (
+    "This is the first account, so local mode is over: the web inbox (signoff serve on this "
+    "store, running or not) now asks everyone for a token, you too. Open its page, "
+    "/login, and paste the token above; add one for each person with "
+    "signoff users add NAME --role approver."
+)
+
+
 def cmd_users(args: argparse.Namespace) -> int:
     accounts = Accounts(_url(args))
     try:
         if args.users_command == "add":
+            first = accounts.count() == 0
             token = accounts.add(args.name, args.role)
             print(f"Added {args.name} ({args.role}). Their token (shown once, keep it secret):")
             print(token)
+            if first:
+                print(LOCAL_MODE_ENDS)
         elif args.users_command == "remove":
             accounts.remove(args.name)
             print(f"Removed {args.name}.")
@@ -185,6 +204,12 @@ def register(sub: Any) -> None:
         "--no-self-approval",
         action="store_true",
         help="a requester may not approve their own request",
+    )
+    serve.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="do not resume runs in this server: leave that to `signoff worker` or "
+        "`signoff resume` (default: the server resumes a run once its decisions are in)",
     )
     serve.add_argument("--log-level", default="info")
     serve.add_argument(

@@ -1,11 +1,12 @@
 """The web application: `create_app(store_url, workspace=...)` -> a Starlette app.
 
-    pages   /  /requests/{id}  /grants  /reviews  /login          (see pages.py)
+    pages   /  /requests/{id}  /grants  /reviews  /login  /favicon.svg (see pages.py)
             /stats                                                (see stats_view.py)
             /audit                                                (see audit_view.py)
     API     /api/...  /openapi.json                               (see api.py, openapi.py)
     live    /api/events                                           (see events.py)
 
+With `worker=True` a thread resumes runs whose decisions are in (see worker.py).
 Request bodies are capped (`max_body`, 1 MiB by default; see limits.py).
 Every response carries a Content-Security-Policy without inline script, `nosniff`,
 `frame-ancestors 'none'` and `Referrer-Policy: same-origin`.
@@ -30,6 +31,7 @@ from ..store import Store, open_store
 from . import api, audit_view, events, openapi, pages, stats_view
 from .core import HERE, Context
 from .limits import DEFAULT_MAX_BODY, BodyLimit
+from .worker import EmbeddedWorker
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -85,9 +87,12 @@ def create_app(
     forbid_self_approval: bool | None = None,
     base_url: str = "",
     max_body: int = DEFAULT_MAX_BODY,
+    worker: bool = False,
+    worker_poll: float = 1.0,
 ) -> Starlette:
     """Build the app. Pass `store`/`accounts` to share objects (tests, `memory:`);
-    `max_body` caps request bodies (bytes; 413 above it)."""
+    `max_body` caps request bodies (bytes; 413 above it); `worker=True` resumes runs in
+    this process once their decisions are in (`signoff serve` does, unless --no-worker)."""
     root = Path(workspace).resolve()
     url = store_url_of(store_url, root)
     owned: list[Any] = []
@@ -109,16 +114,23 @@ def create_app(
         secret=accounts.secret(),
         forbid_self_approval=forbid_self_approval,
         base_url=base_url,
+        store_url=url,
+        worker=worker,
     )
     ctx.broadcaster = events.Broadcaster(store)
+    resumer = EmbeddedWorker(url, store=store, poll=worker_poll) if worker else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[MutableMapping[str, Any]]:
         assert ctx.broadcaster is not None
         ctx.broadcaster.start()
+        if resumer is not None:
+            resumer.start()
         try:
             yield {}
         finally:
+            if resumer is not None:
+                resumer.stop()
             ctx.broadcaster.stop()
             for thing in owned:
                 thing.close()

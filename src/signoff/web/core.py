@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse as StarletteJSONResponse
 
@@ -48,6 +49,8 @@ class Context:
     secret: bytes
     forbid_self_approval: bool = False
     base_url: str = ""
+    store_url: str = ""
+    worker: bool = False  # this server resumes runs itself (signoff serve without --no-worker)
     env: Environment = field(init=False)
     broadcaster: Broadcaster | None = None
 
@@ -81,6 +84,19 @@ def when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+_TICKS = re.compile(r"`([^`\n]+)`")
+
+
+def ticks(value: Any) -> Markup:
+    """Our own sentences name commands in `backticks` (as the CLI prints them): on a page
+    they are set as code. Everything is escaped and made inert first; only <code> is added."""
+    parts = _TICKS.split(str(inert(value)))
+    return Markup("").join(
+        Markup("<code>{}</code>").format(part) if i % 2 else escape(part)
+        for i, part in enumerate(parts)
+    )
+
+
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
@@ -110,6 +126,7 @@ def make_env() -> Environment:
     env.filters["when"] = when
     env.filters["pretty"] = pretty_clipped  # pages show a head; /requests/{id}/raw the whole
     env.filters["clip"] = clip_text
+    env.filters["ticks"] = ticks
     return env
 
 

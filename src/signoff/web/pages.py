@@ -15,18 +15,20 @@ from typing import Any
 import anyio
 from starlette.datastructures import FormData
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..accounts import Account
 from ..approvals import revoke_grant, what_next
+from ..channels.render import is_question, question_parts
 from ..exceptions import NotFound, SignoffError
-from ..models import RISKS, Request
+from ..models import DECISION_KINDS, RISKS, Request
 from ..present import summary
 from ..review import review_items
 from ..times import age
 from .auth import (
     COOKIE,
+    LOCAL,
     csrf_ok,
     csrf_token,
     new_session,
@@ -35,8 +37,9 @@ from .auth import (
     session_of,
     set_session,
 )
-from .core import Context, ctx_of, lang_of, pretty_json, status_of, translator
+from .core import HERE, Context, ctx_of, lang_of, pretty_json, status_of, translator
 from .limits import PAGE_TEXT_LIMIT
+from .runview import run_view
 from .service import Filters, api_request, decide, decision_from, deliveries, revert
 
 
@@ -51,12 +54,16 @@ def render(request: HTTPRequest, template: str, status: int = 200, **values: Any
         csrf=csrf_token(request),
         age=age,
         local_mode=ctx.local_mode(),
+        worker=ctx.worker,
         now=time.time(),
         path=request.url.path,
         **values,
     )
     response = HTMLResponse(html, status_code=status)
     persist_session(request, response)
+    if who is not None and who.name == LOCAL.name and ctx.local_mode():
+        # remembered so that, once an account ends local mode, the login page says why
+        response.set_cookie(WAS_LOCAL, "1", samesite="strict", httponly=True, path="/")
     if request.query_params.get("lang") in ("en", "zh"):
         response.set_cookie(
             "signoff_lang", request.query_params["lang"], samesite="strict", httponly=True
@@ -161,6 +168,13 @@ def _asks_human(r: Request) -> bool:
     return "ask" in r.call.name.lower() or "question" in r.call.arguments
 
 
+def _only_answer(r: Request) -> bool:
+    """A question to a person (the tool is the person): approving or editing it means
+    nothing, so its page offers the answer alone. Declared by the runner, else by name."""
+    declared = r.metadata.get("asks_human")
+    return declared is True or (declared is None and is_question(r))
+
+
 def _details(ctx: Context, request_id: str) -> dict[str, Any]:
     r = ctx.store.get_request(request_id)
     messages: list[dict[str, Any]] = []
@@ -170,8 +184,12 @@ def _details(ctx: Context, request_id: str) -> dict[str, Any]:
         except NotFound:
             messages = []
     original = r.metadata.get("original_call")
+    question = _only_answer(r)
     return {
         "r": r,
+        "run": run_view(ctx, r, messages),
+        "question": question,
+        "options": question_parts(r)[1] if question else [],
         "outcome": ctx.store.get_outcome(r.id),
         "messages": messages,
         "deliveries": deliveries(ctx, r.id),
@@ -196,8 +214,9 @@ async def request_page(request: HTTPRequest) -> Response:
         details = await _run(_details, ctx, request.path_params["id"])
     except NotFound as exc:
         return render(request, "error.html", 404, message=str(exc))
+    done = request.query_params.get("done")
     return render(
-        request, "request.html", done=request.query_params.get("done"), seq=seq, **details
+        request, "request.html", done=done if done in DECISION_KINDS else None, seq=seq, **details
     )
 
 
@@ -266,7 +285,10 @@ async def grants(request: HTTPRequest) -> Response:
         return login_redirect(request)
     ctx = ctx_of(request)
     found = await _run(ctx.store.list_grants)
-    return render(request, "grants.html", grants=found, message=request.query_params.get("m"))
+    message = request.query_params.get("m")
+    return render(
+        request, "grants.html", grants=found, message=message if message == "revoked" else None
+    )
 
 
 async def revoke(request: HTTPRequest) -> Response:
@@ -310,7 +332,10 @@ async def reviews(request: HTTPRequest) -> Response:
         return login_redirect(request)
     ctx = ctx_of(request)
     items = await _run(_review_items, ctx)
-    return render(request, "reviews.html", items=items, message=request.query_params.get("m"))
+    message = request.query_params.get("m")
+    return render(
+        request, "reviews.html", items=items, message=message if message == "reverted" else None
+    )
 
 
 async def revert_form(request: HTTPRequest) -> Response:
@@ -333,8 +358,17 @@ async def revert_form(request: HTTPRequest) -> Response:
 # ------------------------------------------------------------------ login
 
 
+WAS_LOCAL = "signoff_was_local"  # this browser used the inbox in local mode
+
+
 async def login_page(request: HTTPRequest) -> Response:
-    return render(request, "login.html", next=_safe_next(request.query_params.get("next")))
+    ended = request.cookies.get(WAS_LOCAL) == "1" and not ctx_of(request).local_mode()
+    return render(
+        request,
+        "login.html",
+        next=_safe_next(request.query_params.get("next")),
+        local_ended=ended,
+    )
 
 
 def _safe_next(raw: str | None) -> str:
@@ -356,6 +390,7 @@ async def login(request: HTTPRequest) -> Response:
         return render(request, "login.html", 401, next=target, failed=True)
     response = RedirectResponse(target, status_code=303)
     set_session(request, response, new_session(account.name))  # a new nonce: new CSRF token
+    response.delete_cookie(WAS_LOCAL, path="/")
     return response
 
 
@@ -368,8 +403,18 @@ async def logout(request: HTTPRequest) -> Response:
     return response
 
 
+async def favicon(request: HTTPRequest) -> Response:
+    return FileResponse(
+        HERE / "static" / "favicon.svg",
+        media_type="image/svg+xml",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )
+
+
 ROUTES = [
     Route("/", inbox),
+    Route("/favicon.svg", favicon),
+    Route("/favicon.ico", favicon),  # asked for by browsers and tools whatever the page says
     Route("/fragments/card/{id}", card),
     Route("/fragments/request/{id}/status", status_fragment),
     Route("/requests/{id}", request_page),

@@ -16,6 +16,24 @@ WEB: dict[str, dict[Lang, str]] = {
     "token": {"en": "Access token", "zh": "访问令牌"},
     "bad_token": {"en": "That token is not valid.", "zh": "令牌无效。"},
     "signed_in_as": {"en": "Signed in as", "zh": "当前用户"},
+    "login_intro": {
+        "en": "Paste your access token to sign in.",
+        "zh": "粘贴你的访问令牌以登录。",
+    },
+    "login_help": {
+        "en": "No token yet? Whoever runs this server creates one on its machine with "
+        "`signoff users add NAME --role approver`, which prints the token once.",
+        "zh": "还没有令牌？由运行此服务器的人在服务器所在机器上执行 "
+        "`signoff users add NAME --role approver` 创建，令牌只显示一次。",
+    },
+    "local_ended": {
+        "en": "Local mode has ended: an account was added, so this inbox now asks everyone "
+        "for a token, you too. Use the token that `signoff users add` printed; "
+        "`signoff users add YOURNAME --role admin` makes one for you.",
+        "zh": "本地模式已结束：已添加账户，此收件箱现在要求每个人（包括你）提供令牌。"
+        "请使用 `signoff users add` 打印的令牌；`signoff users add YOURNAME --role admin` "
+        "可为你创建一个。",
+    },
     "empty": {"en": "Nothing waits for a decision.", "zh": "没有待决定的请求。"},
     "filter": {"en": "Filter", "zh": "筛选"},
     "any": {"en": "any", "zh": "全部"},
@@ -73,6 +91,83 @@ WEB: dict[str, dict[Lang, str]] = {
         "zh": "你的回答将作为工具结果。",
     },
     "already": {"en": "Already {state} by {actor}", "zh": "已被 {actor} {state}"},
+    "decided_by_you": {
+        "en": "Decided by you ({actor}): {label}",
+        "zh": "由你（{actor}）决定：{label}",
+    },
+    "label_approve": {"en": "approved", "zh": "批准"},
+    "label_approve_always": {"en": "approved always", "zh": "始终批准"},
+    "label_edit": {"en": "approved with an edit", "zh": "编辑后批准"},
+    "label_edit_refused": {
+        "en": "edited (the policy refused the edit)",
+        "zh": "编辑（编辑后的调用被策略拒绝）",
+    },
+    "label_reject": {"en": "rejected", "zh": "拒绝"},
+    "label_skip": {"en": "skipped", "zh": "跳过"},
+    "label_respond": {"en": "answered", "zh": "回答"},
+    "done_approve": {"en": "Approved.", "zh": "已批准。"},
+    "done_approve_always": {
+        "en": "Approved, and the rule is remembered.",
+        "zh": "已批准，并记住了这条规则。",
+    },
+    "done_edit": {"en": "Approved with your edit.", "zh": "已按你的编辑批准。"},
+    "done_edit_refused": {
+        "en": "The policy refused your edit: the call will not run, and the model is told why.",
+        "zh": "策略拒绝了你的编辑：该调用不会执行，模型会被告知原因。",
+    },
+    "done_reject": {
+        "en": "Rejected: the call will not run, and the model is told your reason.",
+        "zh": "已拒绝：该调用不会执行，模型会收到你的理由。",
+    },
+    "done_skip": {"en": "Skipped: the call will not run.", "zh": "已跳过：该调用不会执行。"},
+    "done_respond": {
+        "en": "Answered: your answer goes back to the model.",
+        "zh": "已回答：你的回答会交给模型。",
+    },
+    "done_revoked": {
+        "en": "Revoked: what the grant allowed asks again.",
+        "zh": "已撤销：该授权允许的调用会重新询问。",
+    },
+    "done_reverted": {
+        "en": "Reverted: the files are back as they were before that change.",
+        "zh": "已还原：文件恢复到该改动之前的样子。",
+    },
+    "done_tail_worker": {
+        "en": "The run continues: this server resumes it now.",
+        "zh": "运行继续：本服务器正在恢复它。",
+    },
+    "done_tail_manual": {
+        "en": "The run moves on once it is resumed (see below).",
+        "zh": "运行恢复后才会继续（见下文）。",
+    },
+    "pick_option": {"en": "Pick an answer:", "zh": "选择一个回答："},
+    "answer_own": {
+        "en": "Or write your own answer (it becomes the tool's result):",
+        "zh": "或写下你自己的回答（它将作为工具结果）：",
+    },
+    "run_paused_here": {"en": "paused, waiting on this decision", "zh": "已暂停，等待此决定"},
+    "run_waiting": {
+        "en": "paused, waiting on another decision:",
+        "zh": "已暂停，等待另一个决定：",
+    },
+    "run_resuming": {
+        "en": "resuming: this server's worker picks it up now",
+        "zh": "正在恢复：本服务器的 worker 正在处理",
+    },
+    "run_running": {"en": "running", "zh": "运行中"},
+    "run_ready": {"en": "ready to go on, once resumed", "zh": "可以继续，等待恢复"},
+    "run_ready_how": {
+        "en": "This server does not resume runs (`signoff serve --no-worker`). "
+        "Run `signoff worker` on this store, or resume this run with:",
+        "zh": "本服务器不恢复运行（`signoff serve --no-worker`）。请在此存储上运行 "
+        "`signoff worker`，或用以下命令恢复此运行：",
+    },
+    "run_finished": {"en": "finished", "zh": "已完成"},
+    "run_failed": {"en": "failed", "zh": "失败"},
+    "run_needs_attention": {"en": "stopped: it needs a person", "zh": "已停止：需要人工处理"},
+    "after_decision": {"en": "What happened next", "zh": "之后发生了什么"},
+    "step_assistant": {"en": "The model", "zh": "模型"},
+    "step_tool": {"en": "Tool result", "zh": "工具结果"},
     "expired_card": {
         "en": "Expired at {at} without a decision; it can no longer be approved.",
         "zh": "已于 {at} 过期且未决定；不能再批准。",
@@ -89,9 +184,10 @@ WEB: dict[str, dict[Lang, str]] = {
     "reverted": {"en": "Reverted", "zh": "已还原"},
     "no_reviews": {"en": "Nothing to review.", "zh": "没有需要审查的内容。"},
     "files": {"en": "Files", "zh": "文件"},
-    "shortcuts": {
-        "en": "Keys: j/k move · Enter open · a approve · r reject · e edit · s skip",
-        "zh": "快捷键：j/k 移动 · Enter 打开 · a 批准 · r 拒绝 · e 编辑 · s 跳过",
+    "keys_inbox": {"en": "Keys: j/k move · Enter open", "zh": "快捷键：j/k 移动 · Enter 打开"},
+    "keys_request": {
+        "en": "Keys: a approve · r reject · e edit · s skip",
+        "zh": "快捷键：a 批准 · r 拒绝 · e 编辑 · s 跳过",
     },
     "live": {"en": "live", "zh": "实时"},
     "error": {"en": "Error", "zh": "错误"},

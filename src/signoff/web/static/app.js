@@ -44,17 +44,44 @@
     });
   }
 
+  // The request's status card, the run's progress included. While the run is moving
+  // (a worker resumes it: no event marks the model's next turn) it is fetched again,
+  // each time a little later, until it stops moving.
+  var pollTimer = null;
+  var pollDelay = 500;
+  function refreshStatus() {
+    var status = document.getElementById("status");
+    if (!status) { return; }
+    var id = status.getAttribute("data-id");
+    fragment("/fragments/request/" + encodeURIComponent(id) + "/status", function (node, res) {
+      if (!node) { return; }
+      document.getElementById("status").replaceWith(node);
+      var state = res.headers.get("X-Signoff-State");
+      var decide = document.getElementById("decide");
+      if (decide && state !== "pending") { decide.remove(); }
+      var keys = document.getElementById("keys");
+      if (keys && state !== "pending") { keys.remove(); }
+      pollWhileMoving();
+    });
+  }
+  function pollWhileMoving() {
+    var status = document.getElementById("status");
+    if (pollTimer || !status || status.getAttribute("data-moving") !== "1") {
+      pollDelay = 500;
+      return;
+    }
+    pollTimer = setTimeout(function () { pollTimer = null; refreshStatus(); }, pollDelay);
+    pollDelay = Math.min(pollDelay * 2, 5000);
+  }
+
   function onRequestEvent(data) {
     var status = document.getElementById("status");
-    if (!status || data.request_id !== status.getAttribute("data-id")) { return; }
-    fragment("/fragments/request/" + encodeURIComponent(data.request_id) + "/status",
-      function (node, res) {
-        if (!node) { return; }
-        document.getElementById("status").replaceWith(node);
-        var state = res.headers.get("X-Signoff-State");
-        var decide = document.getElementById("decide");
-        if (decide && state !== "pending") { decide.remove(); }
-      });
+    if (!status) { return; }
+    var run = status.getAttribute("data-run");
+    if (data.request_id === status.getAttribute("data-id") || (run && data.run_id === run)) {
+      pollDelay = 500;
+      refreshStatus();
+    }
   }
 
   function listen() {
@@ -72,7 +99,9 @@
     };
     ["request.created", "request.decided", "request.expired", "request.claimed",
       "request.finished", "request.in_doubt", "request.resolved", "notify.delivered",
-      "notify.failed"].forEach(function (kind) { source.addEventListener(kind, handler); });
+      "notify.failed", "run.claimed"].forEach(function (kind) {
+      source.addEventListener(kind, handler);
+    });
   }
 
   // ---------------------------------------------------------------- keys
@@ -109,4 +138,5 @@
   });
 
   listen();
+  if (page === "request") { pollWhileMoving(); }
 })();
