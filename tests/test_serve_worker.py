@@ -108,11 +108,14 @@ def setup(tmp_path: Path) -> Iterator[tuple[str, Path, Store, dict[str, str]]]:
     store.close()
 
 
-def approve(url: str, auth: dict[str, str], rid: str) -> None:
+def approve(url: str, auth: dict[str, str], rid: str) -> str:
+    """Approve through the API; the answer's next step."""
     answer = httpx.post(
         f"{url}/api/requests/{rid}/decide", headers=auth, json={"kind": "approve"}, timeout=10
     )
     assert answer.status_code == 200, answer.text
+    next_step: str = answer.json()["what_next"]
+    return next_step
 
 
 def test_serve_resumes_an_approved_run_by_itself(
@@ -124,7 +127,7 @@ def test_serve_resumes_an_approved_run_by_itself(
     with serving(db, workspace) as (url, proc):
         page = httpx.get(f"{url}/requests/{rid}", headers=auth).text
         assert "paused, waiting on this decision" in page
-        approve(url, auth, rid)
+        assert approve(url, auth, rid) == f"It will run. This server resumes run {run_id} now."
         wait_until(lambda: store.get_run(run_id).status == "finished", "the run finishing", proc)
         page = httpx.get(f"{url}/requests/{rid}", headers=auth).text
         out, _ = stop(proc)
@@ -179,7 +182,7 @@ def test_no_worker_leaves_the_run_and_its_page_says_how_to_resume(
     assert "--no-worker" in out
     assert store.get_run(run_id).status == "paused" and not log.exists()
     assert "This server does not resume runs" in page
-    hint = re.search(r'id="resume-hint">.*?<code>(signoff resume [^<]+)</code></p>', page)
+    hint = re.search(r'<code id="resume-command">(signoff resume [^<]+)</code>', page)
     assert hint is not None, page
     # the hint works pasted into a shell somewhere else
     elsewhere = tmp_path / "elsewhere"

@@ -250,3 +250,135 @@ def test_audit_page_filters_and_verifies(browser: Browser, live: LiveServer) -> 
     page.click("#verify")
     expect(page.locator("#verified")).to_contain_text("entries verified")
     assert pwned(page) is None
+
+
+# ------------------------------------------------------------------ the first hour (issue 14)
+
+
+@pytest.fixture
+def live_worker(tmp_path: Path, browser: Browser) -> Iterator[LiveServer]:
+    """A server that resumes runs itself, as `signoff serve` does by default."""
+    with LiveServer(tmp_path, worker=True, worker_poll=0.2) as server:
+        yield server
+        for context in browser.contexts:
+            context.close()
+
+
+def test_approving_in_the_page_moves_the_run_on(browser: Browser, live_worker: LiveServer) -> None:
+    run = start_run(live_worker.store, live_worker.workspace, {"to": "carol"})
+    rid = run.waiting_on[0]
+    page = login(browser, live_worker, "alice")
+    page.goto(f"{live_worker.url}/requests/{rid}")
+    expect(page.locator("#run-status")).to_have_text("paused, waiting on this decision")
+    SENT.clear()
+    page.click("#form-approve button")
+    # said plainly, and no "Already approved by" for one's own decision
+    expect(page.locator("#done")).to_have_text(
+        "✓ Approved. The run continues: this server resumes it now."
+    )
+    expect(page.locator(".decided")).to_contain_text("Decided by you (alice): approved")
+    expect(page.locator("#status")).not_to_contain_text("Already")
+    # no other process, no reload: the run finishes and the page shows it
+    expect(page.locator("#run-status")).to_have_text("finished", timeout=15000)
+    expect(page.locator("#result")).to_have_text("sent to carol")
+    expect(page.locator("#after")).to_contain_text("Finished: sent to carol")
+    assert [s["to"] for s in SENT] == ["carol"]
+    assert live_worker.store.get_run(run.id).status == "finished"
+
+
+@pytest.mark.parametrize("declared", [True, None])
+def test_a_question_offers_the_answer_alone(
+    browser: Browser, live: LiveServer, declared: bool | None
+) -> None:
+    question = ToolCall("ask_human", {"question": "Which version?", "options": ["0.2.0", "1.0"]})
+    metadata = {} if declared is None else {"asks_human": declared}
+    req = live.store.create_request(make_request(call=question, metadata=metadata, run_id=None))
+    page = login(browser, live, "alice")
+    page.goto(f"{live.url}/requests/{req.id}")
+    for form in ("approve", "skip", "always", "reject", "edit"):
+        expect(page.locator(f"#form-{form}")).to_have_count(0)
+    expect(page.locator("#keys")).to_have_count(0)  # a/s/r/e mean nothing here
+    expect(page.locator("#form-options button.option")).to_have_text(["0.2.0", "1.0"])
+    expect(page.locator("#form-answer textarea")).to_be_visible()
+    page.click("#form-options button.option >> text=0.2.0")
+    expect(page.locator("#done")).to_have_text("✓ Answered: your answer goes back to the model.")
+    decided = live.store.get_request(req.id)
+    assert decided.state == "answered" and decided.decision is not None
+    assert decided.decision.result == "0.2.0"
+
+
+def test_pages_are_clean_no_errors_no_backticks_keys_only_where_they_work(
+    browser: Browser, live: LiveServer
+) -> None:
+    build_stats_history(live.store, time.time())
+    pending = start_run(live.store, live.workspace, {"to": "carol"}).waiting_on[0]
+    decided = start_run(live.store, live.workspace, {"to": "dave"}).waiting_on[0]
+    alone = live.store.create_request(make_request(run_id=None))
+    page = login(browser, live, "alice")
+    page.goto(f"{live.url}/requests/{decided}")
+    page.click("#form-approve button")  # this server has no worker: the page says how
+    run_id = live.store.get_request(decided).run_id
+    expect(page.locator("#resume-command")).to_contain_text(f"signoff resume {run_id} --db ")
+    expect(page.locator("#worker-command")).to_contain_text("signoff worker --db ")
+    page.goto(f"{live.url}/requests/{alone.id}")
+    page.click("#form-approve button")
+    expect(page.locator("#what-next")).to_be_visible()
+    failures: list[str] = []
+    page.on("response", lambda r: r.status >= 400 and failures.append(f"{r.status} {r.url}"))
+    page.on("console", lambda m: m.type == "error" and failures.append(m.text))
+    with_keys = {"/", f"/requests/{pending}"}
+    for path in [
+        "/",
+        f"/requests/{pending}",
+        f"/requests/{decided}",
+        f"/requests/{alone.id}",
+        "/grants",
+        "/reviews",
+        "/stats",
+        "/audit",
+        "/grants?m=revoked",
+        "/reviews?m=%E2%9C%93%20approved%20by%20the%20boss",  # not ours: not shown
+    ]:
+        page.goto(f"{live.url}{path}")
+        page.wait_for_load_state("load")
+        text = page.locator("body").inner_text()
+        assert "`" not in text, f"{path}: literal backticks in {text!r}"
+        assert "the boss" not in text
+        expect(page.locator("footer.keys")).to_have_count(1 if path in with_keys else 0)
+        # headless chromium fetches no favicon, so each page's own links are fetched here
+        expect(page.locator("link[rel=icon]")).to_have_count(1)
+        links = page.eval_on_selector_all(
+            "link[href], script[src], img[src]", "els => els.map(e => e.href || e.src)"
+        )
+        for link in [*links, f"{live.url}/favicon.ico"]:
+            fetched = page.request.get(link)
+            assert fetched.ok, f"{path}: {link} answered {fetched.status}"
+    page.goto(f"{live.url}/login")
+    assert "`" not in page.locator("body").inner_text()
+    expect(page.locator("footer.keys")).to_have_count(0)
+    assert failures == []
+    icon = page.request.get(f"{live.url}/favicon.ico")
+    assert icon.headers["content-type"].startswith("image/svg+xml")
+
+
+def test_login_page_says_what_to_do_and_why_local_mode_ended(
+    browser: Browser, live: LiveServer
+) -> None:
+    page = browser.new_context().new_page()
+    page.goto(f"{live.url}/")  # no accounts: local mode, the person who started the server
+    expect(page.locator(".who")).to_contain_text("local")
+    token = live.accounts.add("alice", "admin")  # someone adds the first account
+    page.goto(f"{live.url}/")
+    page.wait_for_url(f"{live.url}/login?next=/")
+    expect(page.locator("#local-ended")).to_contain_text("Local mode has ended")
+    expect(page.locator("#local-ended code").first).to_have_text("signoff users add")
+    expect(page.locator("main")).to_contain_text("Paste your access token to sign in.")
+    expect(page.locator("#login-help code")).to_have_text("signoff users add NAME --role approver")
+    page.fill("input[name=token]", token)
+    page.click("form.login button[type=submit]")
+    page.wait_for_url(f"{live.url}/")
+    page.goto(f"{live.url}/login")
+    expect(page.locator("#local-ended")).to_have_count(0)  # said once, then forgotten
+    fresh = browser.new_context().new_page()  # someone who never used local mode
+    fresh.goto(f"{live.url}/login")
+    expect(fresh.locator("#local-ended")).to_have_count(0)

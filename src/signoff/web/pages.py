@@ -19,7 +19,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from ..accounts import Account
-from ..approvals import revoke_grant, what_next
+from ..approvals import revoke_grant
 from ..channels.render import is_question, question_parts
 from ..exceptions import NotFound, SignoffError
 from ..models import DECISION_KINDS, RISKS, Request
@@ -40,7 +40,15 @@ from .auth import (
 from .core import HERE, Context, ctx_of, lang_of, pretty_json, status_of, translator
 from .limits import PAGE_TEXT_LIMIT
 from .runview import run_view
-from .service import Filters, api_request, decide, decision_from, deliveries, revert
+from .service import (
+    Filters,
+    api_request,
+    decide,
+    decision_from,
+    deliveries,
+    next_step,
+    revert,
+)
 
 
 def render(request: HTTPRequest, template: str, status: int = 200, **values: Any) -> HTMLResponse:
@@ -194,7 +202,7 @@ def _details(ctx: Context, request_id: str) -> dict[str, Any]:
         "messages": messages,
         "deliveries": deliveries(ctx, r.id),
         "original": original if isinstance(original, dict) else None,
-        "what_next": what_next(r) if r.decision else None,
+        "what_next": next_step(ctx, r),
         "expired": r.state == "expired"
         or (r.state == "pending" and r.expires_at is not None and r.expires_at <= time.time()),
         "summary": summary(r),

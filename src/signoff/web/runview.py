@@ -35,6 +35,7 @@ class RunView:
     after: tuple[Step, ...] = ()
     waiting: tuple[str, ...] = ()  # other requests the run waits on
     resume_hint: str = ""
+    worker_hint: str = ""
     note: str = ""
 
 
@@ -106,7 +107,7 @@ def run_view(ctx: Context, r: Request, messages: Sequence[Mapping[str, Any]]) ->
     after = steps_after(index, messages) if index is not None else ()
     waiting = tuple(x for x in run.waiting_on if x != r.id)
     decided = r.state != "pending"
-    hint = f"signoff resume {run.id} {store_flag(ctx.store_url, ctx.workspace)}"
+    flag = store_flag(ctx.store_url, ctx.workspace)
     if run.status == "finished":
         situation, moving = "run_finished", False
     elif run.status in ("failed", "needs_attention"):
@@ -127,7 +128,8 @@ def run_view(ctx: Context, r: Request, messages: Sequence[Mapping[str, Any]]) ->
         moving=moving,
         after=after,
         waiting=waiting,
-        resume_hint=hint,
+        resume_hint=f"signoff resume {run.id} {flag}",
+        worker_hint=f"signoff worker {flag}",
         note=(run.note or "") if run.status != "finished" else "",
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import approvals, review
@@ -79,8 +79,18 @@ def api_request(ctx: Context, request: Request) -> dict[str, Any]:
 def api_requests(ctx: Context, requests: list[Request]) -> list[dict[str, Any]]:
     docs = requests_json(requests, ctx.store)
     for request, doc in zip(requests, docs, strict=True):
-        doc["what_next"] = approvals.what_next(request) if request.decision else None
+        doc["what_next"] = next_step(ctx, request)
     return docs
+
+
+def next_step(ctx: Context, request: Request) -> str | None:
+    """The sentence after a decision; a server with a worker resumes the run itself."""
+    if not request.decision:
+        return None
+    if ctx.worker and request.run_id:
+        call = approvals.what_next(replace(request, run_id=None))
+        return f"{call} This server resumes run {request.run_id} now."
+    return approvals.what_next(request)
 
 
 def deliveries(ctx: Context, request_id: str) -> list[Event]:
@@ -124,5 +134,6 @@ __all__ = [
     "decide",
     "decision_from",
     "deliveries",
+    "next_step",
     "revert",
 ]

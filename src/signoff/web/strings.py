@@ -158,9 +158,9 @@ WEB: dict[str, dict[Lang, str]] = {
     "run_ready": {"en": "ready to go on, once resumed", "zh": "可以继续，等待恢复"},
     "run_ready_how": {
         "en": "This server does not resume runs (`signoff serve --no-worker`). "
-        "Run `signoff worker` on this store, or resume this run with:",
-        "zh": "本服务器不恢复运行（`signoff serve --no-worker`）。请在此存储上运行 "
-        "`signoff worker`，或用以下命令恢复此运行：",
+        "Resume this run, or start a worker that resumes every run of this store:",
+        "zh": "本服务器不恢复运行（`signoff serve --no-worker`）。请恢复此运行，"
+        "或启动一个 worker 恢复此存储的所有运行：",
     },
     "run_finished": {"en": "finished", "zh": "已完成"},
     "run_failed": {"en": "failed", "zh": "失败"},
