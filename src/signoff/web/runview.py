@@ -33,7 +33,7 @@ class RunView:
     situation: str  # a key of strings.WEB: run_finished, run_resuming, run_waiting, ...
     moving: bool  # the page polls until this is False
     after: tuple[Step, ...] = ()
-    waiting: tuple[str, ...] = ()  # other requests the run waits on
+    waiting: tuple[tuple[str, str], ...] = ()  # (id, tool) of the requests it waits on
     resume_hint: str = ""
     worker_hint: str = ""
     note: str = ""
@@ -96,6 +96,13 @@ def store_flag(url: str, workspace: Path) -> str:
     return f"--db {shlex.quote(url)}"
 
 
+def _tool_of(ctx: Context, request_id: str) -> str:
+    try:
+        return ctx.store.get_request(request_id).call.name
+    except NotFound:
+        return ""
+
+
 def run_view(ctx: Context, r: Request, messages: Sequence[Mapping[str, Any]]) -> RunView | None:
     if not r.run_id:
         return None
@@ -105,7 +112,7 @@ def run_view(ctx: Context, r: Request, messages: Sequence[Mapping[str, Any]]) ->
         return None
     index = result_index(r, messages) if r.state != "pending" else None
     after = steps_after(index, messages) if index is not None else ()
-    waiting = tuple(x for x in run.waiting_on if x != r.id)
+    waiting = tuple((x, _tool_of(ctx, x)) for x in run.waiting_on if x != r.id)
     decided = r.state != "pending"
     flag = store_flag(ctx.store_url, ctx.workspace)
     if run.status == "finished":
