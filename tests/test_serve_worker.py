@@ -192,3 +192,31 @@ def test_no_worker_leaves_the_run_and_its_page_says_how_to_resume(
     assert done.returncode == 0, done.stderr
     assert store.get_run(run_id).status == "finished"
     assert log.read_text().splitlines() == [f"carol {rid}"]
+
+
+def test_a_run_the_server_cannot_rebuild_is_said_on_its_page(
+    setup: tuple[str, Path, Store, dict[str, str]],
+) -> None:
+    db, workspace, store, auth = setup
+    log = workspace / "sent.log"
+    metadata = {"log": str(log), "to": "carol"}
+    run = Runner(store, make_agent(metadata), agent_ref="no_such_module:make_agent").start(
+        [{"role": "user", "content": "send it"}], metadata=metadata
+    )
+    rid = run.waiting_on[0]
+    with serving(db, workspace) as (url, proc):
+        approve(url, auth, rid)
+
+        def said() -> bool:
+            return (
+                "this server cannot resume it"
+                in httpx.get(f"{url}/requests/{rid}", headers=auth).text
+            )
+
+        wait_until(said, "the page saying the run cannot be resumed here", proc)
+        page = httpx.get(f"{url}/requests/{rid}", headers=auth).text
+        _, err = stop(proc)
+    assert 'data-moving=""' in page  # the page stops polling: nothing will happen here
+    assert "No module named" in page and "PYTHONPATH" in page
+    assert f"could not resume run {run.id}" in err
+    assert store.get_run(run.id).status == "paused" and not log.exists()

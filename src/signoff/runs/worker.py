@@ -4,6 +4,7 @@ run (`signoff resume`), or every run that becomes ready (`signoff worker`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import ConflictError
@@ -34,9 +35,13 @@ def work(
     once: bool = False,
     poll: float = 1.0,
     stop: Any = None,
+    on_error: Callable[[Run, Exception], None] | None = None,
     **options: Any,
 ) -> int:
-    """Resume every run that is ready, until stopped (or, with `once`, until none is)."""
+    """Resume every run that is ready, until stopped (or, with `once`, until none is).
+    With `on_error`, an error resuming one run is handed to it and the loop goes on
+    (a run whose agent cannot be rebuilt keeps its lease, so it is tried again only when
+    the lease lapses); without it, the error is raised."""
     name = worker or worker_name()
     resumed = 0
     while stop is None or not stop():
@@ -53,7 +58,13 @@ def work(
             store.wait_for_event(poll, after_seq=seen)
             continue
         log.info("worker %s claimed run %s (status %s)", name, run.id, run.status)
-        runner_for(store, run, worker=name, **options).continue_claimed(run)
+        try:
+            runner_for(store, run, worker=name, **options).continue_claimed(run)
+        except Exception as exc:
+            if on_error is None:
+                raise
+            on_error(run, exc)
+            continue
         resumed += 1
     return resumed
 

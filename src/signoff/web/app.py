@@ -119,6 +119,8 @@ def create_app(
     )
     ctx.broadcaster = events.Broadcaster(store)
     resumer = EmbeddedWorker(url, store=store, poll=worker_poll) if worker else None
+    if resumer is not None:
+        ctx.worker_failures = resumer.failures
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[MutableMapping[str, Any]]:

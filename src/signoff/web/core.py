@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +52,7 @@ class Context:
     base_url: str = ""
     store_url: str = ""
     worker: bool = False  # this server resumes runs itself (signoff serve without --no-worker)
+    worker_failures: Mapping[str, str] = field(default_factory=dict)  # run id -> why not
     env: Environment = field(init=False)
     broadcaster: Broadcaster | None = None
 

@@ -125,10 +125,16 @@ def run_view(ctx: Context, r: Request, messages: Sequence[Mapping[str, Any]]) ->
         situation, moving = "run_paused_here", False
     elif waiting:
         situation, moving = "run_waiting", False
+    elif ctx.worker and run.id in ctx.worker_failures:
+        situation, moving = "run_cannot_resume", False
     elif ctx.worker:
         situation, moving = "run_resuming", True
     else:
         situation, moving = "run_ready", False
+    if situation == "run_cannot_resume":
+        note = ctx.worker_failures.get(run.id, "")
+    else:  # a finished run's note is its final answer, already under "what happened next"
+        note = (run.note or "") if run.status != "finished" else ""
     return RunView(
         run=run,
         situation=situation,
@@ -137,7 +143,7 @@ def run_view(ctx: Context, r: Request, messages: Sequence[Mapping[str, Any]]) ->
         waiting=waiting,
         resume_hint=f"signoff resume {run.id} {flag}",
         worker_hint=f"signoff worker {flag}",
-        note=(run.note or "") if run.status != "finished" else "",
+        note=note,
     )
 
 

@@ -155,12 +155,20 @@ WEB: dict[str, dict[Lang, str]] = {
         "zh": "正在恢复：本服务器的 worker 正在处理",
     },
     "run_running": {"en": "running", "zh": "运行中"},
+    "run_cannot_resume": {
+        "en": "ready, but this server cannot resume it:",
+        "zh": "可以继续，但本服务器无法恢复它：",
+    },
     "run_ready": {"en": "ready to go on, once resumed", "zh": "可以继续，等待恢复"},
     "run_ready_how": {
         "en": "This server does not resume runs (`signoff serve --no-worker`). "
         "Resume this run, or start a worker that resumes every run of this store:",
         "zh": "本服务器不恢复运行（`signoff serve --no-worker`）。请恢复此运行，"
         "或启动一个 worker 恢复此存储的所有运行：",
+    },
+    "run_resume_elsewhere": {
+        "en": "Resume it, or start a worker, where its agent imports:",
+        "zh": "请在能导入其智能体的地方恢复它，或启动一个 worker：",
     },
     "run_finished": {"en": "finished", "zh": "已完成"},
     "run_failed": {"en": "failed", "zh": "失败"},

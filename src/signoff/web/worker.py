@@ -13,6 +13,8 @@ import sys
 import threading
 from collections.abc import Callable
 
+from ..exceptions import ConfigurationError
+from ..run_state import Run
 from ..runs.agent import worker_name
 from ..runs.worker import work
 from ..store import Store, open_store
@@ -42,6 +44,8 @@ class EmbeddedWorker:
         self.report = report
         self.name = f"{worker_name()}:serve"
         self.resumed = 0
+        # run id -> why this server could not resume it (shown on the run's requests' pages)
+        self.failures: dict[str, str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -64,20 +68,30 @@ class EmbeddedWorker:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    def _failed(self, run: Run, exc: Exception) -> None:
+        why = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, ConfigurationError):  # the agent does not import in this process
+            why += (
+                "; start signoff serve where that module imports (or set PYTHONPATH), or "
+                "resume the run where it does; this server tries again in 5 minutes"
+            )
+        self.failures[run.id] = why
+        self.report(f"signoff serve: could not resume run {run.id}: {why}")
+
     def _loop(self) -> None:
         store = self.shared or open_store(self.url)
         try:
             while not self._stop.is_set():
                 try:
                     self.resumed += work(
-                        store, worker=self.name, poll=self.poll, stop=self._stop.is_set
+                        store,
+                        worker=self.name,
+                        poll=self.poll,
+                        stop=self._stop.is_set,
+                        on_error=self._failed,
                     )
-                except Exception as exc:  # the server stays up; the error is said
-                    self.report(
-                        f"signoff serve: the worker could not resume a run: "
-                        f"{type(exc).__name__}: {exc} (it tries again; a run it cannot "
-                        "rebuild waits for its lease to end, 5 minutes)"
-                    )
+                except Exception as exc:  # the store failed: the server stays up, says so
+                    self.report(f"signoff serve: the worker stopped on {type(exc).__name__}: {exc}")
                     self._stop.wait(RETRY_AFTER_ERROR)
         finally:
             if self.shared is None:
