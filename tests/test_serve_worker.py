@@ -220,3 +220,6 @@ def test_a_run_the_server_cannot_rebuild_is_said_on_its_page(
     assert "No module named" in page and "PYTHONPATH" in page
     assert f"could not resume run {run.id}" in err
     assert store.get_run(run.id).status == "paused" and not log.exists()
+    # the stopped server let the run go: resumed elsewhere (here, where it imports) at once
+    assert Runner(store, make_agent(metadata)).resume(run.id).status == "finished"
+    assert log.read_text().splitlines() == [f"carol {rid}"]

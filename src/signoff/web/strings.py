@@ -167,8 +167,11 @@ WEB: dict[str, dict[Lang, str]] = {
         "或启动一个 worker 恢复此存储的所有运行：",
     },
     "run_resume_elsewhere": {
-        "en": "Resume it, or start a worker, where its agent imports:",
-        "zh": "请在能导入其智能体的地方恢复它，或启动一个 worker：",
+        "en": "This server tries again when its hold on the run lapses (5 minutes). To "
+        "resume it elsewhere sooner, stop this server (that lets the run go), then, where "
+        "its agent imports:",
+        "zh": "本服务器对该运行的占用到期（5 分钟）后会再试。要更早在别处恢复它，请先停止"
+        "本服务器（这会释放该运行），然后在能导入其智能体的地方运行：",
     },
     "run_finished": {"en": "finished", "zh": "已完成"},
     "run_failed": {"en": "failed", "zh": "失败"},

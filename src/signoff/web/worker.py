@@ -9,6 +9,7 @@ each run once and run each approved call once.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Callable
@@ -72,8 +73,9 @@ class EmbeddedWorker:
         why = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, ConfigurationError):  # the agent does not import in this process
             why += (
-                "; start signoff serve where that module imports (or set PYTHONPATH), or "
-                "resume the run where it does; this server tries again in 5 minutes"
+                "; start signoff serve where that module imports (or set PYTHONPATH). This "
+                "server holds the run for 5 minutes, then tries again; stopping it lets the "
+                "run go at once"
             )
         self.failures[run.id] = why
         self.report(f"signoff serve: could not resume run {run.id}: {why}")
@@ -94,6 +96,10 @@ class EmbeddedWorker:
                     self.report(f"signoff serve: the worker stopped on {type(exc).__name__}: {exc}")
                     self._stop.wait(RETRY_AFTER_ERROR)
         finally:
+            # the runs it could not rebuild are let go at once, for a process that can
+            for run_id in list(self.failures):
+                with contextlib.suppress(Exception):
+                    store.release_run(run_id, self.name)
             if self.shared is None:
                 store.close()
 
