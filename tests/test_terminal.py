@@ -11,7 +11,7 @@ from typing import Any, TextIO, cast
 import pytest
 from rich.cells import cell_len
 
-from signoff.channels import Prompt
+from signoff.channels import Prompt, StopRequested
 from signoff.channels.terminal import (
     INTERRUPTED_REASON,
     NO_REVIEWER,
@@ -274,19 +274,46 @@ def test_require_tty_with_injected_pipe_rejects() -> None:
 
 
 class Interrupting:
-    """A reviewer who presses Ctrl-C at the prompt."""
+    """A reviewer who presses Ctrl-C (None) or types a line, in turn."""
+
+    def __init__(self, *keys: str | None) -> None:
+        self.keys = list(keys)
 
     def readline(self) -> str:
-        raise KeyboardInterrupt
+        key = self.keys.pop(0) if self.keys else ""
+        if key is None:
+            raise KeyboardInterrupt
+        return key
 
     def isatty(self) -> bool:
         return True
 
 
-def test_ctrl_c_rejects() -> None:
-    channel = TerminalChannel(cast(TextIO, Interrupting()), io.StringIO(), actor=ACTOR)
-    decision = channel.decide(Prompt(make_request(), accept_all))
+def interrupted(*keys: str | None) -> tuple[Decision, str]:
+    out = io.StringIO()
+    channel = TerminalChannel(cast(TextIO, Interrupting(*keys)), out, actor=ACTOR, lang="en")
+    return channel.decide(Prompt(make_request(), accept_all)), out.getvalue()
+
+
+@pytest.mark.parametrize("after", ["\n", "", "x\n"])  # Enter, end of input, anything else
+def test_ctrl_c_rejects_the_call_and_lets_the_agent_go_on(after: str) -> None:
+    decision, out = interrupted(None, after)
     assert decision.kind == "reject" and decision.reason == INTERRUPTED_REASON
+    assert "Ctrl-C or q] stop the agent" in out
+
+
+@pytest.mark.parametrize("keys", [(None, None), (None, "q\n"), ("q\n",), ("stop\n",)])
+def test_a_second_ctrl_c_or_the_stop_key_stops_the_agent(keys: tuple[str | None, ...]) -> None:
+    out = io.StringIO()
+    channel = TerminalChannel(cast(TextIO, Interrupting(*keys)), out, actor=ACTOR, lang="en")
+    with pytest.raises(StopRequested):
+        channel.decide(Prompt(make_request(), accept_all))
+    assert "Stopping the agent; this call stays undecided." in out.getvalue()
+
+
+def test_stop_is_a_keyboard_interrupt_that_no_except_exception_turns_into_a_decision() -> None:
+    assert issubclass(StopRequested, KeyboardInterrupt)
+    assert not issubclass(StopRequested, Exception)
 
 
 def test_endless_help_is_bounded() -> None:
@@ -484,7 +511,7 @@ def test_concurrent_prompts_are_not_interleaved() -> None:
 # ----------------------------------------------------------------------------- real terminal
 
 REAL_TTY_SCRIPT = r"""
-from signoff.channels import Prompt
+from signoff.channels import Prompt, StopRequested
 from signoff.channels.terminal import TerminalChannel
 from signoff.models import Request, ToolCall, Verdict
 
