@@ -6,6 +6,7 @@ import io
 import re
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TextIO, cast
 
 import pytest
@@ -571,3 +572,174 @@ def test_an_edit_judged_deny_cannot_be_confirmed() -> None:
     assert decision.kind == "approve" and decision.arguments is None
     assert "deny: write_file(/etc/**)" in text and "Cancelled" in text
     assert text.count("╭") == 3  # original, edited (denied), original again
+
+
+# ----------------------------------------------------------------------------- always: scope
+
+
+def decide_scoped(answers: str) -> tuple[Decision, str]:
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO(answers), out, lang="en", actor=ACTOR, width=80)
+    prompt = Prompt(
+        make_request(),
+        accept_all,
+        always_rule="write_file(a.txt)",
+        always_scope="run",
+        always_scopes=("run", "project"),
+    )
+    return channel.decide(prompt), out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("answers", "scope"),
+    [("a\n1\n", "run"), ("a\n2\n", "project"), ("a\nproject\n", "project"), ("a\nRUN\n", "run")],
+)
+def test_always_lets_the_person_choose_the_scope(answers: str, scope: str) -> None:
+    decision, out = decide_scoped(answers)
+    assert decision.kind == "approve_always" and decision.scope == scope
+    assert decision.rule == "write_file(a.txt)"
+    assert "[1] this run" in out and "[2] this project (.signoff/settings.local.toml)" in out
+
+
+@pytest.mark.parametrize("pick", ["", "3", "0", "y", "session"])
+def test_always_with_no_valid_scope_saves_nothing(pick: str) -> None:
+    decision, out = decide_scoped(f"a\n{pick}\ns\n")
+    assert decision.kind == "skip" and "Cancelled" in out
+
+
+def test_the_gate_offers_the_session_and_the_project(tmp_path: Path) -> None:
+    from signoff.gate import Gate
+    from signoff.policy import Policy
+    from signoff.settings import LOCAL_FILE, Settings, load_settings
+
+    policy = Policy(Settings(), workspace=tmp_path)
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO("a\n2\n"), out, lang="en", actor=ACTOR, width=80)
+    gate = Gate(policy, channel)
+    result = gate.execute(
+        ToolCall("execute_command", {"command": "rm -rf build/"}), lambda **kw: "done"
+    )
+    assert result.outcome == "ran", result
+    assert "[1] this session" in out.getvalue()
+    assert "execute_command(rm -rf build/)" in (tmp_path / LOCAL_FILE).read_text()
+    assert [r.text for r in load_settings(tmp_path, user=False).allow] == [
+        "execute_command(rm -rf build/)"
+    ]
+
+
+# ----------------------------------------------------------------------------- edit: $EDITOR
+
+
+def test_editor_is_not_used_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDITOR", "/nonexistent/editor")
+    decision, out = decide('e\n{"path": "b.txt"}\n\ny\n')
+    assert decision.kind == "edit" and decision.arguments == {"path": "b.txt"}
+    assert "Opening" not in out
+
+
+EDITOR_SCRIPT = """
+import sys
+from signoff.channels import Prompt
+from signoff.channels.terminal import TerminalChannel
+from signoff.models import Request, ToolCall, Verdict
+
+def judge(arguments):
+    return Request(id="r", call=ToolCall("write_file", dict(arguments)),
+                   verdict=Verdict("ask", "high", "judged:" + arguments.get("path", "?"), ()))
+
+request = Request(
+    id="r", call=ToolCall("write_file", {"path": "a.txt", "content": "x"}),
+    verdict=Verdict("ask", "high", None, ("writes a file",)),
+)
+def validate(arguments):
+    return None if arguments.get("path") != "/etc/passwd" else "path is outside the workspace"
+
+decision = TerminalChannel(lang="en").decide(Prompt(request, validate, judge_edit=judge))
+print("DECISION", decision.kind, decision.arguments)
+"""
+
+
+def run_with_editor(tmp_path: Path, editor: str, keys: list[tuple[str, str]]) -> str:
+    import os
+    import sys
+
+    pexpect = pytest.importorskip("pexpect")
+    env = {k: v for k, v in os.environ.items() if k not in ("SIGNOFF_LANG", "VISUAL")}
+    env.update(TERM="xterm", EDITOR=editor)
+    log = io.StringIO()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", EDITOR_SCRIPT],
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 100),
+        env=env,
+        cwd=str(tmp_path),
+    )
+    child.logfile_read = log
+    for expected, line in keys:
+        child.expect(expected)
+        child.sendline(line)
+    child.expect("DECISION")
+    child.expect(pexpect.EOF)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", log.getvalue())
+
+
+def editor_writing(tmp_path: Path, new_text: str) -> str:
+    import shlex
+    import sys
+
+    script = tmp_path / "ed.py"
+    script.write_text(
+        "import sys, json\n"
+        "path = sys.argv[1]\n"
+        "shown = open(path).read()\n"
+        "assert json.loads(shown) == {'path': 'a.txt', 'content': 'x'}\n"
+        'assert shown.startswith(\'{\\n  "path": "a.txt",\\n\')\n'
+        f"open(path, 'w').write({new_text!r})\n"
+    )
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+
+
+def test_editor_edit_shows_the_rejudged_call_before_asking(tmp_path: Path) -> None:
+    editor = editor_writing(tmp_path, '{"path": "b.txt", "content": "y"}\n')
+    text = run_with_editor(
+        tmp_path, editor, [("approve", "e"), (r"Approve the edited call\? \[y/N\]", "y")]
+    )
+    assert "Opening" in text and "judged:b.txt" in text
+    assert "DECISION edit {'path': 'b.txt', 'content': 'y'}" in text
+
+
+def test_editor_refused_edit_offers_another_try_or_the_menu(tmp_path: Path) -> None:
+    editor = editor_writing(tmp_path, '{"path": "/etc/passwd", "content": "y"}\n')
+    text = run_with_editor(
+        tmp_path, editor, [("approve", "e"), (r"\[e\] edit again", ""), ("approve", "s")]
+    )
+    assert "path is outside the workspace" in text and "Cancelled" in text
+    assert "DECISION skip None" in text
+
+
+@pytest.mark.parametrize("content", ["", "{not json"])
+def test_editor_empty_or_bad_json_never_approves(tmp_path: Path, content: str) -> None:
+    editor = editor_writing(tmp_path, content)
+    keys = [("approve", "e")]
+    if content:
+        keys.append((r"\[e\] edit again", ""))
+    keys.append(("approve", "s"))
+    text = run_with_editor(tmp_path, editor, keys)
+    assert "DECISION skip None" in text
+
+
+def test_an_editor_that_cannot_start_falls_back_to_the_prompt(tmp_path: Path) -> None:
+    text = run_with_editor(
+        tmp_path,
+        "/nonexistent/editor --wait",
+        [
+            ("approve", "e"),
+            ("json> ", '{"path": "c.txt", "content": "z"}'),
+            ("> ", ""),
+            (r"Approve the edited call\? \[y/N\]", "y"),
+        ],
+    )
+    assert "The editor did not run" in text
+    assert "DECISION edit {'path': 'c.txt', 'content': 'z'}" in text
