@@ -323,7 +323,7 @@ def pasted_until_finished(
 def test_without_a_terminal_the_printed_commands_finish_the_run_from_another_directory(
     tmp_path: Path, home: Path
 ) -> None:
-    ws = tmp_path / "ws"
+    ws = tmp_path / "my ws's $HOME"  # quoted for the shell, or the commands break
     first = signoff("demo", "--workspace", str(ws), cwd=tmp_path, home=home)
     assert first.returncode == 0, first.stderr
     out = first.stdout
@@ -372,6 +372,29 @@ def test_the_printed_commands_name_a_postgresql_store(tmp_path: Path, home: Path
         assert not (ws / ".signoff" / "signoff.db").exists()
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("db", ["elsewhere.db", "sqlite:///elsewhere.db"])
+def test_a_relative_store_path_is_printed_absolute(tmp_path: Path, home: Path, db: str) -> None:
+    ws = tmp_path / "ws"
+    first = signoff("demo", "--workspace", str(ws), "--db", db, cwd=tmp_path, home=home)
+    assert first.returncode == 0, first.stderr
+    assert f"saved in the SQLite file {tmp_path}/elsewhere.db" in first.stdout
+    commands = printed_commands(first.stdout)
+    assert str(tmp_path / "elsewhere.db") in commands["inbox"][-1]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    inbox = signoff(cwd=elsewhere, home=home, words=commands["inbox"])
+    assert inbox.returncode == 0 and "rm -rf build/" in inbox.stdout, inbox.stderr
+
+
+def test_a_memory_store_prints_no_commands_that_cannot_work(tmp_path: Path, home: Path) -> None:
+    first = signoff(
+        "demo", "--workspace", str(tmp_path / "ws"), "--db", "memory:", cwd=tmp_path, home=home
+    )
+    assert first.returncode == 0, first.stderr
+    assert "memory (lost when the demo ends)" in first.stdout
+    assert printed_commands(first.stdout) == {}
 
 
 def test_the_finished_demo_next_steps_run_from_another_directory(

@@ -117,15 +117,25 @@ def command_words() -> list[str]:
     return ["signoff"] if on_path else [sys.executable, "-m", "signoff"]
 
 
+MEMORY = ("memory:", "memory://", ":memory:")
+
+
 def store_url(root: Path, db: str | None) -> str:
-    return db if db is not None else default_url(root)
+    """The store the demo uses, with a file named by its absolute path (a relative one
+    would name another file once the command is pasted in another directory)."""
+    url = db if db is not None else default_url(root)
+    if url in MEMORY or url.startswith(("postgresql://", "postgres://")):
+        return url
+    if url.startswith("sqlite:///"):
+        return "sqlite:///" + os.path.abspath(url.removeprefix("sqlite:///"))
+    return url if "://" in url else os.path.abspath(url)
 
 
 def store_words(root: Path, db: str | None) -> list[str]:
     """`--workspace ROOT`, plus `--db URL` when the store is not the workspace's own file."""
     words = ["--workspace", str(root)]
     url = store_url(root, db)
-    if url != str(root / DEFAULT_PATH):
+    if url != str(root / DEFAULT_PATH) and url != "sqlite:///" + str(root / DEFAULT_PATH):
         words += ["--db", url]
     return words
 
@@ -139,7 +149,7 @@ def describe_store(url: str) -> str:
         user = f"{parts.username}@" if parts.username else ""
         shown = urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, "", ""))
         return f"the PostgreSQL database {shown}"
-    if url in ("memory:", "memory://", ":memory:"):
+    if url in MEMORY:
         return "memory (lost when the demo ends)"
     return f"the SQLite file {url.removeprefix('sqlite:///')}"
 
@@ -150,6 +160,7 @@ class Commands:
     def __init__(self, root: Path, db: str | None) -> None:
         self.signoff = command_words()
         self.store = store_words(root, db)
+        self.usable = store_url(root, db) not in MEMORY  # no other process sees memory
 
     def __call__(self, *words: str, store: bool = True) -> str:
         return shlex.join([*self.signoff, *words, *(self.store if store else ())])
@@ -167,6 +178,10 @@ def print_waiting(run: Run, store: Store, cmd: Commands, where: str, out: Consol
         request = store.get_request(request_id)
         out.print(f"  waiting: {request_id}  {label(request.call.to_json())}")
     first = run.waiting_on[0] if run.waiting_on else "ID"
+    if not cmd.usable:
+        out.print("It ends with this process: run the demo with the default store, or --db, to")
+        out.print("decide and resume it from other shells.")
+        return
     out.print("Decide and resume it from any shell, in any directory:")
     out.print(f"  {cmd('inbox')}")
     out.print(f"  {cmd('show', first)}")
@@ -176,6 +191,8 @@ def print_waiting(run: Run, store: Store, cmd: Commands, where: str, out: Consol
 
 
 def print_next_steps(run: Run, cmd: Commands, out: Console) -> None:
+    if not cmd.usable:
+        return
     out.print(Text("Next steps (these work from any directory):", style="bold"))
     out.print(f"  {cmd('review')}")
     out.print("      what ran without asking; undo a change with: revert ID")
