@@ -451,3 +451,27 @@ def test_the_signoff_it_names_is_absolute_when_not_on_path(tmp_path: Path, home:
         inbox, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert pasted.returncode == 0 and "rm -rf build/" in pasted.stdout, pasted.stderr
+
+
+def test_stopped_at_the_question_the_printed_answer_finishes_the_run(
+    tmp_path: Path, home: Path
+) -> None:
+    ws = tmp_path / "ws"
+    demo = Demo(ws, home)
+    for _ in range(2):
+        demo.expect(MENU)
+        demo.sendline("y")
+    demo.expect("Which version")
+    demo.expect("/q stop")
+    demo.sendline("/q")
+    text = demo.finish()
+    assert "Stopped." in text and "until a person decides" in text
+    commands = printed_commands(text)
+    assert "approve" not in commands  # a question is answered, not approved
+    assert "0.2.0" in commands["answer"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for step in ("answer", "resume"):
+        done = signoff(cwd=elsewhere, home=home, words=commands[step])
+        assert done.returncode == 0, done.stderr
+    assert tool_results(ws)["call_ask"] == "0.2.0"

@@ -68,8 +68,8 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "zh": "仅按回车不会做出任何决定：输入 y 批准，n 拒绝，? 查看帮助。",
     },
     "menu_ask": {
-        "en": "Type your answer{pick} and press Enter.  /s skip  /n reject  /? help",
-        "zh": "输入你的回答{pick}后按回车。  /s 跳过  /n 拒绝  /? 帮助",
+        "en": "Type your answer{pick} and press Enter.  /s skip  /n reject  /q stop  /? help",
+        "zh": "输入你的回答{pick}后按回车。  /s 跳过  /n 拒绝  /q 停止  /? 帮助",
     },
     "menu_ask_pick": {"en": " (or an option number)", "zh": "（或选项编号）"},
     "help": {
@@ -104,12 +104,14 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "en": (
             "Type your answer and press Enter; it is returned to the agent as the result.\n"
             "A number picks the option with that number.\n"
-            "/s skips the question, /n rejects it (you give a reason), /? shows this help."
+            "/s skips the question, /n rejects it (you give a reason), /q stops the agent\n"
+            "(the question stays unanswered), /? shows this help."
         ),
         "zh": (
             "输入回答并按回车，回答将作为结果返回给智能体。\n"
             "输入数字可选择对应编号的选项。\n"
-            "/s 跳过问题，/n 拒绝（需填写原因），/? 显示本帮助。"
+            "/s 跳过问题，/n 拒绝（需填写原因），/q 停止智能体（问题保持未回答），\n"
+            "/? 显示本帮助。"
         ),
     },
     "unreadable": {

@@ -6,8 +6,9 @@ but an explicit `y`, a confirmed `a`, a validated and confirmed edit or an answe
 question lets a call through.
 
 Ctrl-C rejects the call in front of the person and asks whether the agent may go on; a
-second Ctrl-C there, or the stop key (`q`) at any box, raises `StopRequested`: the agent
-stops and the request is left undecided (a durable run stays paused, nothing is lost).
+second Ctrl-C there, or the stop key (`q`, `/q` at a question) at any box, raises
+`StopRequested`: the agent stops and the request is left undecided (a durable run stays
+paused, nothing is lost).
 
 Editing opens $VISUAL or $EDITOR on the arguments, pretty-printed, when both ends are a
 terminal; otherwise the JSON is typed at a prompt, ending with a blank line.
@@ -508,6 +509,8 @@ class _Dialog:
             command = _normalise(raw)
             if command in ("/s", "/skip"):
                 return self.decision("skip")
+            if command in ("/q", "/stop"):
+                raise self.stop()
             if command in ("/n", "/reject"):
                 self.strikes = 0
                 return self.reject()

@@ -170,14 +170,15 @@ def print_waiting(run: Run, store: Store, cmd: Commands, where: str, out: Consol
     out.print()
     out.print(
         Text(
-            f"Run {run.id} is paused: nothing it asked for has run. It is saved in {where}.",
+            f"Run {run.id} is paused until a person decides; what waits has not run. "
+            f"It is saved in {where}.",
             style="bold",
         )
     )
-    for request_id in run.waiting_on:
-        request = store.get_request(request_id)
-        out.print(f"  waiting: {request_id}  {label(request.call.to_json())}")
-    first = run.waiting_on[0] if run.waiting_on else "ID"
+    waiting = [store.get_request(request_id) for request_id in run.waiting_on]
+    for request in waiting:
+        out.print(f"  waiting: {request.id}  {label(request.call.to_json())}")
+    first = waiting[0].id if waiting else "ID"
     if not cmd.usable:
         out.print("It ends with this process: run the demo with the default store, or --db, to")
         out.print("decide and resume it from other shells.")
@@ -185,7 +186,12 @@ def print_waiting(run: Run, store: Store, cmd: Commands, where: str, out: Consol
     out.print("Decide and resume it from any shell, in any directory:")
     out.print(f"  {cmd('inbox')}")
     out.print(f"  {cmd('show', first)}")
-    out.print(f"  {cmd('approve', first)}")
+    if waiting and waiting[0].call.name == "ask_human":  # a question is answered
+        options = waiting[0].call.arguments.get("options") or []
+        answer = options[0] if options and isinstance(options[0], str) else "ANSWER"
+        out.print(f"  {cmd('answer', first, answer)}")
+    else:
+        out.print(f"  {cmd('approve', first)}")
     out.print("      (or: reject ID --reason TEXT, edit ID --args JSON, answer ID TEXT, skip ID)")
     out.print(f"  {cmd('resume', run.id)}")
 
