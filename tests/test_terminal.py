@@ -743,3 +743,11 @@ def test_an_editor_that_cannot_start_falls_back_to_the_prompt(tmp_path: Path) ->
     )
     assert "The editor did not run" in text
     assert "DECISION edit {'path': 'c.txt', 'content': 'z'}" in text
+
+
+def test_slash_q_at_a_question_stops_the_agent() -> None:
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO("/q\n"), out, lang="en", actor=ACTOR, width=80)
+    with pytest.raises(StopRequested):
+        channel.decide(Prompt(question(["0.2.0", "1.0.0"]), accept_all))
+    assert "/q stop" in out.getvalue() and "Stopping the agent" in out.getvalue()
