@@ -14,7 +14,7 @@ from ..channels.render import escape_untrusted, render_request
 from ..deciders import Decider, resolve_decider
 from ..exceptions import InvalidInput
 from ..i18n import plural
-from ..models import Decision
+from ..models import ALWAYS_SCOPES, Decision
 from ..present import request_json, requests_json, summary, summary_of
 from ..review import review_items
 from ..runs.worker import resume_run, work
@@ -342,7 +342,7 @@ def register(sub: Any) -> None:
         if name == "approve":
             p.add_argument(
                 "--always",
-                choices=("run", "project"),
+                choices=ALWAYS_SCOPES,
                 help="also remember a grant for the run or the project",
             )
         if name == "edit":
