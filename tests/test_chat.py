@@ -122,7 +122,7 @@ def test_grants_list_revoke_and_clear(workspace: Path) -> None:
     chat.gate.grants.append(grant)  # as if granted again
     chat.handle("/clear")
     assert chat.gate.grants == [] and [m["role"] for m in chat.messages] == ["system"]
-    assert "Cleared the conversation and 1 grant(s)." in out.getvalue()
+    assert "Cleared the conversation and 1 grant." in out.getvalue()
 
 
 def test_inbox_reads_the_sessions_own_store(workspace: Path) -> None:
@@ -385,10 +385,10 @@ def test_terminal_mode_grants_clear_help(workspace: Path) -> None:
         assert "Plan mode: I cannot write." in out and MENU not in out
         assert "mode: default" in term.say("/mode default")
         term.say("clean the build", then=MENU)
-        term.say("a", then="[y/N]")
-        assert "Cleaned." in term.say("y")
+        assert "[1] this session" in term.say("a", then="Type 1-2")
+        assert "Cleaned." in term.say("1")
         assert "execute_command(rm -rf build)" in term.say("/grants")
-        assert "1 grant(s)" in term.say("/clear")
+        assert "1 grant." in term.say("/clear")
         assert "No grants in this session." in term.say("/grants")
         assert "/hitl on|off|status" in term.say("/help")
         assert "Hello again." in term.say("hi")

@@ -6,12 +6,13 @@ import io
 import re
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TextIO, cast
 
 import pytest
 from rich.cells import cell_len
 
-from signoff.channels import Prompt
+from signoff.channels import Prompt, StopRequested
 from signoff.channels.terminal import (
     INTERRUPTED_REASON,
     NO_REVIEWER,
@@ -274,19 +275,46 @@ def test_require_tty_with_injected_pipe_rejects() -> None:
 
 
 class Interrupting:
-    """A reviewer who presses Ctrl-C at the prompt."""
+    """A reviewer who presses Ctrl-C (None) or types a line, in turn."""
+
+    def __init__(self, *keys: str | None) -> None:
+        self.keys = list(keys)
 
     def readline(self) -> str:
-        raise KeyboardInterrupt
+        key = self.keys.pop(0) if self.keys else ""
+        if key is None:
+            raise KeyboardInterrupt
+        return key
 
     def isatty(self) -> bool:
         return True
 
 
-def test_ctrl_c_rejects() -> None:
-    channel = TerminalChannel(cast(TextIO, Interrupting()), io.StringIO(), actor=ACTOR)
-    decision = channel.decide(Prompt(make_request(), accept_all))
+def interrupted(*keys: str | None) -> tuple[Decision, str]:
+    out = io.StringIO()
+    channel = TerminalChannel(cast(TextIO, Interrupting(*keys)), out, actor=ACTOR, lang="en")
+    return channel.decide(Prompt(make_request(), accept_all)), out.getvalue()
+
+
+@pytest.mark.parametrize("after", ["\n", "", "x\n"])  # Enter, end of input, anything else
+def test_ctrl_c_rejects_the_call_and_lets_the_agent_go_on(after: str) -> None:
+    decision, out = interrupted(None, after)
     assert decision.kind == "reject" and decision.reason == INTERRUPTED_REASON
+    assert "Ctrl-C or q] stop the agent" in out
+
+
+@pytest.mark.parametrize("keys", [(None, None), (None, "q\n"), ("q\n",), ("stop\n",)])
+def test_a_second_ctrl_c_or_the_stop_key_stops_the_agent(keys: tuple[str | None, ...]) -> None:
+    out = io.StringIO()
+    channel = TerminalChannel(cast(TextIO, Interrupting(*keys)), out, actor=ACTOR, lang="en")
+    with pytest.raises(StopRequested):
+        channel.decide(Prompt(make_request(), accept_all))
+    assert "Stopping the agent; this call stays undecided." in out.getvalue()
+
+
+def test_stop_is_a_keyboard_interrupt_that_no_except_exception_turns_into_a_decision() -> None:
+    assert issubclass(StopRequested, KeyboardInterrupt)
+    assert not issubclass(StopRequested, Exception)
 
 
 def test_endless_help_is_bounded() -> None:
@@ -484,7 +512,7 @@ def test_concurrent_prompts_are_not_interleaved() -> None:
 # ----------------------------------------------------------------------------- real terminal
 
 REAL_TTY_SCRIPT = r"""
-from signoff.channels import Prompt
+from signoff.channels import Prompt, StopRequested
 from signoff.channels.terminal import TerminalChannel
 from signoff.models import Request, ToolCall, Verdict
 
@@ -544,3 +572,183 @@ def test_an_edit_judged_deny_cannot_be_confirmed() -> None:
     assert decision.kind == "approve" and decision.arguments is None
     assert "deny: write_file(/etc/**)" in text and "Cancelled" in text
     assert text.count("╭") == 3  # original, edited (denied), original again
+
+
+# ----------------------------------------------------------------------------- always: scope
+
+
+def decide_scoped(answers: str) -> tuple[Decision, str]:
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO(answers), out, lang="en", actor=ACTOR, width=80)
+    prompt = Prompt(
+        make_request(),
+        accept_all,
+        always_rule="write_file(a.txt)",
+        always_scope="run",
+        always_scopes=("run", "project"),
+    )
+    return channel.decide(prompt), out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("answers", "scope"),
+    [("a\n1\n", "run"), ("a\n2\n", "project"), ("a\nproject\n", "project"), ("a\nRUN\n", "run")],
+)
+def test_always_lets_the_person_choose_the_scope(answers: str, scope: str) -> None:
+    decision, out = decide_scoped(answers)
+    assert decision.kind == "approve_always" and decision.scope == scope
+    assert decision.rule == "write_file(a.txt)"
+    assert "[1] this run" in out and "[2] this project (.signoff/settings.local.toml)" in out
+
+
+@pytest.mark.parametrize("pick", ["", "3", "0", "y", "session"])
+def test_always_with_no_valid_scope_saves_nothing(pick: str) -> None:
+    decision, out = decide_scoped(f"a\n{pick}\ns\n")
+    assert decision.kind == "skip" and "Cancelled" in out
+
+
+def test_the_gate_offers_the_session_and_the_project(tmp_path: Path) -> None:
+    from signoff.gate import Gate
+    from signoff.policy import Policy
+    from signoff.settings import LOCAL_FILE, Settings, load_settings
+
+    policy = Policy(Settings(), workspace=tmp_path)
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO("a\n2\n"), out, lang="en", actor=ACTOR, width=80)
+    gate = Gate(policy, channel)
+    result = gate.execute(
+        ToolCall("execute_command", {"command": "rm -rf build/"}), lambda **kw: "done"
+    )
+    assert result.outcome == "ran", result
+    assert "[1] this session" in out.getvalue()
+    assert "execute_command(rm -rf build/)" in (tmp_path / LOCAL_FILE).read_text()
+    assert [r.text for r in load_settings(tmp_path, user=False).allow] == [
+        "execute_command(rm -rf build/)"
+    ]
+
+
+# ----------------------------------------------------------------------------- edit: $EDITOR
+
+
+def test_editor_is_not_used_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDITOR", "/nonexistent/editor")
+    decision, out = decide('e\n{"path": "b.txt"}\n\ny\n')
+    assert decision.kind == "edit" and decision.arguments == {"path": "b.txt"}
+    assert "Opening" not in out
+
+
+EDITOR_SCRIPT = """
+import sys
+from signoff.channels import Prompt
+from signoff.channels.terminal import TerminalChannel
+from signoff.models import Request, ToolCall, Verdict
+
+def judge(arguments):
+    return Request(id="r", call=ToolCall("write_file", dict(arguments)),
+                   verdict=Verdict("ask", "high", "judged:" + arguments.get("path", "?"), ()))
+
+request = Request(
+    id="r", call=ToolCall("write_file", {"path": "a.txt", "content": "x"}),
+    verdict=Verdict("ask", "high", None, ("writes a file",)),
+)
+def validate(arguments):
+    return None if arguments.get("path") != "/etc/passwd" else "path is outside the workspace"
+
+decision = TerminalChannel(lang="en").decide(Prompt(request, validate, judge_edit=judge))
+print("DECISION", decision.kind, decision.arguments)
+"""
+
+
+def run_with_editor(tmp_path: Path, editor: str, keys: list[tuple[str, str]]) -> str:
+    import os
+    import sys
+
+    pexpect = pytest.importorskip("pexpect")
+    env = {k: v for k, v in os.environ.items() if k not in ("SIGNOFF_LANG", "VISUAL")}
+    env.update(TERM="xterm", EDITOR=editor)
+    log = io.StringIO()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", EDITOR_SCRIPT],
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 100),
+        env=env,
+        cwd=str(tmp_path),
+    )
+    child.logfile_read = log
+    for expected, line in keys:
+        child.expect(expected)
+        child.sendline(line)
+    child.expect("DECISION")
+    child.expect(pexpect.EOF)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", log.getvalue())
+
+
+def editor_writing(tmp_path: Path, new_text: str) -> str:
+    import shlex
+    import sys
+
+    script = tmp_path / "ed.py"
+    script.write_text(
+        "import sys, json\n"
+        "path = sys.argv[1]\n"
+        "shown = open(path).read()\n"
+        "assert json.loads(shown) == {'path': 'a.txt', 'content': 'x'}\n"
+        'assert shown.startswith(\'{\\n  "path": "a.txt",\\n\')\n'
+        f"open(path, 'w').write({new_text!r})\n"
+    )
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+
+
+def test_editor_edit_shows_the_rejudged_call_before_asking(tmp_path: Path) -> None:
+    editor = editor_writing(tmp_path, '{"path": "b.txt", "content": "y"}\n')
+    text = run_with_editor(
+        tmp_path, editor, [("approve", "e"), (r"Approve the edited call\? \[y/N\]", "y")]
+    )
+    assert "Opening" in text and "judged:b.txt" in text
+    assert "DECISION edit {'path': 'b.txt', 'content': 'y'}" in text
+
+
+def test_editor_refused_edit_offers_another_try_or_the_menu(tmp_path: Path) -> None:
+    editor = editor_writing(tmp_path, '{"path": "/etc/passwd", "content": "y"}\n')
+    text = run_with_editor(
+        tmp_path, editor, [("approve", "e"), (r"\[e\] edit again", ""), ("approve", "s")]
+    )
+    assert "path is outside the workspace" in text and "Cancelled" in text
+    assert "DECISION skip None" in text
+
+
+@pytest.mark.parametrize("content", ["", "{not json"])
+def test_editor_empty_or_bad_json_never_approves(tmp_path: Path, content: str) -> None:
+    editor = editor_writing(tmp_path, content)
+    keys = [("approve", "e")]
+    if content:
+        keys.append((r"\[e\] edit again", ""))
+    keys.append(("approve", "s"))
+    text = run_with_editor(tmp_path, editor, keys)
+    assert "DECISION skip None" in text
+
+
+def test_an_editor_that_cannot_start_falls_back_to_the_prompt(tmp_path: Path) -> None:
+    text = run_with_editor(
+        tmp_path,
+        "/nonexistent/editor --wait",
+        [
+            ("approve", "e"),
+            ("json> ", '{"path": "c.txt", "content": "z"}'),
+            ("> ", ""),
+            (r"Approve the edited call\? \[y/N\]", "y"),
+        ],
+    )
+    assert "The editor did not run" in text
+    assert "DECISION edit {'path': 'c.txt', 'content': 'z'}" in text
+
+
+def test_slash_q_at_a_question_stops_the_agent() -> None:
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO("/q\n"), out, lang="en", actor=ACTOR, width=80)
+    with pytest.raises(StopRequested):
+        channel.decide(Prompt(question(["0.2.0", "1.0.0"]), accept_all))
+    text = " ".join(out.getvalue().split())  # the key line wraps at 80 columns
+    assert "/q stop" in text and "Stopping the agent" in text

@@ -273,6 +273,7 @@ class Gate:
             validate_edit=lambda args: self._edit_problem(call, args),
             always_rule=verdict.suggested_rule,
             always_scope="session",
+            always_scopes=("session", "project"),
             schema=spec.schema,
             judge_edit=lambda args: self._edited_request(request, args),
         )

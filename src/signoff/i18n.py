@@ -60,16 +60,16 @@ MESSAGES: dict[str, dict[Lang, str]] = {
     "effect_deny": {"en": "deny", "zh": "拒绝"},
     # menu and dialogs
     "menu": {
-        "en": "[y] approve  [a] always  [n] reject  [s] skip  [e] edit  [?] help",
-        "zh": "[y] 批准  [a] 总是允许  [n] 拒绝  [s] 跳过  [e] 修改参数  [?] 帮助",
+        "en": "[y] approve  [a] always  [n] reject  [s] skip  [e] edit  [q] stop  [?] help",
+        "zh": "[y] 批准  [a] 总是允许  [n] 拒绝  [s] 跳过  [e] 修改参数  [q] 停止  [?] 帮助",
     },
     "enter_decides_nothing": {
         "en": "Enter alone decides nothing: type y to approve, n to reject, ? for help.",
         "zh": "仅按回车不会做出任何决定：输入 y 批准，n 拒绝，? 查看帮助。",
     },
     "menu_ask": {
-        "en": "Type your answer{pick} and press Enter.  /s skip  /n reject  /? help",
-        "zh": "输入你的回答{pick}后按回车。  /s 跳过  /n 拒绝  /? 帮助",
+        "en": "Type your answer{pick} and press Enter.  /s skip  /n reject  /q stop  /? help",
+        "zh": "输入你的回答{pick}后按回车。  /s 跳过  /n 拒绝  /q 停止  /? 帮助",
     },
     "menu_ask_pick": {"en": " (or an option number)", "zh": "（或选项编号）"},
     "help": {
@@ -78,32 +78,40 @@ MESSAGES: dict[str, dict[Lang, str]] = {
             "a           approve and remember a rule (you see the rule first)\n"
             "n           reject; you give a reason, which goes back to the agent\n"
             "s           skip this call; the agent is told it did not run\n"
-            "e           edit the arguments as JSON; they are judged again and shown\n"
+            "e           edit the arguments as JSON ($VISUAL or $EDITOR if set); they are\n"
+            "            judged again and shown before you approve them\n"
+            "q           stop the agent; this call stays undecided\n"
             "?           this help\n"
             "Keys typed before the box appeared are ignored.\n"
-            "Five unreadable answers in a row reject the call. Ctrl-C rejects it."
+            "Five unreadable answers in a row reject the call. Ctrl-C rejects it;\n"
+            "a second Ctrl-C stops the agent."
         ),
         "zh": (
             "y          仅批准这一次调用（仅按回车不会做出决定）\n"
             "a          批准并记住一条规则（先显示规则）\n"
             "n          拒绝；需填写原因，原因会返回给智能体\n"
             "s          跳过此调用；智能体会得知它未执行\n"
-            "e          以 JSON 修改参数；修改后会重新判定并显示\n"
+            "e          以 JSON 修改参数（若设置了 $VISUAL 或 $EDITOR 则用编辑器）；\n"
+            "           修改后会重新判定并显示，再由你批准\n"
+            "q          停止智能体；此调用保持未决定\n"
             "?          显示本帮助\n"
             "在审批框出现之前输入的按键会被忽略。\n"
-            "连续五次无法识别的输入将拒绝此调用。按 Ctrl-C 也会拒绝。"
+            "连续五次无法识别的输入将拒绝此调用。按 Ctrl-C 会拒绝此调用；\n"
+            "再按一次 Ctrl-C 则停止智能体。"
         ),
     },
     "help_ask": {
         "en": (
             "Type your answer and press Enter; it is returned to the agent as the result.\n"
             "A number picks the option with that number.\n"
-            "/s skips the question, /n rejects it (you give a reason), /? shows this help."
+            "/s skips the question, /n rejects it (you give a reason), /q stops the agent\n"
+            "(the question stays unanswered), /? shows this help."
         ),
         "zh": (
             "输入回答并按回车，回答将作为结果返回给智能体。\n"
             "输入数字可选择对应编号的选项。\n"
-            "/s 跳过问题，/n 拒绝（需填写原因），/? 显示本帮助。"
+            "/s 跳过问题，/n 拒绝（需填写原因），/q 停止智能体（问题保持未回答），\n"
+            "/? 显示本帮助。"
         ),
     },
     "unreadable": {
@@ -125,6 +133,14 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "zh": "此调用无法记住规则；请改用 y 仅批准一次。",
     },
     "always_confirm": {"en": "Save it and approve? [y/N] ", "zh": "保存并批准？[y/N] "},
+    "always_rule": {
+        "en": "This will save the rule {rule}. Remember it for:",
+        "zh": "将保存规则 {rule}。作用范围：",
+    },
+    "always_pick": {
+        "en": "Type 1-{n} to save it for that scope and approve (Enter cancels): ",
+        "zh": "输入 1-{n} 按该范围保存并批准（回车取消）：",
+    },
     "cancelled": {"en": "Cancelled; back to the menu.", "zh": "已取消，返回菜单。"},
     "scope_run": {"en": "this run", "zh": "本次运行"},
     "scope_session": {"en": "this session", "zh": "本次会话"},
@@ -166,6 +182,22 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "en": "These arguments are not accepted: {error}",
         "zh": "修改后的参数未通过检查：{error}",
     },
+    "edit_again": {
+        "en": "[e] edit again  [Enter] back to the menu: ",
+        "zh": "[e] 重新修改  [回车] 返回菜单：",
+    },
+    "edit_unchanged": {
+        "en": "The arguments are unchanged; back to the menu.",
+        "zh": "参数未改变，返回菜单。",
+    },
+    "edit_opening": {
+        "en": "Opening {editor}; save and quit to continue (an empty file cancels).",
+        "zh": "正在打开 {editor}；保存并退出后继续（清空文件则取消）。",
+    },
+    "edit_no_editor": {
+        "en": "The editor did not run ({error}); type the JSON here instead.",
+        "zh": "编辑器未能运行（{error}）；请在此处输入 JSON。",
+    },
     "edit_retry": {
         "en": "Try again, or enter a blank line to go back to the menu.",
         "zh": "请重试，或输入空行返回菜单。",
@@ -185,6 +217,14 @@ MESSAGES: dict[str, dict[Lang, str]] = {
     "interrupted": {
         "en": "Interrupted: the call is rejected.",
         "zh": "已中断：此调用已被拒绝。",
+    },
+    "interrupted_prompt": {
+        "en": "[Ctrl-C or q] stop the agent  [Enter] let it go on without this call: ",
+        "zh": "[Ctrl-C 或 q] 停止智能体  [回车] 不执行此调用，让它继续：",
+    },
+    "stopping": {
+        "en": "Stopping the agent; this call stays undecided.",
+        "zh": "正在停止智能体；此调用保持未决定。",
     },
     "decided_approve": {"en": "Approved.", "zh": "已批准。"},
     "decided_approve_always": {"en": "Approved; rule saved.", "zh": "已批准，规则已保存。"},
@@ -207,4 +247,10 @@ def t(key: str, lang: Lang, **values: object) -> str:
     return text.format(**values) if values else text
 
 
-__all__ = ["LANGS", "MESSAGES", "Lang", "resolve_lang", "t"]
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """ "1 change", "2 changes", "0 changes": the count with its noun in the right number
+    (English; `many` when the plural is not the noun plus "s")."""
+    return f"{count:,} {noun if count == 1 else (many or noun + 's')}"
+
+
+__all__ = ["LANGS", "MESSAGES", "Lang", "plural", "resolve_lang", "t"]

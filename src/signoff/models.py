@@ -28,6 +28,10 @@ EFFECTS: tuple[Effect, ...] = get_args(Effect)
 RISKS: tuple[Risk, ...] = get_args(Risk)
 DECISION_KINDS: tuple[DecisionKind, ...] = get_args(DecisionKind)
 GRANT_SCOPES: tuple[GrantScope, ...] = get_args(GrantScope)
+# What a person may choose for "always" on a stored run (web, CLI, terminal): this run,
+# or the project (written to .signoff/settings.local.toml). In-process gates offer
+# "session" in place of "run".
+ALWAYS_SCOPES: tuple[GrantScope, ...] = ("run", "project")
 
 SCHEMA_VERSION = 1
 MAX_DEPTH = 64  # arguments nested deeper are refused (a 5,000-deep list broke the driver)

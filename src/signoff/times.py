@@ -26,4 +26,21 @@ def age(ts: float) -> str:
     return f"{seconds}s"
 
 
-__all__ = ["age", "when"]
+def relative(ts: float, now: float | None = None) -> str:
+    """How far away in words: "in 59 min", "in 23 h 5 min", "in 3 days", "2 min ago"."""
+    now = time.time() if now is None else now
+    seconds = round(ts - now)
+    span = abs(seconds)
+    if span < 60:
+        words = f"{span} s"
+    elif span < 3600:
+        words = f"{span // 60} min"
+    elif span < 2 * 86400:
+        hours, minutes = divmod(span // 60, 60)
+        words = f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    else:
+        words = f"{span // 86400} days"
+    return f"in {words}" if seconds >= 0 else f"{words} ago"
+
+
+__all__ = ["age", "relative", "when"]

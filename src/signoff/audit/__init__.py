@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..exceptions import IntegrityError, InvalidInput
+from ..i18n import plural
 from ..kinds import (
     GRANT_ADDED,
     GRANT_REVOKED,
@@ -338,8 +339,9 @@ def verify_store(store: Store) -> VerifyReport:
         if bad_requests:
             ok = False
             message = (
-                f"{len(bad_requests)} request(s) or grant(s) were changed in the "
-                "database: a binding, decision record or grant MAC does not verify"
+                f"{plural(len(bad_requests), 'request or grant', 'requests or grants')} "
+                f"{'was' if len(bad_requests) == 1 else 'were'} changed in the database: "
+                "a binding, decision record or grant MAC does not verify"
             )
     return VerifyReport(
         ok, "store", head_seq, head_seq, head_hash, message, bad, bad_entry, last_good, bad_requests

@@ -27,8 +27,22 @@ class Prompt:
     validate_edit: EditValidator
     always_rule: str | None = None  # the exact rule "always" would save
     always_scope: GrantScope = "session"
+    # The scopes the person may choose between for "always" (the first is the narrowest);
+    # empty means `always_scope` only.
+    always_scopes: tuple[GrantScope, ...] = ()
     schema: Mapping[str, Any] | None = None
     judge_edit: EditJudge | None = None  # without it the edited arguments are shown as is
+
+    @property
+    def scopes(self) -> tuple[GrantScope, ...]:
+        return tuple(dict.fromkeys(self.always_scopes)) or (self.always_scope,)
+
+
+class StopRequested(KeyboardInterrupt):
+    """The person asked to stop the agent (Ctrl-C twice, or the stop key), not just to
+    reject one call. A `KeyboardInterrupt`, so that code which stops on Ctrl-C stops on it
+    too, and no `except Exception` turns it into a decision; the request it interrupted
+    stays undecided."""
 
 
 class Channel(Protocol):
@@ -45,4 +59,11 @@ class RejectingChannel:
         return Decision(kind="reject", actor="signoff", reason=self.reason)
 
 
-__all__ = ["Channel", "EditJudge", "EditValidator", "Prompt", "RejectingChannel"]
+__all__ = [
+    "Channel",
+    "EditJudge",
+    "EditValidator",
+    "Prompt",
+    "RejectingChannel",
+    "StopRequested",
+]

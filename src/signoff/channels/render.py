@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from rich.text import Text
 
 from ..i18n import Lang, resolve_lang, t
 from ..models import Request
+from ..times import relative, when
 from .escape import escape_json_text, escape_untrusted, safe_json
 
 VALUE_LIMIT = 120  # characters of one argument value shown before it is cut
@@ -174,9 +174,14 @@ def question_parts(request: Request) -> tuple[str, list[str]]:
 
 
 def build_box(
-    request: Request, lang: Lang, *, width: int = DEFAULT_WIDTH, preview_limit: int = PREVIEW_LINES
+    request: Request,
+    lang: Lang,
+    *,
+    width: int = DEFAULT_WIDTH,
+    preview_limit: int = PREVIEW_LINES,
+    now: float | None = None,
 ) -> Table:
-    """The approval box as a rich renderable."""
+    """The approval box as a rich renderable (`now`: the time the expiry is counted from)."""
     verdict = request.verdict
     call = request.call
     risk_key = f"risk_{verdict.risk}"
@@ -209,8 +214,10 @@ def build_box(
     if request.id:
         facts.append((t("request", lang), Text(escape_untrusted(request.id), style="dim")))
     if request.expires_at:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(request.expires_at))
-        facts.append((t("expires", lang), Text(when, style="dim")))
+        # The zone is named (the web and the CLI say UTC too) and the time left is spelled
+        # out, so nobody has to know which zone the agent's machine runs in.
+        expiry = f"{when(request.expires_at)} ({relative(request.expires_at, now)})"
+        facts.append((t("expires", lang), Text(expiry, style="dim")))
     table.add_row(_facts(facts), end_section=True)
 
     if is_question(request):
@@ -283,10 +290,11 @@ def render_request(
     width: int = DEFAULT_WIDTH,
     lang: str | None = None,
     preview_limit: int = PREVIEW_LINES,
+    now: float | None = None,
 ) -> str:
     """The approval box as plain text (no ANSI), for `signoff show` and tests."""
     console = plain_console(width)
-    box_ = build_box(request, resolve_lang(lang), width=width, preview_limit=preview_limit)
+    box_ = build_box(request, resolve_lang(lang), width=width, preview_limit=preview_limit, now=now)
     console.print(box_)
     out = console.file
     assert isinstance(out, io.StringIO)

@@ -5,6 +5,14 @@ a row, or an endless stream of answers that never decide, all end in a rejection
 but an explicit `y`, a confirmed `a`, a validated and confirmed edit or an answer to a
 question lets a call through.
 
+Ctrl-C rejects the call in front of the person and asks whether the agent may go on; a
+second Ctrl-C there, or the stop key (`q`, `/q` at a question) at any box, raises
+`StopRequested`: the agent stops and the request is left undecided (a durable run stays
+paused, nothing is lost).
+
+Editing opens $VISUAL or $EDITOR on the arguments, pretty-printed, when both ends are a
+terminal; otherwise the JSON is typed at a prompt, ending with a blank line.
+
 A key counts only once its box is on the screen: whatever was typed ahead is dropped right
 after each box is drawn (see `keyboard.LineSource`), and Enter alone never decides.
 
@@ -15,7 +23,11 @@ Decision reasons written here go to the model and the audit log, so they stay En
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unicodedata
@@ -29,7 +41,7 @@ from ..deciders import os_user
 from ..exceptions import InvalidInput
 from ..i18n import Lang, resolve_lang, t
 from ..models import Decision, DecisionKind, GrantScope, Request
-from . import Prompt
+from . import Prompt, StopRequested
 from .keyboard import LineSource
 from .render import (
     DEFAULT_WIDTH,
@@ -57,6 +69,7 @@ _REJECT = frozenset({"n", "no", "否", "拒绝"})
 _SKIP = frozenset({"s", "skip", "跳过"})
 _EDIT = frozenset({"e", "edit", "修改"})
 _HELP = frozenset({"?", "h", "help", "帮助"})
+_STOP = frozenset({"q", "quit", "stop", "停止"})
 
 # One terminal per process: prompts from several threads are shown one at a time.
 _TERMINAL_LOCK = threading.RLock()
@@ -222,15 +235,35 @@ class _Dialog:
             return self.auto_reject(NO_REVIEWER, "no_reviewer")
         except _GiveUp as give_up:
             return self.auto_reject(give_up.reason, give_up.message_key)
+        except StopRequested:
+            raise
         except KeyboardInterrupt:
             self.console.print()
             self.say("interrupted", style="bold red")
+            self.go_on_or_stop()
             return Decision(
                 kind="reject",
                 actor=self.channel.actor,
                 reason=INTERRUPTED_REASON,
                 decided_at=time.time(),
             )
+
+    def go_on_or_stop(self) -> None:
+        """After a Ctrl-C: a second one (or the stop key) stops the agent; Enter lets it go
+        on without the call. End of input lets it go on too: the call is rejected anyway."""
+        try:
+            answer = _normalise(self.read(t("interrupted_prompt", self.lang)))
+        except KeyboardInterrupt:
+            self.console.print()
+            raise self.stop() from None
+        except (_NoReviewer, _GiveUp):
+            return
+        if answer in _STOP:
+            raise self.stop()
+
+    def stop(self) -> StopRequested:
+        self.say("stopping", style="bold red")
+        return StopRequested("the reviewer stopped the agent")
 
     def menu(self) -> Decision:
         while True:
@@ -243,6 +276,8 @@ class _Dialog:
                 continue
             if answer in _YES:
                 return self.decision("approve")
+            if answer in _STOP:
+                raise self.stop()
             if answer in _HELP:
                 self.strikes = 0
                 self.say("help")
@@ -274,17 +309,31 @@ class _Dialog:
         if not rule:
             self.say("always_none", style="yellow")
             return None
-        scope: GrantScope = self.prompt.always_scope
-        self.say(
-            "always_show",
-            style="bold",
-            rule=escape_untrusted(rule, newline=False, tab=False),
-            scope=t(f"scope_{scope}", self.lang),
-        )
-        if _normalise(self.read(t("always_confirm", self.lang))) in _YES:
-            return self.decision("approve_always", scope=scope, rule=rule)
+        shown = escape_untrusted(rule, newline=False, tab=False)
+        scopes = self.prompt.scopes
+        if len(scopes) == 1:
+            (scope,) = scopes
+            self.say("always_show", style="bold", rule=shown, scope=t(f"scope_{scope}", self.lang))
+            if _normalise(self.read(t("always_confirm", self.lang))) in _YES:
+                return self.decision("approve_always", scope=scope, rule=rule)
+            self.say("cancelled")
+            return None
+        self.say("always_rule", style="bold", rule=shown)
+        for number, scope in enumerate(scopes, 1):
+            self.console.print(Text(f"  [{number}] {t(f'scope_{scope}', self.lang)}"))
+        answer = _normalise(self.read(t("always_pick", self.lang, n=len(scopes))))
+        chosen = self.scope_named(answer, scopes)
+        if chosen is not None:
+            return self.decision("approve_always", scope=chosen, rule=rule)
         self.say("cancelled")
         return None
+
+    @staticmethod
+    def scope_named(answer: str, scopes: tuple[GrantScope, ...]) -> GrantScope | None:
+        """The scope a person picked by its number or its name; None for anything else."""
+        if answer.isdigit() and 1 <= int(answer) <= len(scopes):
+            return scopes[int(answer) - 1]
+        return next((scope for scope in scopes if answer == scope), None)
 
     def reject(self) -> Decision:
         while True:
@@ -295,6 +344,11 @@ class _Dialog:
 
     def edit(self) -> Decision | None:
         current = json.dumps(dict(self.prompt.request.call.arguments), indent=2, ensure_ascii=False)
+        editor = self.editor()
+        if editor is not None:
+            used, decided = self.edit_in(editor, current)
+            if used:
+                return decided
         self.say("edit_intro")
         self.console.print(Text(escape_untrusted(current).expandtabs(4), style="cyan"))
         schema = self.prompt.schema or {}
@@ -315,6 +369,71 @@ class _Dialog:
                 self.say("edit_retry", style="dim")
                 continue
             return self.confirm_edit(problem)
+
+    def editor(self) -> list[str] | None:
+        """$VISUAL or $EDITOR as a command, when the person is at a terminal both ways."""
+        if self.lines is None or not self.lines.is_terminal or not _isatty(self.console.file):
+            return None
+        for name in ("VISUAL", "EDITOR"):
+            value = os.environ.get(name, "").strip()
+            if value:
+                try:
+                    words = shlex.split(value)
+                except ValueError:
+                    continue
+                if words:
+                    return words
+        return None
+
+    def edit_in(self, editor: list[str], current: str) -> tuple[bool, Decision | None]:
+        """Edit in the person's editor; the result is judged and shown before a `y`.
+        (False, None) when the editor cannot run: the caller falls back to the prompt."""
+        text = current + "\n"
+        while True:
+            edited = self.run_editor(editor, text)
+            if edited is None:
+                return False, None
+            if not edited.strip():
+                self.say("cancelled")
+                return True, None
+            problem = self.check_edit(edited)
+            if isinstance(problem, str):
+                self.console.print(Text(problem, style="red"))
+                again = _normalise(self.read(t("edit_again", self.lang)))
+                if again in _EDIT:
+                    text = edited
+                    continue
+                self.say("cancelled")
+                return True, None
+            if problem == dict(self.prompt.request.call.arguments):
+                self.say("edit_unchanged")
+                return True, None
+            return True, self.confirm_edit(problem)
+
+    def run_editor(self, editor: list[str], text: str) -> str | None:
+        """What the file holds after the editor exits; None if the editor failed."""
+        fd, path = tempfile.mkstemp(prefix="signoff-edit-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            self.say("edit_opening", style="dim", editor=shlex.join(editor))
+            self.console.file.flush()
+            try:
+                done = subprocess.run([*editor, path], check=False)
+            except OSError as exc:
+                self.say("edit_no_editor", style="yellow", error=escape_untrusted(str(exc)))
+                return None
+            if done.returncode != 0:
+                self.say("edit_no_editor", style="yellow", error=f"exit status {done.returncode}")
+                return None
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                edited = handle.read(MAX_EDIT_CHARS + 1)
+            if len(edited) > MAX_EDIT_CHARS:
+                self.say("edit_too_long", style="red")
+                return ""
+            return edited
+        finally:
+            os.unlink(path)
 
     def confirm_edit(self, arguments: dict[str, Any]) -> Decision | None:
         """Show the edited call as it will run, judged again, and ask for an explicit y."""
@@ -390,6 +509,8 @@ class _Dialog:
             command = _normalise(raw)
             if command in ("/s", "/skip"):
                 return self.decision("skip")
+            if command in ("/q", "/stop"):
+                raise self.stop()
             if command in ("/n", "/reject"):
                 self.strikes = 0
                 return self.reject()

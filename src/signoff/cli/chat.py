@@ -27,6 +27,7 @@ from ..channels.render import escape_untrusted
 from ..channels.terminal import TerminalChannel
 from ..exceptions import ConfigurationError, SignoffError
 from ..gate import Gate, ToolResult
+from ..i18n import plural
 from ..llm.base import Model
 from ..llm.openai import OpenAIModel
 from ..llm.session import run_session
@@ -335,7 +336,7 @@ class ChatSession:
         grants = len(self.gate.grants)
         self.gate.clear()  # grants, review items and refusal counters go together
         self.reset()
-        self.say(f"Cleared the conversation and {grants} grant(s).")
+        self.say(f"Cleared the conversation and {plural(grants, 'grant')}.")
 
 
 # ------------------------------------------------------------------ wiring

@@ -2,174 +2,47 @@
 
 A SCRIPTED model (no LLM, no network, no API key) works on a small sample project in a new
 workspace. Its tool calls are real and go through the policy and the durable store:
-silent reads; a notify write with its diff; an ask before `rm -rf build/`; a deny for
+silent reads; a notify edit with its diff; an ask before `rm -rf build/`; a deny for
 `rm -rf ~`, fed back to the model, which re-plans; an email that asks with the full
-message shown; an `ask_human` question. In a terminal, each question is answered there.
-Without one, the run pauses in the store and the demo prints the exact commands that
-decide and resume it from other processes.
+message shown; an `ask_human` question. Each call gets one line saying its verdict and what
+became of it. In a terminal, each question is answered there; without one, the run pauses
+in the store and the demo prints the exact commands that decide and resume it from any
+other shell. The commands name the store, so they work pasted anywhere.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 import tempfile
+import uuid
 from collections.abc import Mapping
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from rich.console import Console
 from rich.text import Text
 
 from ..approvals import decide
-from ..channels import Prompt
+from ..channels import Prompt, StopRequested
 from ..channels.render import escape_untrusted
 from ..channels.terminal import TerminalChannel
 from ..exceptions import InvalidInput
-from ..llm.scripted import ScriptedModel
-from ..models import Request, ToolCall
-from ..policy import Policy
+from ..llm.base import Model, TextSink
+from ..models import ALWAYS_SCOPES, Request, ToolCall
 from ..run_state import Run
 from ..runs.agent import Agent
 from ..runs.runner import Runner
-from ..settings import load_settings
-from ..store import Store, open_store
+from ..store import DEFAULT_PATH, Store, default_url, open_store
 from ..workspace import Workspace
-
-AGENT_REF = "signoff.demo:build_agent"
-TASK = (
-    "Prepare release 0.2 of invoice-tool: look around, write the changelog, clean the "
-    "build artifacts, email the client, and ask me which version to tag."
-)
-
-SAMPLE = {
-    "README.md": "# invoice-tool\n\nTurns CSV timesheets into invoices.\n",
-    "CHANGELOG.md": "# Changelog\n\n## 0.1\n- first release\n",
-    "src/invoice.py": (
-        "def total(rows):\n"
-        "    # TODO: round to cents\n"
-        "    return sum(r['hours'] * r['rate'] for r in rows)\n"
-    ),
-    "build/invoice.o": "pretend object file\n",
-    "build/cache.bin": "cache\n",
-}
-
-# (call id, tool, arguments, what the model says first). One model turn per group.
-STEPS: list[tuple[str, list[tuple[str, str, dict[str, Any]]]]] = [
-    (
-        "I'll look at the project first.",
-        [
-            ("call_read", "read_file", {"path": "README.md"}),
-            ("call_list", "list_dir", {"path": "."}),
-            ("call_todo", "search_code", {"pattern": "TODO"}),
-        ],
-    ),
-    (
-        "Adding the 0.2 entry to the changelog.",
-        [
-            (
-                "call_changelog",
-                "edit_file",
-                {
-                    "path": "CHANGELOG.md",
-                    "old": "# Changelog\n",
-                    "new": "# Changelog\n\n## 0.2\n- totals per client\n",
-                },
-            ),
-        ],
-    ),
-    (
-        "Cleaning the build artifacts.",
-        [
-            ("call_clean", "execute_command", {"command": "rm -rf build/"}),
-        ],
-    ),
-    (
-        "Also clearing out old caches in the home directory.",
-        [
-            ("call_home", "execute_command", {"command": "rm -rf ~"}),
-        ],
-    ),
-    ("", [("call_status", "execute_command", {"command": "ls -la"})]),
-    (
-        "Emailing the client the release notes.",
-        [
-            (
-                "call_email",
-                "send_email",
-                {
-                    "to": "client@example.com",
-                    "subject": "invoice-tool 0.2 is ready",
-                    "body": (
-                        "Hello,\n\nRelease 0.2 adds totals per client.\n\n"
-                        "Best regards,\nThe agent\n"
-                    ),
-                },
-            ),
-        ],
-    ),
-    (
-        "One question before I tag the release.",
-        [
-            (
-                "call_ask",
-                "ask_human",
-                {"question": "Which version should I tag?", "options": ["0.2.0", "1.0.0"]},
-            ),
-        ],
-    ),
-]
-
-
-def _results(messages: list[dict[str, Any]]) -> dict[str, str]:
-    return {
-        m["tool_call_id"]: str(m.get("content", "")) for m in messages if m.get("role") == "tool"
-    }
-
-
-def script(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The scripted model: the next step whose calls have no results yet (history-driven,
-    so a model rebuilt in another process continues exactly where the run stopped)."""
-    done = _results(messages)
-    for text, calls in STEPS:
-        if any(call_id not in done for call_id, _, _ in calls):
-            if calls[0][0] == "call_status":
-                refusal = done.get("call_home", "")
-                text = (
-                    "That was refused (" + refusal[:120] + "). I'll leave the home "
-                    "directory alone and just check the project instead."
-                )
-            return {
-                "content": text or None,
-                "tool_calls": [
-                    {"id": cid, "function": {"name": name, "arguments": args}}
-                    for cid, name, args in calls
-                ],
-            }
-    tag = done.get("call_ask", "?")
-    return {
-        "content": f"Done. Release notes written, build cleaned, client emailed; "
-        f"you chose to tag {tag}."
-    }
-
-
-def build_agent(metadata: Mapping[str, Any]) -> Agent:
-    """The demo's agent factory: any process rebuilds the agent from the run's metadata."""
-    root = Path(metadata["workspace"])
-    policy = Policy(load_settings(root, user=False), workspace=root)
-    workspace = Workspace(root, hidden=policy.hidden)
-    return Agent(
-        model=ScriptedModel.history_driven(script),
-        tools=workspace.as_mapping(),
-        policy=policy,
-        tool_specs=workspace.openai_tools(),
-        previewer=workspace.preview,
-        run_recorded=workspace.run_recorded,
-    )
+from .demo_script import AGENT_REF, SAMPLE, TASK, build_agent, make_agent
+from .demo_story import Story, diffstat, label
 
 
 def make_workspace(path: str | None) -> Path:
@@ -186,7 +59,8 @@ def make_workspace(path: str | None) -> Path:
 def answer_here(
     store: Store, run: Run, agent: Agent, channel: TerminalChannel, out: Console
 ) -> None:
-    """Show each waiting request in the terminal and store the person's decision."""
+    """Show each waiting request in the terminal and store the person's decision.
+    `StopRequested` (a second Ctrl-C, or the stop key) leaves the rest undecided."""
     for request_id in run.waiting_on:
         request = store.get_request(request_id)
         while True:
@@ -211,6 +85,8 @@ def answer_here(
                 validate_edit=validate,
                 always_rule=request.verdict.suggested_rule,
                 always_scope="run",
+                always_scopes=ALWAYS_SCOPES,
+                schema=agent.policy.registry.get(call.name).schema,
                 judge_edit=judge,
             )
             decision = channel.decide(prompt)
@@ -227,37 +103,150 @@ def answer_here(
                 out.print(f"Not stored: {escape_untrusted(str(exc))}")
 
 
-def command_name() -> str:
-    """How the person can type this command: `signoff` if it is on PATH, else its path."""
+# ---------------------------------------------------------------------- commands to paste
+
+
+def command_words() -> list[str]:
+    """How any shell can run this signoff: `signoff` when that is what PATH finds, else its
+    absolute path (a relative one breaks in another directory), else `python -m signoff`."""
     argv0 = os.path.abspath(sys.argv[0])
+    on_path = shutil.which("signoff")
     if os.path.basename(argv0) == "signoff" and os.path.isfile(argv0):
-        on_path = shutil.which("signoff")
-        return (
-            "signoff" if on_path and os.path.abspath(on_path) == argv0 else os.path.relpath(argv0)
-        )
-    return "signoff" if shutil.which("signoff") else f"{sys.executable} -m signoff"
+        same = on_path is not None and os.path.realpath(on_path) == os.path.realpath(argv0)
+        return ["signoff"] if same else [argv0]
+    return ["signoff"] if on_path else [sys.executable, "-m", "signoff"]
 
 
-def print_commands(run: Run, store: Store, root: Path, out: Console) -> None:
-    ws = f"--workspace {root}"
-    signoff = command_name()
+MEMORY = ("memory:", "memory://", ":memory:")
+
+
+def store_url(root: Path, db: str | None) -> str:
+    """The store the demo uses, with a file named by its absolute path (a relative one
+    would name another file once the command is pasted in another directory)."""
+    url = db if db is not None else default_url(root)
+    if url in MEMORY or url.startswith(("postgresql://", "postgres://")):
+        return url
+    if url.startswith("sqlite:///"):
+        return "sqlite:///" + os.path.abspath(url.removeprefix("sqlite:///"))
+    return url if "://" in url else os.path.abspath(url)
+
+
+def store_words(root: Path, db: str | None) -> list[str]:
+    """`--workspace ROOT`, plus `--db URL` when the store is not the workspace's own file."""
+    words = ["--workspace", str(root)]
+    url = store_url(root, db)
+    if url != str(root / DEFAULT_PATH) and url != "sqlite:///" + str(root / DEFAULT_PATH):
+        words += ["--db", url]
+    return words
+
+
+def describe_store(url: str) -> str:
+    """Where the run is kept, in words (a password in a URL is not printed)."""
+    if url.startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(url)
+        host = parts.hostname or "localhost"
+        port = f":{parts.port}" if parts.port else ""
+        user = f"{parts.username}@" if parts.username else ""
+        shown = urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, "", ""))
+        return f"the PostgreSQL database {shown}"
+    if url in MEMORY:
+        return "memory (lost when the demo ends)"
+    return f"the SQLite file {url.removeprefix('sqlite:///')}"
+
+
+class Commands:
+    """The commands the demo prints, quoted for a POSIX shell and naming the store."""
+
+    def __init__(self, root: Path, db: str | None) -> None:
+        self.signoff = command_words()
+        self.store = store_words(root, db)
+        self.usable = store_url(root, db) not in MEMORY  # no other process sees memory
+
+    def __call__(self, *words: str, store: bool = True) -> str:
+        return shlex.join([*self.signoff, *words, *(self.store if store else ())])
+
+
+def print_waiting(run: Run, store: Store, cmd: Commands, where: str, out: Console) -> None:
     out.print()
     out.print(
-        Text(f"Run {run.id} is paused and saved in {root}/.signoff/signoff.db.", style="bold")
-    )
-    for request_id in run.waiting_on:
-        request = store.get_request(request_id)
-        out.print(
-            f"  waiting: {request_id}  {request.call.name}  "
-            f"{escape_untrusted(str(dict(request.call.arguments)), newline=False)[:80]}"
+        Text(
+            f"Run {run.id} is paused until a person decides; what waits has not run. "
+            f"It is saved in {where}.",
+            style="bold",
         )
-    first = run.waiting_on[0] if run.waiting_on else "ID"
-    out.print("Decide and resume from any process:")
-    out.print(f"  {signoff} inbox {ws}")
-    out.print(f"  {signoff} show {first} {ws}")
-    out.print(f"  {signoff} approve {first} {ws}")
+    )
+    waiting = [store.get_request(request_id) for request_id in run.waiting_on]
+    for request in waiting:
+        out.print(f"  waiting: {request.id}  {label(request.call.to_json())}")
+    first = waiting[0].id if waiting else "ID"
+    if not cmd.usable:
+        out.print("It ends with this process: run the demo with the default store, or --db, to")
+        out.print("decide and resume it from other shells.")
+        return
+    out.print("Decide and resume it from any shell, in any directory:")
+    out.print(f"  {cmd('inbox')}")
+    out.print(f"  {cmd('show', first)}")
+    if waiting and waiting[0].call.name == "ask_human":  # a question is answered
+        options = waiting[0].call.arguments.get("options") or []
+        answer = options[0] if options and isinstance(options[0], str) else "ANSWER"
+        out.print(f"  {cmd('answer', first, answer)}")
+    else:
+        out.print(f"  {cmd('approve', first)}")
     out.print("      (or: reject ID --reason TEXT, edit ID --args JSON, answer ID TEXT, skip ID)")
-    out.print(f"  {signoff} resume {run.id} {ws}")
+    out.print(f"  {cmd('resume', run.id)}")
+
+
+def print_next_steps(run: Run, cmd: Commands, out: Console) -> None:
+    if not cmd.usable:
+        return
+    out.print(Text("Next steps (these work from any directory):", style="bold"))
+    out.print(f"  {cmd('review')}")
+    out.print("      what ran without asking; undo a change with: revert ID")
+    out.print(f"  {cmd('audit', '--run', run.id)}")
+    out.print("      every verdict and decision of this run, from the tamper-evident log")
+    out.print(f"  {cmd('serve')}")
+    out.print("      the web inbox (http://127.0.0.1:8765): decide the next run's questions there")
+
+
+# ---------------------------------------------------------------------- the demo
+
+
+def counting_diffs(agent: Agent, workspace: Workspace, diffs: dict[str, str]) -> None:
+    """Remember "+3 -1" for each recorded change, from its diff just before it runs."""
+    inner = agent.run_recorded
+    if inner is None:
+        return
+    run_inner = inner
+
+    def run(call: ToolCall, key: str | None) -> tuple[Any, Any]:
+        try:
+            stat = diffstat(workspace.preview(call, agent.policy.registry.get(call.name)))
+        except Exception:  # a preview that fails only costs the demo its "+3 -1"
+            stat = None
+        if stat and call.id:
+            diffs[call.id] = stat
+        return run_inner(call, key)
+
+    agent.run_recorded = run
+
+
+class Narrated:
+    """The model, with each call's line printed before the model reads its result (so the
+    lines and the model's words come in the order things happened)."""
+
+    def __init__(self, model: Model, story: Story) -> None:
+        self.model = model
+        self.story = story
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        on_text: TextSink | None = None,
+    ) -> dict[str, Any]:
+        self.story.catch_up(messages)
+        return self.model.complete(messages, tools, on_text=on_text)
 
 
 def run_demo(
@@ -266,13 +255,22 @@ def run_demo(
     out = Console(highlight=False, markup=False, soft_wrap=True)
     root = make_workspace(workspace)
     interactive = sys.stdin.isatty() if interactive is None else interactive
+    where = describe_store(store_url(root, db))
+    cmd = Commands(root, db)
     out.print(Text("signoff demo: a SCRIPTED model (no LLM, no network) at work", style="bold"))
     out.print(f"workspace: {root}")
+    out.print(f"store:     {where}")
     out.print(f"task: {TASK}")
     metadata = {"workspace": str(root)}
-    agent = build_agent(metadata)
-    agent.on_text = lambda text: out.print(Text(f"model: {escape_untrusted(text)}", style="italic"))
+    agent, ws = make_agent(root)
     with closing(open_store(db, workspace=root)) as store:
+        story = Story(store, out, after_seq=store.last_seq(), run_id=f"run_{uuid.uuid4().hex[:12]}")
+        counting_diffs(agent, ws, story.diffs)
+
+        agent.model = Narrated(agent.model, story)
+        agent.on_text = lambda text: out.print(
+            Text(f"model: {escape_untrusted(text)}", style="italic")
+        )
         runner = Runner(store, agent, agent_ref=AGENT_REF)
         run = runner.start(
             [
@@ -280,17 +278,30 @@ def run_demo(
                 {"role": "user", "content": TASK},
             ],
             metadata=metadata,
+            run_id=story.run_id,
         )
+        story.catch_up()
         if not interactive:
-            print_commands(run, store, root, out)
+            print_waiting(run, store, cmd, where, out)
             return 0
         channel = TerminalChannel()
-        while run.status == "paused":
-            answer_here(store, run, agent, channel, out)
-            run = runner.resume(run.id)
-        out.print(Text(f"run {run.id}: {run.status}", style="bold"))
-        if run.note:
-            out.print(escape_untrusted(run.note))
+        try:
+            while run.status == "paused":
+                answer_here(store, run, agent, channel, out)
+                run = runner.resume(run.id)
+                story.catch_up()
+        except StopRequested:
+            run = store.get_run(run.id)
+            out.print()
+            out.print(Text("Stopped. Nothing waiting was run, and nothing is lost.", style="bold"))
+            print_waiting(run, store, cmd, where, out)
+            return 0
+        out.print()
+        story.summary(run.status, out.print)
+        if run.status != "finished" and run.note:
+            out.print(f"note: {escape_untrusted(run.note)}")
+        out.print()
+        print_next_steps(run, cmd, out)
     return 0
 
 
@@ -305,4 +316,4 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=cmd_demo)
 
 
-__all__ = ["build_agent", "register", "run_demo", "script"]
+__all__ = ["AGENT_REF", "build_agent", "register", "run_demo"]

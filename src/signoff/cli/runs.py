@@ -13,7 +13,8 @@ from ..approvals import decide, what_next
 from ..channels.render import escape_untrusted, render_request
 from ..deciders import Decider, resolve_decider
 from ..exceptions import InvalidInput
-from ..models import Decision
+from ..i18n import plural
+from ..models import ALWAYS_SCOPES, Decision
 from ..present import request_json, requests_json, summary, summary_of
 from ..review import review_items
 from ..runs.worker import resume_run, work
@@ -69,8 +70,10 @@ def cmd_inbox(args: argparse.Namespace) -> int:
         to_review = [i for i in review_items(store) if not i.reverted]
     out = console()
     if to_review:
+        waits = "waits" if len(to_review) == 1 else "wait"
         out.print(
-            f"{len(to_review)} change(s) ran without asking and wait for review: signoff review"
+            f"{plural(len(to_review), 'change')} ran without asking and {waits} for review: "
+            "signoff review"
         )
     if not requests:
         out.print("Inbox empty: nothing waits for a decision.")
@@ -230,7 +233,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     with closing(store_for(args)) as store:
         count = work(store, once=args.once, poll=args.poll)
-    print(f"worker: resumed {count} run(s)")
+    print(f"worker: resumed {plural(count, 'run')}")
     return 0
 
 
@@ -339,7 +342,7 @@ def register(sub: Any) -> None:
         if name == "approve":
             p.add_argument(
                 "--always",
-                choices=("run", "project"),
+                choices=ALWAYS_SCOPES,
                 help="also remember a grant for the run or the project",
             )
         if name == "edit":

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..accounts import ROLES, Accounts
 from ..exceptions import ConfigurationError
+from ..i18n import plural
 from ..settings import load_settings
 from ..store import open_store
 
@@ -131,7 +132,7 @@ def cmd_notify(args: argparse.Namespace) -> int:
             print("notify: no [notifications] channels configured")
             return 0
         sent = notifier.run_once() if args.once else notifier.run()
-    print(f"notify: {sent} delivery attempt(s) finished")
+    print(f"notify: {plural(sent, 'delivery attempt')} finished")
     return 0
 
 

@@ -234,6 +234,7 @@ def check_shape(request: Request) -> None:
     ]
     if problems:
         raise IntegrityError(
-            f"request {request.id}: stored field(s) {', '.join(problems)} "
-            "have the wrong type; the document was changed in the database"
+            f"request {request.id}: stored {'field' if len(problems) == 1 else 'fields'} "
+            f"{', '.join(problems)} {'has' if len(problems) == 1 else 'have'} the wrong type; "
+            "the document was changed in the database"
         )
