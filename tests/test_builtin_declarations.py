@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from signoff.exceptions import InvalidInput
+from signoff.tool_schema import argument_fields, arguments_schema
 from signoff.tools import ALIASES, BUILTIN_SPECS, Registry, ToolSpec
 from signoff.workspace import Workspace
 from signoff.workspace.previews import openai_tools
@@ -62,3 +64,39 @@ def test_the_workspace_takes_what_the_declaration_says(name: str) -> None:
     required = [p.name for p in taken if p.default is inspect.Parameter.empty]
     assert required == schema.get("required", [])
     assert all(p.default is not p.empty for p in params if p.kind == p.KEYWORD_ONLY)
+
+
+def test_a_type_the_light_schema_cannot_express_is_refused_by_name() -> None:
+    def plan(when: set[str]) -> str:
+        return ""
+
+    with pytest.raises(InvalidInput, match=r"tool 'plan': argument 'when' has a type"):
+        arguments_schema(argument_fields(plan, "plan"), "plan")
+
+
+def test_a_catch_all_argument_is_refused_by_name() -> None:
+    def run(*commands: str) -> str:
+        return ""
+
+    with pytest.raises(InvalidInput, match=r"tool 'run': \*commands cannot be a declared"):
+        argument_fields(run, "run")
+
+
+def test_optional_arguments_read_as_pydantic_reads_them() -> None:
+    def note(text: str, tags: list[str] | None = None, meta: dict[str, Any] | None = None) -> str:
+        return text
+
+    fields = argument_fields(note, "note")
+    assert fields == {
+        "text": (str, True),
+        "tags": (list[str], False),
+        "meta": (dict[str, Any], False),
+    }
+    schema = arguments_schema(fields, "note")
+    assert schema["required"] == ["text"]
+    assert schema["properties"]["meta"] == {
+        "additionalProperties": True,
+        "default": None,
+        "title": "Meta",
+        "type": "object",
+    }
