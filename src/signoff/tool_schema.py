@@ -1,4 +1,5 @@
-"""The JSON schema of a function's arguments, read from its signature without pydantic.
+"""What a function's signature says about a tool's arguments, read without pydantic: their
+JSON schema, and the named arguments of a call made positionally.
 
 The built-in tools are judged on every call, often in a process started for that one call,
 so their declarations are made from their signatures here, with no model building: each
@@ -88,4 +89,67 @@ def _json_type(annotation: Any, name: str, key: str) -> dict[str, Any]:
     )
 
 
-__all__ = ["NOT_ARGUMENTS", "argument_fields", "arguments_schema"]
+def bind_arguments(
+    fn: Callable[..., Any], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The named arguments of the call `fn(*args, **kwargs)`, in signature order, so that a
+    positional call becomes the same tool call as its keyword form. A call the signature
+    does not accept is refused before anything is judged, naming the tool and argument."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read (some C functions): names only
+        if args:
+            raise TypeError(f"tool {name!r}: call it with named arguments") from None
+        return dict(kwargs)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        shown = signature.replace(return_annotation=inspect.Signature.empty)
+        problem = _bind_problem(exc, signature, args)
+        raise TypeError(f"tool {name!r}: {problem}; it is called as {name}{shown}") from None
+    named: dict[str, Any] = {}
+    for key, value in bound.arguments.items():
+        kind = signature.parameters[key].kind
+        if kind == inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        elif kind == inspect.Parameter.VAR_POSITIONAL:
+            if value:  # a tool call's arguments are a JSON object: every one has a name
+                raise TypeError(f"tool {name!r}: *{key} cannot be passed to a guarded tool")
+        else:
+            named[key] = value
+    return named
+
+
+def call_by_name(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, callable with every argument by name (positional-only ones included)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return fn
+    only = [p.name for p in params if p.kind == inspect.Parameter.POSITIONAL_ONLY]
+    if not only:
+        return fn
+
+    def by_name(**named: Any) -> Any:
+        front = [named.pop(key) for key in only if key in named]
+        return fn(*front, **named)
+
+    return by_name
+
+
+def _bind_problem(exc: TypeError, signature: inspect.Signature, args: tuple[Any, ...]) -> str:
+    text = str(exc)
+    if text == "too many positional arguments":
+        takes = [
+            p.name
+            for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        return (
+            f"takes {len(takes)} positional argument{'s' * (len(takes) != 1)} "
+            f"({', '.join(takes) or 'none'}) but {len(args)} were given"
+        )
+    return text
+
+
+__all__ = ["NOT_ARGUMENTS", "argument_fields", "arguments_schema", "bind_arguments", "call_by_name"]
