@@ -46,6 +46,7 @@ def console_examples() -> list[tuple[str, str, list[str]]]:
     return found
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 @pytest.mark.parametrize(
     ("doc", "command", "expected"),
     console_examples(),
