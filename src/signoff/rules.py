@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
+from .lazyre import lazy
 from .rule_checks import (
     looks_like_argument_matchers,
     matcher_value_problem,
@@ -33,9 +34,9 @@ from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_mat
 from .shell.normalize import CommandPattern, compile_pattern, normalize_argv
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
-_RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
-_SPACES = re.compile(r"\s+")
+_RULE_RE = lazy(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_ARG_RE = lazy(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
+_SPACES = lazy(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)

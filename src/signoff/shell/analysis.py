@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from ..lazyre import lazy
 from ..models import Effect
 from . import knowledge as K
 from .args import lookalike
@@ -71,11 +71,11 @@ def combine(effects: Iterable[str]) -> Effect:
 
 # --------------------------------------------------------------------------- unicode
 
-_INVISIBLE = re.compile(
+_INVISIBLE = lazy(
     "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad"
     "\u180e\u034f\u061c\u115f\u1160\u3164\uffa0]"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def unicode_problem(text: str) -> str:
@@ -382,8 +382,8 @@ _DEFAULT_REASON = {
 
 # --------------------------------------------------------------------------- rules
 
-_RULE_UNSAFE = re.compile(r"[\s*?\[\](){}:,;|&<>$`\"'\\!#~=]")
-_EXACT_UNSAFE = re.compile(r"[\s*?\[$`\x00-\x1f\x7f]")
+_RULE_UNSAFE = lazy(r"[\s*?\[\](){}:,;|&<>$`\"'\\!#~=]")
+_EXACT_UNSAFE = lazy(r"[\s*?\[$`\x00-\x1f\x7f]")
 _SUBCOMMAND_DEPTH = {
     "git": 1,
     "npm": 1,

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..lazyre import lazy
 from .inner import (
     RUNNER_SUBCOMMANDS,
     forcing_config,
@@ -582,7 +582,7 @@ def _is_dynamic(word: str) -> bool:
     return "$" in word or "`" in word
 
 
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACES = lazy(r"\{([^{}]*,[^{}]*)\}")
 _MAX_EXPANSION = 64
 
 

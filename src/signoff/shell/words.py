@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..lazyre import lazy
+
 
 @dataclass(slots=True)
 class Word:
@@ -67,13 +69,13 @@ _ANSI_SIMPLE = {
     '"': '"',
     "?": "?",
 }
-_ANSI_RE = re.compile(
+_ANSI_RE = lazy(
     r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
     r"|c.|.)",
     re.DOTALL,
 )
-_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
-BRACE_SEQ_RE = re.compile(r"\{[^{}]*\.\.[^{}]*\}")
+_BRACE_RE = lazy(r"\{([^{}]*,[^{}]*)\}")
+BRACE_SEQ_RE = lazy(r"\{[^{}]*\.\.[^{}]*\}")
 
 
 def decode_ansi_c(body: str) -> str:
