@@ -69,6 +69,9 @@ def _shell_lines(path: str) -> Iterator[tuple[int, str | None, str | None]]:
 def cmd_check(args: argparse.Namespace) -> int:
     policy = _policy(args)
     if args.shell_file:
+        import gc
+
+        gc.enable()  # a batch makes garbage; `cli.main` paused the collector for one call
         out = sys.stdout
         for number, command, error in _shell_lines(args.shell_file):
             if error is not None:
