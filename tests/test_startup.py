@@ -78,14 +78,60 @@ def test_check_path_loads_only_what_judging_needs(tmp_path: Path) -> None:
     assert [name for name in HEAVY if _loaded(modules, name)] == []
 
 
-def test_explained_check_still_uses_rich(tmp_path: Path) -> None:
+def test_explained_check_is_plain_text_without_rich(tmp_path: Path) -> None:
     code = (
         "from signoff.cli import main\n"
-        "main(['check', '--shell', 'rm -rf build', '--no-user-settings'])"
+        "main(['check', '--shell', 'ls -la; rm -rf build', '--no-user-settings'])"
     )
     modules, out = _modules_after(code, tmp_path)
-    assert "rich" in modules
-    assert out.startswith("ASK") and "rm -rf build" in out
+    assert [name for name in HEAVY if _loaded(modules, name)] == []
+    lines = out.splitlines()
+    assert lines[0].split() == ["ASK", "execute_command", "risk", "high", "class", "destructive"]
+    # one row per part, columns aligned under the header, no colour off a terminal
+    assert lines[1].split() == ["command", "class", "effect", "why"]
+    assert lines[2].split()[:4] == ["ls", "-la", "read_only", "allow"]
+    assert lines[3].startswith("rm -rf build") and "destructive  ask" in lines[3]
+    assert {line.index("class") for line in lines[1:2]} == {lines[2].index("read_only")}
+    assert "\x1b" not in out
+
+
+def test_explained_check_colours_a_terminal_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pty
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    from signoff.cli.app import _painter
+
+    primary, secondary = pty.openpty()
+    try:
+        with open(secondary, "w", closefd=False) as tty:
+            assert _painter(tty)("ASK", "yellow") == "\x1b[33mASK\x1b[0m"
+        monkeypatch.setenv("NO_COLOR", "1")  # https://no-color.org
+        with open(secondary, "w", closefd=False) as tty:
+            assert _painter(tty)("ASK", "yellow") == "ASK"
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    with open(tmp_path / "out.txt", "w") as file:
+        assert _painter(file)("ASK", "yellow") == "ASK"
+
+
+def test_explained_untrusted_text_is_escaped(tmp_path: Path) -> None:
+    """A model-written command cannot drive the terminal or break the table's rows."""
+    import io
+
+    from signoff.cli.app import explain
+    from signoff.models import ToolCall
+    from signoff.policy import Policy
+    from signoff.settings import Settings
+
+    policy = Policy(Settings(), workspace=str(tmp_path))
+    call = ToolCall("execute_command", {"command": "echo '\x1b[2Jhi'; printf 'a\\nb'"})
+    out = io.StringIO()
+    explain(call, policy.evaluate(call), policy, out=out)
+    assert "\x1b" not in out.getvalue() and "\\x1b[2J" in out.getvalue()
 
 
 @pytest.mark.parametrize("name", signoff.__all__)

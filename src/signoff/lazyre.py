@@ -41,9 +41,7 @@ class LazyPattern:
     def match(self, string: str, pos: int = 0, endpos: int = 2**63 - 1) -> re.Match[str] | None:
         return self.compiled.match(string, pos, endpos)
 
-    def fullmatch(
-        self, string: str, pos: int = 0, endpos: int = 2**63 - 1
-    ) -> re.Match[str] | None:
+    def fullmatch(self, string: str, pos: int = 0, endpos: int = 2**63 - 1) -> re.Match[str] | None:
         return self.compiled.fullmatch(string, pos, endpos)
 
     def search(self, string: str, pos: int = 0, endpos: int = 2**63 - 1) -> re.Match[str] | None:
@@ -60,9 +58,7 @@ class LazyPattern:
     def split(self, string: str, maxsplit: int = 0) -> list[str | Any]:
         return self.compiled.split(string, maxsplit)
 
-    def sub(
-        self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0
-    ) -> str:
+    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
         return self.compiled.sub(repl, string, count)
 
     def subn(

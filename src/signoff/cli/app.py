@@ -11,17 +11,15 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..channels.escape import escape_untrusted, safe_json
 from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
 from ..settings import MODES, load_settings
-from ._output import console, print_json
+from ._output import print_json
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from ..policy import Policy
 
 Command = Callable[[argparse.Namespace], int]
@@ -110,14 +108,12 @@ def _class_rank(cls: str) -> int:
     return _CLASS_ORDER.index(cls) if cls in _CLASS_ORDER else len(_CLASS_ORDER)
 
 
-def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | None = None) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    out = out or console()
-    style = _EFFECT_STYLE[verdict.effect]
-    head = Text()
-    head.append(f"{verdict.effect.upper()}", style=style)
+def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: TextIO | None = None) -> None:
+    """The verdict for a person: a head line, one row per part of a shell command, the rule
+    and the reasons. Plain text (coloured on a terminal) without rich: a hook runs `check`
+    once per tool call, and rich would be most of its start-up."""
+    out = out or sys.stdout
+    paint = _painter(out)
     # A shell command is judged by what it does, not by the shell tool's tier (`ls -la`
     # is not "destructive" because execute_command can be): show its worst class.
     kind = (
@@ -125,26 +121,70 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | Non
         if verdict.parts
         else f"tier {verdict.tier}"
     )
-    head.append(f"  {escape_untrusted(call.name)}  risk {verdict.risk}  {kind}")
-    out.print(head)
+    lines = [
+        f"{paint(verdict.effect.upper(), _EFFECT_STYLE[verdict.effect])}"
+        f"  {escape_untrusted(call.name, newline=False)}  risk {verdict.risk}  {kind}"
+    ]
     if verdict.parts:
-        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        for column in ("command", "class", "effect", "why"):
-            table.add_column(column)
-        for part in verdict.parts:
-            table.add_row(
+        rows = [
+            [
                 escape_untrusted(part.command, newline=False),
                 part.cls,
-                Text(part.effect, style=_EFFECT_STYLE[part.effect]),
-                escape_untrusted("; ".join(part.reasons) or "-"),
-            )
-        out.print(table)
-    out.print(f"rule: {verdict.rule or '(defaults)'}")
-    for reason in verdict.reasons:
-        out.print(f"  - {escape_untrusted(reason)}")
+                part.effect,
+                escape_untrusted("; ".join(part.reasons) or "-", newline=False),
+            ]
+            for part in verdict.parts
+        ]
+        lines += _table(["command", "class", "effect", "why"], rows, paint)
+    lines.append(f"rule: {verdict.rule or '(defaults)'}")
+    lines += [f"  - {escape_untrusted(reason)}" for reason in verdict.reasons]
     if verdict.suggested_rule:
-        out.print(f"always-allow would save: {escape_untrusted(verdict.suggested_rule)}")
-    out.print(f"mode: {policy.mode}   workspace: {policy.workspace}")
+        lines.append(f"always-allow would save: {escape_untrusted(verdict.suggested_rule)}")
+    lines.append(f"mode: {policy.mode}   workspace: {escape_untrusted(policy.workspace)}")
+    out.write("\n".join(lines) + "\n")
+
+
+_ANSI = {"green": "32", "cyan": "36", "yellow": "33", "bold red": "1;31", "bold": "1"}
+
+
+def _painter(out: TextIO) -> Callable[[str, str], str]:
+    """Colour for a terminal that wants it (not with NO_COLOR or TERM=dumb), else none."""
+    isatty = getattr(out, "isatty", None)
+    wants = (
+        isatty is not None
+        and isatty()
+        and "NO_COLOR" not in os.environ
+        and os.environ.get("TERM") != "dumb"
+    )
+    if not wants:
+        return lambda text, style: text
+    return lambda text, style: f"\x1b[{_ANSI[style]}m{text}\x1b[0m"
+
+
+def _width(text: str) -> int:
+    """Terminal columns of (escaped, so printable) text: East Asian wide characters take 2."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _table(header: list[str], rows: list[list[str]], paint: Callable[[str, str], str]) -> list[str]:
+    """Columns two spaces apart, left-aligned; the header bold, each effect in its colour
+    (column 3). Long cells are not folded: the terminal wraps them, nothing is cut."""
+    widths = [max(_width(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str], styles: list[str | None]) -> str:
+        out = []
+        for cell, width, style in zip(cells, widths, styles, strict=True):
+            pad = " " * (width - _width(cell))
+            out.append((paint(cell, style) if style else cell) + pad)
+        return "  ".join(out).rstrip()
+
+    lines = [line(header, ["bold"] * len(header))]
+    lines += [line(row, [None, None, _EFFECT_STYLE[row[2]], None]) for row in rows]
+    return lines
 
 
 # ------------------------------------------------------------------ parser

@@ -31,7 +31,6 @@ from .words import BRACE_SEQ_RE, Cmd, Redir, Walk, Word, decode_ansi_c, expand_b
 __all__ = ["Cmd", "Redir", "Walk", "Walker", "Word", "decode_ansi_c", "expand_braces", "parse"]
 
 
-
 def _bash_grammar() -> object:
     """`tree_sitter_bash.language()`, loaded without the package's `__init__`, which imports
     importlib.resources (~2 ms, a third of parsing's start-up) for query files we never
