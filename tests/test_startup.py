@@ -40,6 +40,21 @@ HEAVY = (
     "signoff.cli.keys",
 )
 
+# the judges of program families other than git's, which `git status` never meets
+OTHER_JUDGES = (
+    "signoff.shell.judges.archives",
+    "signoff.shell.judges.databases",
+    "signoff.shell.judges.files",
+    "signoff.shell.judges.network",
+    "signoff.shell.judges.packages",
+    "signoff.shell.judges.queries",
+    "signoff.shell.judges.runners",
+    "signoff.shell.judges.sql",
+    "signoff.shell.judges.system",
+    "signoff.shell.judges.tools",
+    "signoff.shell.judges.transfer",
+)
+
 
 def _modules_after(code: str, cwd: Path) -> tuple[set[str], str]:
     """Run `code` in a fresh interpreter; the modules it loaded, and what it printed."""
@@ -75,7 +90,80 @@ def test_check_path_loads_only_what_judging_needs(tmp_path: Path) -> None:
     modules, out = _modules_after(code, tmp_path)
     assert json.loads(out)["verdict"] == "allow"
     assert "signoff.shell" in modules and "signoff.policy" in modules  # it did judge
-    assert [name for name in HEAVY if _loaded(modules, name)] == []
+    assert "signoff.shell.judges.git" in modules
+    assert [name for name in HEAVY + OTHER_JUDGES if _loaded(modules, name)] == []
+    # nor what only digests, inspects packages' data or runs threads
+    assert [
+        name for name in ("hashlib", "threading", "importlib.resources") if name in modules
+    ] == []
+
+
+def test_a_family_judge_loads_with_its_first_program(tmp_path: Path) -> None:
+    code = (
+        "from signoff.cli import main\n"
+        "main(['check', '--shell', 'psql -l; apt-get purge libc6', '--json', "
+        "'--no-user-settings'])"
+    )
+    modules, out = _modules_after(code, tmp_path)
+    assert json.loads(out)["verdict"] == "deny"  # apt purge libc6: judged by system's judge
+    for judge in ("queries", "databases", "system", "packages"):
+        assert f"signoff.shell.judges.{judge}" in modules
+    assert "signoff.shell.judges.git" not in modules
+
+
+def test_the_judges_index_and_the_judges_agree() -> None:
+    """`programs` asks `judge_local` and `judge_system` only about the programs the index
+    names: a program a judge knows and the index does not would go unjudged by it."""
+    from signoff.shell.judges import index, queries, system
+
+    assert index.missing_from_index() == {}
+    assert queries.local_programs() == index.LOCAL_QUERIES  # and no name that none judges
+    assert frozenset(system.JUDGES) == index.SYSTEM_PROGRAMS == system.SYSTEM_PROGRAMS
+
+
+def test_every_program_the_index_names_reaches_its_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dispatch imports each judge on first use and hands it every program the index
+    names (recorded here in place of the judges, which are tested with the corpus)."""
+    from signoff.models import ToolCall
+    from signoff.policy import Policy
+    from signoff.settings import Settings
+    from signoff.shell.judges import index, queries, system
+
+    seen: dict[str, set[str]] = {"local": set(), "system": set()}
+
+    def local(base: str, *_: object) -> bool:
+        seen["local"].add(base)
+        return False
+
+    def judged_system(base: str, *_: object) -> list[object]:
+        seen["system"].add(base)
+        return []
+
+    monkeypatch.setattr(queries, "judge_local", local)
+    monkeypatch.setattr(system, "judge_system", judged_system)
+    policy = Policy(Settings(), workspace=str(tmp_path))
+    for name in sorted(index.LOCAL_QUERIES | index.SYSTEM_PROGRAMS | {"git", "ls"}):
+        policy.evaluate(ToolCall("execute_command", {"command": f"{name} x"}))
+    assert seen["local"] == set(index.LOCAL_QUERIES)
+    assert seen["system"] == set(index.SYSTEM_PROGRAMS)
+    assert not {"git", "ls"} & (seen["local"] | seen["system"])
+
+
+def test_every_lazy_pattern_compiles() -> None:
+    """Regexes compile on first use (`signoff.lazyre`); a typo must still fail here."""
+    import importlib
+    import pkgutil
+
+    from signoff import lazyre
+
+    package = importlib.import_module("signoff.shell")
+    for module in pkgutil.walk_packages(package.__path__, "signoff.shell."):
+        importlib.import_module(module.name)
+    for name in ("rules", "settings", "policy", "runs_later", "protected", "normalize"):
+        importlib.import_module(f"signoff.{name}")
+    assert lazyre.compile_all() > 80
 
 
 def test_explained_check_is_plain_text_without_rich(tmp_path: Path) -> None:

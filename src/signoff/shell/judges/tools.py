@@ -284,6 +284,10 @@ _RUFF_FIX = frozenset({"--fix", "--unsafe-fixes", "--add-noqa", "--fix-only"})
 _RUFF_NO_FIX = frozenset({"--no-fix", "--diff", "--show-fixes"})
 
 
+# every program `judge_tool` may judge (the others return False at once)
+TOOL_PROGRAMS = frozenset({*TOOLS, "cargo", "terraform", "tofu", "ruff"})
+
+
 def judge_tool(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
     """Judge a formatter or linter; False leaves it to the runner judgement (asks)."""
     if base == "cargo":
