@@ -298,3 +298,59 @@ def test_sensitive_paths_are_worked_out_only_when_a_path_is_judged(tmp_path: Pat
     assert verdict.effect == "ask" and policy._sensitive._rules is not None
     eager = [r.specifier for r in policy._sensitive]
     assert len(eager) > 50 and len(policy._sensitive) == len(eager)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--shell", "git status", "--json"],
+        ["check", "--json", "--shell=git status"],
+        ["check", "--shell="],
+        ["check", "--tool", "write_file", "--args", '{"path": "a"}', "--mode", "plan"],
+        ["check", "--shell-file", "cmds.jsonl", "--workspace=/tmp", "--no-user-settings"],
+        ["check", "--mode=auto", "--shell", "ls; rm -rf x", "--workspace", ".."],
+        ["check"],
+    ],
+)
+def test_plain_check_reads_as_argparse_does(argv: list[str]) -> None:
+    from signoff.cli.app import _plain_check, build_parser
+
+    plain = _plain_check(argv)
+    assert plain is not None
+    assert vars(plain) == vars(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--sh", "ls"],  # an abbreviation: argparse completes it
+        ["check", "-h"],
+        ["check", "--shell", "-x"],  # argparse refuses it
+        ["check", "--shell-file", "-"],  # argparse takes "-" as a value
+        ["check", "--mode", "yolo"],
+        ["check", "--mode="],
+        ["check", "--json=yes"],
+        ["check", "--json", "--json"],
+        ["check", "--shell", "ls", "--shell", "rm -rf x"],
+        ["check", "--shell"],
+        ["check", "ls"],
+        ["check", "--", "--shell", "ls"],
+        ["--version"],
+        ["inbox"],
+        [],
+    ],
+)
+def test_plain_check_leaves_anything_else_to_argparse(argv: list[str]) -> None:
+    from signoff.cli.app import _plain_check
+
+    assert _plain_check(argv) is None
+
+
+def test_check_without_argparse(tmp_path: Path) -> None:
+    code = (
+        "from signoff.cli import main\n"
+        "main(['check', '--shell', 'git status', '--json', '--no-user-settings'])"
+    )
+    modules, out = _modules_after(code, tmp_path)
+    assert json.loads(out)["verdict"] == "allow"
+    assert [name for name in ("shutil", "locale") if name in modules] == []

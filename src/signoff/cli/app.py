@@ -284,15 +284,64 @@ def _is_check(argv: Sequence[str]) -> bool:
     return bool(argv) and argv[0] == "check"
 
 
+# `check`'s options by name: those that take a value, and the flags (see `_plain_check`)
+_CHECK_VALUES = {
+    "--tool": "tool",
+    "--args": "args",
+    "--shell": "shell",
+    "--shell-file": "shell_file",
+    "--workspace": "workspace",
+    "--mode": "mode",
+}
+_CHECK_FLAGS = {"--no-user-settings": "no_user_settings", "--json": "json"}
+
+
+def _plain_check(words: Sequence[str]) -> argparse.Namespace | None:
+    """`check` with its own options spelt out in full, read without building the parser
+    (with gettext's file lookups and shutil, ~3 ms of the hook's fresh process).
+
+    Only the plain forms: `--opt value`, `--opt=value` and the flags, each at most once.
+    Anything else (an abbreviation, `-h`, a value that starts with "-", an unknown mode, a
+    repeated option, a word that is no option) returns None and argparse parses it, or
+    refuses it with its usual message. `tests/test_startup.py` holds both readings equal.
+    """
+    if words[:1] != ["check"]:
+        return None
+    found: dict[str, Any] = {}
+    at = 1
+    while at < len(words):
+        name, equals, value = words[at].partition("=")
+        if name in _CHECK_FLAGS and not equals and _CHECK_FLAGS[name] not in found:
+            found[_CHECK_FLAGS[name]] = True
+        elif name in _CHECK_VALUES and _CHECK_VALUES[name] not in found:
+            if not equals:
+                at += 1
+                if at == len(words) or words[at].startswith("-"):
+                    return None
+                value = words[at]
+            found[_CHECK_VALUES[name]] = value
+        else:
+            return None
+        at += 1
+    if found.get("mode") not in (None, *MODES):
+        return None
+    defaults = dict.fromkeys(_CHECK_VALUES.values()) | dict.fromkeys(_CHECK_FLAGS.values(), False)
+    return argparse.Namespace(
+        command="check", **(defaults | {"workspace": "."} | found), func=cmd_check
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # `check` runs once per tool call in a hook: its parser does not import the modules
     # of the other commands (chat, web, runs, audit, demo), which it never uses
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(only_check=_is_check(words))
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+    args = _plain_check(words)
+    if args is None:
+        parser = build_parser(only_check=_is_check(words))
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 0
     if not _is_check(words):  # a hook's `check` logs nothing: no need to load logging
         _log_to_stderr()
     try:
