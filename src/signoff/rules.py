@@ -50,6 +50,8 @@ class PathContext:
 
 @dataclass(frozen=True)
 class Rule:
+    """One parsed rule (`Tool` or `Tool(specifier)`), with where it was written."""
+
     text: str
     tool: str
     specifier: str | None = None

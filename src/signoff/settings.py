@@ -57,6 +57,8 @@ _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 @dataclass(frozen=True)
 class Settings:
+    """The merged settings of a workspace: rules, mode, boundaries and their sources."""
+
     deny: tuple[Rule, ...] = ()
     ask: tuple[Rule, ...] = ()
     allow: tuple[Rule, ...] = ()

@@ -29,6 +29,8 @@ __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "
 
 @dataclass(frozen=True, slots=True)
 class CommandPart:
+    """One effective simple command of a command line and its verdict."""
+
     text: str
     argv: tuple[str, ...]
     cls: ShellClass
@@ -51,6 +53,8 @@ class CommandPart:
 
 @dataclass(frozen=True, slots=True)
 class ShellAnalysis:
+    """A whole command line's verdict: the worst of its parts, with the reasons."""
+
     command: str
     parts: tuple[CommandPart, ...]
     effect: Effect

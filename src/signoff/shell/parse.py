@@ -75,6 +75,8 @@ _ASCII_ONLY = bytes(b if b < 0x80 else 0x78 for b in range(256))
 
 @dataclass(slots=True)
 class _Heredoc:
+    """A here-document's body as it is read, with what it expands."""
+
     text: str = ""
     dynamic: bool = False  # the body expands $vars or $(…) when the command runs
     words: list[Word] = field(default_factory=list)

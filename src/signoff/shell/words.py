@@ -15,6 +15,8 @@ from ..lazyre import lazy
 
 @dataclass(slots=True)
 class Word:
+    """One shell word after quote removal, and what is known about its value."""
+
     text: str
     dynamic: bool = False  # holds a value only known at run time
     glob: bool = False  # unquoted *, ? or [ (or a brace sequence): expands at run time
@@ -23,6 +25,8 @@ class Word:
 
 @dataclass(slots=True)
 class Redir:
+    """One redirection: operator, descriptor and target."""
+
     op: str
     fd: str
     target: Word | None  # None for a descriptor duplication such as 2>&1
@@ -30,6 +34,8 @@ class Redir:
 
 @dataclass(slots=True)
 class Cmd:
+    """One simple command as the walker found it: words, assignments, redirections, context."""
+
     words: list[Word]
     assigns: list[tuple[str, Word]]
     redirects: list[Redir]
@@ -48,6 +54,8 @@ class Cmd:
 
 @dataclass(slots=True)
 class Walk:
+    """Everything the walker found in a command line: commands, pipelines, functions, problems."""
+
     cmds: list[Cmd] = field(default_factory=list)
     pipes: list[list[list[int]]] = field(default_factory=list)  # pipeline -> stage -> cmd ids
     functions: set[str] = field(default_factory=set)
