@@ -10,8 +10,8 @@ what is wrong; the settings loader adds the file and line.
 from __future__ import annotations
 
 import math
-import re
 
+from .lazyre import lazy
 from .normalize import domain_pattern_problem
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, canonical_tool_name
 
@@ -19,8 +19,8 @@ _KNOWN_NAMES = {*BUILTIN_SPECS, *ALIASES, *RULE_GROUPS}
 _BY_FOLDED: dict[str, list[str]] = {}
 for _name in sorted(_KNOWN_NAMES):
     _BY_FOLDED.setdefault(_name.casefold(), []).append(_name)
-_MATCHER = re.compile(r"^\s*[A-Za-z_][\w.\-]*\s*(<=|>=|<|>|=)")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_MATCHER = lazy(r"^\s*[A-Za-z_][\w.\-]*\s*(<=|>=|<|>|=)")
+_SCHEME = lazy(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 
 
 def tool_name_problem(tool: str) -> str | None:

@@ -19,10 +19,11 @@ import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
+from .lazyre import lazy
 from .rule_checks import (
     looks_like_argument_matchers,
     matcher_value_problem,
@@ -30,12 +31,14 @@ from .rule_checks import (
     tool_name_problem,
 )
 from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
-from .shell.normalize import CommandPattern, compile_pattern, normalize_argv
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
-_RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
-_SPACES = re.compile(r"\s+")
+if TYPE_CHECKING:  # loaded by the first shell deny or ask rule matched (~2 ms otherwise)
+    from .shell.normalize import CommandPattern
+
+_RULE_RE = lazy(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_ARG_RE = lazy(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
+_SPACES = lazy(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,8 @@ class PathContext:
 
 @dataclass(frozen=True)
 class Rule:
+    """One parsed rule (`Tool` or `Tool(specifier)`), with where it was written."""
+
     text: str
     tool: str
     specifier: str | None = None
@@ -94,6 +99,8 @@ class Rule:
         if self.matches_shell(command):
             return True
         if "pattern" not in self._compiled:
+            from .shell.normalize import compile_pattern
+
             self._compiled["pattern"] = compile_pattern(self.specifier or "")
         pattern: CommandPattern | None = self._compiled["pattern"]
         if pattern is None:
@@ -137,6 +144,8 @@ class Rule:
 
 
 def _pattern_catches(pattern: CommandPattern, words: tuple[str, ...], depth: int) -> bool:
+    from .shell.normalize import normalize_argv
+
     normal = normalize_argv(words) if words else None
     if normal is None:
         return False

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .exceptions import InvalidInput, SettingsError
+from .lazyre import lazy
 from .normalize import domain_pattern_problem
 from .rules import Rule, parse_rule
 
@@ -50,12 +51,14 @@ _KNOWN = {
     "notifications": None,
     "store": None,
 }
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_DURATION = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True)
 class Settings:
+    """The merged settings of a workspace: rules, mode, boundaries and their sources."""
+
     deny: tuple[Rule, ...] = ()
     ask: tuple[Rule, ...] = ()
     allow: tuple[Rule, ...] = ()
