@@ -316,6 +316,11 @@ def answer(
         hc = parse(doc)
         event = hc.event
         own = adapter is None
+        if adapter is not None and hc.cwd and not _inside(hc.cwd, adapter.workspace):
+            raise InvalidInput(
+                f"the session runs in {hc.cwd}, outside the workspace {adapter.workspace} "
+                "that this signoff judges for"
+            )
         if adapter is None:
             root = workspace_of(hc, workspace, os.environ if env is None else env)
             from ..settings import load_settings
@@ -338,6 +343,11 @@ def answer(
             reason = f"signoff could not judge this call, so it is blocked: {detail}"
         out, code = blocked(event, escape_untrusted(reason))
         return out, code, escape_untrusted(reason)
+
+
+def _inside(path: str, root: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root.rstrip("/") + "/")
 
 
 def main(
