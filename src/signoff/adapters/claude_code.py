@@ -312,6 +312,8 @@ def answer(
     """One hook event: (JSON answer or None, exit code, message for stderr). Never raises;
     every failure blocks."""
     event: HookEvent | None = None
+    if isinstance(doc, Mapping):  # known before the rest is read: how a failure answers
+        event = EVENTS.get(str(doc.get("hook_event_name")))
     try:
         hc = parse(doc)
         event = hc.event
