@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapter_helpers import decision, event, hook, reason, ws
 
+from adapter_helpers import decision, event, hook, reason, ws
 from signoff.adapters import claude_code
 from signoff.adapters.core import Adapter, HookCall, request_id
 from signoff.approvals import decide
