@@ -128,7 +128,7 @@ def test_a_forged_claim_token_does_not_finish_a_request(ws: Path) -> None:
     adapter._stash(key, {"id": "req_nope", "token": "forged"})
     adapter.close()
     post = event(ws, "Bash", {"command": "ls"}, name="PostToolUse", tool_response={})
-    out, code, message = hook(ws, post)
+    _, code, message = hook(ws, post)
     assert code == 2 and "req_nope" in message
 
 
