@@ -130,7 +130,7 @@ def main() -> None:
         hook = [sys.executable, "-m", "signoff", "hook", "claude-code"]
         results: dict[str, list[float]] = {"bare": [], **{name: [] for name in CALLS}}
         for warm in range(2):  # bytecode, the store's migrations
-            for name, (tool, args) in CALLS.items():
+            for tool, args in CALLS.values():
                 timed(hook, event(ws, warm, tool, args), env, ws)
         n = 100
         for _ in range(opts.runs):
