@@ -179,6 +179,7 @@ def install(
     doc = _read_json(target)
     manifest_path = manifest_file(root, user)
     manifest = _read_json(manifest_path)
+    made_file = not target.exists() or bool(manifest.get("made_settings_file"))
     hooks = doc.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput(f'{target}: "hooks" is not an object; nothing was written')
@@ -222,6 +223,7 @@ def install(
         },
         "ask_added": strategy_added or bool(manifest.get("ask_added")),
         "created": sorted(set(created) | set(manifest.get("created") or [])),
+        "made_settings_file": made_file,
     }
     _write_json(manifest_path, manifest)
     if http:
@@ -345,7 +347,10 @@ def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) ->
                 del hooks[event]
         if not hooks:
             del doc["hooks"]
-    if removed:
+    if not doc and manifest.get("made_settings_file") and target.exists():
+        target.unlink()  # install made it, and nothing else is in it
+        report.say(f"removed {target}, which install had made")
+    elif removed:
         _write_json(target, doc)
     report.say(f"removed {removed} hook group(s) from {target}")
     _remove_from_signoff_settings(
