@@ -90,7 +90,7 @@ def default_command() -> str:
     """How Claude Code starts this signoff: its own script, else this interpreter."""
     script = sys.argv[0] if sys.argv else ""
     if os.path.basename(script) == "signoff" and os.path.isfile(script):
-        return shlex.join([os.path.realpath(script), "hook", "claude-code"])
+        return shlex.join([os.path.abspath(script), "hook", "claude-code"])
     return shlex.join([sys.executable, "-m", "signoff", "hook", "claude-code"])
 
 
@@ -307,6 +307,8 @@ def _update_signoff_settings(
             strategy_added = True
         hooks["ask"] = ask or "native"
     new_text = tomlkit.dumps(doc)
+    if new_text and not new_text.endswith("\n"):
+        new_text += "\n"
     parse_settings(new_text, str(path))  # never write what signoff could not read back
     if new_text != text:
         path.parent.mkdir(parents=True, exist_ok=True)
