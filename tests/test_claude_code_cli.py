@@ -351,3 +351,44 @@ def test_http_hook_with_an_account_token(server: Any) -> None:
     )
     assert garbage.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert post.status_code == 200
+
+
+def test_approving_from_the_web_inbox_lets_the_waiting_hook_allow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The phone flow: the hook waits; a person approves through the web API."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with LiveServer(tmp_path) as live:
+        ws = Path(os.path.realpath(live.workspace))
+        (ws / ".signoff").mkdir()
+        token = Accounts(live.db).add("alice", "approver")
+        doc = event(ws, "Write", {"file_path": str(ws / "deploy.sh"), "content": "echo hi\n"})
+        (ws / ".signoff" / "settings.toml").write_text(
+            '[hooks]\nask = "inbox"\nwait = "2m"\n[permissions]\nask = ["Write(./deploy.sh)"]\n'
+        )
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "signoff", "hook", "claude-code"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ws,
+            env={**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": live.db},
+        )
+        assert waiting.stdin is not None and waiting.stdout is not None
+        waiting.stdin.write(json.dumps(doc))
+        waiting.stdin.close()
+        with live.client(token) as phone:
+            rid = request_id(f"claude-code/{doc['session_id']}/{doc['tool_use_id']}")
+            for _ in range(600):  # until the hook has made its request
+                if rid in phone.get("/api/requests", params={"state": "pending"}).text:
+                    break
+                time.sleep(0.05)
+            shown = phone.get(f"/api/requests/{rid}").json()
+            assert "new file: deploy.sh" in json.dumps(shown)
+            decided = phone.post(f"/api/requests/{rid}/decide", json={"kind": "approve"})
+            assert decided.status_code == 200, decided.text
+        assert waiting.wait(timeout=120) == 0, waiting.stderr.read() if waiting.stderr else ""
+        answer = json.loads(waiting.stdout.read())["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "allow"
+    assert "approved by alice" in answer["permissionDecisionReason"]
