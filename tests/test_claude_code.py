@@ -515,3 +515,19 @@ def test_an_inbox_request_is_notified_and_decided_from_the_notification(ws: Path
         server.shutdown()
     assert decision(out) == "allow"
     assert rid(doc) in json.dumps(got[0])
+
+
+def test_a_tool_that_failed_finishes_its_request_as_failed(ws: Path) -> None:
+    settings(ws, '[hooks]\nask = "defer"\n')
+    doc = event(ws, "Bash", {"command": "git push origin feature-x"})
+    hook(ws, doc)
+    store = store_of(ws)
+    try:
+        decide(store, rid(doc), Decision("approve"), actor="bob", workspace=ws)
+        assert decision(hook(ws, doc)[0]) == "allow"
+        failed = {**doc, "hook_event_name": "PostToolUseFailure", "error": "rejected by remote"}
+        assert hook(ws, failed) == (None, 0, "")
+        assert store.get_request(rid(doc)).state == "failed"
+    finally:
+        store.close()
+    assert [e.data["outcome"] for e in events_of(ws, SESSION_OUTCOME)] == ["failed"]
