@@ -392,3 +392,20 @@ def test_approving_from_the_web_inbox_lets_the_waiting_hook_allow(
         answer = json.loads(waiting.stdout.read())["hookSpecificOutput"]
     assert answer["permissionDecision"] == "allow"
     assert "approved by alice" in answer["permissionDecisionReason"]
+
+
+def test_the_hook_reads_and_answers_utf8_whatever_the_locale(ws: Path) -> None:
+    doc = event(ws, "Read", {"file_path": str(ws / "数据.txt")})
+    env = {**os.environ, "PYTHONPATH": SRC, "LANG": "C", "LC_ALL": "C"}
+    env["PYTHONIOENCODING"] = "ascii"
+    done = subprocess.run(
+        [sys.executable, "-m", "signoff", "hook", "claude-code"],
+        input=json.dumps(doc, ensure_ascii=False).encode("utf-8"),
+        capture_output=True,
+        cwd=ws,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"

@@ -376,7 +376,9 @@ def main(
     """`signoff hook claude-code`: stdin JSON -> stdout JSON; exit 2 blocks."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     try:
-        raw = stdin.read(MAX_INPUT + 1)
+        # bytes, as UTF-8: the hook's locale (LANG=C) must not decide how the JSON reads
+        buffer = getattr(stdin, "buffer", None)
+        raw = buffer.read(MAX_INPUT + 1).decode("utf-8") if buffer else stdin.read(MAX_INPUT + 1)
         if len(raw) > MAX_INPUT:
             raise InvalidInput(f"hook input is over {MAX_INPUT} bytes")
         doc = json.loads(raw)
@@ -385,7 +387,7 @@ def main(
         return 2
     out, code, message = answer(doc, workspace=workspace, ask=ask)
     if out is not None:
-        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        stdout.write(json.dumps(out) + "\n")  # ASCII: whatever the locale of the hook
     if message:
         stderr.write(message + "\n")
     stdout.flush()
