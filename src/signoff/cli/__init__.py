@@ -23,8 +23,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # (`app.cmd_check`); other commands run long and keep it.
     words = sys.argv[1:] if argv is None else list(argv)
     one_call = words[:1] == ["check"]
+    # A coding agent's hook is also a process per tool call; it may hold a store open, so
+    # it exits the ordinary way, but skips the collector the same way.
+    short_lived = one_call or words[:1] == ["hook"]
     was_enabled = gc.isenabled()
-    if one_call:
+    if short_lived:
         gc.disable()
     try:
         from .app import main as run
