@@ -4,6 +4,7 @@ run (`signoff resume`), or every run that becomes ready (`signoff worker`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import ConflictError
@@ -34,9 +35,12 @@ def work(
     once: bool = False,
     poll: float = 1.0,
     stop: Any = None,
+    on_run: Callable[[Run, Run, int], None] | None = None,
     **options: Any,
 ) -> int:
-    """Resume every run that is ready, until stopped (or, with `once`, until none is)."""
+    """Resume every run that is ready, until stopped (or, with `once`, until none is).
+    `on_run(claimed, result, seq)` is told of each run it drove (`seq`: the audit log's
+    position before it started), to report what happened."""
     name = worker or worker_name()
     resumed = 0
     while stop is None or not stop():
@@ -53,8 +57,10 @@ def work(
             store.wait_for_event(poll, after_seq=seen)
             continue
         log.info("worker %s claimed run %s (status %s)", name, run.id, run.status)
-        runner_for(store, run, worker=name, **options).continue_claimed(run)
+        result = runner_for(store, run, worker=name, **options).continue_claimed(run)
         resumed += 1
+        if on_run is not None:
+            on_run(run, result, seen)
     return resumed
 
 
