@@ -72,11 +72,19 @@ class OpenAIModel:
         import openai
 
         try:
-            self.client.with_options(max_retries=0).models.list()  # a quick first answer
+            listed = self.client.with_options(max_retries=0).models.list()  # a quick answer
         except (openai.NotFoundError, openai.PermissionDeniedError):
             return
         except openai.OpenAIError as exc:
             raise self._friendly(exc) from None
+        offered = _model_ids(listed)
+        if offered and self.model not in offered:
+            shown = ", ".join(offered[:MODELS_SHOWN])
+            more = f" and {len(offered) - MODELS_SHOWN} more" if len(offered) > MODELS_SHOWN else ""
+            raise ConfigurationError(
+                f"the model endpoint {self.endpoint} does not offer model {self.model!r}; "
+                f"it offers: {shown}{more}. Pass one with --model (or SIGNOFF_MODEL)"
+            )
 
     def complete(
         self,
@@ -164,6 +172,18 @@ class OpenAIModel:
                 f"{_server_message(exc)}"
             )
         return ConfigurationError(f"the model endpoint {where} failed: {exc}")
+
+
+MODELS_SHOWN = 20  # an endpoint may list hundreds: the first few say enough
+
+
+def _model_ids(listed: Any) -> list[str]:
+    """The model ids an endpoint listed; empty when the list is not what the API says
+    (then nothing is concluded from it, and the first message tells)."""
+    try:
+        return [str(m.id) for m in listed if getattr(m, "id", None)]
+    except (TypeError, AttributeError):
+        return []
 
 
 def _empty_slot() -> dict[str, Any]:
