@@ -19,7 +19,12 @@ _KNOWN_NAMES = {*BUILTIN_SPECS, *ALIASES, *RULE_GROUPS}
 _BY_FOLDED: dict[str, list[str]] = {}
 for _name in sorted(_KNOWN_NAMES):
     _BY_FOLDED.setdefault(_name.casefold(), []).append(_name)
-_MATCHER = re.compile(r"^\s*[A-Za-z_][\w.\-]*\s*(<=|>=|<|>|=)")
+# Anything that starts like `name OP` (or a bare operator) is meant as argument matchers,
+# whatever the operator's spelling: a misspelt one (`=>`, `>>`, `!=`) must be an error
+# when the rule is loaded, not a rule that is accepted and then never matches as meant.
+# (`~` and a leading `!` stay out: `~/.ssh` and `!keep.txt` are paths.)
+_MATCHER = re.compile(r"^\s*(?:[A-Za-z_][\w.\-]*\s*[<>=!]|[<>=])")
+OPERATORS = ("<=", ">=", "<", ">", "=")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 
 
@@ -61,10 +66,24 @@ def looks_like_argument_matchers(specifier: str) -> bool:
     return _MATCHER.match(specifier) is not None
 
 
+def operator_problem(key: str, op: str, value: str) -> str | None:
+    """Why the operator written between `key` and `value` is not one, or None."""
+    if not key:
+        return f"'{op}{value}' names no argument; write name{op}{value}"
+    if op in OPERATORS:
+        return None
+    if op.strip("=") == "" or op == "==":
+        return f"'{key}{op}{value}': '{op}' is not an operator; write {key}={value}"
+    meant = {"=>": ">=", "=<": "<=", "=>=": ">=", "=<=": "<="}.get(op)
+    fix = f"; write {key}{meant}{value}" if meant else ""
+    return (
+        f"'{key}{op}{value}': '{op}' is not an operator (use =, <, <=, > or >=; "
+        f"quote a value that starts with one of <>=!){fix}"
+    )
+
+
 def matcher_value_problem(key: str, op: str, value: str) -> str | None:
     """Why one argument matcher can never be satisfied as meant, or None."""
-    if op == "=" and value.startswith("="):
-        return f"'{key}=={value[1:]}': '==' is not an operator; write {key}={value[1:]}"
     if op != "=":
         try:
             number = float(value)
@@ -83,8 +102,10 @@ def _is_network(tool: str) -> bool:
 
 
 __all__ = [
+    "OPERATORS",
     "looks_like_argument_matchers",
     "matcher_value_problem",
+    "operator_problem",
     "specifier_problem",
     "tool_name_problem",
 ]

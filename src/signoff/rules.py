@@ -26,6 +26,7 @@ from .exceptions import InvalidInput
 from .rule_checks import (
     looks_like_argument_matchers,
     matcher_value_problem,
+    operator_problem,
     specifier_problem,
     tool_name_problem,
 )
@@ -34,7 +35,9 @@ from .shell.normalize import CommandPattern, compile_pattern, normalize_argv
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
 _RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
+# The operator is read as the whole run of operator characters, so that `a=>5` is the
+# misspelt `a>=5` (an error naming it), never `a` equal to the text ">5".
+_ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)?\s*([<>=!]+)\s*(.*?)\s*$", re.DOTALL)
 _SPACES = re.compile(r"\s+")
 
 
@@ -170,6 +173,9 @@ def parse_argument_matchers(specifier: str, rule_text: str) -> list[tuple[str, s
                 "(expected name=pattern, or name<=number)"
             )
         key, op, value = match.groups()
+        problem = operator_problem(key or "", op, value)
+        if problem:
+            raise InvalidInput(f"rule {rule_text!r}: {problem}")
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         problem = matcher_value_problem(key, op, value)
