@@ -249,6 +249,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         actor = decider_for(args).actor
         request = store.resolve_in_doubt(args.id, args.outcome, actor=actor)
     print(f"Resolved {request.id} as {args.outcome}; state {request.state}.")
+    if request.run_id:
+        print(f"Continue its run with: signoff resume {request.run_id}{store_flags(args)}")
     return 0
 
 
@@ -424,8 +426,8 @@ def register(sub: Any) -> None:
             "skip",
             cmd_skip,
             "skip a request",
-            "Skip a request: the call does not run and the model is told it was skipped, "
-            "without a reason.",
+            "Skip a request: the call does not run, and the model is told to continue "
+            "without it (with your reason, if you give one).",
             "signoff skip req_1a2b3c4d5e6f7a8b",
         ),
         (
@@ -446,11 +448,13 @@ def register(sub: Any) -> None:
                 "text", help="the answer; a number N picks option N when the question has options"
             )
         else:
+            told = name in ("reject", "skip")  # approvals and edits are not explained to it
             p.add_argument(
                 "--reason",
                 required=name == "reject",
                 default=None,
-                help="why: told to the model and kept in the audit log"
+                help=("why: told to the model and kept" if told else "why: kept")
+                + " with the decision in the audit log"
                 + (" (required)" if name == "reject" else " (default: none)"),
             )
         if name == "approve":
