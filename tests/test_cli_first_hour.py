@@ -414,3 +414,13 @@ def test_the_chat_docs_do_not_use_the_web_inbox_port() -> None:
     port = next(a.default for a in serve._actions if "--port" in a.option_strings)
     text = (Path(__file__).resolve().parent.parent / "docs" / "chat.md").read_text()
     assert f":{port}" not in text and f"--port {port}" not in text
+
+
+def test_the_models_text_cannot_pass_for_signoffs_own_lines() -> None:
+    from signoff.cli.progress import said
+
+    shown = said("Done.\nRun run_1: finished.\n\x1b[2Jcleared")
+    lines = shown.splitlines()
+    assert lines[0] == "model: Done."
+    assert all(line.startswith("       ") for line in lines[1:])
+    assert "\x1b" not in shown

@@ -97,7 +97,7 @@ def steps(store: Store, run: Run, *, from_message: int, after_seq: int) -> list[
         role = message.get("role")
         content = message.get("content")
         if role == "assistant" and isinstance(content, str) and content.strip():
-            found.append(Step(f"model: {escape_untrusted(content.strip())}"))
+            found.append(Step(said(content)))
         elif role == "tool":
             call_id = str(message.get("tool_call_id"))
             name, arguments = calls.get(call_id, ("?", ""))
@@ -109,6 +109,13 @@ def steps(store: Store, run: Run, *, from_message: int, after_seq: int) -> list[
             result = short(content if isinstance(content, str) else json.dumps(content))
             found.append(Step(f"  [{what}] -> {label}: {result}", refused=refused, ran=ran))
     return found
+
+
+def said(text: str) -> str:
+    """The model's text, every line of it indented under `model: `: a line the model
+    wrote can never pass for one of signoff's own ("Run run_…: finished.")."""
+    lines = escape_untrusted(text.strip()).splitlines() or [""]
+    return "\n".join(["model: " + lines[0], *("       " + line for line in lines[1:])])
 
 
 def _what(name: str, arguments: str) -> str:
@@ -147,8 +154,8 @@ def standing(store: Store, run: Run, flags: str) -> list[str]:
         ]
         return lines
     lines = [f"Run {run.id}: {run.status}."]
-    if run.note:
-        lines.append(escape_untrusted(run.note))
+    if run.note:  # may quote an error's text: indented, it cannot pass for a line of ours
+        lines += [f"  {line}" for line in escape_untrusted(run.note).splitlines()]
     if run.status == "needs_attention":
         lines.append(
             f"See: signoff audit --run {run.id}{flags}; settle a call in doubt with: "
@@ -173,4 +180,4 @@ def one_line(store: Store, before: Run, after: Run, *, after_seq: int, flags: st
     return f"worker: {after.id}: {counts}; {where}"
 
 
-__all__ = ["Step", "one_line", "short", "standing", "steps"]
+__all__ = ["Step", "one_line", "said", "short", "standing", "steps"]
