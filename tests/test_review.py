@@ -36,7 +36,7 @@ def test_notify_write_is_listed_and_reverted(workspace: Path) -> None:
     changelog = workspace / "CHANGELOG.md"
     assert "## 0.2" in changelog.read_text()  # the edit ran without asking
     inbox = signoff("inbox", "--workspace", str(workspace), cwd=workspace)
-    assert "1 change(s) ran without asking" in inbox.stdout
+    assert "1 change ran without asking" in inbox.stdout
     items = json.loads(
         signoff("review", "--json", "--workspace", str(workspace), cwd=workspace).stdout
     )

@@ -23,7 +23,8 @@ MISSPELT = [
     ("deploy(amount>=<5)", "'>=<' is not an operator"),
     ("deploy(env!=prod)", "'!=' is not an operator"),
     ("deploy(env!prod)", "'!' is not an operator"),
-    ("deploy(env=!prod)", "'=!' is not an operator"),
+    ("deploy(amount=!5)", "'=!' is not an operator"),
+    ("deploy(amount==<5)", "'==<' is not an operator"),
     ("deploy(env==prod)", "write env=prod"),
     ("deploy(amount===5)", "write amount=5"),
     ("deploy(=5)", "names no argument"),
@@ -61,6 +62,10 @@ def test_a_settings_file_names_the_file_the_line_and_the_operator(
         ("deploy(env=prod)", {"env": "prod"}, "deny"),
         ('deploy(title=">>> release")', {"title": ">>> release"}, "deny"),
         ("deploy(env=prod, amount<=5)", {"env": "prod", "amount": 5}, "deny"),
+        # `=` then text that is no number: the text, as suggested rules write it
+        ("deploy(to=<alice@example.com>)", {"to": "<alice@example.com>"}, "deny"),
+        ("deploy(to=<alice@example.com>)", {"to": "alice@example.com"}, "ask"),
+        ("deploy(note=>>> x)", {"note": ">>> x"}, "deny"),
     ],
 )
 def test_well_formed_comparisons_still_work(

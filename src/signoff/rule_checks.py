@@ -66,24 +66,37 @@ def looks_like_argument_matchers(specifier: str) -> bool:
     return _MATCHER.match(specifier) is not None
 
 
-def operator_problem(key: str, op: str, value: str) -> str | None:
-    """Why the operator written between `key` and `value` is not one, or None."""
+def split_operator(key: str, run: str, rest: str) -> tuple[str, str] | str:
+    """The operator and value of one argument matcher, from the run of operator characters
+    (`<>=!`) that follows `key`; or why it is not one. Only `=`, `<`, `<=`, `>`, `>=` are
+    operators. A run that reads as a misspelt comparison (`>>`, `=>`, `<>`, `!=`) is an
+    error, never a rule that matches something else; `=` followed by `<`, `>` or `!` and
+    text that is not a number is that text (`to=<alice@example.com>`)."""
+    raw, rest = rest, rest.lstrip()  # spaces after an operator are not part of the value
+    written = f"'{key}{run}{rest}'"
     if not key:
-        return f"'{op}{value}' names no argument; write name{op}{value}"
-    if op in OPERATORS:
-        return None
-    if op.strip("=") == "" or op == "==":
-        return f"'{key}{op}{value}': '{op}' is not an operator; write {key}={value}"
-    meant = {"=>": ">=", "=<": "<=", "=>=": ">=", "=<=": "<="}.get(op)
-    fix = f"; write {key}{meant}{value}" if meant else ""
+        return f"'{run}{rest}' names no argument; write name{run}{rest}"
+    if run in OPERATORS:
+        return run, rest
+    if run.strip("=") == "":  # `==`, `===`
+        return f"{written}: '{run}' is not an operator; write {key}={rest}"
+    if run.startswith("=") and not run.startswith("=="):
+        try:
+            float(rest)
+        except ValueError:
+            return "=", run[1:] + raw  # text that starts with <, > or !
+    meant = {"=>": ">=", "=<": "<=", "=>=": ">=", "=<=": "<=", "<<": "<", ">>": ">"}.get(run)
+    fix = f"; write {key}{meant}{rest}" if meant else ""
     return (
-        f"'{key}{op}{value}': '{op}' is not an operator (use =, <, <=, > or >=; "
-        f"quote a value that starts with one of <>=!){fix}"
+        f"{written}: '{run}' is not an operator (use =, <, <=, > or >=; quote a text "
+        f"value that starts with one of <>=!){fix}"
     )
 
 
 def matcher_value_problem(key: str, op: str, value: str) -> str | None:
     """Why one argument matcher can never be satisfied as meant, or None."""
+    if op == "=" and value.startswith("="):
+        return f"'{key}=={value[1:]}': '==' is not an operator; write {key}={value[1:]}"
     if op != "=":
         try:
             number = float(value)
@@ -105,7 +118,7 @@ __all__ = [
     "OPERATORS",
     "looks_like_argument_matchers",
     "matcher_value_problem",
-    "operator_problem",
     "specifier_problem",
+    "split_operator",
     "tool_name_problem",
 ]
