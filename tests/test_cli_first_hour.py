@@ -296,7 +296,10 @@ def test_a_question_is_answered_never_approved(demo: Demo) -> None:
 
     too_far = signoff("answer", qid, str(len(options) + 1), *demo.where, cwd=demo.elsewhere)
     assert too_far.returncode == 2 and f"pick 1 to {len(options)}" in too_far.stderr
-    demo.cli("answer", qid, "2")
+    shown_text = demo.cli("show", qid).stdout
+    hint = shown_text.split("Decide with: ")[1].split(" (or a number")[0]
+    assert hint.startswith(f"signoff answer {qid} TEXT --workspace"), shown_text
+    assert pasted(hint, demo.elsewhere, TEXT="2").returncode == 0  # option 2, from anywhere
     shown = json.loads(demo.cli("show", qid, "--json").stdout)
     assert shown["decision"]["result"] == options[1]
 

@@ -125,7 +125,24 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
     if outcome:
         out.print(f"outcome: {'ok' if outcome.get('ok') else 'failed'}")
+    if request.state == "pending":
+        out.print(f"Decide with: {_decide_hint(request, store_flags(args))}")
     return 0
+
+
+def _decide_hint(request: Request, flags: str) -> str:
+    """The commands that decide this request (a question is answered, not approved)."""
+    rid = request.id
+    if is_question(request):
+        _, options = question_parts(request)
+        pick = f" (or a number, 1 to {len(options)}, for an option)" if options else ""
+        return (
+            f"signoff answer {rid} TEXT{flags}{pick}, or signoff reject {rid} --reason TEXT{flags}"
+        )
+    return (
+        f"signoff approve {rid}{flags}, or signoff reject {rid} --reason TEXT{flags} "
+        "(also: edit --args JSON, skip)"
+    )
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
