@@ -372,26 +372,61 @@ def test_chat_with_an_unknown_model_fails_at_start(tmp_path: Path) -> None:
     assert not (tmp_path / ".signoff").exists()  # it stopped before opening anything
 
 
-class _NoModels(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        self.send_response(404)
-        self.end_headers()
+def _chat_against(models: list[dict[str, str]] | None, name: str, cwd: Path) -> Any:
+    """`signoff chat --model NAME` against an endpoint whose GET /models lists `models`
+    (None: it has no such route), with no input: it starts, or refuses to."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    class Endpoint(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if models is None or self.path.rstrip("/") != "/v1/models":
+                self.send_response(404)
+                self.end_headers()
+                return
+            body = json.dumps({"object": "list", "data": models}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
 
-def test_chat_goes_on_when_the_endpoint_lists_no_models(tmp_path: Path) -> None:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _NoModels)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-        done = run([*SIGNOFF, "chat", "--base-url", url, "--model", "any"], tmp_path)
+        return run([*SIGNOFF, "chat", "--base-url", url, "--model", name], cwd)
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def _model(id: str, owned_by: str = "someone") -> dict[str, str]:
+    return {"id": id, "object": "model", "owned_by": owned_by}
+
+
+@pytest.mark.parametrize(
+    ("models", "name"),
+    [
+        (None, "any"),  # no /models: go on as before
+        ([_model("qwen2.5:latest")], "qwen2.5"),  # Ollama answers to the name without its tag
+        ([_model("Qwen/Qwen2.5-7B-Instruct")], "Qwen/Qwen2.5-7B-Instruct"),
+        ([_model("models/qwen2.5-7b-q4.gguf", "llamacpp")], "qwen2.5"),  # any name serves
+    ],
+)
+def test_chat_starts_when_the_endpoint_would_serve_the_model(
+    tmp_path: Path, models: list[dict[str, str]] | None, name: str
+) -> None:
+    done = _chat_against(models, name, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "signoff chat  model: any" in done.stdout
+    assert f"signoff chat  model: {name}" in done.stdout
+
+
+def test_chat_names_what_the_endpoint_offers(tmp_path: Path) -> None:
+    done = _chat_against([_model("qwen2.5:latest"), _model("llama3.2:latest")], "qwen", tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "'qwen'" in done.stderr and "qwen2.5:latest, llama3.2:latest" in done.stderr
 
 
 def test_the_fake_server_on_a_taken_port_says_so_in_one_line(tmp_path: Path) -> None:
