@@ -86,6 +86,16 @@ WORKSPACE_HELP = "the project directory whose store and settings to use (default
 JSON_HELP = "print JSON instead of a table, for scripts"
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps the description to the terminal, and keeps the examples (the epilog, which
+    starts with "example") line for line, as they are to be typed."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("example"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 def command(
     sub: Any, name: str, *, help: str, description: str, examples: Sequence[str]
 ) -> argparse.ArgumentParser:
@@ -97,7 +107,7 @@ def command(
         help=help,
         description=description,
         epilog=f"example{'s' if len(examples) > 1 else ''}:\n{lines}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     return parser
 
@@ -129,6 +139,7 @@ __all__ = [
     "DB_HELP",
     "JSON_HELP",
     "WORKSPACE_HELP",
+    "HelpFormatter",
     "add_store_options",
     "command",
     "console",

@@ -17,7 +17,7 @@ from ..channels.escape import escape_untrusted, safe_json
 from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
 from ..settings import MODES, load_settings
-from ._output import console, print_json
+from ._output import HelpFormatter, console, print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -192,7 +192,7 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
         "it once per call.",
         epilog="examples:\n  signoff check --shell 'git push --force'\n"
         '  signoff check --tool write_file --args \'{"path": "src/app.py"}\' --json',
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     check.add_argument("--tool", help="tool name, e.g. write_file or Bash")
     check.add_argument(

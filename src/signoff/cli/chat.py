@@ -38,7 +38,7 @@ from ..run_state import storable
 from ..settings import MODES, Mode, load_settings
 from ..store import Store, default_url, open_store
 from ..workspace.snapshots import Snapshot
-from ._output import where_flags
+from ._output import HelpFormatter, where_flags
 
 HELP = """\
 Commands:
@@ -450,7 +450,7 @@ def register(sub: Any) -> None:
         epilog="examples:\n"
         "  signoff chat --model gpt-4o-mini\n"
         "  signoff chat --base-url http://localhost:11434/v1 --model qwen2.5-coder",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_arguments(parser)
     parser.set_defaults(func=cmd_chat)
