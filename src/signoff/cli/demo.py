@@ -299,6 +299,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
+    from ._output import HelpFormatter  # keeps the examples line for line
+
     parser = sub.add_parser(
         "demo",
         help="run the scripted end-to-end demo in a new workspace",
@@ -306,7 +308,7 @@ def register(sub: Any) -> None:
         "no network) reads, edits, runs commands and emails; you decide what asks. Without a "
         "terminal, the run pauses and is saved, with the commands that continue it.",
         epilog="examples:\n  signoff demo\n  signoff demo --workspace /tmp/try-signoff",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "--workspace", help="use this directory instead of a new one (default: a new temp dir)"

@@ -176,13 +176,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
+    from ._output import HelpFormatter  # keeps the examples line for line
+
     serve = sub.add_parser(
         "serve",
         help="the web inbox and HTTP API",
         description="Serve the web inbox (decide requests in a browser, review changes, "
         "read the audit log) and its HTTP API, over the workspace's store.",
         epilog="examples:\n  signoff serve\n  signoff serve --host 0.0.0.0 --port 9000",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     _common(serve)
     serve.add_argument(
@@ -223,7 +225,7 @@ def register(sub: Any) -> None:
         description="Deliver the notifications of [notify] in the settings (webhooks, "
         "mail) for new requests and decisions, from the store's events, until Ctrl-C.",
         epilog="example:\n  signoff notify --base-url https://signoff.example.com",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     _common(notify)
     notify.add_argument("--once", action="store_true", help="deliver what is waiting, then stop")
@@ -240,7 +242,7 @@ def register(sub: Any) -> None:
         description="Accounts of the people who decide in the web inbox and the API. "
         "Without any, the web inbox is open to this machine only (local mode).",
         epilog="examples:\n  signoff users add alice --role approver\n  signoff users list",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     users_sub = users.add_subparsers(dest="users_command", metavar="ACTION")
     add = users_sub.add_parser(
@@ -249,7 +251,7 @@ def register(sub: Any) -> None:
         description="Create an account and print its token, once: the person logs in "
         "with it (keep it like a password).",
         epilog="example:\n  signoff users add alice --role approver",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     _common(add)
     add.add_argument("name", help="the account's name, as shown on decisions")
@@ -265,7 +267,7 @@ def register(sub: Any) -> None:
         help="delete an account (its sessions end)",
         description="Delete an account: its token stops working and its sessions end.",
         epilog="example:\n  signoff users remove alice",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     _common(remove)
     remove.add_argument("name", help="the account to delete")
@@ -274,7 +276,7 @@ def register(sub: Any) -> None:
         help="list accounts",
         description="List the accounts and their roles (never their tokens).",
         epilog="example:\n  signoff users list",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     _common(lst)
     users.set_defaults(func=cmd_users, users_command="list", db=None, workspace=".")
