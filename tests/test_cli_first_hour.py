@@ -352,6 +352,19 @@ def test_every_command_explains_itself_and_every_option() -> None:
     assert problems == []
 
 
+def test_every_example_in_the_help_parses() -> None:
+    """An example that the parser refuses would teach the wrong command."""
+    for path, parser in _commands(build_parser()):
+        for line in (parser.epilog or "").splitlines()[1:]:
+            words = shlex.split(line)
+            assert words[0] == "signoff" and words[1] == path[0], line
+            try:
+                args = build_parser().parse_args(words[1:])
+            except SystemExit:
+                pytest.fail(f"{' '.join(path)}: its example does not parse: {line}")
+            assert args.func is not None, line
+
+
 def test_help_pages_show_the_example() -> None:
     done = signoff("inbox", "--help", cwd=Path.cwd())
     assert "examples:\n  signoff inbox" in done.stdout and "(default: 100)" in done.stdout
