@@ -90,6 +90,7 @@ def test_check_bad_input_is_a_clear_error(tmp_path: Path, args: list[str], messa
     ],
 )
 def test_a_missing_file_is_named_not_a_traceback(tmp_path: Path, args: list[str]) -> None:
+    assert signoff("migrate", cwd=tmp_path).returncode == 0  # the store exists: the file is wrong
     done = signoff(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "No such file or directory" in done.stderr and "Traceback" not in done.stderr

@@ -28,6 +28,7 @@ from .rule_checks import (
     looks_like_argument_matchers,
     matcher_value_problem,
     specifier_problem,
+    split_operator,
     tool_name_problem,
 )
 from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
@@ -37,7 +38,9 @@ if TYPE_CHECKING:  # loaded by the first shell deny or ask rule matched (~2 ms o
     from .shell.normalize import CommandPattern
 
 _RULE_RE = lazy(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_ARG_RE = lazy(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
+# The operator is read as the whole run of operator characters, so that `a=>5` is the
+# misspelt `a>=5` (an error naming it), never `a` equal to the text ">5".
+_ARG_RE = lazy(r"^\s*([A-Za-z_][\w.\-]*)?\s*([<>=!]+)(.*?)\s*$", re.DOTALL)
 _SPACES = lazy(r"\s+")
 
 
@@ -178,7 +181,11 @@ def parse_argument_matchers(specifier: str, rule_text: str) -> list[tuple[str, s
                 f"rule {rule_text!r}: {piece.strip()!r} is not an argument matcher "
                 "(expected name=pattern, or name<=number)"
             )
-        key, op, value = match.groups()
+        key, run, rest = match.groups()
+        split = split_operator(key or "", run, rest)
+        if isinstance(split, str):
+            raise InvalidInput(f"rule {rule_text!r}: {split}")
+        op, value = split
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         problem = matcher_value_problem(key, op, value)

@@ -17,7 +17,7 @@ from ..channels.escape import escape_untrusted, safe_json
 from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
 from ..settings import MODES, load_settings
-from ._output import print_json
+from ._output import HelpFormatter, console, print_json
 
 if TYPE_CHECKING:
     from ..policy import Policy
@@ -32,9 +32,10 @@ _EFFECT_STYLE = {"allow": "green", "notify": "cyan", "ask": "yellow", "deny": "b
 
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as `check --json` prints it: the verdict first, as a reader looks for it
+    (and as the docs show it), then the risk, the rule and the rest."""
     doc = verdict.to_json()
-    doc["verdict"] = doc.pop("effect")
-    return doc
+    return {"verdict": doc.pop("effect"), **doc}
 
 
 def _policy(args: argparse.Namespace) -> Policy:
@@ -226,16 +227,45 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="explain the verdict for one call or shell command")
+    check = sub.add_parser(
+        "check",
+        help="explain the verdict for one call or shell command",
+        description="Judge one tool call or shell command with the workspace's policy, "
+        "without running it: the verdict, its risk, the rule and the reasons. A hook runs "
+        "it once per call.",
+        epilog="examples:\n  signoff check --shell 'git push --force'\n"
+        '  signoff check --tool write_file --args \'{"path": "src/app.py"}\' --json',
+        formatter_class=HelpFormatter,
+    )
     check.add_argument("--tool", help="tool name, e.g. write_file or Bash")
-    check.add_argument("--args", help="the call's arguments as a JSON object")
+    check.add_argument(
+        "--args", metavar="JSON", help="the call's arguments as a JSON object (default: {})"
+    )
     check.add_argument("--shell", metavar="CMD", help="judge a shell command")
     check.add_argument(
-        "--shell-file", metavar="FILE", help="JSON Lines of commands ('-' for stdin)"
+        "--shell-file",
+        metavar="FILE",
+        help="judge many commands: JSON Lines, a string or {\"cmd\": …} a line ('-' for "
+        "stdin); prints one JSON verdict a line",
     )
-    check.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    check.add_argument("--mode", choices=MODES, default=None)
-    check.add_argument("--no-user-settings", action="store_true", help="ignore ~/.config")
+    check.add_argument(
+        "--workspace",
+        default=".",
+        help="the project whose settings and boundaries apply (default: .)",
+    )
+    check.add_argument(
+        "--mode",
+        choices=MODES,
+        default=None,
+        help="judge as in this mode: accept-edits lets workspace file writes run, plan "
+        "denies every write, auto turns asks into allows (default: the settings' mode, "
+        "else default)",
+    )
+    check.add_argument(
+        "--no-user-settings",
+        action="store_true",
+        help="ignore ~/.config/signoff/settings.toml (default: read it)",
+    )
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.set_defaults(func=cmd_check)
     if only_check:
