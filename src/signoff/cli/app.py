@@ -17,7 +17,7 @@ from ..channels.escape import escape_untrusted, safe_json
 from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
 from ..settings import MODES, load_settings
-from ._output import HelpFormatter, console, print_json
+from ._output import HelpFormatter, print_json
 
 if TYPE_CHECKING:
     from ..policy import Policy
