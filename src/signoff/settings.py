@@ -49,6 +49,7 @@ _KNOWN = {
     "approvers": None,
     "notifications": None,
     "store": None,
+    "hooks": None,  # coding-agent hooks (signoff.adapters): ask strategy, wait, ...
 }
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -249,7 +250,9 @@ def parse_settings(text: str, path: str) -> Settings:
         amount_caps={k: float(v) for k, v in caps.items()},
         tool_expiry=expiry,
         sources=(path,),
-        extra={k: v for k, v in doc.items() if k in ("approvers", "notifications", "store")},
+        extra={
+            k: v for k, v in doc.items() if k in ("approvers", "notifications", "store", "hooks")
+        },
     )
 
 
