@@ -136,6 +136,24 @@ class ClaudeRun:
 
 
 @dataclass(frozen=True)
+class Started:
+    """A `claude -p` run in the background."""
+
+    process: subprocess.Popen[str]
+    started: float
+
+    def finish(self, timeout: float = 120) -> ClaudeRun:
+        try:
+            stdout, stderr = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            stdout, stderr = self.process.communicate()
+            raise AssertionError(f"claude still running after {timeout} s:\n{stderr}") from None
+        elapsed = time.monotonic() - self.started
+        return ClaudeRun(self.process.returncode, stdout, stderr, elapsed)
+
+
+@dataclass(frozen=True)
 class Claude:
     """The installed client, bound to a scratch HOME and project and to the fake API."""
 
@@ -160,6 +178,28 @@ class Claude:
         env.update(extra or {})
         return env
 
+    def command(self, prompt: str, *args: str) -> list[str]:
+        return [str(self.binary), "-p", prompt, "--output-format", "json", *args]
+
+    def start(
+        self,
+        api: FakeAnthropicServer,
+        prompt: str,
+        *args: str,
+        env: dict[str, str] | None = None,
+    ) -> Started:
+        """The same run in the background, for a test that acts while the client waits."""
+        process = subprocess.Popen(
+            self.command(prompt, *args),
+            cwd=self.project,
+            env=self.env(api, env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        return Started(process, time.monotonic())
+
     def run(
         self,
         api: FakeAnthropicServer,
@@ -169,10 +209,9 @@ class Claude:
         timeout: float = 120,
     ) -> ClaudeRun:
         """`claude -p PROMPT --output-format json ARGS...` in the project, stdin closed."""
-        command = [str(self.binary), "-p", prompt, "--output-format", "json", *args]
         started = time.monotonic()
         done = subprocess.run(
-            command,
+            self.command(prompt, *args),
             cwd=self.project,
             env=self.env(api, env),
             capture_output=True,
