@@ -20,6 +20,9 @@
     [tools.send_email]
     expires_after = "2h"                # how long its requests wait for a decision
 
+    [hooks]                             # coding-agent hooks (docs/coding-agents.md)
+    ask = "inbox"                       # native | inbox | defer
+
 Rule lists from every file are combined; scalars from the more local file win.
 """
 

@@ -312,10 +312,17 @@ def answer(
     """One hook event: (JSON answer or None, exit code, message for stderr). Never raises;
     every failure blocks."""
     event: HookEvent | None = None
+    if isinstance(doc, Mapping):  # known before the rest is read: how a failure answers
+        event = EVENTS.get(str(doc.get("hook_event_name")))
     try:
         hc = parse(doc)
         event = hc.event
         own = adapter is None
+        if adapter is not None and hc.cwd and not _inside(hc.cwd, adapter.workspace):
+            raise InvalidInput(
+                f"the session runs in {hc.cwd}, outside the workspace {adapter.workspace} "
+                "that this signoff judges for"
+            )
         if adapter is None:
             root = workspace_of(hc, workspace, os.environ if env is None else env)
             from ..settings import load_settings
@@ -338,6 +345,11 @@ def answer(
             reason = f"signoff could not judge this call, so it is blocked: {detail}"
         out, code = blocked(event, escape_untrusted(reason))
         return out, code, escape_untrusted(reason)
+
+
+def _inside(path: str, root: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root.rstrip("/") + "/")
 
 
 def main(

@@ -209,7 +209,7 @@ def install(
     else:
         report.say(f"{target} already has signoff's hooks")
     toml_path = signoff_settings(root, user)
-    rules, strategy_added = _update_signoff_settings(
+    rules, strategy_added, created = _update_signoff_settings(
         toml_path, ask, _claude_rules(root, user, report) if import_rules else {}, report
     )
     manifest = {
@@ -221,6 +221,7 @@ def install(
             for k in ("allow", "ask", "deny")
         },
         "ask_added": strategy_added or bool(manifest.get("ask_added")),
+        "created": sorted(set(created) | set(manifest.get("created") or [])),
     }
     _write_json(manifest_path, manifest)
     if http:
@@ -259,7 +260,7 @@ def _claude_rules(root: Path, user: bool, report: Report) -> dict[str, list[str]
 
 def _update_signoff_settings(
     path: Path, ask: str | None, rules: Mapping[str, Sequence[str]], report: Report
-) -> tuple[dict[str, list[str]], bool]:
+) -> tuple[dict[str, list[str]], bool, list[str]]:
     import tomlkit
 
     text = path.read_text("utf-8") if path.exists() else ""
@@ -267,13 +268,20 @@ def _update_signoff_settings(
         parse_settings(text, str(path))  # refuse to touch a file that is already broken
     doc = tomlkit.parse(text)
     added: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
-    if any(rules.values()):
+    created: list[str] = []  # tables and lists made here: uninstall takes them away if empty
+    have_rules = {
+        kind: {r for r in rules.get(kind, ()) if r}
+        - {str(i) for i in (doc.get("permissions") or {}).get(kind, [])}
+        for kind in ("deny", "ask", "allow")
+    }
+    if any(have_rules.values()):
         perms = doc.get("permissions")
         if perms is None:
             perms = tomlkit.table()
             doc["permissions"] = perms
+            created.append("permissions")
         for kind in ("deny", "ask", "allow"):
-            wanted = [r for r in rules.get(kind, ()) if r]
+            wanted = [r for r in rules.get(kind, ()) if r in have_rules[kind]]
             if not wanted:
                 continue
             current = perms.get(kind)
@@ -281,9 +289,9 @@ def _update_signoff_settings(
                 current = tomlkit.array()
                 current.multiline(True)
                 perms[kind] = current
-            have = {str(item) for item in current}
+                created.append(f"permissions.{kind}")
             for rule in wanted:
-                if rule not in have:
+                if rule not in {str(item) for item in current}:
                     current.append(rule)
                     added[kind].append(rule)
     hooks = doc.get("hooks")
@@ -291,6 +299,7 @@ def _update_signoff_settings(
     if hooks is None:
         hooks = tomlkit.table()
         doc["hooks"] = hooks
+        created.append("hooks")
     if ask is not None or "ask" not in hooks:
         if "ask" not in hooks:
             strategy_added = True
@@ -306,7 +315,7 @@ def _update_signoff_settings(
     if count:
         report.say(f"imported {count} rule(s) from Claude Code's permissions into {path}")
     report.say(f"ask strategy: {hooks['ask']} ({path})")
-    return added, strategy_added
+    return added, strategy_added, created
 
 
 def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) -> Report:
@@ -343,6 +352,7 @@ def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) ->
         signoff_settings(root, user),
         manifest.get("rules") or {},
         bool(manifest.get("ask_added")),
+        list(manifest.get("created") or []),
         report,
     )
     manifest_path.unlink()
@@ -350,7 +360,11 @@ def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) ->
 
 
 def _remove_from_signoff_settings(
-    path: Path, rules: Mapping[str, Sequence[str]], ask_added: bool, report: Report
+    path: Path,
+    rules: Mapping[str, Sequence[str]],
+    ask_added: bool,
+    created: Sequence[str],
+    report: Report,
 ) -> None:
     if not path.exists():
         return
@@ -372,8 +386,13 @@ def _remove_from_signoff_settings(
     hooks = doc.get("hooks")
     if ask_added and hooks is not None and "ask" in hooks:
         del hooks["ask"]
-        if not hooks:
-            del doc["hooks"]
+    for name in sorted(created, key=len, reverse=True):  # lists before their tables
+        table, _, key = name.partition(".")
+        holder = doc.get(table)
+        if key and holder is not None and key in holder and len(holder[key]) == 0:
+            del holder[key]
+        elif not key and holder is not None and len(holder) == 0:
+            del doc[table]
     new_text = tomlkit.dumps(doc)
     if new_text != text:
         parse_settings(new_text, str(path))

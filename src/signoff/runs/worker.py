@@ -4,6 +4,7 @@ run (`signoff resume`), or every run that becomes ready (`signoff worker`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import ConflictError
@@ -34,9 +35,13 @@ def work(
     once: bool = False,
     poll: float = 1.0,
     stop: Any = None,
+    also: Callable[[Store], int] | None = None,
     **options: Any,
 ) -> int:
-    """Resume every run that is ready, until stopped (or, with `once`, until none is)."""
+    """Resume every run that is ready, until stopped (or, with `once`, until none is).
+    `also` is more work of the same kind, done when no run is ready (the coding-agent
+    sessions deferred until a decision: `signoff.adapters.defer`); it returns how many
+    it resumed."""
     name = worker or worker_name()
     resumed = 0
     while stop is None or not stop():
@@ -48,6 +53,10 @@ def work(
         store.sweep_leases()
         run = store.claim_run(name, lease_seconds=options.get("lease_seconds", 300.0))
         if run is None:
+            more = also(store) if also is not None else 0
+            if more:
+                resumed += more
+                continue
             if once:
                 return resumed
             store.wait_for_event(poll, after_seq=seen)

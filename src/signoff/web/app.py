@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..accounts import Accounts
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
-from . import api, audit_view, events, openapi, pages, stats_view
+from . import api, audit_view, events, hooks, openapi, pages, stats_view
 from .core import HERE, Context
 from .limits import DEFAULT_MAX_BODY, BodyLimit
 
@@ -130,6 +130,7 @@ def create_app(
         *api.ROUTES,
         *events.ROUTES,
         *openapi.ROUTES,
+        *hooks.ROUTES,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
