@@ -253,3 +253,39 @@ def test_git_status_runs_without_asking(claude: Claude) -> None:
     assert json.loads(signoff(claude, "inbox", "--json", "--all").stdout) == []
     outcomes = [e["data"]["outcome"] for e in audit(claude) if e["kind"] == "session.outcome"]
     assert outcomes == ["ran"]
+
+
+def test_a_deferred_headless_run_is_resumed_by_the_worker_once_approved(claude: Claude) -> None:
+    build = make_build(claude.project)
+    install(
+        claude,
+        "--ask",
+        "defer",
+        hooks={"claude": str(claude.binary), "resume_args": ["--output-format", "json"]},
+    )
+    with FakeAnthropicServer(bash(RM_ONE_FILE)) as api:
+        first = claude.run(api, "clean up")
+        assert_ok(first)
+        assert first.result["stop_reason"] == "tool_deferred", first.result
+        assert (build / "out.txt").exists()  # nothing ran: the session waits for a person
+        (request,) = json.loads(signoff(claude, "inbox", "--json").stdout)
+        signoff(claude, "approve", request["id"])
+        # the worker resumes the session, in its own process, with the client's environment
+        worker = subprocess.run(
+            [str(VENV_BIN / "signoff"), "worker", "--once"],
+            cwd=claude.project,
+            env={**os.environ, **claude.env(api)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    assert worker.returncode == 0, worker.stderr
+    assert not (build / "out.txt").exists()
+    result = only_result(api)
+    assert result.is_error is False, result.text
+    shown = json.loads(signoff(claude, "show", request["id"], "--json").stdout)
+    assert shown["state"] == "finished"
+    resumed = [e["data"] for e in audit(claude) if e["data"].get("outcome") == "resumed"]
+    assert [r["exit"] for r in resumed] == [0]
