@@ -128,13 +128,16 @@ def test_other_endpoints_a_client_calls_at_start() -> None:
         models = httpx.get(api.base_url + "/v1/models", timeout=10)
         one = httpx.get(api.base_url + "/v1/models/claude-x", timeout=10)
         missing = httpx.post(api.base_url + "/v1/files", json={}, timeout=10)
+        hello = httpx.head(api.base_url + "/api/hello", timeout=10)
+        head_missing = httpx.head(api.base_url + "/api/other", timeout=10)
     assert counted.status_code == 200 and counted.json()["input_tokens"] > 0
     assert models.json()["data"][0]["id"] == api.model
     assert one.json()["id"] == "claude-x"
     assert missing.status_code == 404
     assert missing.json()["error"]["type"] == "not_found_error"
-    assert [f"{r.method} {r.path}" for r in api.unknown] == ["POST /v1/files"]
-    assert api.paths()[-1] == "POST /v1/files"
+    assert hello.status_code == 200 and head_missing.status_code == 404
+    assert [f"{r.method} {r.path}" for r in api.unknown] == ["POST /v1/files", "HEAD /api/other"]
+    assert api.paths()[-3:] == ["POST /v1/files", "HEAD /api/hello", "HEAD /api/other"]
     assert api.requests == []  # counting tokens is not an agent turn
 
 

@@ -176,7 +176,7 @@ class Claude:
             if name in os.environ:
                 env[name] = os.environ[name]
         env.update(extra or {})
-        return env
+        return {k: v for k, v in env.items() if v}  # an empty value unsets a variable
 
     def command(self, prompt: str, *args: str) -> list[str]:
         return [str(self.binary), "-p", prompt, "--output-format", "json", *args]

@@ -25,6 +25,8 @@ def test_a_scripted_bash_call_really_runs(claude: Claude) -> None:
     assert run.result["permission_denials"] == []
     # one agent turn per model answer; the second carries the tool's result, not an error
     assert len(api.requests) == 2
+    assert api.paths() == ["POST /v1/messages", "POST /v1/messages"]  # streamed, no side calls
+    assert all(body["stream"] is True for body in api.requests)
     (result,) = api.tool_results()
     assert result.is_error is False
     assert api.unknown == []
@@ -52,3 +54,12 @@ def test_the_script_ends_with_a_final_text(claude: Claude) -> None:
     assert run.returncode == 0, run.stderr
     assert run.result["result"] == DONE_TEXT
     assert run.result["stop_reason"] == "end_turn"
+
+
+def test_with_nonessential_traffic_the_client_first_checks_the_api(claude: Claude) -> None:
+    with FakeAnthropicServer([Text("hello")]) as api:
+        run = claude.run(api, "hi", env={"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": ""})
+    assert run.returncode == 0, run.stderr
+    assert run.result["result"] == "hello"
+    assert api.paths() == ["HEAD /api/hello", "POST /v1/messages"]
+    assert api.unknown == []

@@ -6,6 +6,7 @@ Claude Code uses, on 127.0.0.1 (a free port), from a background thread:
     POST /v1/messages                scripted replies, streamed (server-sent events) or not
     POST /v1/messages/count_tokens   a rough count (characters / 4)
     GET  /v1/models[/ID]             one fake model
+    HEAD /api/hello                  200 (Claude Code's check that the API answers)
 
 Anything else is answered 404 and logged in `unknown`. Every request is recorded (method,
 path, headers, body) in `log`, and every Messages body in `requests`, so a test can assert
@@ -419,7 +420,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found(received)
 
     def do_HEAD(self) -> None:
-        self._not_found(self._receive(None))
+        # Claude Code checks that the API answers (HEAD /api/hello) unless
+        # CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC is set
+        received = self._receive(None)
+        if received.path == "/api/hello":
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self._not_found(received)
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
