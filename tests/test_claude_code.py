@@ -14,7 +14,7 @@ import pytest
 
 from adapter_helpers import decision, event, hook, reason, ws
 from signoff.adapters import claude_code
-from signoff.adapters.core import Adapter, HookCall, request_id
+from signoff.adapters.core import Adapter, HookCall, HookOptions, request_id
 from signoff.approvals import decide
 from signoff.kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, VERDICT
 from signoff.models import Decision
@@ -445,3 +445,32 @@ def test_the_inbox_request_carries_the_preview(ws: Path) -> None:
     assert "+    return 2" in request.preview
     assert request.metadata["session_id"] == "sess-1"
     assert request.metadata["ask"] == "defer"
+
+
+def test_a_subfolder_session_stays_under_the_projects_rules(ws: Path) -> None:
+    settings(ws, '[permissions]\ndeny = ["Bash(ls:*)"]\n')
+    sub = ws / "pkg" / "inner"
+    sub.mkdir(parents=True)
+    doc = event(ws, "Bash", {"command": "ls"}, cwd=str(sub))
+    out, _, _ = claude_code.answer(doc, env={})
+    assert decision(out) == "deny"
+
+
+def test_writing_signoffs_own_code_asks(ws: Path) -> None:
+    """Even in a project that holds signoff's code (judged here, nothing written)."""
+    import signoff
+    from signoff.settings import Settings
+
+    package = Path(signoff.__file__).resolve().parent
+    root = package.parent
+    adapter = Adapter(  # defer: the request goes to the store in memory, nothing to disk
+        claude_code.CLIENT,
+        root,
+        settings=Settings(),
+        options=HookOptions(ask="defer"),
+        store=open_store("memory:"),
+    )
+    target = {"file_path": str(package / "policy.py"), "content": "x"}
+    hc = claude_code.parse(event(Path(root), "Write", target))
+    answer = adapter.pre(hc)
+    assert answer.behavior == "defer" and "sensitive" in answer.reason

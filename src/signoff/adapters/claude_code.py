@@ -294,11 +294,24 @@ def blocked(event: HookEvent | None, reason: str) -> tuple[dict[str, Any] | None
 
 
 def workspace_of(hc: HookCall, given: str | None, env: Mapping[str, str]) -> str:
-    """`--workspace`, else $CLAUDE_PROJECT_DIR, else the session's cwd."""
-    root = given or env.get("CLAUDE_PROJECT_DIR") or hc.cwd
-    if not root:
+    """`--workspace`, else $CLAUDE_PROJECT_DIR, else the nearest folder above the
+    session's cwd that holds `.signoff/` or `.claude/` (an agent that `cd`s into a
+    subfolder stays under the project's rules), else the cwd."""
+    root = given or env.get("CLAUDE_PROJECT_DIR")
+    if root:
+        return root
+    if not hc.cwd:
         raise InvalidInput("no workspace: pass --workspace, or run from Claude Code (cwd)")
-    return root
+    here = os.path.realpath(hc.cwd)
+    while True:
+        if os.path.isdir(os.path.join(here, ".signoff")) or os.path.isdir(
+            os.path.join(here, ".claude")
+        ):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return hc.cwd
+        here = parent
 
 
 def answer(

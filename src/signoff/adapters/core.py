@@ -32,7 +32,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
@@ -56,6 +56,7 @@ DEFAULT_WAIT = 600.0  # seconds an inbox request waits for a decision
 DEFAULT_DEFER_EXPIRY = 86400.0  # a deferred session waits longer: nobody holds a process
 DEFAULT_POLL = 0.5
 CLAIM_LEASE = 3600.0  # a tool may run for a while before its PostToolUse reports
+STALE_STATE = 7 * 86400.0  # kept state no later event took (a call refused in a dialog)
 STATE_DIR = Path(".signoff") / "hooks"
 _HOOK_KEYS = frozenset({"ask", "wait", "defer_expiry", "poll", "tiers", "claude", "resume_args"})
 
@@ -242,7 +243,7 @@ class Adapter:
 
             home = os.path.expanduser("~")
             policy = Policy(
-                self.settings,
+                _guarding_signoff(self.settings),
                 workspace=self.workspace,
                 registry=Registry(dict(self.client.specs)),
                 mode=mode,
@@ -259,6 +260,8 @@ class Adapter:
     def _stash(self, key: str, doc: Mapping[str, Any]) -> None:
         path = self._stash_path(key)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if int.from_bytes(os.urandom(1), "big") < 4:  # now and then: what no event took
+            _sweep(path.parent, self.clock() - STALE_STATE)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -611,6 +614,21 @@ class Adapter:
         )
         snapshot = snapshot.with_entries(settled)
         self._record(hc, REVIEW, {"call": call.to_json(), "snapshot": snapshot.to_json()})
+
+
+def _guarding_signoff(settings: Settings) -> Settings:
+    """Writing signoff's own code changes what judges the agent: such writes ask."""
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return replace(settings, sensitive=(*settings.sensitive, "/" + package))
+
+
+def _sweep(folder: Path, before: float) -> None:
+    for entry in folder.glob("*.json"):
+        try:
+            if entry.stat().st_mtime < before:
+                entry.unlink()
+        except OSError:
+            continue  # taken by another hook meanwhile
 
 
 def deny_reason(verdict: Verdict) -> str:
