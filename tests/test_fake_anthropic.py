@@ -99,12 +99,24 @@ def test_the_step_served_follows_the_conversation_and_sees_the_last_tool_result(
         retried = post(api, body(USER)).json()  # a retry gets the same answer
         assert first["content"] == retried["content"]
         assert first["stop_reason"] == "tool_use"
-        result = {"type": "tool_result", "tool_use_id": "toolu_a", "is_error": True,
-                  "content": [{"type": "text", "text": "denied by rule Bash(rm:*)"}]}  # fmt: skip
+        result = {
+            "type": "tool_result",
+            "tool_use_id": "toolu_a",
+            "is_error": True,
+            "content": [{"type": "text", "text": "denied by rule Bash(rm:*)"}],
+        }
         answer = {"role": "assistant", "content": first["content"]}
         reply = post(api, body(USER, answer, {"role": "user", "content": [result]})).json()
-        after = post(api, body(USER, answer, {"role": "user", "content": "more"}, answer,
-                               {"role": "user", "content": "again"})).json()  # fmt: skip
+        after = post(
+            api,
+            body(
+                USER,
+                answer,
+                {"role": "user", "content": "more"},
+                answer,
+                {"role": "user", "content": "again"},
+            ),
+        ).json()
     assert reply["content"] == [{"type": "text", "text": "tool said denied by rule Bash(rm:*)"}]
     assert seen[0].turn == 1 and seen[0].last_tool_result is not None
     assert seen[0].last_tool_result.is_error is True
@@ -145,10 +157,15 @@ def test_scripted_errors_bad_bodies_and_keys() -> None:
     script = [FakeError(529, "overloaded", "overloaded_error")]
     with FakeAnthropicServer(script, api_key="k") as api:
         overloaded = post(api, body(USER))
-        not_json = httpx.post(api.base_url + "/v1/messages", content=b"{", timeout=10,
-                              headers={"x-api-key": "k"})  # fmt: skip
-        wrong_key = httpx.post(api.base_url + "/v1/messages", json=body(USER), timeout=10,
-                               headers={"x-api-key": "nope"})  # fmt: skip
+        not_json = httpx.post(
+            api.base_url + "/v1/messages", content=b"{", timeout=10, headers={"x-api-key": "k"}
+        )
+        wrong_key = httpx.post(
+            api.base_url + "/v1/messages",
+            json=body(USER),
+            timeout=10,
+            headers={"x-api-key": "nope"},
+        )
     assert overloaded.status_code == 529
     assert overloaded.json() == {
         "type": "error",

@@ -14,8 +14,10 @@ def echo_last_result(seen: Seen) -> Text:
 
 
 def test_a_scripted_bash_call_really_runs(claude: Claude) -> None:
-    script = [ToolUse("Bash", {"command": "touch made-by-claude", "description": "make"}),
-              echo_last_result]  # fmt: skip
+    script = [
+        ToolUse("Bash", {"command": "touch made-by-claude", "description": "make"}),
+        echo_last_result,
+    ]
     with FakeAnthropicServer(script) as api:
         run = claude.run(api, "make a file", "--allowedTools", "Bash")
     assert run.returncode == 0, run.stderr

@@ -293,8 +293,9 @@ class FakeAnthropicServer:
             else:
                 data = block.input
                 parsed = json.loads(data) if isinstance(data, str) else dict(data)
-                content.append({"type": "tool_use", "id": ident, "name": block.name,
-                                "input": parsed})  # fmt: skip
+                content.append(
+                    {"type": "tool_use", "id": ident, "name": block.name, "input": parsed}
+                )
         calls = any(part["type"] == "tool_use" for part in content)
         return {
             "id": self._next_id("msg"),
@@ -398,8 +399,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _not_found(self, received: Received) -> None:
         with self.fake._lock:
             self.fake.unknown.append(received)
-        self._error(404, f"fake server: no route {received.method} {received.path}",
-                    "not_found_error")  # fmt: skip
+        self._error(
+            404, f"fake server: no route {received.method} {received.path}", "not_found_error"
+        )
 
     def do_GET(self) -> None:
         received = self._receive(None)
@@ -412,8 +414,15 @@ class _Handler(BaseHTTPRequestHandler):
             "created_at": "2026-01-01T00:00:00Z",
         }
         if received.path == "/v1/models":
-            self._send_json(200, {"data": [model], "has_more": False,
-                                  "first_id": model["id"], "last_id": model["id"]})  # fmt: skip
+            self._send_json(
+                200,
+                {
+                    "data": [model],
+                    "has_more": False,
+                    "first_id": model["id"],
+                    "last_id": model["id"],
+                },
+            )
         elif received.path.startswith("/v1/models/"):
             self._send_json(200, {**model, "id": received.path.rsplit("/", 1)[1]})
         else:
@@ -443,8 +452,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorised():
             return
         if not isinstance(body, dict):
-            self._error(400, "fake server: the request body is not a JSON object",
-                        "invalid_request_error")  # fmt: skip
+            self._error(
+                400, "fake server: the request body is not a JSON object", "invalid_request_error"
+            )
             return
         if received.path == "/v1/messages/count_tokens":
             self._send_json(200, {"input_tokens": count_tokens(body)})
