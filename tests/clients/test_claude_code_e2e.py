@@ -289,3 +289,42 @@ def test_a_deferred_headless_run_is_resumed_by_the_worker_once_approved(claude: 
     assert shown["state"] == "finished"
     resumed = [e["data"] for e in audit(claude) if e["data"].get("outcome") == "resumed"]
     assert [r["exit"] for r in resumed] == [0]
+
+
+def test_an_inbox_edit_runs_the_persons_arguments_not_the_models(claude: Claude) -> None:
+    build = make_build(claude.project)
+    install(claude, "--ask", "inbox", hooks={"wait": "90s"})
+    with FakeAnthropicServer(bash(RM_ONE_FILE)) as api:
+        run = claude.start(api, "clean up", "--allowedTools", "Bash")
+        request = pending_request(claude, run)
+        edited = {"command": "touch build/kept", "description": "keep it instead"}
+        signoff(claude, "edit", request["id"], "--args", json.dumps(edited))
+        done = run.finish()
+    assert_ok(done)
+    assert (build / "out.txt").exists()  # the model's command never ran
+    assert (build / "kept").exists()  # the person's did
+    assert only_result(api).is_error is False
+
+
+def test_an_edit_into_a_denied_call_is_still_denied(claude: Claude) -> None:
+    build = make_build(claude.project)
+    install(
+        claude,
+        "--ask",
+        "inbox",
+        hooks={"wait": "90s"},
+        permissions={"deny": ["Bash(rm -rf:*)"]},
+    )
+    with FakeAnthropicServer(bash(RM_ONE_FILE)) as api:
+        run = claude.start(api, "clean up", "--allowedTools", "Bash")
+        request = pending_request(claude, run)
+        worse = {"command": RM_RF_BUILD, "description": "all of it"}
+        edit = signoff(claude, "edit", request["id"], "--args", json.dumps(worse))
+        done = run.finish()
+    assert "state rejected" in edit.stdout  # judged again as it was decided: a deny wins
+    assert_ok(done)
+    assert (build / "out.txt").exists()
+    result = only_result(api)
+    assert result.is_error is True
+    assert "edited the call, and the edited call is denied" in result.text
+    assert "Bash(rm -rf:*)" in result.text
