@@ -65,3 +65,20 @@ def test_with_nonessential_traffic_the_client_first_checks_the_api(claude: Claud
     assert run.result["result"] == "hello"
     assert api.paths() == ["HEAD /api/hello", "POST /v1/messages"]
     assert api.unknown == []
+
+
+# Tools the client offers that signoff leaves undeclared on purpose (so they ask).
+ASKING = {"Workflow", "SendMessage"}
+
+
+def test_every_tool_the_client_offers_is_declared_to_signoff(claude: Claude) -> None:
+    # A new client release that adds a tool shows up here: an undeclared tool asks, which
+    # is safe but puts a question to a person every time the model uses it.
+    from signoff.adapters.claude_code import CLIENT
+
+    with FakeAnthropicServer([Text("hello")]) as api:
+        run = claude.run(api, "hi")
+    assert run.returncode == 0, run.stderr
+    offered = {tool["name"] for body in api.requests for tool in body["tools"]}
+    assert {"Bash", "Read", "Write", "Edit", "Agent"} <= offered
+    assert offered - set(CLIENT.specs) <= ASKING, sorted(offered - set(CLIENT.specs) - ASKING)

@@ -328,3 +328,24 @@ def test_an_edit_into_a_denied_call_is_still_denied(claude: Claude) -> None:
     assert result.is_error is True
     assert "edited the call, and the edited call is denied" in result.text
     assert "Bash(rm -rf:*)" in result.text
+
+
+def test_loading_a_tool_and_searching_files_never_ask(claude: Claude) -> None:
+    # the model loads deferred tools (ToolSearch) all the time: a question each time would
+    # be the alert fatigue signoff exists to avoid
+    install(claude, "--ask", "inbox", hooks={"wait": "5s"})
+    (claude.project / "a.txt").write_text("needle\n")
+    script = [
+        ToolUse("ToolSearch", {"query": "select:Glob,Grep"}),
+        ToolUse("Glob", {"pattern": "*.txt"}),
+        ToolUse("Grep", {"pattern": "needle"}),
+        echo_last_result,
+    ]
+    with FakeAnthropicServer(script) as api:
+        # (headless, Glob and Grep exist only when named; signoff judges them all the same)
+        run = claude.run(api, "find the needle", "--allowedTools", "Glob,Grep")
+    assert_ok(run)
+    assert [r.is_error for r in api.tool_results()] == [False, False, False], api.tool_results()
+    assert "a.txt" in api.tool_results()[1].text
+    assert verdicts(claude) == [("ToolSearch", "allow"), ("Glob", "allow"), ("Grep", "allow")]
+    assert json.loads(signoff(claude, "inbox", "--json", "--all").stdout) == []
