@@ -82,6 +82,9 @@ RUNS_LATER: tuple[tuple[str, str], ...] = (
     ("**/.devcontainer", "dev containers run postCreateCommand and build steps"),
     ("**/.claude", "Claude Code runs the hooks its settings name"),
     ("**/.codex", "Codex reads its settings and commands from here"),
+    ("**/.mcp.json", "Claude Code and other MCP clients start the servers it names"),
+    ("**/.gemini", "Gemini CLI runs the hooks its settings name"),
+    ("**/.cursor", "Cursor runs the hooks its hooks.json names"),
     # Package-manager hooks that run at install time.
     ("**/.yarnrc.yml", "yarn runs the program named by yarnPath"),
     ("**/.pnpmfile.cjs", "pnpm runs this file's hooks at install"),
