@@ -57,6 +57,18 @@ def _specs() -> dict[str, ToolSpec]:
             "BashOutput": _spec("BashOutput", "read", description="Read a background shell."),
             "TaskOutput": _spec("TaskOutput", "read", description="Read a background task."),
             "KillShell": _spec("KillShell", "write", description="Stop a background shell."),
+            # Claude Code 2.1.3xx: tools that only load or report something; whatever work
+            # follows (a loaded tool, a skill's steps, a woken session) fires these hooks
+            "ToolSearch": _spec("ToolSearch", "read", description="Load a tool's schema."),
+            "Skill": _spec("Skill", "read", description="Load a skill's instructions."),
+            "ListAgents": _spec("ListAgents", "read", description="List agents."),
+            "ReportFindings": _spec("ReportFindings", "read", description="Report findings."),
+            "ScheduleWakeup": _spec("ScheduleWakeup", "read", description="Resume later."),
+            "DeferredToolPlaceholder": _spec(
+                "DeferredToolPlaceholder", "read", description="Never called."
+            ),
+            # not declared, so they ask: `Workflow` runs a script inside the client, and
+            # `SendMessage` reaches other sessions, local or in the cloud
             # the person is the tool
             "AskUserQuestion": _spec(
                 "AskUserQuestion", "read", always_ask=True, description="Ask the user."

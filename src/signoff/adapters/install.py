@@ -87,11 +87,15 @@ def check_client(claude: str, report: Report) -> None:
 
 
 def default_command() -> str:
-    """How Claude Code starts this signoff: its own script, else this interpreter."""
+    """How Claude Code starts this signoff: its own script, else this interpreter.
+
+    The hook runs in the agent's project; `python -m` would put that directory first on
+    `sys.path`, so a `json.py` or `signoff/` the agent wrote there would run in the hook
+    in place of the real one. `-P` (Python 3.11+) leaves the working directory out."""
     script = sys.argv[0] if sys.argv else ""
     if os.path.basename(script) == "signoff" and os.path.isfile(script):
         return shlex.join([os.path.abspath(script), "hook", "claude-code"])
-    return shlex.join([sys.executable, "-m", "signoff", "hook", "claude-code"])
+    return shlex.join([sys.executable, "-P", "-m", "signoff", "hook", "claude-code"])
 
 
 def hook_entries(*, command: str, http: bool, url: str, wait: float) -> dict[str, dict[str, Any]]:
