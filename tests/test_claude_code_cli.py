@@ -62,6 +62,44 @@ def test_the_hook_process_denies_with_the_reason(ws: Path) -> None:
     assert done.stdout.startswith("{") and done.stdout.count("\n") == 1  # one object only
 
 
+STRAY_PRINTER = """
+import os, sys
+from signoff.adapters import claude_code
+
+real = claude_code.answer
+
+def noisy(*args, **kwargs):
+    print("stray print from a library")
+    sys.stdout.flush()
+    os.system("echo stray output of a child process")
+    return real(*args, **kwargs)
+
+claude_code.answer = noisy
+sys.exit(claude_code.main())
+"""
+
+
+def test_nothing_but_the_answer_reaches_stdout(ws: Path, tmp_path: Path) -> None:
+    """Claude Code ignores an answer that follows other output and lets the call go
+    ahead, a deny included: prints and child processes write to stderr while judging."""
+    script = tmp_path / "noisy_hook.py"
+    script.write_text(STRAY_PRINTER)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        input=json.dumps(event(ws, "Bash", {"command": "rm -rf build /"})),
+        capture_output=True,
+        text=True,
+        cwd=ws,
+        env={**os.environ, "PYTHONPATH": SRC},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("{") and done.stdout.count("\n") == 1, done.stdout
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "stray print" in done.stderr and "child process" in done.stderr
+
+
 def test_the_hook_process_allows_a_read(ws: Path) -> None:
     done = hook_process(ws, event(ws, "Read", {"file_path": str(ws / "app.py")}))
     assert pre_decision(done) == "allow"
