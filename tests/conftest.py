@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
+
+if TYPE_CHECKING:
+    from store_helpers import Backend
 
 
 @pytest.fixture(autouse=True)
@@ -12,6 +19,19 @@ def _private_config_dir(
     monkeypatch.setenv("SIGNOFF_CONFIG_DIR", str(tmp_path_factory.mktemp("signoff-config")))
     monkeypatch.delenv("SIGNOFF_KEY", raising=False)
     monkeypatch.delenv("SIGNOFF_KEY_FILE", raising=False)
+
+
+@pytest.fixture(name="db", params=["sqlite", "postgres"])
+def db_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A real database of each kind behind the store (SQLite file, PostgreSQL schema), for
+    tests that also write it directly with SQL; `store_helpers.Backend` says how."""
+    from store_helpers import Backend  # the store only for the tests that ask for it
+
+    backend = Backend(request.param, tmp_path)
+    try:
+        yield backend
+    finally:
+        backend.close()
 
 
 # Modules that drive real browsers, terminals, crashes, races or long property searches:
