@@ -20,6 +20,10 @@
     [tools.send_email]
     expires_after = "2h"                # how long its requests wait for a decision
 
+    [reviewer]                          # a model that settles asks in auto mode
+    model = "gpt-4.1-mini"              # (see reviewer_settings; docs/reviewer.md)
+    api_key_env = "REVIEWER_API_KEY"
+
 Rule lists from every file are combined; scalars from the more local file win.
 """
 
@@ -35,6 +39,8 @@ from typing import Any, Literal, get_args
 from .exceptions import InvalidInput, SettingsError
 from .lazyre import lazy
 from .normalize import domain_pattern_problem
+from .reviewer_settings import KEYS as REVIEWER_KEYS
+from .reviewer_settings import ReviewerSettings, parse_reviewer
 from .rules import Rule, parse_rule
 
 Mode = Literal["default", "accept-edits", "plan", "auto"]
@@ -50,6 +56,7 @@ _KNOWN = {
     "approvers": None,
     "notifications": None,
     "store": None,
+    "reviewer": set(REVIEWER_KEYS),
 }
 _DURATION = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -71,6 +78,7 @@ class Settings:
     tool_expiry: Mapping[str, float] = field(default_factory=dict)  # seconds
     sources: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # other tables, for other parts
+    reviewer: ReviewerSettings | None = None  # [reviewer]: settles asks in auto mode
 
     @classmethod
     def load(cls, workspace: str | os.PathLike[str], *, user: bool = True) -> Settings:
@@ -111,6 +119,7 @@ class Settings:
             tool_expiry={**self.tool_expiry, **more_local.tool_expiry},
             sources=self.sources + more_local.sources,
             extra={**self.extra, **more_local.extra},
+            reviewer=more_local.reviewer or self.reviewer,
         )
 
 
@@ -161,6 +170,8 @@ def parse_settings(text: str, path: str) -> Settings:
         return SettingsError(message, path=path, line=_line_of(text, needle) if needle else None)
 
     for table, value in doc.items():
+        if table == "reviewer":
+            continue  # its own parser names the key and the line
         if table not in _KNOWN:
             raise fail(f"unknown table [{table}] (known: {', '.join(_KNOWN)})", f"[{table}")
         keys = _KNOWN[table]
@@ -237,6 +248,8 @@ def parse_settings(text: str, path: str) -> Settings:
             except InvalidInput as exc:
                 raise fail(str(exc), "expires_after") from exc
 
+    reviewer = parse_reviewer(doc["reviewer"], path, fail) if "reviewer" in doc else None
+
     base_dir = Path(path).resolve().parent.parent if path.endswith(".toml") else Path.cwd()
     return Settings(
         deny=lists["deny"],
@@ -253,6 +266,7 @@ def parse_settings(text: str, path: str) -> Settings:
         tool_expiry=expiry,
         sources=(path,),
         extra={k: v for k, v in doc.items() if k in ("approvers", "notifications", "store")},
+        reviewer=reviewer,
     )
 
 
