@@ -526,3 +526,23 @@ def test_bad_reviewer_settings_name_the_file_line_and_key(
         parse_settings(f"[reviewer]\n{body}\n", "s.toml")
     assert message in str(caught.value)
     assert caught.value.line == line
+
+
+@pytest.mark.slow  # another process, a few seconds
+def test_the_bench_prints_its_keys_on_the_last_line() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, str(root / "bench" / "reviewer.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["reviewer_overhead_ms"] > 0
+    assert 0 < last["asks_reaching_a_person"] < 1  # some settled, some escalated
+    assert last["asks_reaching_a_person_default_mode"] == 1.0
+    assert last["asks_reaching_a_person_auto_without_reviewer"] == 0.0
