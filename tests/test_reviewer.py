@@ -546,3 +546,117 @@ def test_the_bench_prints_its_keys_on_the_last_line() -> None:
     assert 0 < last["asks_reaching_a_person"] < 1  # some settled, some escalated
     assert last["asks_reaching_a_person_default_mode"] == 1.0
     assert last["asks_reaching_a_person_auto_without_reviewer"] == 0.0
+
+
+# ---------------------------------------------------------------------- signoff chat
+
+
+def _chat(workspace: Path, replies: list[dict[str, Any]]) -> tuple[Any, Any]:
+    import io
+
+    from signoff.cli.chat import build_session
+    from signoff.testing import ScriptedChannel
+
+    out = io.StringIO()
+    chat = build_session(
+        ScriptedModel(replies),
+        workspace=str(workspace),
+        out=out,
+        channel=ScriptedChannel(),
+        user_settings=False,
+        store_url=str(workspace / "chat.db"),
+    )
+    return chat, out
+
+
+def test_chat_in_auto_mode_says_who_settles_asks(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    from signoff.llm.fake_server import fake_call, scripted_reply
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    chat, out = _chat(bare, [])
+    chat.handle("/mode auto")
+    assert "WARNING: auto mode without a reviewer" in out.getvalue()
+
+    root = tmp_path / "reviewed"
+    (root / ".signoff").mkdir(parents=True)
+    (root / ".signoff" / "settings.toml").write_text(
+        '[permissions]\nask = ["write_file"]\ndefault_mode = "auto"\n\n'
+        f'[reviewer]\nmodel = "fake-reviewer"\nbase_url = "{server.base_url}"\n'
+    )
+    write = fake_call("write_file", {"path": "NOTES.md", "content": "hello"}, "w1")
+    chat, out = _chat(root, [scripted_reply(None, write), scripted_reply("done")])
+    chat.banner()
+    assert "the reviewer model fake-reviewer settles what would ask" in out.getvalue()
+    chat.handle("write the notes")
+    assert (root / "NOTES.md").read_text() == "hello"
+    assert "ran (allowed by the reviewer model)" in out.getvalue()
+    data = server.messages(0)[-1]["content"]
+    assert "write the notes" in data and "coding assistant" not in data  # no system prompt
+
+
+@pytest.mark.slow  # the CLI in another process
+def test_check_in_auto_mode_says_who_settles_asks(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def check() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "signoff", "check", "--no-user-settings", "--mode", "auto",
+             "--tool", "delete_file", "--args", '{"path": "old.txt"}'],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    assert "WARNING: auto mode without a reviewer" in check()
+    (tmp_path / ".signoff").mkdir()
+    (tmp_path / ".signoff" / "settings.toml").write_text('[reviewer]\nmodel = "rm-1"\n')
+    text = check()
+    assert text.startswith("ASK") and "the reviewer model rm-1 settles this" in text
+
+
+# ---------------------------------------------------------------------- pure parts
+
+
+def test_only_the_preview_lines_the_agent_wrote_are_shown() -> None:
+    from signoff.reviewer_input import agent_lines
+
+    call = ToolCall("edit_file", {"path": "a.py", "old": "x = 1", "new": "x = 2\ny = 3"})
+    preview = (
+        "--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,4 @@\n import os\n-x = 1\n+x = 2\n+y = 3\n TOKEN=s3cr3t"
+    )
+    shown, withheld = agent_lines(preview, call)
+    assert shown.splitlines() == ["-x = 1", "+x = 2", "+y = 3"]
+    assert withheld == 5 and "s3cr3t" not in shown and "import os" not in shown
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"command": "git push origin main"},
+        {"command": "pip install requests && pytest -q"},
+        {"path": "src/approvals.py", "content": "def approve_request(req):\n    return req\n"},
+        {"url": "https://docs.python.org/3/library/json.html"},
+        {"to": "team@example.com", "subject": "release", "body": "The build is green."},
+        {"path": "docker-compose.yml", "content": "services:\n  app:\n    user: app\n"},
+    ],
+)
+def test_ordinary_calls_are_not_taken_for_attacks(arguments: dict[str, Any]) -> None:
+    from signoff.reviewer_input import addresses_reviewer, build_input
+
+    review = build_input([{"role": "user", "content": TASK}], ToolCall("t", arguments), _ask())
+    assert addresses_reviewer(review) is None
+
+
+def test_answers_are_read_strictly() -> None:
+    from signoff.reviewer_input import parse_filter, parse_reasoning
+
+    assert parse_filter("abc allow", "abc") == "allow"
+    assert parse_filter(" `abc FLAG` ", "abc") == "flag"
+    assert parse_filter("abc allow please", "abc") is None
+    assert parse_filter("allow", "abc") is None
+    good = 'hmm\n{"review": "abc", "decision": "allow", "reasoning": " fine "}'
+    assert parse_reasoning(good, "abc") == ("allow", "fine")
+    assert parse_reasoning(good.replace('"abc"', '"abd"'), "abc") is None
+    assert parse_reasoning('{"review": "abc", "decision": "allow", "reasoning": 3}', "abc") is None
+    assert parse_reasoning("", "abc") is None

@@ -32,6 +32,7 @@ MAX_EARLIER_CALLS = 40
 MAX_EARLIER_CHARS = 2000
 MAX_CALL_CHARS = 20000
 MAX_PREVIEW_CHARS = 8000
+MAX_SEARCHED_CHARS = 200_000
 
 FilterAnswer = Literal["allow", "flag"]
 Decision = Literal["allow", "escalate"]
@@ -148,12 +149,19 @@ def agent_lines(preview: str, call: ToolCall) -> tuple[str, int]:
     others were withheld: a diff's context and removed lines, a deleted file's head and
     the like are the file's content, which the reviewer never sees."""
     written = [s for s in _strings(dict(call.arguments)) if s]
+    lines = {part.strip() for s in written for part in s.splitlines()}
+    # a substring search of every preview line through huge arguments would be slow: then
+    # only whole lines count (a diff's "+" lines still do)
+    search = sum(len(s) for s in written) <= MAX_SEARCHED_CHARS
+
+    def wrote(text: str) -> bool:
+        return not text or text in lines or (search and any(text in s for s in written))
+
     shown: list[str] = []
     withheld = 0
-    for line in preview.splitlines():
+    for line in preview[: 2 * MAX_PREVIEW_CHARS].splitlines():
         bare = line[1:] if line[:1] in ("+", "-", " ", ">") else line
-        candidates = (line.strip(), bare.strip())
-        if any(not c for c in candidates) or any(c in s for c in candidates for s in written):
+        if wrote(line.strip()) or wrote(bare.strip()):
             shown.append(line)
         else:
             withheld += 1

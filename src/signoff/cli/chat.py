@@ -35,7 +35,7 @@ from ..models import Decision, ToolCall
 from ..policy import Policy
 from ..protected import store_files
 from ..review import record_review
-from ..reviewer import AUTO_WITHOUT_REVIEWER
+from ..reviewer_settings import AUTO_WITHOUT_REVIEWER, REVIEWER_RULE
 from ..run_state import storable
 from ..settings import MODES, Mode, load_settings
 from ..store import Store, default_url, open_store
@@ -251,6 +251,8 @@ class ChatSession:
             outcome = "refused"
         elif result.outcome == "ran":
             how = _DECIDED.get(result.decision.kind, "") if result.decision else ""
+            if not how and result.verdict.rule == REVIEWER_RULE:
+                how = "allowed by the reviewer model"
             outcome = f"ran ({how or result.verdict.effect})"
             if result.verdict.effect == "notify":
                 outcome += ", recorded for review"
