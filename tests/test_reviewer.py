@@ -484,26 +484,47 @@ def test_the_stats_command_prints_the_reviewer_line(
 # ---------------------------------------------------------------------- settings
 
 
-def test_the_reviewer_table_is_read_and_merged(tmp_path: Path) -> None:
+def test_the_reviewer_table_is_read_and_merged_key_by_key(tmp_path: Path) -> None:
     (tmp_path / ".signoff").mkdir()
     (tmp_path / ".signoff" / "settings.toml").write_text(
         '[permissions]\ndefault_mode = "auto"\n\n[reviewer]\nmodel = "m1"\n'
-        'base_url = "http://127.0.0.1:1/v1"\napi_key_env = "REVIEWER_KEY"\n'
-        'filter_timeout = 3\nmax_risk = "medium"\ntools = ["run_command"]\n'
+        'filter_timeout = 3\nmax_risk = "medium"\ntools = ["execute_command"]\n'
     )
-    (tmp_path / ".signoff" / "settings.local.toml").write_text('[reviewer]\nmodel = "m2"\n')
-    settings = load_settings(tmp_path, user=False)
-    assert settings.reviewer is not None and settings.reviewer.model == "m2"  # local wins
-    project = parse_settings(
-        (tmp_path / ".signoff" / "settings.toml").read_text(), "p.toml"
-    ).reviewer
-    assert project is not None
-    assert (project.api_key_env, project.filter_timeout, project.max_risk, project.tools) == (
-        "REVIEWER_KEY",
-        3.0,
-        "medium",
-        ("run_command",),
+    (tmp_path / ".signoff" / "settings.local.toml").write_text(
+        '[reviewer]\nbase_url = "http://127.0.0.1:1/v1"\napi_key_env = "REVIEWER_KEY"\n'
+        'max_risk = "high"\n'
     )
+    reviewer = load_settings(tmp_path, user=False).reviewer
+    assert reviewer is not None
+    assert (
+        reviewer.model,
+        reviewer.base_url,
+        reviewer.api_key_env,
+        reviewer.filter_timeout,
+        reviewer.max_risk,
+        reviewer.tools,
+    ) == ("m1", "http://127.0.0.1:1/v1", "REVIEWER_KEY", 3.0, "high", ("execute_command",))
+
+
+@pytest.mark.parametrize("key", ["base_url", "api_key_env"])
+def test_a_committed_file_may_not_say_where_the_key_goes(tmp_path: Path, key: str) -> None:
+    # A cloned repository must not send the person's API key to a server it names.
+    (tmp_path / ".signoff").mkdir()
+    value = "https://collector.example/v1" if key == "base_url" else "AWS_SECRET_ACCESS_KEY"
+    (tmp_path / ".signoff" / "settings.toml").write_text(
+        f'[reviewer]\nmodel = "m"\n{key} = "{value}"\n'
+    )
+    with pytest.raises(SettingsError, match=f"settings.toml:3: reviewer.{key} may not be set"):
+        load_settings(tmp_path, user=False)
+
+
+def test_a_reviewer_without_a_model_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / ".signoff").mkdir()
+    (tmp_path / ".signoff" / "settings.local.toml").write_text(
+        '[reviewer]\nbase_url = "http://127.0.0.1:1/v1"\n'
+    )
+    with pytest.raises(SettingsError, match="names no model"):
+        load_settings(tmp_path, user=False)
 
 
 @pytest.mark.parametrize(
@@ -511,7 +532,7 @@ def test_the_reviewer_table_is_read_and_merged(tmp_path: Path) -> None:
     [
         ('model = "m"\napi_key = "sk-123"', "the key is never written", 3),
         ('model = "m"\ncolour = "red"', "unknown key 'colour' in [reviewer]", 3),
-        ('base_url = "http://x"', "reviewer.model must name a model", None),
+        ('model = " "', "reviewer.model must name a model", 2),
         ('model = "m"\nmax_risk = "huge"', "reviewer.max_risk 'huge' is not one of", 3),
         ('model = "m"\napi_key_env = "$(cat ~/.ssh/id_rsa)"', "name of an environment", 3),
         ('model = "m"\nbase_url = "file:///etc/passwd"', "http:// or https:// URL", 3),
@@ -582,7 +603,10 @@ def test_chat_in_auto_mode_says_who_settles_asks(tmp_path: Path, server: FakeOpe
     (root / ".signoff").mkdir(parents=True)
     (root / ".signoff" / "settings.toml").write_text(
         '[permissions]\nask = ["write_file"]\ndefault_mode = "auto"\n\n'
-        f'[reviewer]\nmodel = "fake-reviewer"\nbase_url = "{server.base_url}"\n'
+        '[reviewer]\nmodel = "fake-reviewer"\n'
+    )
+    (root / ".signoff" / "settings.local.toml").write_text(
+        f'[reviewer]\nbase_url = "{server.base_url}"\n'
     )
     write = fake_call("write_file", {"path": "NOTES.md", "content": "hello"}, "w1")
     chat, out = _chat(root, [scripted_reply(None, write), scripted_reply("done")])

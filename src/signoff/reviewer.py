@@ -102,6 +102,8 @@ class Reviewer:
             from .llm.openai import OpenAIModel
 
             s = self.settings
+            if not s.model:  # never a model named by the agent's environment instead
+                raise ConfigurationError(f"the reviewer names no model ({s.source})")
             key = self._environ.get(s.api_key_env)
             if not key and s.base_url is None:
                 raise ConfigurationError(

@@ -2,13 +2,16 @@
 
     [reviewer]
     model = "gpt-4.1-mini"               # any OpenAI-compatible chat model
-    base_url = "http://127.0.0.1:8000/v1"
+    base_url = "http://127.0.0.1:8000/v1" # user or local file only (see PERSONAL_KEYS)
     api_key_env = "REVIEWER_API_KEY"     # the NAME of the variable; the key is never here
     filter_timeout = 10                  # seconds for the fast filter (stage 1)
     reason_timeout = 60                  # seconds for careful reasoning (stage 2)
     max_risk = "high"                    # asks riskier than this always go to a person
     tools = ["run_command", "fetch_url"] # only these tools' asks (default: every tool)
     fast_max_risk = "medium"             # above this, a stage-1 "allow" needs stage 2 too
+
+Tables merge key by key (the most local file wins). `base_url` and `api_key_env` decide
+where requests and a key go, so only a person's own files (user, local) may set them.
 
 Only asks reach the reviewer, and only in `auto` mode: a deny never does, nor an ask about
 signoff's own state or a tool that asks a person by design. The reviewer may let such an
@@ -64,6 +67,12 @@ class ReviewerSettings:
     fast_max_risk: Risk = "medium"
     tools: tuple[str, ...] = ()  # empty: every tool
     source: str = "<code>"
+    given: frozenset[str] = frozenset()  # the keys a settings file set (for merging)
+
+    def merged_with(self, local: ReviewerSettings) -> ReviewerSettings:
+        """Key by key: what the more local file set wins."""
+        taken = {key: getattr(local, key) for key in local.given}
+        return replace(self, **taken, given=self.given | local.given, source=local.source)
 
     def settles(self, tool: str, risk: Risk) -> bool:
         """Whether an ask about this tool, at this risk, is the reviewer's to settle."""
@@ -91,8 +100,8 @@ def parse_reviewer(
     for key in table:
         if key not in KEYS:
             raise fail(f"unknown key {key!r} in [reviewer] (known: {', '.join(KEYS)})", key)
-    model = table.get("model")
-    if not isinstance(model, str) or not model.strip():
+    model = table.get("model", "")
+    if not isinstance(model, str) or ("model" in table and not model.strip()):
         raise fail("reviewer.model must name a model (a non-empty string)", "model")
     base_url = table.get("base_url")
     if base_url is not None and (
@@ -130,7 +139,33 @@ def parse_reviewer(
         fast_max_risk=risks["fast_max_risk"],
         tools=tuple(tools),
         source=path,
+        given=frozenset(table),
     )
+
+
+# Where the reviewer's requests go, and which secret they carry: a committed file (anyone's
+# repository) must not choose these, or cloning a repository could send your key to it.
+PERSONAL_KEYS = ("base_url", "api_key_env")
+
+
+def committed_problem(reviewer: ReviewerSettings | None) -> tuple[str, str] | None:
+    """(message, key) when the project file sets a key only a person's own file may set."""
+    for key in PERSONAL_KEYS:
+        if reviewer is not None and key in reviewer.given:
+            return (
+                f"reviewer.{key} may not be set in the committed project file: it decides "
+                "where the reviewer's requests and your API key go. Set it in "
+                ".signoff/settings.local.toml or in your user settings",
+                key,
+            )
+    return None
+
+
+def unfinished_problem(reviewer: ReviewerSettings | None) -> str | None:
+    """Why the merged `[reviewer]` tables cannot be used, or None."""
+    if reviewer is not None and not reviewer.model:
+        return "[reviewer] names no model: set reviewer.model in one of the settings files"
+    return None
 
 
 def allowed_verdict(asked: Verdict, reasoning: str) -> Verdict:
@@ -169,11 +204,14 @@ __all__ = [
     "AUTO_WITHOUT_REVIEWER",
     "ESCALATION_NOTE",
     "KEYS",
+    "PERSONAL_KEYS",
     "REVIEWER_RULE",
     "ReviewerSettings",
     "allowed_verdict",
+    "committed_problem",
     "escalated_verdict",
     "parse_reviewer",
     "policy_reasons",
     "still_covered",
+    "unfinished_problem",
 ]

@@ -22,7 +22,7 @@
 
     [reviewer]                          # a model that settles asks in auto mode
     model = "gpt-4.1-mini"              # (see reviewer_settings; docs/reviewer.md)
-    api_key_env = "REVIEWER_API_KEY"
+    api_key_env = "REVIEWER_API_KEY"    # base_url and this: user or local file only
 
 Rule lists from every file are combined; scalars from the more local file win.
 """
@@ -40,7 +40,12 @@ from .exceptions import InvalidInput, SettingsError
 from .lazyre import lazy
 from .normalize import domain_pattern_problem
 from .reviewer_settings import KEYS as REVIEWER_KEYS
-from .reviewer_settings import ReviewerSettings, parse_reviewer
+from .reviewer_settings import (
+    ReviewerSettings,
+    committed_problem,
+    parse_reviewer,
+    unfinished_problem,
+)
 from .rules import Rule, parse_rule
 
 Mode = Literal["default", "accept-edits", "plan", "auto"]
@@ -119,7 +124,11 @@ class Settings:
             tool_expiry={**self.tool_expiry, **more_local.tool_expiry},
             sources=self.sources + more_local.sources,
             extra={**self.extra, **more_local.extra},
-            reviewer=more_local.reviewer or self.reviewer,
+            reviewer=(
+                self.reviewer.merged_with(more_local.reviewer)
+                if self.reviewer is not None and more_local.reviewer is not None
+                else more_local.reviewer or self.reviewer
+            ),
         )
 
 
@@ -283,7 +292,15 @@ def load_settings(workspace: str | os.PathLike[str], *, user: bool = True) -> Se
     settings = Settings()
     for file in files:
         if file.is_file():
-            settings = settings.merged_with(parse_settings(file.read_text("utf-8"), str(file)))
+            text = file.read_text("utf-8")
+            one = parse_settings(text, str(file))
+            problem = committed_problem(one.reviewer) if file == root / PROJECT_FILE else None
+            if problem is not None:
+                raise SettingsError(problem[0], path=str(file), line=_line_of(text, problem[1]))
+            settings = settings.merged_with(one)
+    unfinished = unfinished_problem(settings.reviewer)
+    if unfinished is not None:
+        raise SettingsError(unfinished, path=", ".join(settings.sources))
     return settings
 
 
