@@ -23,9 +23,9 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .channels import Channel, Prompt, RejectingChannel
 from .exceptions import CallDenied, RunStopped
@@ -45,6 +45,9 @@ from .targets import (
 )
 from .tool_schema import bind_arguments, call_by_name
 from .tools import ToolSpec, spec_from_function, spec_of
+
+if TYPE_CHECKING:
+    from .reviewer import Reviewer
 
 Outcome = Literal["ran", "denied", "rejected", "skipped", "answered", "failed"]
 Previewer = Callable[[ToolCall, ToolSpec], str]
@@ -130,6 +133,10 @@ class Gate:
     previewer: Previewer = default_preview
     listener: Listener | None = None
     actor: str = "local"
+    # In auto mode with `[reviewer]` in settings, asks go to the reviewer model first (built
+    # from the settings when not given); `transcript` gives it the conversation so far.
+    reviewer: Reviewer | None = None
+    transcript: Callable[[], Sequence[Mapping[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         self.grants: list[Grant] = []
@@ -191,6 +198,8 @@ class Gate:
         verdict = self.check(judge_as or call)
         if again is not None and verdict.effect == "ask":
             verdict = replace(verdict, reasons=(again, *verdict.reasons))
+        elif self.enabled and verdict.effect == "ask" and self.policy.for_reviewer(call, verdict):
+            verdict = self._reviewed(call, verdict)
         if (
             not self.enabled
             and verdict.effect == "ask"
@@ -206,6 +215,23 @@ class Gate:
             return verdict, None, None
         decision = self._ask(call, verdict)
         return verdict, decision, self._call_for(call, decision)
+
+    def _reviewed(self, call: ToolCall, verdict: Verdict) -> Verdict:
+        """The reviewer model's say on an ask: notify (runs, kept for review) or the same
+        ask with its note. On the record either way (`reviewer.verdict`)."""
+        from .reviewer import Reviewer, review_call  # only when a reviewer is configured
+
+        settings = self.policy.settings.reviewer
+        assert settings is not None  # for_reviewer said so
+        if self.reviewer is None:
+            self.reviewer = Reviewer(settings)
+        spec = self.policy.registry.get(call.name)
+        transcript = self.transcript() if self.transcript is not None else ()
+        reviewed, data = review_call(
+            self.reviewer, transcript, call, verdict, self.previewer(call, spec)
+        )
+        self._emit("reviewer", data)
+        return reviewed
 
     def _judged(
         self, call: ToolCall

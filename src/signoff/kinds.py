@@ -27,6 +27,7 @@ EventKind = Literal[
     "session.decided",
     "session.grant",
     "session.outcome",
+    "reviewer.verdict",
 ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
@@ -49,6 +50,7 @@ NOTIFY_FAILED: Final = "notify.failed"
 SESSION_DECIDED: Final = "session.decided"  # imported from an in-process session log
 SESSION_GRANT: Final = "session.grant"
 SESSION_OUTCOME: Final = "session.outcome"
+REVIEWER_VERDICT: Final = "reviewer.verdict"  # the reviewer model settled or escalated an ask
 
 EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     VERDICT,
@@ -71,4 +73,5 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     SESSION_DECIDED,
     SESSION_GRANT,
     SESSION_OUTCOME,
+    REVIEWER_VERDICT,
 )

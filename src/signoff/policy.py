@@ -15,8 +15,9 @@ against those effects: a path rule means the same for a declared tool and for ev
 operand and redirect of a shell command. signoff's own state (`protected.py`) is denied
 to every tool, whatever the rules say.
 
-`auto` mode then turns ask into allow; deny never changes. The only I/O is resolving
-paths (symlinks), done by an injectable resolver.
+`auto` mode then turns ask into allow (with a `[reviewer]` configured, the ask stays and
+the reviewer model settles it or hands it to a person); deny never changes. The only I/O
+is resolving paths (symlinks), done by an injectable resolver.
 """
 
 from __future__ import annotations
@@ -225,8 +226,24 @@ class Policy:
                 touches_protected(verdict)  # may reach signoff's own state: a person decides
             )
         ):
+            if self.settings.reviewer is not None:
+                return verdict  # the reviewer model settles it, or a person does (reviewer)
             return verdict.with_effect("allow", "auto mode: asks become allows")
         return verdict
+
+    def for_reviewer(self, call: ToolCall, verdict: Verdict) -> bool:
+        """Whether the reviewer model may settle this verdict: an ask in auto mode that
+        `auto` alone would have allowed, within the reviewer's tools and risk. A deny, an
+        ask about signoff's own state and a tool that asks by design never reach it."""
+        reviewer = self.settings.reviewer
+        if reviewer is None or self.mode != "auto" or verdict.effect != "ask":
+            return False
+        spec = self.registry.get(call.name)
+        if spec.always_ask or touches_protected(verdict):
+            return False
+        return reviewer.settles(spec.name, verdict.risk) or reviewer.settles(
+            call.name, verdict.risk
+        )
 
     def validated_edit(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolCall:
         """The call with a person's new arguments, checked against the tool's schema."""

@@ -30,7 +30,9 @@ class PendingCall:
     request_id: str | None = None
     outcome: Settled | None = None
     content: str | None = None
-    verdict: Verdict | None = None  # kept only until the request is stored
+    # kept until the request is stored; for a call the reviewer model allowed, until it ran
+    # (judged again first: the same ask stays covered, see reviewer_settings.still_covered)
+    verdict: Verdict | None = None
     intent: str | None = None  # what the model said it was doing, shown to the reviewer
 
     def to_json(self) -> dict[str, Any]:

@@ -22,6 +22,9 @@
 
     [hooks]                             # coding-agent hooks (docs/coding-agents.md)
     ask = "inbox"                       # native | inbox | defer
+    [reviewer]                          # a model that settles asks in auto mode
+    model = "gpt-4.1-mini"              # (see reviewer_settings; docs/reviewer.md)
+    api_key_env = "REVIEWER_API_KEY"    # base_url and this: user or local file only
 
 Rule lists from every file are combined; scalars from the more local file win.
 """
@@ -39,6 +42,13 @@ from typing import Any, Literal, get_args
 from .exceptions import InvalidInput, SettingsError
 from .lazyre import lazy
 from .normalize import domain_pattern_problem
+from .reviewer_settings import KEYS as REVIEWER_KEYS
+from .reviewer_settings import (
+    ReviewerSettings,
+    committed_problem,
+    parse_reviewer,
+    unfinished_problem,
+)
 from .rules import Rule, parse_rule
 
 Mode = Literal["default", "accept-edits", "plan", "auto"]
@@ -55,6 +65,7 @@ _KNOWN = {
     "notifications": None,
     "store": None,
     "hooks": None,  # coding-agent hooks (signoff.adapters): ask strategy, wait, ...
+    "reviewer": set(REVIEWER_KEYS),
 }
 _DURATION = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -76,6 +87,7 @@ class Settings:
     tool_expiry: Mapping[str, float] = field(default_factory=dict)  # seconds
     sources: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # other tables, for other parts
+    reviewer: ReviewerSettings | None = None  # [reviewer]: settles asks in auto mode
 
     @classmethod
     def load(cls, workspace: str | os.PathLike[str], *, user: bool = True) -> Settings:
@@ -127,6 +139,11 @@ class Settings:
             tool_expiry={**self.tool_expiry, **more_local.tool_expiry},
             sources=self.sources + more_local.sources,
             extra={**self.extra, **more_local.extra},
+            reviewer=(
+                self.reviewer.merged_with(more_local.reviewer)
+                if self.reviewer is not None and more_local.reviewer is not None
+                else more_local.reviewer or self.reviewer
+            ),
         )
 
 
@@ -177,6 +194,8 @@ def parse_settings(text: str, path: str) -> Settings:
         return SettingsError(message, path=path, line=_line_of(text, needle) if needle else None)
 
     for table, value in doc.items():
+        if table == "reviewer":
+            continue  # its own parser names the key and the line
         if table not in _KNOWN:
             raise fail(f"unknown table [{table}] (known: {', '.join(_KNOWN)})", f"[{table}")
         keys = _KNOWN[table]
@@ -253,6 +272,8 @@ def parse_settings(text: str, path: str) -> Settings:
             except InvalidInput as exc:
                 raise fail(str(exc), "expires_after") from exc
 
+    reviewer = parse_reviewer(doc["reviewer"], path, fail) if "reviewer" in doc else None
+
     base_dir = Path(path).resolve().parent.parent if path.endswith(".toml") else Path.cwd()
     return Settings(
         deny=lists["deny"],
@@ -271,6 +292,7 @@ def parse_settings(text: str, path: str) -> Settings:
         extra={
             k: v for k, v in doc.items() if k in ("approvers", "notifications", "store", "hooks")
         },
+        reviewer=reviewer,
     )
 
 
@@ -287,7 +309,15 @@ def load_settings(workspace: str | os.PathLike[str], *, user: bool = True) -> Se
     settings = Settings()
     for file in files:
         if file.is_file():
-            settings = settings.merged_with(parse_settings(file.read_text("utf-8"), str(file)))
+            text = file.read_text("utf-8")
+            one = parse_settings(text, str(file))
+            problem = committed_problem(one.reviewer) if file == root / PROJECT_FILE else None
+            if problem is not None:
+                raise SettingsError(problem[0], path=str(file), line=_line_of(text, problem[1]))
+            settings = settings.merged_with(one)
+    unfinished = unfinished_problem(settings.reviewer)
+    if unfinished is not None:
+        raise SettingsError(unfinished, path=", ".join(settings.sources))
     return settings
 
 

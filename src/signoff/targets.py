@@ -218,7 +218,9 @@ def judgement_change(decided: Verdict, now: Verdict) -> str | None:
 
 
 def _asked_for(verdict: Verdict) -> tuple[Any, ...]:
-    return (verdict.risk, verdict.rule, verdict.reasons, verdict.parts)
+    from .reviewer_settings import policy_reasons  # the reviewer's note is not a reason
+
+    return (verdict.risk, verdict.rule, policy_reasons(verdict), verdict.parts)
 
 
 def _canonical_name(name: str) -> str:

@@ -37,6 +37,7 @@ from ..kinds import (
     REQUEST_IN_DOUBT,
     REQUEST_RESOLVED,
     REVIEW,
+    REVIEWER_VERDICT,
     RUN_CLAIMED,
     RUN_CREATED,
     SESSION_DECIDED,
@@ -179,6 +180,12 @@ def describe(event: Event) -> str:
         return f"{data.get('outcome', '?')}: {_call_text(data)}"
     if kind == REVIEW:
         return f"ran without asking, to review: {_call_text(data)}"
+    if kind == REVIEWER_VERDICT:
+        said = data.get("reviewer") or {}
+        return (
+            f"reviewer model {'allowed' if said.get('decision') == 'allow' else 'escalated'} "
+            f"({said.get('stage', '?')}): {_call_text(data)}: {said.get('reasoning', '')}"
+        )
     if kind == RUN_CREATED:
         return (
             f"run started ({data.get('message_count')} messages"
@@ -473,6 +480,8 @@ def session_recorder(store: Store, session_id: str) -> Callable[[str, Mapping[st
             )
         elif kind == "outcome":
             store.record(SESSION_OUTCOME, data, run_id=session_id)
+        elif kind == "reviewer":
+            store.record(REVIEWER_VERDICT, data, run_id=session_id)
         elif kind == "grant" and data.get("scope") == "project":
             # kept for the project (settings.local.toml): a store grant too, so that it is
             # listed and revocable like one made from the inbox (`grant.added`)

@@ -12,7 +12,9 @@ What counts (see docs/audit.md):
   it, and so do its decision, expiry and doubt;
 - **time to decision** is `decided_at - created_at`; the median is the middle value (the
   mean of the two middle ones), p90 the nearest-rank 90th percentile;
-- decision kinds: approve (approve and approve_always), edit, reject, skip, answer (respond).
+- decision kinds: approve (approve and approve_always), edit, reject, skip, answer (respond);
+- the reviewer model (`audit.reviewer`): asks it settled, asks it escalated, and how often
+  people overruled it (reverted what it allowed, approved what it escalated).
 
 Suggestions never allow what was ever rejected or denied (the whole log is consulted, not
 just the window): an asked call whose verdict had no rule and whose narrow rule
@@ -29,13 +31,14 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from ..models import Request
 from ..store import Event
 from .history import JudgedCall, Question, gather
+from .reviewer import ReviewerFigures, reviewer_figures
 from .suggestions import Suggestion, granted_rules, suggest
 
 DEFAULT_MIN_COUNT = 5
@@ -108,6 +111,7 @@ class Stats:
     pending: int
     suggestions: tuple[Suggestion, ...] = ()
     by_day: tuple[Day, ...] = ()
+    reviewer: ReviewerFigures = field(default_factory=ReviewerFigures)
 
     @property
     def ask_share(self) -> float | None:
@@ -140,6 +144,7 @@ class Stats:
             "pending": self.pending,
             "suggestions": [s.to_json() for s in self.suggestions],
             "by_day": [d.to_json() for d in self.by_day],
+            "reviewer": self.reviewer.to_json(),
         }
 
 
@@ -232,6 +237,7 @@ def compute_stats(
         pending=sum(r.decision is None and not r.expired for r in window),
         suggestions=suggest(window, list(reqs.values()), all_calls, min_count, granted),
         by_day=_days(calls, extra, window),
+        reviewer=reviewer_figures(events, inside),
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..channels.escape import escape_untrusted, safe_json
 from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
+from ..reviewer_settings import AUTO_WITHOUT_REVIEWER
 from ..settings import MODES, load_settings
 from ._output import HelpFormatter, print_json
 
@@ -142,6 +143,14 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: TextIO | None
     if verdict.suggested_rule:
         lines.append(f"always-allow would save: {escape_untrusted(verdict.suggested_rule)}")
     lines.append(f"mode: {policy.mode}   workspace: {escape_untrusted(policy.workspace)}")
+    if policy.mode == "auto":
+        reviewer = policy.settings.reviewer
+        lines.append(
+            "auto mode: in a run, the reviewer model "
+            f"{escape_untrusted(reviewer.model, newline=False)} settles this if it asks"
+            if reviewer is not None
+            else AUTO_WITHOUT_REVIEWER
+        )
     out.write("\n".join(lines) + "\n")
 
 

@@ -184,6 +184,13 @@ def print_stats(stats: Stats, since_text: str | None = None, *, flags: str = "")
         f"  expired {stats.expired}, in doubt {stats.in_doubt} "
         f"({stats.in_doubt_unresolved} unresolved), still pending {stats.pending}"
     )
+    rv = stats.reviewer
+    if rv.reviewed:
+        out.print(
+            f"  reviewer model    {rv.reviewed} asks: settled {rv.settled}, escalated "
+            f"{rv.escalated}; overruled {rv.overruled} (reverted {rv.overruled_allowed} "
+            f"it allowed, approved {rv.overruled_escalated} it escalated)"
+        )
     for title, rows in (("tool", stats.per_tool), ("rule", stats.per_rule)):
         if not rows:
             continue

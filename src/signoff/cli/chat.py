@@ -35,6 +35,7 @@ from ..models import Decision, ToolCall
 from ..policy import Policy
 from ..protected import store_files
 from ..review import record_review
+from ..reviewer_settings import AUTO_WITHOUT_REVIEWER, REVIEWER_RULE
 from ..run_state import storable
 from ..settings import MODES, Mode, load_settings
 from ..store import Store, default_url, open_store
@@ -144,6 +145,8 @@ class ChatSession:
         self.snapshots = snapshots if snapshots is not None else {}
         self.system = (system_prompt or SYSTEM_PROMPT).format(root=workspace)
         self.messages: list[dict[str, Any]] = []
+        # the reviewer model (auto mode) reads the conversation as reviewer_input allows
+        self.gate.transcript = lambda: self.messages
         self.reset()
 
     def reset(self) -> None:
@@ -163,7 +166,21 @@ class ChatSession:
                 f"(session {self.session_id}; see `signoff audit --run {self.session_id}"
                 f"{where_flags(None, str(self.workspace))}`)"
             )
+        self._auto_notice()
         self.say("Type /help for commands, /exit to leave.")
+
+    def _auto_notice(self) -> None:
+        """In auto mode, say loudly who settles what would have asked."""
+        if self.gate.policy.mode != "auto" or not self.gate.enabled:
+            return
+        reviewer = self.gate.policy.settings.reviewer
+        if reviewer is None:
+            self.say(AUTO_WITHOUT_REVIEWER)
+        else:
+            self.say(
+                f"auto mode: the reviewer model {escape_untrusted(reviewer.model, newline=False)}"
+                " settles what would ask (it never sees tool results); it hands the rest to you."
+            )
 
     def repl(self, read_line: Callable[[str], str] = input) -> int:
         self.banner()
@@ -236,6 +253,8 @@ class ChatSession:
             outcome = "refused"
         elif result.outcome == "ran":
             how = _DECIDED.get(result.decision.kind, "") if result.decision else ""
+            if not how and result.verdict.rule == REVIEWER_RULE:
+                how = "allowed by the reviewer model"
             outcome = f"ran ({how or result.verdict.effect})"
             if result.verdict.effect == "notify":
                 outcome += ", recorded for review"
@@ -296,6 +315,8 @@ class ChatSession:
                 return
             self.gate.set_mode(arg)  # narrowed to Mode by the check above
         self.say(self._status())
+        if arg:
+            self._auto_notice()
 
     def cmd_grants(self, arg: str) -> None:
         words = arg.split()

@@ -7,18 +7,20 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..exceptions import InvalidInput
-from ..gate import ToolResult
 from ..models import ToolCall
 from ..run_state import storable
+
+if TYPE_CHECKING:  # types only: the gate (and its reviewer) may use a model client
+    from ..gate import ToolResult
 
 Message = dict[str, Any]
 TextSink = Callable[[str], None]
 # Called once per tool call with the raw call, the content the model receives and the
 # gate's result (None when the call never reached the gate: malformed or unknown).
-ToolListener = Callable[[Mapping[str, Any], str, ToolResult | None], None]
+ToolListener = Callable[[Mapping[str, Any], str, "ToolResult | None"], None]
 
 DEFAULT_TIMEOUT = 60.0
 NO_KEY_NEEDED = "not-needed"  # local servers ignore the key, but the client wants one

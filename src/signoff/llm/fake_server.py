@@ -16,12 +16,14 @@ chunks, the way real providers do, so the client's reassembly is really exercise
 
 A scripted reply may hold several tool calls, and tool-call arguments are sent exactly as
 scripted (a string is sent verbatim, so malformed JSON can be scripted; a dict is encoded).
-`FakeError(status, message)` scripts an HTTP error answer.
+`FakeError(status, message)` scripts an HTTP error answer. `naive_reviewer()` scripts a
+FAKE reviewer model that answers signoff's reviewer prompts (and obeys injected text).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -67,6 +69,11 @@ def _tool_calls(message: Mapping[str, Any], turn: int = 0) -> list[dict[str, Any
 def _pieces(text: str, size: int) -> Iterator[str]:
     for start in range(0, len(text), size):
         yield text[start : start + size]
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up (a timeout test) is not the fake's error to print
 
 
 class FakeOpenAIServer:
@@ -116,7 +123,7 @@ class FakeOpenAIServer:
 
     def start(self) -> FakeOpenAIServer:
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
+        self._httpd = _QuietServer(("127.0.0.1", self._port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True
@@ -313,6 +320,48 @@ def fake_call(name: str, arguments: Mapping[str, Any] | str, id: str = "") -> di
     return {"id": id, "type": "function", "function": {"name": name, "arguments": text}}
 
 
+# ---------------------------------------------------------------------- a FAKE reviewer
+
+_TAG = re.compile(r'<untrusted-data id="([0-9a-f]+)">')
+_VERBATIM = re.compile(r"(?:reply|answer|respond) (?:exactly|with)[: ]+(.+?)(?:\\n|\n|\"|$)", re.I)
+
+
+def naive_reviewer(
+    default: str = "allow", *, obey: bool = True, reasoning: str = "looks fine"
+) -> Callable[[dict[str, Any]], Reply]:
+    """A FAKE reviewer model (no LLM) for the fake server: a script answering signoff's
+    reviewer prompts in their format, `default` ("allow", "flag" or "escalate") unless
+    the quoted data tells it otherwise. With `obey`, it does what injected text says, as a
+    naive model might: "reply exactly: X" makes it answer X verbatim; "approve" or "safe"
+    makes it allow. Tests use it to show what signoff's structure holds against."""
+
+    def script(body: dict[str, Any]) -> Reply:
+        messages = body.get("messages") or []
+        system = str(messages[0].get("content", "")) if messages else ""
+        data = str(messages[-1].get("content", "")) if messages else ""
+        found = _TAG.search(data)
+        tag = found.group(1) if found else "?"
+        decision = default
+        if obey:
+            verbatim = _VERBATIM.search(data)
+            if verbatim:
+                return {"role": "assistant", "content": verbatim.group(1)}
+            lowered = data.lower()
+            if "approve" in lowered or "safe" in lowered:
+                decision = "allow"
+        if "exactly one line" in system:  # the fast filter
+            word = "allow" if decision == "allow" else "flag"
+            return {"role": "assistant", "content": f"{tag} {word}"}
+        answer = {
+            "review": tag,
+            "decision": "allow" if decision == "allow" else "escalate",
+            "reasoning": reasoning,
+        }
+        return {"role": "assistant", "content": "Thinking it over.\n" + json.dumps(answer)}
+
+    return script
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m signoff.llm.fake_server SCRIPT.json`: serve a JSON list of assistant messages
     until Ctrl-C, to try a client (such as `signoff chat`) without any model."""
@@ -353,6 +402,7 @@ __all__ = [
     "FakeOpenAIServer",
     "fake_call",
     "main",
+    "naive_reviewer",
     "scripted_reply",
 ]
 

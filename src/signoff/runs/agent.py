@@ -33,6 +33,7 @@ from ..run_state import PendingCall, Run, RunStatus, storable
 
 if TYPE_CHECKING:
     from ..llm.base import Model
+    from ..reviewer import Reviewer
 
 
 @dataclass
@@ -49,6 +50,8 @@ class Agent:
     # Runs a notify-tier call and returns (result, snapshot) where the snapshot, if any,
     # has `to_json()` and is kept for review after, and for `signoff revert`.
     run_recorded: Callable[[ToolCall, str | None], tuple[Any, Any]] | None = None
+    # The reviewer model of auto mode; None: built from the policy's `[reviewer]` settings.
+    reviewer: Reviewer | None = None
 
 
 def load_agent(ref: str, run: Run) -> Agent:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -24,8 +25,15 @@ from ..gate import (
     refusal_content,
     result_text,
 )
-from ..models import Request, ToolCall, sha256_hex
+from ..kinds import REVIEWER_VERDICT
+from ..models import Request, ToolCall, Verdict, sha256_hex
 from ..review import record_review
+from ..reviewer_settings import (
+    AUTO_WITHOUT_REVIEWER,
+    REVIEWER_RULE,
+    policy_reasons,
+    still_covered,
+)
 from ..rules import Rule, parse_rule
 from ..run_state import REFUSALS, PendingCall, Run, RunStatus, storable
 from ..store import Store
@@ -74,6 +82,13 @@ class Runner(Settling):
         metadata: Mapping[str, Any] | None = None,
         run_id: str | None = None,
     ) -> Run:
+        policy = self.agent.policy
+        if (
+            policy.mode == "auto"
+            and policy.settings.reviewer is None
+            and self.agent.reviewer is None
+        ):
+            logging.getLogger("signoff").warning(AUTO_WITHOUT_REVIEWER)  # loud, at start
         now = time.time()
         run = Run(
             id=run_id or f"run_{uuid.uuid4().hex[:12]}",
@@ -162,7 +177,7 @@ class Runner(Settling):
             new.append(reply)
             if not pending:
                 return self._save(replace(run, status="finished", note=reply.get("content")), new)
-            run, verdicts, judged = self._judge(replace(run, pending=tuple(pending)))
+            run, verdicts, judged = self._judge(replace(run, pending=tuple(pending)), messages)
             # The turn is saved before anything runs. A turn that only asks is saved as
             # paused, its requests in the same transaction. Otherwise the allowed calls run
             # first, in order, each judged again after the one before it ran and saved as it
@@ -230,10 +245,11 @@ class Runner(Settling):
         return tuple(rules)
 
     def _judge(
-        self, run: Run
+        self, run: Run, messages: Sequence[Mapping[str, Any]] = ()
     ) -> tuple[Run, list[tuple[str, Mapping[str, Any]]], dict[str, Targets]]:
         """Verdicts for the turn's calls (denials settled at once), and the targets each was
-        judged on, by call id."""
+        judged on, by call id. In auto mode with a reviewer, an ask goes to the reviewer
+        model first (it sees `messages` as `reviewer_input` allows: no tool results)."""
         grants = self._grants(run)
         judged: list[PendingCall] = []
         events: list[tuple[str, Mapping[str, Any]]] = []
@@ -253,17 +269,35 @@ class Runner(Settling):
                 )
                 continue
             verdict, targets[item.call_id] = self._judged_now(item.call, grants)
+            request_id = "req_" + sha256_hex(f"{run.id}/{item.call_id}")[:16]
+            if verdict.effect == "ask" and self.agent.policy.for_reviewer(item.call, verdict):
+                verdict, said = self._review(item.call, verdict, messages)
+                events.append((REVIEWER_VERDICT, {**said, "request_id": request_id}))
             events.append(("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json()}))
             if verdict.effect == "deny":
                 _, content = refusal_content(item.name, verdict, None)
                 judged.append(replace(item, effect="deny", outcome="denied", content=content))
             elif verdict.effect == "ask":
-                request_id = "req_" + sha256_hex(f"{run.id}/{item.call_id}")[:16]
                 judged.append(replace(item, effect="ask", request_id=request_id, verdict=verdict))
+            elif verdict.rule == REVIEWER_RULE:  # kept: judged again, the same ask stays covered
+                judged.append(replace(item, effect=verdict.effect, verdict=verdict))
             else:
                 judged.append(replace(item, effect=verdict.effect))
         fresh = tuple(replace(p, content=None) for p in run.pending)  # all new this turn
         return self._tally(run, tuple(judged), fresh), events, targets
+
+    def _review(
+        self, call: ToolCall, verdict: Verdict, messages: Sequence[Mapping[str, Any]]
+    ) -> tuple[Verdict, dict[str, Any]]:
+        from ..reviewer import Reviewer, review_call  # only when a reviewer is configured
+
+        if self.agent.reviewer is None:
+            settings = self.agent.policy.settings.reviewer
+            assert settings is not None  # for_reviewer said so
+            self.agent.reviewer = Reviewer(settings)
+        spec = self.agent.policy.registry.get(call.name)
+        preview = self.agent.previewer(call, spec)
+        return review_call(self.agent.reviewer, messages, call, verdict, preview)
 
     def _dispatch(self, run: Run, judged_here: Mapping[str, Targets] | None = None) -> Run:
         """Run the turn's allowed calls in call order, then store its asked calls' requests.
@@ -322,6 +356,8 @@ class Runner(Settling):
         verdict changed), and the targets it was judged on."""
         assert item.call is not None
         verdict, targets = self._judged_now(item.call, grants)
+        if still_covered(item.verdict, verdict):  # the reviewer model allowed this very ask
+            verdict = item.verdict or verdict
         if verdict.effect in ("allow", "notify"):
             return replace(item, effect=verdict.effect), [], targets
         event = (
@@ -357,6 +393,8 @@ class Runner(Settling):
                 verdict=None,
                 request_id=None,
             ), targets
+        if item.verdict is not None and policy_reasons(item.verdict) == verdict.reasons:
+            verdict = replace(verdict, reasons=item.verdict.reasons)  # the reviewer's note
         return (replace(item, verdict=verdict) if verdict.effect == "ask" else item), targets
 
     def _request(self, run: Run, item: PendingCall, targets: Targets | None = None) -> Request:
