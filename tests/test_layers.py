@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
         "shell",
     },
     {"channels", "gate", "store", "workspace", "llm", "accounts", "deciders", "review"},
-    {"runs", "approvals", "audit", "testing"},
+    {"runs", "approvals", "audit", "testing", "board"},
     {"present", "notify"},
     {"adapters"},
     {"web", "cli", "demo", "agent", "registry", "runner", "stats", "fake_openai", "__main__"},

@@ -27,6 +27,13 @@ EventKind = Literal[
     "session.decided",
     "session.grant",
     "session.outcome",
+    "task.created",
+    "task.claimed",
+    "task.completed",
+    "task.released",
+    "task.lapsed",
+    "mail.sent",
+    "mail.acked",
 ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
@@ -49,6 +56,13 @@ NOTIFY_FAILED: Final = "notify.failed"
 SESSION_DECIDED: Final = "session.decided"  # imported from an in-process session log
 SESSION_GRANT: Final = "session.grant"
 SESSION_OUTCOME: Final = "session.outcome"
+TASK_CREATED: Final = "task.created"  # the task board (store.board)
+TASK_CLAIMED: Final = "task.claimed"
+TASK_COMPLETED: Final = "task.completed"
+TASK_RELEASED: Final = "task.released"
+TASK_LAPSED: Final = "task.lapsed"  # its owner's lease ran out: claimable again
+MAIL_SENT: Final = "mail.sent"
+MAIL_ACKED: Final = "mail.acked"
 
 EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     VERDICT,
@@ -71,4 +85,11 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     SESSION_DECIDED,
     SESSION_GRANT,
     SESSION_OUTCOME,
+    TASK_CREATED,
+    TASK_CLAIMED,
+    TASK_COMPLETED,
+    TASK_RELEASED,
+    TASK_LAPSED,
+    MAIL_SENT,
+    MAIL_ACKED,
 )
