@@ -140,7 +140,7 @@ def test_only_the_owner_with_its_token_completes_or_releases(board: Board) -> No
     board.add_task("Design", id="design")
     claim = board.claim_task("design", agent="ann", version=1)
     for verb in (board.complete_task, board.release_task):
-        with pytest.raises(NotAuthorized, match="claimed by ann .*, not bob"):
+        with pytest.raises(NotAuthorized, match=r"claimed by ann .*, not bob"):
             verb("design", agent="bob", token=claim.token)
         with pytest.raises(NotAuthorized, match="not ann's claim token"):
             verb("design", agent="ann", token="guessed")
@@ -186,7 +186,7 @@ def test_a_lapsed_lease_frees_the_task(board: Board) -> None:
     ann = board.claim_task("design", agent="ann", version=1, lease_seconds=10, now=NOW)
     with pytest.raises(AlreadyClaimed):
         board.claim_task("design", agent="bob", version=2, now=NOW + 9.9)
-    with pytest.raises(ConflictError, match="ann's lease lapsed at .*; claim it again"):
+    with pytest.raises(ConflictError, match=r"ann's lease lapsed at .*; claim it again"):
         board.complete_task("design", agent="ann", token=ann.token, now=NOW + 10)
     bob = board.claim_task("design", agent="bob", version=2, now=NOW + 10)
     assert (bob.task.owner, bob.task.version) == ("bob", 3)

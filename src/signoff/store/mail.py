@@ -78,7 +78,9 @@ class MailAPI:
 
     _co: Coordination
 
-    def send(self, sender: str, body: str, *, to: str | None = None, now: float | None = None) -> Mail:
+    def send(
+        self, sender: str, body: str, *, to: str | None = None, now: float | None = None
+    ) -> Mail:
         """Post `body` to one agent (`to`) or, with `to=None`, to every other agent."""
         who = coord.name(sender, "sender")
         recipient = None if to is None else coord.name(to, "recipient")

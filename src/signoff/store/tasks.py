@@ -154,7 +154,7 @@ class TasksAPI:
         self,
         title: str,
         *,
-        id: str | None = None,  # noqa: A002 - the task's id, as everywhere else
+        id: str | None = None,
         depends_on: Sequence[str] = (),
         agent: str | None = None,
         now: float | None = None,
@@ -187,7 +187,9 @@ class TasksAPI:
                 (tid, title, who, ts, ts),
             )
             for dep in deps:
-                btx.q("INSERT INTO signoff_task_deps (task_id, depends_on) VALUES (?, ?)", (tid, dep))
+                btx.q(
+                    "INSERT INTO signoff_task_deps (task_id, depends_on) VALUES (?, ?)", (tid, dep)
+                )
             self._co.append(btx, entries, ts)
         self._co.anchored()
         return Task(tid, title, "open", 1, tuple(sorted(deps)), None, None, who, ts, ts)
