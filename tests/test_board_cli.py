@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,17 @@ def test_every_option_is_explained_with_an_example(
         if isinstance(action, argparse._HelpAction):
             continue
         assert action.help and "e.g." in action.help, (name, action.dest)
+
+
+@pytest.mark.parametrize("name_parser", _parsers(), ids=lambda np: np[0])
+def test_every_default_is_said_and_every_example_parses(
+    name_parser: tuple[str, argparse.ArgumentParser],
+) -> None:
+    name, parser = name_parser
+    assert parser.description
+    for action in parser._actions:
+        if action.option_strings and action.nargs != 0 and action.default is not None:
+            assert "default" in (action.help or ""), (name, action.dest)
+    for line in (parser.epilog or "").splitlines()[1:]:
+        args = build_parser().parse_args(shlex.split(line)[1:])
+        assert args.func is not None, line

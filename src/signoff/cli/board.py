@@ -276,15 +276,22 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="ID",
-        help="a task that must be done before this one can be claimed (repeat for more), "
-        "e.g. --depends-on design",
+        help="a task that must be done before this one can be claimed (repeat for more; "
+        "default: none), e.g. --depends-on design",
     )
     _common(p, agent="who adds it, for the record (default: $SIGNOFF_AGENT), e.g. --agent lead")
 
-    p = _sub(actions, "list", cmd_tasks_list, "list tasks (lapsed leases freed first)",
-             "signoff tasks list --state open --json")  # fmt: skip
+    p = _sub(
+        actions,
+        "list",
+        cmd_tasks_list,
+        "list tasks (lapsed leases freed first)",
+        "signoff tasks list --state open --json",
+    )
     p.add_argument("--state", choices=STATES, help="only tasks in this state, e.g. --state open")
-    p.add_argument("--limit", type=int, default=1000, help="at most this many, e.g. --limit 50")
+    p.add_argument(
+        "--limit", type=int, default=1000, help="at most this many (default: 1000), e.g. --limit 50"
+    )
     _common(p, agent=None)
 
     p = _sub(actions, "show", cmd_tasks_show, "one task in full", "signoff tasks show design")
@@ -376,7 +383,9 @@ def register(sub: Any) -> None:
         "your unacknowledged messages (the same ones until you ack)",
         "signoff mail read --agent reviewer --json",
     )
-    p.add_argument("--limit", type=int, default=100, help="at most this many, e.g. --limit 10")
+    p.add_argument(
+        "--limit", type=int, default=100, help="at most this many (default: 100), e.g. --limit 10"
+    )
     _common(p, agent="whose mailbox (default: $SIGNOFF_AGENT), e.g. --agent reviewer")
 
     p = _sub(
