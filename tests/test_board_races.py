@@ -1,12 +1,13 @@
 """The task board and the mailboxes across real processes (multiprocessing, spawn), on SQLite
 and PostgreSQL.
 
-8 processes claim the same task at the same version: exactly one owns it, the other 7 are
-told who does. 4 agents read their mailboxes (one of them from two processes at once) while
-2 senders post to them and to everyone: nobody ever gets another agent's mail, a batch not
-acknowledged comes back first, and every message reaches everyone it is for. An owner
-killed with SIGKILL mid-task keeps it until its lease lapses; then it is claimable again and
-the dead owner's token is worthless.
+8 processes add a task with the same id (one does, 7 are told it exists), then claim the
+same task at the same version: exactly one owns it, the other 7 are told who does. 4 agents
+read their mailboxes (one of them from two processes at once) while 2 senders post to them
+and to everyone: nobody ever gets another agent's mail, a batch not acknowledged comes back
+first, and every message reaches everyone it is for. An owner killed with SIGKILL mid-task
+keeps it until its lease lapses; then it is claimable again and the dead owner's token is
+worthless.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ def _claimer(url: str, index: int, barrier: Any, out: Any) -> None:
         with open_board(url) as board:
             barrier.wait(timeout=60)
             try:
+                board.add_task("Added by everyone at once", id="dup", agent=f"a{index}")
+                out.put(("added", index, ""))
+            except ConflictError as exc:
+                out.put(("not added", index, str(exc)))
+            try:
                 claim = board.claim_task("t", agent=f"a{index}", version=1)
                 out.put(("won", index, claim.task.owner))
             except ConflictError as exc:
@@ -59,10 +65,13 @@ def test_one_of_many_claimers_wins(kind: str, tmp_path: Path) -> None:
         ]
         for p in procs:
             p.start()
-        results = [out.get(timeout=120) for _ in range(CLAIMERS)]
+        results = [out.get(timeout=120) for _ in range(2 * CLAIMERS)]
         for p in procs:
             p.join(timeout=60)
         assert [r for r in results if r[0] == "error"] == []
+        assert len([r for r in results if r[0] == "added"]) == 1
+        for refused in (r for r in results if r[0] == "not added"):
+            assert refused[2] == "task 'dup' already exists"
         (winner,) = [r for r in results if r[0] == "won"]
         owner = f"a{winner[1]}"
         assert board.get_task("t").owner == owner

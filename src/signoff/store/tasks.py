@@ -175,22 +175,27 @@ class TasksAPI:
         ts = coord.now_or(now)
         data = {"task": tid, "title": title, "depends_on": sorted(deps)}
         entries = self._co.entries([Draft(TASK_CREATED, None, None, who, data)], ts)
-        with self._co.write() as btx:
-            if btx.q("SELECT 1 FROM signoff_tasks WHERE id = ?", (tid,)).fetchone():
-                raise ConflictError(f"task {tid!r} already exists")
-            for dep in deps:
-                if btx.q("SELECT 1 FROM signoff_tasks WHERE id = ?", (dep,)).fetchone() is None:
-                    raise NotFound(f"task {tid}: it depends on {dep!r}, which does not exist")
-            btx.q(
-                f"INSERT INTO signoff_tasks ({COLS}) VALUES (?, ?, 'open', 1, NULL, NULL, "
-                "NULL, ?, ?, ?, NULL, NULL)",
-                (tid, title, who, ts, ts),
-            )
-            for dep in deps:
+        taken = ConflictError(f"task {tid!r} already exists")
+        try:
+            with self._co.write() as btx:
+                if btx.q("SELECT 1 FROM signoff_tasks WHERE id = ?", (tid,)).fetchone():
+                    raise taken
+                for dep in deps:
+                    if btx.q("SELECT 1 FROM signoff_tasks WHERE id = ?", (dep,)).fetchone() is None:
+                        raise NotFound(f"task {tid}: it depends on {dep!r}, which does not exist")
                 btx.q(
-                    "INSERT INTO signoff_task_deps (task_id, depends_on) VALUES (?, ?)", (tid, dep)
+                    f"INSERT INTO signoff_tasks ({COLS}) VALUES (?, ?, 'open', 1, NULL, NULL, "
+                    "NULL, ?, ?, ?, NULL, NULL)",
+                    (tid, title, who, ts, ts),
                 )
-            self._co.append(btx, entries, ts)
+                for dep in deps:
+                    btx.q(
+                        "INSERT INTO signoff_task_deps (task_id, depends_on) VALUES (?, ?)",
+                        (tid, dep),
+                    )
+                self._co.append(btx, entries, ts)
+        except self._co.store._duplicate:  # another process added it since the check
+            raise taken from None
         self._co.anchored()
         return Task(tid, title, "open", 1, tuple(sorted(deps)), None, None, who, ts, ts)
 
