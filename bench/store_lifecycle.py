@@ -355,7 +355,13 @@ def main() -> None:
         "report medians (the machine is shared and noisy)",
     )
     parser.add_argument("--pg", default=PG_DEFAULT)
+    parser.add_argument(
+        "--tasks-only", action="store_true", help="measure only the task board (see task_bench)"
+    )
     opts = parser.parse_args()
+    if opts.tasks_only:
+        print(json.dumps(task_bench(opts)))
+        return
     figures: dict[str, Any] = {}
     samples: dict[str, list[float]] = {}
     cpu_ms: dict[str, list[float]] = {}  # client CPU per lifecycle: steadier than the rates
@@ -526,6 +532,7 @@ def main() -> None:
         pg_audit = paired("postgres_4p", "postgres_feed_4p")
         pg_record = paired("postgres_4p", "postgres_norecord_4p")
         print(f"  postgres                              {pg_audit:>15.3f} {pg_record:>19.3f}")
+    task_keys = task_bench(opts)
     print(
         json.dumps(
             {
@@ -555,6 +562,7 @@ def main() -> None:
                 "postgres_vs_sqlite": round(pg_sqlite, 3) if pg_sqlite else None,
                 "repeat": opts.repeat,
                 "cpus": os.cpu_count(),
+                **task_keys,
             }
         )
     )
@@ -591,6 +599,72 @@ def _pg_drop(url: str, schema: str) -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+# ------------------------------------------------------------------ the task board
+
+
+def _task_worker(url: str, seconds: float, barrier: Any, out: Any) -> None:
+    """Task lifecycles: add an open task, claim it at version 1, complete it with a result
+    (three durable transactions, each with its audit entry)."""
+    from signoff.board import open_board
+
+    board = open_board(url)
+    agent = f"agent-{os.getpid()}"
+    barrier.wait()
+    start = time.perf_counter()
+    deadline = start + seconds
+    n = 0
+    while time.perf_counter() < deadline:
+        task = board.add_task(f"bench task {n}", id=f"t{os.getpid()}-{n}", agent=agent)
+        claim = board.claim_task(task.id, agent=agent, version=task.version)
+        board.complete_task(task.id, agent=agent, token=claim.token, result={"n": n})
+        n += 1
+    out.put((n, start, time.perf_counter()))
+    board.close()
+
+
+def task_bench(opts: argparse.Namespace) -> dict[str, Any]:
+    """Task add -> claim -> complete lifecycles per second, 1 and 4 processes, on SQLite
+    and PostgreSQL (medians of --repeat interleaved runs); prints its own table and returns
+    `tasks_per_s_sqlite` / `tasks_per_s_postgres` (4 processes) and the 1-process figures."""
+    samples: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        urls = {f"sqlite_{p}p": str(Path(tmp) / f"tasks{p}.db") for p in (1, 4)}
+        schemas = [s for s in (_pg_schema(opts.pg), _pg_schema(opts.pg)) if s]
+        try:
+            if len(schemas) == 2:
+                for procs, schema in zip((1, 4), schemas, strict=True):
+                    urls[f"postgres_{procs}p"] = f"{opts.pg}?options=-csearch_path%3D{schema}"
+            from signoff.store import open_store
+
+            for url in urls.values():
+                open_store(url).close()  # migrated before the timed region
+            for _ in range(max(1, opts.repeat)):
+                for key, url in urls.items():
+                    procs = int(key.rsplit("_", 1)[1][:-1])
+                    samples.setdefault(key, []).append(
+                        run(_task_worker, (url, opts.seconds), procs)
+                    )
+        finally:
+            for schema in schemas:
+                _pg_drop(opts.pg, schema)
+    figures = {key: statistics.median(values) for key, values in samples.items()}
+    print(f"\n{'task board (add, claim, complete)':<44} {'procs':>5} {'tasks/s':>13}")
+    for key, value in figures.items():
+        store, procs = key.rsplit("_", 1)
+        runs = ", ".join(f"{v:,.0f}" for v in samples[key])
+        print(f"{'signoff ' + store:<44} {procs[:-1]:>5} {value:>13,.0f}   [{runs}]")
+
+    def fig(key: str) -> float | None:
+        return round(figures[key], 1) if key in figures else None
+
+    return {
+        "tasks_per_s_sqlite": fig("sqlite_4p"),
+        "tasks_per_s_postgres": fig("postgres_4p"),
+        "tasks_1p_per_s_sqlite": fig("sqlite_1p"),
+        "tasks_1p_per_s_postgres": fig("postgres_1p"),
+    }
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ SLOW_MODULES = frozenset(
         "test_crash",
         "test_worker_race",
         "test_store_races",
+        "test_board_races",
         "test_postgres_slow",
         "test_demo",
         "test_chat",

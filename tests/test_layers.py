@@ -44,7 +44,7 @@ LAYERS: list[set[str]] = [
         "review",
         "reviewer",
     },
-    {"runs", "approvals", "audit", "testing"},
+    {"runs", "approvals", "audit", "testing", "board"},
     {"present", "notify"},
     {"adapters"},
     {"web", "cli", "demo", "agent", "registry", "runner", "stats", "fake_openai", "__main__"},

@@ -28,6 +28,13 @@ EventKind = Literal[
     "session.grant",
     "session.outcome",
     "reviewer.verdict",
+    "task.created",
+    "task.claimed",
+    "task.completed",
+    "task.released",
+    "task.lapsed",
+    "mail.sent",
+    "mail.acked",
 ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
@@ -51,6 +58,13 @@ SESSION_DECIDED: Final = "session.decided"  # imported from an in-process sessio
 SESSION_GRANT: Final = "session.grant"
 SESSION_OUTCOME: Final = "session.outcome"
 REVIEWER_VERDICT: Final = "reviewer.verdict"  # the reviewer model settled or escalated an ask
+TASK_CREATED: Final = "task.created"  # the task board (store.board)
+TASK_CLAIMED: Final = "task.claimed"
+TASK_COMPLETED: Final = "task.completed"
+TASK_RELEASED: Final = "task.released"
+TASK_LAPSED: Final = "task.lapsed"  # its owner's lease ran out: claimable again
+MAIL_SENT: Final = "mail.sent"
+MAIL_ACKED: Final = "mail.acked"
 
 EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     VERDICT,
@@ -74,4 +88,11 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     SESSION_GRANT,
     SESSION_OUTCOME,
     REVIEWER_VERDICT,
+    TASK_CREATED,
+    TASK_CLAIMED,
+    TASK_COMPLETED,
+    TASK_RELEASED,
+    TASK_LAPSED,
+    MAIL_SENT,
+    MAIL_ACKED,
 )

@@ -286,6 +286,7 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
 
 def _registrars() -> list[Callable[[Any], None]]:
     from . import audit as cli_audit
+    from . import board as cli_board
     from . import chat, demo
     from . import hooks as cli_hooks
     from . import keys as cli_keys
@@ -300,6 +301,7 @@ def _registrars() -> list[Callable[[Any], None]]:
         cli_audit.register,
         cli_keys.register,
         cli_hooks.register,
+        cli_board.register,
     ]
 
 
