@@ -203,6 +203,12 @@ READS = [
     ["resolve", "req_0", "done"],
     ["revert", "rev_1"],
     ["keys", "reanchor"],
+    ["users", "list"],
+    ["users", "remove", "alice"],
+    ["tasks", "list"],
+    ["tasks", "show", "t1"],
+    ["tasks", "claim", "t1", "--agent", "a", "--version", "1"],
+    ["mail", "read", "--agent", "a"],
 ]
 
 

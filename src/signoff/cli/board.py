@@ -23,10 +23,13 @@ from ._output import console, plain_table, print_json, store_for
 STATES = ("open", "claimed", "done")
 
 
-def _board(args: argparse.Namespace) -> Any:
+def _board(args: argparse.Namespace, *, creates: bool = False) -> Any:
+    """The board in the store the command names. Only `tasks add` and `mail send` may
+    create a store; the rest read or act on what is there, so a mistyped --workspace is
+    refused instead of answering from an empty new store."""
     from ..board import Board
 
-    return Board(store_for(args), owns_store=True)
+    return Board(store_for(args, existing=not creates), owns_store=True)
 
 
 def _agent(args: argparse.Namespace) -> str:
@@ -67,7 +70,7 @@ def _say_task(task: Any, headline: str) -> None:
 
 
 def cmd_tasks_add(args: argparse.Namespace) -> int:
-    with closing(_board(args)) as board:
+    with closing(_board(args, creates=True)) as board:
         agent = args.agent or os.environ.get("SIGNOFF_AGENT")
         task = board.add_task(args.title, id=args.id, depends_on=args.depends_on, agent=agent)
     if args.json:
@@ -172,7 +175,7 @@ def cmd_tasks_renew(args: argparse.Namespace) -> int:
 def cmd_mail_send(args: argparse.Namespace) -> int:
     if (args.to is None) == (not args.all):
         raise InvalidInput("say who the message is for: --to NAME, or --all for every agent")
-    with closing(_board(args)) as board:
+    with closing(_board(args, creates=True)) as board:
         mail = board.send(_agent(args), args.body, to=args.to)
     if args.json:
         print_json(mail.to_json())

@@ -145,7 +145,18 @@ LOCAL_MODE_ENDS = (
 
 
 def cmd_users(args: argparse.Namespace) -> int:
-    accounts = Accounts(_url(args))
+    url = _url(args)
+    if args.users_command != "add":  # list and remove only read what is there
+        from ..exceptions import ConfigurationError
+        from ..store.exists import describe, store_exists
+        from ._output import store_flags
+
+        if not store_exists(url):
+            raise ConfigurationError(
+                f"no signoff store at {describe(url)}: check --workspace or --db, or create "
+                f"one there with: signoff migrate{store_flags(args)}"
+            )
+    accounts = Accounts(url)
     try:
         if args.users_command == "add":
             first = accounts.count() == 0
