@@ -9,7 +9,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
-from ..models import DECISION_KINDS, RISKS
+from ..models import ALWAYS_SCOPES, DECISION_KINDS, RISKS
 
 _ERR = {"$ref": "#/components/schemas/Error"}
 
@@ -219,7 +219,7 @@ DOCUMENT: dict[str, Any] = {
                     "result": {"description": "respond: the human's answer"},
                     "scope": {
                         "type": "string",
-                        "enum": ["run", "project"],
+                        "enum": list(ALWAYS_SCOPES),
                         "description": "approve_always: where the grant applies",
                     },
                 },

@@ -10,7 +10,7 @@ from typing import Any
 from .. import approvals, review
 from ..accounts import Account
 from ..exceptions import InvalidInput, NotAuthorized
-from ..models import Decision, Request
+from ..models import ALWAYS_SCOPES, Decision, Request
 from ..present import requests_json
 from ..store import Event
 from .core import Context
@@ -47,7 +47,7 @@ def decision_from(doc: Mapping[str, Any]) -> Decision:
     for name, value in (("reason", reason), ("scope", scope)):
         if value is not None and not isinstance(value, str):
             raise InvalidInput(f"decision: `{name}` must be a string")
-    if kind == "approve_always" and scope not in ("run", "project"):
+    if kind == "approve_always" and scope not in ALWAYS_SCOPES:
         raise InvalidInput("decision: approve_always scope must be run or project")
     return Decision(
         kind,  # type: ignore[arg-type]  # checked by Decision
