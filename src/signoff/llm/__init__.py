@@ -1,5 +1,6 @@
 """The model side of an agent: clients that turn a transcript into one assistant message,
-the in-process loop, and a local fake of an OpenAI-compatible server for tests and demos.
+the in-process loop, and local fakes of an OpenAI-compatible server (`fake_server`) and of
+the Anthropic Messages API (`fake_anthropic`) for tests and demos.
 
     Model            the protocol every client meets (base.py)
     OpenAIModel      the `openai` client over HTTP (openai.py)
