@@ -51,7 +51,7 @@ def _specs() -> dict[str, ToolSpec]:
             name="apply_patch",
             tier="write",
             kind="file_write",
-            path_args=("paths",),
+            path_arg="paths",  # a list: every file the patch touches
             default_path=None,
             subject_args=(),
             description="Apply a patch (add, update, delete or move files).",

@@ -157,9 +157,14 @@ class FakeResponsesServer(_Server):
                 "status": "completed",
                 "content": [{"type": "output_text", "text": step.text, "annotations": []}],
             }
-        response = {"id": f"resp_{n}", "object": "response", "status": "in_progress", "output": []}
+        response: dict[str, Any] = {
+            "id": f"resp_{n}",
+            "object": "response",
+            "status": "in_progress",
+            "output": [],
+        }
         usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
-        events = [
+        events: list[dict[str, Any]] = [
             {"type": "response.created", "response": response},
             {"type": "response.output_item.added", "output_index": 0, "item": item},
             {"type": "response.output_item.done", "output_index": 0, "item": item},
