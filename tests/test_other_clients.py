@@ -96,7 +96,10 @@ def test_codex_permission_request_failure_is_a_deny() -> None:
 
 
 def test_codex_patch_is_judged_as_writes_of_its_files(project: Path) -> None:
-    patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** Delete File: ../outside.txt\n*** End Patch\n"
+    patch = (
+        "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** Delete File: ../outside.txt\n"
+        "*** End Patch\n"
+    )
     hc = codex.parse({**codex_pre(project, patch), "tool_name": "apply_patch"})
     assert hc.tool == "apply_patch" and hc.arguments["paths"] == ["a.txt", "../outside.txt"]
     with pytest.raises(InvalidInput, match="no '\\*\\*\\* Add"):
@@ -110,7 +113,7 @@ def test_codex_patch_is_judged_as_writes_of_its_files(project: Path) -> None:
 def test_codex_an_edit_from_the_inbox_is_refused_not_run() -> None:
     from signoff.adapters.core import Answer
 
-    out, code = codex.render("pre", Answer("allow", "approved", updated_input={"command": "ls"}))
+    out, _ = codex.render("pre", Answer("allow", "approved", updated_input={"command": "ls"}))
     assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
@@ -253,8 +256,40 @@ def test_install_refuses_an_old_or_missing_client(project: Path, tmp_path: Path)
     old = tmp_path / "gemini"
     old.write_text("#!/bin/sh\necho 0.20.1\n")
     old.chmod(0o755)
-    with pytest.raises(Exception, match="older than 0.61.0"):
+    with pytest.raises(Exception, match=r"older than 0\.61\.0"):
         install_clients.install("gemini", project, program=str(old))
     with pytest.raises(Exception, match="cannot run"):
         install_clients.install("codex", project, program=str(tmp_path / "missing"))
     assert not (project / ".gemini").exists()  # nothing was written
+
+
+ESCAPES = [
+    ("codex", "Bash", {"command": "echo x >> {home}/.codex/config.toml"}),
+    ("codex", "Bash", {"command": "sed -i s/a/b/ ~/.codex/hooks.json"}),
+    ("codex", "Bash", {"command": "rm -r .codex"}),
+    ("gemini", "write_file", {"file_path": ".gemini/settings.json", "content": "{{}}"}),
+    ("gemini", "run_shell_command", {"command": "echo {{}} > {home}/.gemini/settings.json"}),
+    ("cursor", "Shell", {"command": "echo {{}} > .cursor/hooks.json"}),
+]
+
+
+@pytest.mark.parametrize(("client", "tool", "args"), ESCAPES)
+def test_the_agent_cannot_rewrite_what_runs_its_hooks(
+    client: str,
+    tool: str,
+    args: dict[str, str],
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from signoff.adapters.core import Adapter, HookCall
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    shell = {"codex": codex, "gemini": gemini, "cursor": cursor}[client]
+    filled = {k: v.format(home=home) for k, v in args.items()}
+    hc = HookCall(client, "pre", "s", "c", tool, filled, cwd=str(project))
+    adapter = Adapter(shell.CLIENT, project)
+    verdict = adapter.policy(hc).evaluate(hc.call())
+    assert verdict.effect == "deny", verdict

@@ -11,8 +11,10 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from claude_code_harness import VENV_BIN
@@ -138,6 +140,43 @@ class Agent:
         )
 
 
+def start(agent: Agent, argv: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    """The client in the background, for a test that decides while it waits."""
+    return subprocess.Popen(
+        [str(agent.binary), *argv],
+        cwd=agent.project,
+        env=agent.env(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def pending(agent: Agent, process: subprocess.Popen[str], deadline: float = 90) -> dict[str, Any]:
+    """The one request the hook waits on, read from another process (`signoff inbox`)."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        assert process.poll() is None, process.communicate()
+        listed = json.loads(agent.signoff("inbox", "--json").stdout)
+        if listed:
+            assert len(listed) == 1, listed
+            return dict(listed[0])
+        time.sleep(0.3)
+    raise AssertionError(f"no request in the inbox after {deadline} s")
+
+
+CODEX_EXEC = ["exec", "--skip-git-repo-check", "--json", "-s", "danger-full-access"]
+
+
+def gemini_env(base_url: str) -> dict[str, str]:
+    return {
+        "GEMINI_API_KEY": "fake-key",
+        "GOOGLE_GEMINI_BASE_URL": base_url,
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+
+
 def codex_config(agent: Agent, base_url: str) -> None:
     """Codex's config: the fake as its one model provider."""
     home = agent.home / ".codex"
@@ -150,8 +189,7 @@ def codex_config(agent: Agent, base_url: str) -> None:
 
 
 def run_codex(agent: Agent, prompt: str) -> subprocess.CompletedProcess[str]:
-    argv = ["exec", "--skip-git-repo-check", "--json", "-s", "danger-full-access", prompt]
-    return agent.run(argv, {"FAKE_API_KEY": "fake-key"})
+    return agent.run([*CODEX_EXEC, prompt], {"FAKE_API_KEY": "fake-key"})
 
 
 def gemini_config(agent: Agent) -> None:
@@ -161,9 +199,4 @@ def gemini_config(agent: Agent) -> None:
 
 
 def run_gemini(agent: Agent, base_url: str, prompt: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "GEMINI_API_KEY": "fake-key",
-        "GOOGLE_GEMINI_BASE_URL": base_url,
-        "GEMINI_CLI_TRUST_WORKSPACE": "true",
-    }
-    return agent.run(["-p", prompt, "--output-format", "json", "--yolo"], env)
+    return agent.run(["-p", prompt, "--output-format", "json", "--yolo"], gemini_env(base_url))

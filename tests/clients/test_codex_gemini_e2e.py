@@ -11,25 +11,34 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agents_harness import (
+    CODEX_EXEC,
     Agent,
     client_binary,
     codex_config,
     gemini_config,
+    gemini_env,
+    pending,
     run_codex,
     run_gemini,
+    start,
 )
 
 from signoff.llm.fake_agents_api import Call, FakeGeminiServer, FakeResponsesServer, Say
 
 RM_RF_BUILD = "rm -rf build"
 RM_R_BUILD = "rm -r build"  # Codex 0.171 refuses "rm -f style" commands itself; not this
-DENY_RM = '[permissions]\ndeny = ["Bash(rm -rf:*)", "Bash(rm -r:*)"]\n'
+RM_ONE_FILE = "rm build/out.txt"
+DENY_RM = (
+    '[permissions]\ndeny = ["Bash(rm -rf:*)", "Bash(rm -r:*)"]\nask = ["Bash(rm build/out.txt)"]\n'
+    '[hooks]\nwait = "90s"\n'
+)
 
 
 def _project(tmp_path: Path) -> tuple[Path, Path]:
@@ -138,6 +147,33 @@ def test_codex_crashing_hook_blocks(codex: Agent, tmp_path: Path) -> None:
     assert "the hook failed" in outputs[0] and "blocked" in outputs[0]
 
 
+def test_codex_an_inbox_approval_from_another_process_lets_the_call_run(codex: Agent) -> None:
+    with FakeResponsesServer([codex_shell(RM_ONE_FILE)]) as api:
+        codex_install(codex, api.base_url)
+        process = start(codex, [*CODEX_EXEC, "clean up"], {"FAKE_API_KEY": "k"})
+        request = pending(codex, process)
+        assert request["call"]["arguments"]["command"] == RM_ONE_FILE
+        assert (codex.project / "build" / "out.txt").exists()  # Codex waits on the person
+        codex.signoff("approve", request["id"], "--reason", "old output")
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr[-2000:]
+    assert not (codex.project / "build" / "out.txt").exists()
+    shown = json.loads(codex.signoff("show", request["id"], "--json").stdout)
+    assert shown["state"] == "finished"  # claimed by the hook, finished by PostToolUse
+
+
+def test_codex_an_inbox_rejection_reaches_the_model(codex: Agent) -> None:
+    with FakeResponsesServer([codex_shell(RM_ONE_FILE)]) as api:
+        codex_install(codex, api.base_url)
+        process = start(codex, [*CODEX_EXEC, "clean up"], {"FAKE_API_KEY": "k"})
+        request = pending(codex, process)
+        codex.signoff("reject", request["id"], "--reason", "keep the build")
+        process.communicate(timeout=120)
+        outputs = api.outputs()
+    assert (codex.project / "build" / "out.txt").exists()
+    assert "keep the build" in outputs[0]
+
+
 def test_codex_install_then_uninstall_leaves_no_hook(codex: Agent) -> None:
     with FakeResponsesServer([]) as api:
         codex_install(codex, api.base_url)
@@ -177,6 +213,42 @@ def test_gemini_denied_call_never_runs_and_the_model_reads_why(gemini: Agent) ->
     assert "signoff denied this call (rule Bash(rm -rf:*))" in outputs[0]
     assert "On branch" in outputs[1] or "No commits yet" in outputs[1]
     assert ("rm -rf build", "deny") in verdicts(gemini)
+
+
+def test_gemini_an_inbox_approval_from_another_process_lets_the_call_run(gemini: Agent) -> None:
+    _gemini_install(gemini, "--ask", "inbox")
+    with FakeGeminiServer([gemini_shell(RM_ONE_FILE)]) as api:
+        argv = ["-p", "clean up", "--output-format", "json", "--yolo"]
+        process = start(gemini, argv, gemini_env(api.base_url))
+        request = pending(gemini, process)
+        assert (gemini.project / "build" / "out.txt").exists()
+        gemini.signoff("approve", request["id"])
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr[-2000:]
+    assert not (gemini.project / "build" / "out.txt").exists()
+    shown = json.loads(gemini.signoff("show", request["id"], "--json").stdout)
+    assert shown["state"] == "finished"  # AfterTool finds the claim by the call's digest
+
+
+def test_gemini_native_ask_in_a_headless_run_waits_and_never_runs_the_call(
+    gemini: Agent,
+) -> None:
+    # Gemini 0.61 shows its own confirmation for a hook's "ask" even with --yolo; a
+    # headless -p run has nobody to answer it and waits for ever (hence inbox by default)
+    _gemini_install(gemini, "--ask", "native")
+    with FakeGeminiServer([gemini_shell(RM_ONE_FILE)]) as api:
+        argv = ["-p", "clean up", "--output-format", "json", "--yolo"]
+        process = start(gemini, argv, gemini_env(api.base_url))
+        try:
+            end = time.monotonic() + 90
+            while not any(v == (RM_ONE_FILE, "ask") for v in verdicts(gemini)):
+                assert process.poll() is None and time.monotonic() < end, process.communicate()
+                time.sleep(0.3)
+            assert process.poll() is None  # waiting on a dialog nobody can answer
+            assert (gemini.project / "build" / "out.txt").exists()
+        finally:
+            process.kill()
+            process.communicate()
 
 
 def test_gemini_crashing_hook_blocks(gemini: Agent, tmp_path: Path) -> None:

@@ -192,7 +192,7 @@ SHELL = Shell(
     render=render,
     blocked=blocked,
     event_of=event_of,
-    strategies=("native", "inbox"),
+    strategies=("inbox", "native"),
     project_env="GEMINI_PROJECT_DIR",
     markers=(".signoff", ".gemini"),
 )

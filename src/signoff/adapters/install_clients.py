@@ -45,7 +45,8 @@ EVENTS = {
         "afterShellExecution",
     ),
 }
-STRATEGY = {"codex": ("inbox",), "gemini": ("native", "inbox"), "cursor": ("inbox",)}
+# the first is the default: Gemini's own dialog ("native") never ends in a headless run
+STRATEGY = {"codex": ("inbox",), "gemini": ("inbox", "native"), "cursor": ("inbox",)}
 MARGIN = 30.0  # seconds between the hook's own deadline and the client's timeout
 
 
