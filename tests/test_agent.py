@@ -150,7 +150,7 @@ def test_auth_failure_and_server_error_are_friendly() -> None:
             wrong.complete(USER, [])
         with pytest.raises(ConfigurationError, match="refused the API key"):
             wrong.check()
-        right = OpenAIModel("m", server.base_url, "sk-right", max_retries=0)
+        right = OpenAIModel(server.model, server.base_url, "sk-right", max_retries=0)
         right.check()
         with pytest.raises(ConfigurationError, match="HTTP 400: context too long"):
             right.complete(USER, [])

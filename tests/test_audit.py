@@ -5,7 +5,7 @@ Lines file verifies offline and an edited line is found; filters; `signoff grant
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +30,6 @@ from signoff.store.chain import chain_hash
 from store_helpers import Backend, make_request
 
 NOW = 1_800_000_000.0
-
-
-@pytest.fixture(name="db", params=["sqlite", "postgres"])
-def db_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    backend = Backend(request.param, tmp_path)
-    try:
-        yield backend
-    finally:
-        backend.close()
 
 
 def history(store: Store) -> None:

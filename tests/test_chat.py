@@ -284,7 +284,7 @@ class Terminal:
         env.update(
             TERM="dumb",
             HOME=SAFE_HOME,
-            SIGNOFF_MODEL="fake-model",
+            SIGNOFF_MODEL=server.model,
             OPENAI_BASE_URL=server.base_url,
             OPENAI_API_KEY="sk-fake",
         )

@@ -474,3 +474,60 @@ def test_writing_signoffs_own_code_asks(ws: Path) -> None:
     hc = claude_code.parse(event(Path(root), "Write", target))
     answer = adapter.pre(hc)
     assert answer.behavior == "defer" and "sensitive" in answer.reason
+
+
+def test_an_inbox_request_is_notified_and_decided_from_the_notification(ws: Path) -> None:
+    """The webhook arrives while the hook waits; the person decides from it."""
+    import http.server
+
+    got: list[dict[str, Any]] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings(
+        ws,
+        INBOX + f'[notifications.phone]\nurl = "http://127.0.0.1:{server.server_port}/x"\n',
+    )
+    doc = event(ws, "Bash", {"command": "git push origin feature-x"})
+
+    def approve_when_notified() -> Decision:
+        for _ in range(400):
+            if got:
+                break
+            time.sleep(0.02)
+        assert got, "no notification arrived"
+        return Decision("approve")
+
+    thread = _decide_when_asked(ws, rid(doc), approve_when_notified)
+    try:
+        out, _, _ = hook(ws, doc)
+    finally:
+        thread.join()
+        server.shutdown()
+    assert decision(out) == "allow"
+    assert rid(doc) in json.dumps(got[0])
+
+
+def test_a_tool_that_failed_finishes_its_request_as_failed(ws: Path) -> None:
+    settings(ws, '[hooks]\nask = "defer"\n')
+    doc = event(ws, "Bash", {"command": "git push origin feature-x"})
+    hook(ws, doc)
+    store = store_of(ws)
+    try:
+        decide(store, rid(doc), Decision("approve"), actor="bob", workspace=ws)
+        assert decision(hook(ws, doc)[0]) == "allow"
+        failed = {**doc, "hook_event_name": "PostToolUseFailure", "error": "rejected by remote"}
+        assert hook(ws, failed) == (None, 0, "")
+        assert store.get_request(rid(doc)).state == "failed"
+    finally:
+        store.close()
+    assert [e.data["outcome"] for e in events_of(ws, SESSION_OUTCOME)] == ["failed"]

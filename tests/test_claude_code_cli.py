@@ -62,6 +62,44 @@ def test_the_hook_process_denies_with_the_reason(ws: Path) -> None:
     assert done.stdout.startswith("{") and done.stdout.count("\n") == 1  # one object only
 
 
+STRAY_PRINTER = """
+import os, sys
+from signoff.adapters import claude_code
+
+real = claude_code.answer
+
+def noisy(*args, **kwargs):
+    print("stray print from a library")
+    sys.stdout.flush()
+    os.system("echo stray output of a child process")
+    return real(*args, **kwargs)
+
+claude_code.answer = noisy
+sys.exit(claude_code.main())
+"""
+
+
+def test_nothing_but_the_answer_reaches_stdout(ws: Path, tmp_path: Path) -> None:
+    """Claude Code ignores an answer that follows other output and lets the call go
+    ahead, a deny included: prints and child processes write to stderr while judging."""
+    script = tmp_path / "noisy_hook.py"
+    script.write_text(STRAY_PRINTER)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        input=json.dumps(event(ws, "Bash", {"command": "rm -rf build /"})),
+        capture_output=True,
+        text=True,
+        cwd=ws,
+        env={**os.environ, "PYTHONPATH": SRC},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("{") and done.stdout.count("\n") == 1, done.stdout
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "stray print" in done.stderr and "child process" in done.stderr
+
+
 def test_the_hook_process_allows_a_read(ws: Path) -> None:
     done = hook_process(ws, event(ws, "Read", {"file_path": str(ws / "app.py")}))
     assert pre_decision(done) == "allow"
@@ -295,7 +333,7 @@ def test_install_cli_with_user_and_http(ws: Path, tmp_path: Path) -> None:
     assert hook["allowedEnvVars"] == ["SIGNOFF_HOOK_TOKEN"] and hook["onFailure"] == "block"
     done = signoff("uninstall", "claude-code", "--user", "--workspace", str(ws), cwd=ws)
     assert done.returncode == 0, done.stderr
-    assert json.loads(user_settings.read_text()) == {}
+    assert not user_settings.exists()  # install made it; nothing else was in it
 
 
 def test_install_refuses_broken_settings(ws: Path, tmp_path: Path) -> None:
@@ -351,3 +389,61 @@ def test_http_hook_with_an_account_token(server: Any) -> None:
     )
     assert garbage.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert post.status_code == 200
+
+
+def test_approving_from_the_web_inbox_lets_the_waiting_hook_allow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The phone flow: the hook waits; a person approves through the web API."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with LiveServer(tmp_path) as live:
+        ws = Path(os.path.realpath(live.workspace))
+        (ws / ".signoff").mkdir()
+        token = Accounts(live.db).add("alice", "approver")
+        doc = event(ws, "Write", {"file_path": str(ws / "deploy.sh"), "content": "echo hi\n"})
+        (ws / ".signoff" / "settings.toml").write_text(
+            '[hooks]\nask = "inbox"\nwait = "2m"\n[permissions]\nask = ["Write(./deploy.sh)"]\n'
+        )
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "signoff", "hook", "claude-code"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ws,
+            env={**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": live.db},
+        )
+        assert waiting.stdin is not None and waiting.stdout is not None
+        waiting.stdin.write(json.dumps(doc))
+        waiting.stdin.close()
+        with live.client(token) as phone:
+            rid = request_id(f"claude-code/{doc['session_id']}/{doc['tool_use_id']}")
+            for _ in range(600):  # until the hook has made its request
+                if rid in phone.get("/api/requests", params={"state": "pending"}).text:
+                    break
+                time.sleep(0.05)
+            shown = phone.get(f"/api/requests/{rid}").json()
+            assert "new file: deploy.sh" in json.dumps(shown)
+            decided = phone.post(f"/api/requests/{rid}/decide", json={"kind": "approve"})
+            assert decided.status_code == 200, decided.text
+        assert waiting.wait(timeout=120) == 0, waiting.stderr.read() if waiting.stderr else ""
+        answer = json.loads(waiting.stdout.read())["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "allow"
+    assert "approved by alice" in answer["permissionDecisionReason"]
+
+
+def test_the_hook_reads_and_answers_utf8_whatever_the_locale(ws: Path) -> None:
+    doc = event(ws, "Read", {"file_path": str(ws / "数据.txt")})
+    env = {**os.environ, "PYTHONPATH": SRC, "LANG": "C", "LC_ALL": "C"}
+    env["PYTHONIOENCODING"] = "ascii"
+    done = subprocess.run(
+        [sys.executable, "-m", "signoff", "hook", "claude-code"],
+        input=json.dumps(doc, ensure_ascii=False).encode("utf-8"),
+        capture_output=True,
+        cwd=ws,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"

@@ -22,6 +22,7 @@ def signoff(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.Compl
     )
 
 
+@pytest.mark.slow  # imports every command in other processes
 def test_version_and_help(tmp_path: Path) -> None:
     assert signoff("--version", cwd=tmp_path).stdout.startswith("signoff ")
     assert "check" in signoff("--help", cwd=tmp_path).stdout
@@ -89,6 +90,7 @@ def test_check_bad_input_is_a_clear_error(tmp_path: Path, args: list[str], messa
     ],
 )
 def test_a_missing_file_is_named_not_a_traceback(tmp_path: Path, args: list[str]) -> None:
+    assert signoff("migrate", cwd=tmp_path).returncode == 0  # the store exists: the file is wrong
     done = signoff(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "No such file or directory" in done.stderr and "Traceback" not in done.stderr
@@ -140,6 +142,7 @@ def test_check_shell_explains_each_part(tmp_path: Path) -> None:
     assert "read_only" in done.stdout and "destructive" in done.stdout
 
 
+@pytest.mark.slow  # runs the CLI five times
 def test_grant_add_then_revoke_a_project_grant(tmp_path: Path) -> None:
     added = signoff(
         "grant", "add", "Bash(npm run test:*)", "--json", "--workspace", ".", cwd=tmp_path

@@ -138,6 +138,7 @@ def test_a_removed_key_id_fails_closed() -> None:
     assert keys.masters[keys.current].hex() not in repr(keys)
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 def test_signoff_keys_shows_ids_never_material() -> None:
     keys = load_keys()
     shown = subprocess.run(

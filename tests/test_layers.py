@@ -14,8 +14,8 @@ PKG = Path(__file__).resolve().parent.parent / "src" / "signoff"
 
 # Bottom to top. A module may import from its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
-    {"exceptions", "models", "kinds", "times", "i18n", "_moved"},
-    {"normalize", "run_state", "tools", "project_rules"},
+    {"exceptions", "models", "kinds", "times", "i18n", "_moved", "lazyre"},
+    {"normalize", "run_state", "tools", "tool_schema", "project_rules"},
     {
         "keys",
         "rule_values",

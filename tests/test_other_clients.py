@@ -293,3 +293,11 @@ def test_the_agent_cannot_rewrite_what_runs_its_hooks(
     adapter = Adapter(shell.CLIENT, project)
     verdict = adapter.policy(hc).evaluate(hc.call())
     assert verdict.effect == "deny", verdict
+
+
+def test_cursor_at_the_deadline_the_deny_is_the_only_thing_on_stdout(project: Path) -> None:
+    doc = cursor_doc(project, "beforeShellExecution", command="git push", cwd=str(project))
+    done = hook("cursor", doc, "--deadline", "2")  # git push asks; nobody decides
+    assert done.returncode == 2
+    out = json.loads(done.stdout)  # one JSON object, nothing before it
+    assert out["permission"] == "deny" and "deadline of 2 s" in out["agent_message"]

@@ -11,6 +11,8 @@ import pytest
 
 from signoff.cli.demo import run_demo
 
+pytestmark = pytest.mark.slow  # runs the CLI in other processes
+
 
 def signoff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

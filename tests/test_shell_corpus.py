@@ -25,6 +25,7 @@ def _load() -> ModuleType:
 
 CORPUS = _load()
 ROWS = CORPUS.corpus()
+LABELLED = CORPUS.labelled()  # the same rows, each with its class file (or "corpus")
 
 
 def _judge(command: str) -> str:
@@ -34,9 +35,11 @@ def _judge(command: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("category", "expected", "command"), ROWS, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(ROWS)]
+    ("source", "category", "expected", "command"),
+    LABELLED,
+    ids=[f"{s}-{c}-{i}" for i, (s, c, _, _) in enumerate(LABELLED)],
 )
-def test_corpus(category: str, expected: str, command: str) -> None:
+def test_corpus(source: str, category: str, expected: str, command: str) -> None:
     got = _judge(command)
     if expected == "ask+":
         assert got in ("ask", "deny"), f"{command!r}: expected ask or deny, got {got}"
@@ -53,6 +56,11 @@ def test_safety_targets() -> None:
     assert figures["unsafe_allows"] == 0
     assert figures["catastrophic_denied"] >= 0.95
     assert figures["harmless_asked"] <= 0.03
+
+
+def test_every_row_is_labelled_with_its_class() -> None:
+    assert [row[1:] for row in LABELLED] == ROWS
+    assert {row[0] for row in LABELLED} >= {"corpus", "dry_runs", "reads_outside"}
 
 
 def test_corpus_size() -> None:

@@ -8,7 +8,6 @@ import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from signoff.cli.app import explain
 from signoff.models import ToolCall, Verdict
@@ -26,7 +25,7 @@ def _verdict(command: str) -> tuple[ToolCall, Verdict, Policy]:
 
 def _check(command: str) -> str:
     out = io.StringIO()
-    explain(*_verdict(command), out=Console(file=out, width=200, color_system=None))
+    explain(*_verdict(command), out=out)
     return out.getvalue()
 
 
@@ -44,7 +43,7 @@ def test_a_file_tool_still_shows_its_tier(tmp_path: Path) -> None:
     out = io.StringIO()
     policy = Policy(Settings(), workspace=str(tmp_path))
     call = ToolCall("write_file", {"path": "a.txt", "content": "x"})
-    explain(call, policy.evaluate(call), policy, out=Console(file=out, width=200))
+    explain(call, policy.evaluate(call), policy, out=out)
     assert "tier write" in out.getvalue().splitlines()[0]
 
 

@@ -71,3 +71,16 @@ def test_deliveries_are_found_through_their_index(tmp_path: Path) -> None:
     )
     conn.close()
     assert "signoff_events_deliveries" in plan, plan
+
+
+def test_the_open_index_condition_is_the_queries_term_without_an_in_list(tmp_path: Path) -> None:
+    # SQLite evaluates a partial index's condition on every insert and update of the row;
+    # an IN list of more than two values builds a temporary table each time (migration 0011)
+    path = tmp_path / "s.db"
+    open_store(str(path)).close()
+    conn = sqlite3.connect(path)
+    (sql,) = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'signoff_requests_open'"
+    ).fetchone()
+    conn.close()
+    assert OPEN_TERM in sql and " IN " not in sql.upper(), sql

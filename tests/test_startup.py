@@ -40,6 +40,21 @@ HEAVY = (
     "signoff.cli.keys",
 )
 
+# the judges of program families other than git's, which `git status` never meets
+OTHER_JUDGES = (
+    "signoff.shell.judges.archives",
+    "signoff.shell.judges.databases",
+    "signoff.shell.judges.files",
+    "signoff.shell.judges.network",
+    "signoff.shell.judges.packages",
+    "signoff.shell.judges.queries",
+    "signoff.shell.judges.runners",
+    "signoff.shell.judges.sql",
+    "signoff.shell.judges.system",
+    "signoff.shell.judges.tools",
+    "signoff.shell.judges.transfer",
+)
+
 
 def _modules_after(code: str, cwd: Path) -> tuple[set[str], str]:
     """Run `code` in a fresh interpreter; the modules it loaded, and what it printed."""
@@ -75,17 +90,135 @@ def test_check_path_loads_only_what_judging_needs(tmp_path: Path) -> None:
     modules, out = _modules_after(code, tmp_path)
     assert json.loads(out)["verdict"] == "allow"
     assert "signoff.shell" in modules and "signoff.policy" in modules  # it did judge
-    assert [name for name in HEAVY if _loaded(modules, name)] == []
+    assert "signoff.shell.judges.git" in modules
+    assert [name for name in HEAVY + OTHER_JUDGES if _loaded(modules, name)] == []
+    # nor what only digests, inspects packages' data, runs threads or reads shell rules
+    lazy = ("hashlib", "threading", "importlib.resources", "signoff.shell.normalize")
+    assert [name for name in lazy if name in modules] == []
 
 
-def test_explained_check_still_uses_rich(tmp_path: Path) -> None:
+def test_a_family_judge_loads_with_its_first_program(tmp_path: Path) -> None:
     code = (
         "from signoff.cli import main\n"
-        "main(['check', '--shell', 'rm -rf build', '--no-user-settings'])"
+        "main(['check', '--shell', 'psql -l; apt-get purge libc6', '--json', "
+        "'--no-user-settings'])"
     )
     modules, out = _modules_after(code, tmp_path)
-    assert "rich" in modules
-    assert out.startswith("ASK") and "rm -rf build" in out
+    assert json.loads(out)["verdict"] == "deny"  # apt purge libc6: judged by system's judge
+    for judge in ("queries", "databases", "system", "packages"):
+        assert f"signoff.shell.judges.{judge}" in modules
+    assert "signoff.shell.judges.git" not in modules
+
+
+def test_the_judges_index_and_the_judges_agree() -> None:
+    """`programs` asks `judge_local` and `judge_system` only about the programs the index
+    names: a program a judge knows and the index does not would go unjudged by it."""
+    from signoff.shell.judges import index, queries, system
+
+    assert index.missing_from_index() == {}
+    assert queries.local_programs() == index.LOCAL_QUERIES  # and no name that none judges
+    assert frozenset(system.JUDGES) == index.SYSTEM_PROGRAMS == system.SYSTEM_PROGRAMS
+
+
+def test_every_program_the_index_names_reaches_its_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dispatch imports each judge on first use and hands it every program the index
+    names (recorded here in place of the judges, which are tested with the corpus)."""
+    from signoff.models import ToolCall
+    from signoff.policy import Policy
+    from signoff.settings import Settings
+    from signoff.shell.judges import index, queries, system
+
+    seen: dict[str, set[str]] = {"local": set(), "system": set()}
+
+    def local(base: str, *_: object) -> bool:
+        seen["local"].add(base)
+        return False
+
+    def judged_system(base: str, *_: object) -> list[object]:
+        seen["system"].add(base)
+        return []
+
+    monkeypatch.setattr(queries, "judge_local", local)
+    monkeypatch.setattr(system, "judge_system", judged_system)
+    policy = Policy(Settings(), workspace=str(tmp_path))
+    for name in sorted(index.LOCAL_QUERIES | index.SYSTEM_PROGRAMS | {"git", "ls"}):
+        policy.evaluate(ToolCall("execute_command", {"command": f"{name} x"}))
+    assert seen["local"] == set(index.LOCAL_QUERIES)
+    assert seen["system"] == set(index.SYSTEM_PROGRAMS)
+    assert not {"git", "ls"} & (seen["local"] | seen["system"])
+
+
+def test_every_lazy_pattern_compiles() -> None:
+    """Regexes compile on first use (`signoff.lazyre`); a typo must still fail here."""
+    import importlib
+    import pkgutil
+
+    from signoff import lazyre
+
+    package = importlib.import_module("signoff.shell")
+    for module in pkgutil.walk_packages(package.__path__, "signoff.shell."):
+        importlib.import_module(module.name)
+    for name in ("rules", "settings", "policy", "runs_later", "protected", "normalize"):
+        importlib.import_module(f"signoff.{name}")
+    assert lazyre.compile_all() > 80
+
+
+def test_explained_check_is_plain_text_without_rich(tmp_path: Path) -> None:
+    code = (
+        "from signoff.cli import main\n"
+        "main(['check', '--shell', 'ls -la; rm -rf build', '--no-user-settings'])"
+    )
+    modules, out = _modules_after(code, tmp_path)
+    assert [name for name in HEAVY if _loaded(modules, name)] == []
+    lines = out.splitlines()
+    assert lines[0].split() == ["ASK", "execute_command", "risk", "high", "class", "destructive"]
+    # one row per part, columns aligned under the header, no colour off a terminal
+    assert lines[1].split() == ["command", "class", "effect", "why"]
+    assert lines[2].split()[:4] == ["ls", "-la", "read_only", "allow"]
+    assert lines[3].startswith("rm -rf build") and "destructive  ask" in lines[3]
+    assert {line.index("class") for line in lines[1:2]} == {lines[2].index("read_only")}
+    assert "\x1b" not in out
+
+
+def test_explained_check_colours_a_terminal_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pty
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    from signoff.cli.app import _painter
+
+    primary, secondary = pty.openpty()
+    try:
+        with open(secondary, "w", closefd=False) as tty:
+            assert _painter(tty)("ASK", "yellow") == "\x1b[33mASK\x1b[0m"
+        monkeypatch.setenv("NO_COLOR", "1")  # https://no-color.org
+        with open(secondary, "w", closefd=False) as tty:
+            assert _painter(tty)("ASK", "yellow") == "ASK"
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    with open(tmp_path / "out.txt", "w") as file:
+        assert _painter(file)("ASK", "yellow") == "ASK"
+
+
+def test_explained_untrusted_text_is_escaped(tmp_path: Path) -> None:
+    """A model-written command cannot drive the terminal or break the table's rows."""
+    import io
+
+    from signoff.cli.app import explain
+    from signoff.models import ToolCall
+    from signoff.policy import Policy
+    from signoff.settings import Settings
+
+    policy = Policy(Settings(), workspace=str(tmp_path))
+    call = ToolCall("execute_command", {"command": "echo '\x1b[2Jhi'; printf 'a\\nb'"})
+    out = io.StringIO()
+    explain(call, policy.evaluate(call), policy, out=out)
+    assert "\x1b" not in out.getvalue() and "\\x1b[2J" in out.getvalue()
 
 
 @pytest.mark.parametrize("name", signoff.__all__)
@@ -164,3 +297,59 @@ def test_sensitive_paths_are_worked_out_only_when_a_path_is_judged(tmp_path: Pat
     assert verdict.effect == "ask" and policy._sensitive._rules is not None
     eager = [r.specifier for r in policy._sensitive]
     assert len(eager) > 50 and len(policy._sensitive) == len(eager)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--shell", "git status", "--json"],
+        ["check", "--json", "--shell=git status"],
+        ["check", "--shell="],
+        ["check", "--tool", "write_file", "--args", '{"path": "a"}', "--mode", "plan"],
+        ["check", "--shell-file", "cmds.jsonl", "--workspace=/tmp", "--no-user-settings"],
+        ["check", "--mode=auto", "--shell", "ls; rm -rf x", "--workspace", ".."],
+        ["check"],
+    ],
+)
+def test_plain_check_reads_as_argparse_does(argv: list[str]) -> None:
+    from signoff.cli.app import _plain_check, build_parser
+
+    plain = _plain_check(argv)
+    assert plain is not None
+    assert vars(plain) == vars(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--sh", "ls"],  # an abbreviation: argparse completes it
+        ["check", "-h"],
+        ["check", "--shell", "-x"],  # argparse refuses it
+        ["check", "--shell-file", "-"],  # argparse takes "-" as a value
+        ["check", "--mode", "yolo"],
+        ["check", "--mode="],
+        ["check", "--json=yes"],
+        ["check", "--json", "--json"],
+        ["check", "--shell", "ls", "--shell", "rm -rf x"],
+        ["check", "--shell"],
+        ["check", "ls"],
+        ["check", "--", "--shell", "ls"],
+        ["--version"],
+        ["inbox"],
+        [],
+    ],
+)
+def test_plain_check_leaves_anything_else_to_argparse(argv: list[str]) -> None:
+    from signoff.cli.app import _plain_check
+
+    assert _plain_check(argv) is None
+
+
+def test_check_without_argparse(tmp_path: Path) -> None:
+    code = (
+        "from signoff.cli import main\n"
+        "main(['check', '--shell', 'git status', '--json', '--no-user-settings'])"
+    )
+    modules, out = _modules_after(code, tmp_path)
+    assert json.loads(out)["verdict"] == "allow"
+    assert [name for name in ("shutil", "locale") if name in modules] == []

@@ -326,6 +326,7 @@ def _gone(pid: int, within: float = 3.0) -> bool:
     return False
 
 
+@pytest.mark.slow  # waits for a timeout
 def test_execute_command_timeout_kills_the_process_group(ws: Workspace) -> None:
     started = time.monotonic()
     command = "echo started; sleep 30 & echo $! > bg.pid; sleep 30; echo never"

@@ -113,6 +113,7 @@ def test_webhook_is_signed_retried_recorded_and_never_repeated(
     store.close()
 
 
+@pytest.mark.slow  # a real server and 2,100 records
 def test_failed_delivery_is_recorded_and_shown_on_the_request_page(tmp_path: Path) -> None:
     with LiveServer(tmp_path) as live:
         req = live.store.create_request(make_request())

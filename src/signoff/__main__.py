@@ -1,5 +1,5 @@
 """`python -m signoff` is the `signoff` command."""
 
-from .cli.app import main
+from .cli import main
 
 raise SystemExit(main())

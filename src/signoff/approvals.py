@@ -39,6 +39,10 @@ def policy_for(store: Store, request: Request, workspace: str | os.PathLike[str]
     return Policy(load_settings(root), workspace=root)
 
 
+QUESTION_TOOL = "ask_human"  # the human *is* the tool: it is answered, never run
+_NOT_FOR_QUESTIONS = ("approve", "approve_always", "edit")
+
+
 def decide(
     store: Store,
     request_id: str,
@@ -51,6 +55,13 @@ def decide(
 ) -> Request:
     """Validate, re-judge (for edits), store the decision, and save any grant it makes."""
     decision = replace(decision, actor=actor, decided_at=decision.decided_at or time.time())
+    if decision.kind in _NOT_FOR_QUESTIONS:
+        request = store.get_request(request_id)
+        if request.call.name == QUESTION_TOOL:
+            raise InvalidInput(
+                f"request {request_id} is a question: it takes an answer (a respond "
+                f"decision), not {decision.kind}"
+            )
     if decision.kind not in ("edit", "approve_always"):  # the store checks everything else
         return store.decide(request_id, decision, actor=actor, actor_roles=tuple(roles))
     request = store.get_request(request_id)
@@ -115,8 +126,9 @@ def revoke_grant(
     return grant
 
 
-def what_next(request: Request) -> str:
-    """One sentence a person reads after deciding."""
+def what_next(request: Request, *, flags: str = "") -> str:
+    """One sentence a person reads after deciding. `flags` are the options that name the
+    store (`--db`, `--workspace`), so the printed commands work pasted anywhere."""
     run = request.run_id
     if request.state == "approved":
         action = "it will run"
@@ -128,8 +140,8 @@ def what_next(request: Request) -> str:
         action = "the model is told, with your reason"
     if run:
         return (
-            f"When run {run} resumes, {action}: `signoff resume {run}`, "
-            "or a running `signoff worker` picks it up."
+            f"When run {run} resumes, {action}: `signoff resume {run}{flags}`, "
+            f"or a running `signoff worker{flags}` picks it up."
         )
     return f"{action[0].upper()}{action[1:]}."
 

@@ -38,6 +38,9 @@ PROTECTED = "protected"  # the rule named by verdicts about signoff's own state
 
 @dataclass(frozen=True, slots=True)
 class Effects:
+    """What one call touches (paths read and written, trees, links, programs, URL, host,
+    arguments), worked out once before any rule or boundary is matched."""
+
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     trees: tuple[str, ...] = ()  # directories read as a whole
@@ -167,6 +170,8 @@ def _programs(argv: Sequence[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class PathVerdict:
+    """A path boundary's verdict on a call: deny or ask, the rule that decided and why."""
+
     effect: Literal["deny", "ask"]
     rule: str | None
     reason: str

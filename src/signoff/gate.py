@@ -43,6 +43,7 @@ from .targets import (
     target_change,
     unjudgeable,
 )
+from .tool_schema import bind_arguments, call_by_name
 from .tools import ToolSpec, spec_from_function, spec_of
 
 Outcome = Literal["ran", "denied", "rejected", "skipped", "answered", "failed"]
@@ -437,12 +438,16 @@ class Gate:
             self.policy.registry.add(spec)
 
     def wrap(self, fn: Callable[..., Any], spec: ToolSpec | None = None) -> Callable[..., Any]:
-        """Guard a function (sync or async). Called with keyword arguments, it returns the
-        function's value, or raises `CallDenied` when the call did not run."""
+        """Guard a function (sync or async). Called as the function is (positional
+        arguments are bound to its signature and named, so `f(a, b)` is judged, shown and
+        recorded as `f(x=a, y=b)`), it returns the function's value, or raises `CallDenied`
+        when the call did not run. A call the signature refuses raises `TypeError` naming
+        the tool and the argument, before anything is judged."""
         spec = spec or spec_of(fn) or spec_from_function(fn, tier="unknown")
         if not self.policy.registry.known(spec.name):
             self.policy.registry.add(spec)
         name = spec.name
+        target = call_by_name(fn)
 
         def unwrap(result: ToolResult) -> Any:
             if result.outcome == "ran" or result.outcome == "answered":
@@ -453,18 +458,20 @@ class Gate:
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
-            async def guarded_async(**kwargs: Any) -> Any:
+            async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+                arguments = bind_arguments(fn, name, args, kwargs)
                 if not self.enabled and self._bypass(name):
-                    return await fn(**kwargs)
-                return unwrap(await self.aexecute(ToolCall(name, kwargs), fn))
+                    return await target(**arguments)
+                return unwrap(await self.aexecute(ToolCall(name, arguments), target))
 
             return guarded_async
 
         @functools.wraps(fn)
-        def guarded(**kwargs: Any) -> Any:
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            arguments = bind_arguments(fn, name, args, kwargs)
             if not self.enabled and self._bypass(name):
-                return fn(**kwargs)
-            return unwrap(self._execute(ToolCall(name, kwargs), fn))  # registered above
+                return target(**arguments)
+            return unwrap(self._execute(ToolCall(name, arguments), target))  # registered above
 
         return guarded
 

@@ -13,6 +13,8 @@ import functools
 import re
 import unicodedata
 
+from .lazyre import lazy
+
 # `socket` and `ipaddress` are imported by the functions that use them: judging most
 # calls never looks at a host, and the two cost a process started per call ~5 ms
 
@@ -23,7 +25,7 @@ _INVISIBLE = (
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
 )
-_DOMAIN_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
+_DOMAIN_LABEL = lazy(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 
 
 @functools.cache

@@ -109,6 +109,8 @@ _SHELL_RISK: dict[str, Risk] = {
 
 @dataclass(frozen=True, slots=True)
 class _Candidates:
+    """The rules that may apply to one tool, by list."""
+
     deny: tuple[Rule, ...]
     ask: tuple[Rule, ...]
     allow: tuple[Rule, ...]

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .lazyre import lazy
+
 Relation = Literal["inside", "holds"]
 
 STATE_DIR = ".signoff"
@@ -139,8 +141,8 @@ class ProtectedPaths:
         return found[1] if found and found[0] == "holds" else None
 
 
-_BRACE_LIST = re.compile(r"\{([^{}]*,[^{}]*)\}")
-_BRACE_SEQUENCE = re.compile(r"\{[^{}]*\.\.[^{}]*\}")
+_BRACE_LIST = lazy(r"\{([^{}]*,[^{}]*)\}")
+_BRACE_SEQUENCE = lazy(r"\{[^{}]*\.\.[^{}]*\}")
 
 
 def spellings(path: str, limit: int = 64) -> list[tuple[str, bool]]:

@@ -10,8 +10,8 @@ what is wrong; the settings loader adds the file and line.
 from __future__ import annotations
 
 import math
-import re
 
+from .lazyre import lazy
 from .normalize import domain_pattern_problem
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, canonical_tool_name
 
@@ -19,8 +19,13 @@ _KNOWN_NAMES = {*BUILTIN_SPECS, *ALIASES, *RULE_GROUPS}
 _BY_FOLDED: dict[str, list[str]] = {}
 for _name in sorted(_KNOWN_NAMES):
     _BY_FOLDED.setdefault(_name.casefold(), []).append(_name)
-_MATCHER = re.compile(r"^\s*[A-Za-z_][\w.\-]*\s*(<=|>=|<|>|=)")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+# Anything that starts like `name OP` (or a bare operator) is meant as argument matchers,
+# whatever the operator's spelling: a misspelt one (`=>`, `>>`, `!=`) must be an error
+# when the rule is loaded, not a rule that is accepted and then never matches as meant.
+# (`~` and a leading `!` stay out: `~/.ssh` and `!keep.txt` are paths.)
+_MATCHER = lazy(r"^\s*(?:[A-Za-z_][\w.\-]*\s*[<>=!]|[<>=])")
+OPERATORS = ("<=", ">=", "<", ">", "=")
+_SCHEME = lazy(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 
 
 def tool_name_problem(tool: str) -> str | None:
@@ -61,6 +66,33 @@ def looks_like_argument_matchers(specifier: str) -> bool:
     return _MATCHER.match(specifier) is not None
 
 
+def split_operator(key: str, run: str, rest: str) -> tuple[str, str] | str:
+    """The operator and value of one argument matcher, from the run of operator characters
+    (`<>=!`) that follows `key`; or why it is not one. Only `=`, `<`, `<=`, `>`, `>=` are
+    operators. A run that reads as a misspelt comparison (`>>`, `=>`, `<>`, `!=`) is an
+    error, never a rule that matches something else; `=` followed by `<`, `>` or `!` and
+    text that is not a number is that text (`to=<alice@example.com>`)."""
+    raw, rest = rest, rest.lstrip()  # spaces after an operator are not part of the value
+    written = f"'{key}{run}{rest}'"
+    if not key:
+        return f"'{run}{rest}' names no argument; write name{run}{rest}"
+    if run in OPERATORS:
+        return run, rest
+    if run.strip("=") == "":  # `==`, `===`
+        return f"{written}: '{run}' is not an operator; write {key}={rest}"
+    if run.startswith("=") and not run.startswith("=="):
+        try:
+            float(rest)
+        except ValueError:
+            return "=", run[1:] + raw  # text that starts with <, > or !
+    meant = {"=>": ">=", "=<": "<=", "=>=": ">=", "=<=": "<=", "<<": "<", ">>": ">"}.get(run)
+    fix = f"; write {key}{meant}{rest}" if meant else ""
+    return (
+        f"{written}: '{run}' is not an operator (use =, <, <=, > or >=; quote a text "
+        f"value that starts with one of <>=!){fix}"
+    )
+
+
 def matcher_value_problem(key: str, op: str, value: str) -> str | None:
     """Why one argument matcher can never be satisfied as meant, or None."""
     if op == "=" and value.startswith("="):
@@ -83,8 +115,10 @@ def _is_network(tool: str) -> bool:
 
 
 __all__ = [
+    "OPERATORS",
     "looks_like_argument_matchers",
     "matcher_value_problem",
     "specifier_problem",
+    "split_operator",
     "tool_name_problem",
 ]

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from .lazyre import lazy
 from .normalize import (
     addresses,
     canonical_address,
@@ -55,7 +56,7 @@ def canonical_url_pattern(spec: str) -> str:
     return f"{scheme.lower()}://{host}{slash}{path}"
 
 
-_WORD_SPLIT = re.compile(r"[\s,;<>()\[\]\"'`]+|mailto:", re.IGNORECASE)
+_WORD_SPLIT = lazy(r"[\s,;<>()\[\]\"'`]+|mailto:", re.IGNORECASE)
 
 
 def values_match(value: Any, op: str, expected: str, *, every: bool) -> bool:

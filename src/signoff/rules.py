@@ -19,23 +19,29 @@ import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
+from .lazyre import lazy
 from .rule_checks import (
     looks_like_argument_matchers,
     matcher_value_problem,
     specifier_problem,
+    split_operator,
     tool_name_problem,
 )
 from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
-from .shell.normalize import CommandPattern, compile_pattern, normalize_argv
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
-_RULE_RE = re.compile(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_ARG_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>|=)\s*(.*?)\s*$", re.DOTALL)
-_SPACES = re.compile(r"\s+")
+if TYPE_CHECKING:  # loaded by the first shell deny or ask rule matched (~2 ms otherwise)
+    from .shell.normalize import CommandPattern
+
+_RULE_RE = lazy(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+# The operator is read as the whole run of operator characters, so that `a=>5` is the
+# misspelt `a>=5` (an error naming it), never `a` equal to the text ">5".
+_ARG_RE = lazy(r"^\s*([A-Za-z_][\w.\-]*)?\s*([<>=!]+)(.*?)\s*$", re.DOTALL)
+_SPACES = lazy(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,8 @@ class PathContext:
 
 @dataclass(frozen=True)
 class Rule:
+    """One parsed rule (`Tool` or `Tool(specifier)`), with where it was written."""
+
     text: str
     tool: str
     specifier: str | None = None
@@ -94,6 +102,8 @@ class Rule:
         if self.matches_shell(command):
             return True
         if "pattern" not in self._compiled:
+            from .shell.normalize import compile_pattern
+
             self._compiled["pattern"] = compile_pattern(self.specifier or "")
         pattern: CommandPattern | None = self._compiled["pattern"]
         if pattern is None:
@@ -137,6 +147,8 @@ class Rule:
 
 
 def _pattern_catches(pattern: CommandPattern, words: tuple[str, ...], depth: int) -> bool:
+    from .shell.normalize import normalize_argv
+
     normal = normalize_argv(words) if words else None
     if normal is None:
         return False
@@ -169,7 +181,11 @@ def parse_argument_matchers(specifier: str, rule_text: str) -> list[tuple[str, s
                 f"rule {rule_text!r}: {piece.strip()!r} is not an argument matcher "
                 "(expected name=pattern, or name<=number)"
             )
-        key, op, value = match.groups()
+        key, run, rest = match.groups()
+        split = split_operator(key or "", run, rest)
+        if isinstance(split, str):
+            raise InvalidInput(f"rule {rule_text!r}: {split}")
+        op, value = split
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         problem = matcher_value_problem(key, op, value)

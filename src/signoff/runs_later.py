@@ -24,6 +24,8 @@ import functools
 import posixpath
 import re
 
+from .lazyre import lazy
+
 RUNS_LATER: tuple[tuple[str, str], ...] = (
     # git: hooks, config (fsmonitor, pager, editor, filters, aliases, sshCommand), info/attributes.
     # Any `.git`, also a nested one or a gitfile (`gitdir: …`) that points git elsewhere.
@@ -82,6 +84,9 @@ RUNS_LATER: tuple[tuple[str, str], ...] = (
     ("**/.devcontainer", "dev containers run postCreateCommand and build steps"),
     ("**/.claude", "Claude Code runs the hooks its settings name"),
     ("**/.codex", "Codex reads its settings and commands from here"),
+    ("**/.mcp.json", "Claude Code and other MCP clients start the servers it names"),
+    ("**/.gemini", "Gemini CLI runs the hooks its settings name"),
+    ("**/.cursor", "Cursor runs the hooks its hooks.json names"),
     # Package-manager hooks that run at install time.
     ("**/.yarnrc.yml", "yarn runs the program named by yarnPath"),
     ("**/.pnpmfile.cjs", "pnpm runs this file's hooks at install"),
@@ -105,7 +110,7 @@ _PARENTS: frozenset[str] = frozenset(p.split("/")[-2] for p, _ in RUNS_LATER if 
 # For `policy.SENSITIVE_WRITE` (declared file tools).
 SENSITIVE_PATTERNS: tuple[str, ...] = tuple(p for p, _ in RUNS_LATER)
 
-_GLOB_CHARS = re.compile(r"[*?\[]")
+_GLOB_CHARS = lazy(r"[*?\[]")
 
 
 @functools.cache
@@ -349,8 +354,8 @@ def _component_matches(name: str, pattern: str) -> bool:
 
 # --------------------------------------------------------------------------- configured places
 
-_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
-_ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+_SECTION = lazy(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+_ENTRY = lazy(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
 
 
 def config_entries(text: str) -> list[tuple[str, str]]:

@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .exceptions import InvalidInput, SettingsError
+from .lazyre import lazy
 from .normalize import domain_pattern_problem
 from .rules import Rule, parse_rule
 
@@ -54,12 +56,14 @@ _KNOWN = {
     "store": None,
     "hooks": None,  # coding-agent hooks (signoff.adapters): ask strategy, wait, ...
 }
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_DURATION = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True)
 class Settings:
+    """The merged settings of a workspace: rules, mode, boundaries and their sources."""
+
     deny: tuple[Rule, ...] = ()
     ask: tuple[Rule, ...] = ()
     allow: tuple[Rule, ...] = ()
@@ -87,11 +91,22 @@ class Settings:
         deny: list[str] | tuple[str, ...] = (),
         **options: Any,
     ) -> Settings:
-        """Settings from Python lists, as a test or an embedding program writes them."""
+        """Settings from Python lists, as a test or an embedding program writes them. An
+        error names the list, the item and the caller's line: `Settings.from_rules(allow[0])
+        at app.py:12: rule ...`."""
+        caller = sys._getframe(1)
+        at = f"{os.path.basename(caller.f_code.co_filename)}:{caller.f_lineno}"
+
+        def parsed(name: str, rules: list[str] | tuple[str, ...]) -> tuple[Rule, ...]:
+            return tuple(
+                parse_rule(r, source=f"Settings.from_rules({name}[{i}]) at {at}")
+                for i, r in enumerate(rules)
+            )
+
         return cls(
-            allow=tuple(parse_rule(r, source="<code>") for r in allow),
-            ask=tuple(parse_rule(r, source="<code>") for r in ask),
-            deny=tuple(parse_rule(r, source="<code>") for r in deny),
+            allow=parsed("allow", allow),
+            ask=parsed("ask", ask),
+            deny=parsed("deny", deny),
             **options,
         )
 

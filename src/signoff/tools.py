@@ -2,9 +2,11 @@
 
 A tool is declared with `@tool(tier=..., kind=...)` or `declare(fn, ...)`. Its JSON schema
 is derived from the signature with pydantic and used to validate edited arguments. The
-built-in declarations are judged on every call, often in a process started for one call,
-so they are made without pydantic: their schemas are written out directly (a test holds
-them equal to pydantic's) and their validators are built on first use. Names
+built-in tools are declared the same way, by the signatures of `BuiltinTools`' methods
+(which `Workspace` implements); they are judged on every call, often in a process started
+for one call, so their schemas are read from the signatures without pydantic
+(`tool_schema`; a test holds them equal to pydantic's) and their validators are built on
+first use. Names
 that coding agents use (`Bash`, `Read`, `Write`, `Edit`, ...) are accepted as aliases of
 the built-in declarations, so their calls can be judged too. A tool nobody declared is
 `unknown`, and unknown tools ask.
@@ -12,12 +14,14 @@ the built-in declarations, so their calls can be judged too. A tool nobody decla
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .exceptions import InvalidInput
 from .models import Tier, ToolKind
+from .tool_schema import argument_fields, arguments_schema
 
 if TYPE_CHECKING:  # pydantic is imported where a validator is made or used
     from pydantic import BaseModel
@@ -101,8 +105,6 @@ def unknown_spec(name: str) -> ToolSpec:
 
 def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
     """A pydantic model of the function's keyword parameters (extra keys refused)."""
-    import inspect
-
     from pydantic import ConfigDict, create_model
 
     hints = inspect.get_annotations(fn, eval_str=True)
@@ -125,8 +127,6 @@ def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
 
 def spec_from_function(fn: Callable[..., Any], **options: Any) -> ToolSpec:
     name = options.pop("name", None) or fn.__name__
-    import inspect
-
     validator = _validator_for(fn, name)
     description = options.pop("description", None) or inspect.getdoc(fn) or ""
     spec = ToolSpec(
@@ -202,21 +202,92 @@ def spec_of(fn: Callable[..., Any]) -> ToolSpec | None:
 # ----------------------------------------------------------------- built-in declarations
 
 
-def _builtin(
-    name: str, tier: Tier, kind: ToolKind, props: dict[str, str], **roles: Any
-) -> ToolSpec:
-    """A built-in declaration; `props` maps argument names (`?`: optional) to type names."""
-    required = [k for k in props if not k.endswith("?")]
-    clean = {k.rstrip("?"): v for k, v in props.items()}
+def builtin(tier: Tier, kind: ToolKind, **roles: Any) -> Callable[[F], F]:
+    """Mark a `BuiltinTools` method as a built-in tool, with its tier, kind and roles."""
+
+    def mark(fn: F) -> F:
+        fn.__signoff_builtin__ = (tier, kind, roles)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+class BuiltinTools:
+    """The built-in tools, declared once: each method's signature is the tool's arguments
+    (with a default: optional), the first line of its docstring is what the model is told,
+    and `@builtin` gives its tier, kind and which argument carries what. The declarations
+    are made from these (`tool_schema`, no pydantic: judging a call stays fast).
+    `signoff.workspace.Workspace` implements the methods; mypy holds its overrides to these
+    signatures, and tests/test_builtin_declarations.py to the arguments."""
+
+    @builtin("read", "file_read", path_arg="path")
+    def read_file(self, path: str) -> str:
+        """Read a file of the workspace."""
+        raise NotImplementedError
+
+    @builtin("read", "file_read", path_arg="path")
+    def list_dir(self, path: str | None = None) -> str:
+        """List a directory."""
+        raise NotImplementedError
+
+    @builtin("read", "file_read", path_arg="path")
+    def search_code(self, pattern: str, path: str | None = None) -> str:
+        """Search the workspace for a pattern."""
+        raise NotImplementedError
+
+    @builtin("write", "file_write", path_arg="path")
+    def write_file(self, path: str, content: str) -> str:
+        """Write a whole file."""
+        raise NotImplementedError
+
+    @builtin("write", "file_write", path_arg="path")
+    def edit_file(self, path: str, old: str, new: str) -> str:
+        """Replace one exact piece of text in a file."""
+        raise NotImplementedError
+
+    @builtin("write", "file_write", path_arg="path", files_arg="files")
+    def create_project(self, path: str, files: dict[str, str]) -> str:
+        """Create a directory tree of new files."""
+        raise NotImplementedError
+
+    @builtin("destructive", "file_write", path_arg="path")
+    def delete_file(self, path: str) -> str:
+        """Delete a file."""
+        raise NotImplementedError
+
+    @builtin("destructive", "shell", command_arg="command")
+    def execute_command(self, command: str, timeout: float | None = None) -> str:
+        """Run a shell command in the workspace."""
+        raise NotImplementedError
+
+    @builtin("external", "network", url_arg="url")
+    def fetch_url(self, url: str) -> str:
+        """Fetch a URL (HTTP GET)."""
+        raise NotImplementedError
+
+    @builtin("external", "other", subject_args=("to", "cc"))
+    def send_email(self, to: str, subject: str, body: str, cc: list[str] | None = None) -> str:
+        """Send an email."""
+        raise NotImplementedError
+
+    @builtin("read", "other", always_ask=True)
+    def ask_human(self, question: str, options: list[str] | None = None) -> str:
+        """Ask the person a question."""
+        raise NotImplementedError
+
+
+def _builtin_spec(fn: Callable[..., Any]) -> ToolSpec:
+    """A built-in's declaration from its `BuiltinTools` method (see `tool_schema`)."""
+    tier, kind, roles = fn.__signoff_builtin__  # type: ignore[attr-defined]
+    name = fn.__name__
+    fields = argument_fields(fn, name)
 
     def make_validator() -> type[BaseModel]:
         from pydantic import ConfigDict, create_model
 
-        fields: dict[str, Any] = {
-            k: (_PY_TYPES[t], ... if k in required else None) for k, t in clean.items()
-        }
+        defined: dict[str, Any] = {k: (t, ... if req else None) for k, (t, req) in fields.items()}
         model: type[BaseModel] = create_model(
-            f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+            f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **defined
         )
         return model
 
@@ -224,140 +295,17 @@ def _builtin(
         name=name,
         tier=tier,
         kind=kind,
-        schema=_builtin_schema(name, clean, required),
+        description=(inspect.getdoc(fn) or "").split("\n\n")[0],
+        schema=arguments_schema(fields, name),
         lazy_validator=make_validator,
         **roles,
     )
 
 
-def _builtin_schema(name: str, props: dict[str, str], required: list[str]) -> dict[str, Any]:
-    """The JSON schema pydantic derives for a built-in's arguments, written out (keys in
-    pydantic's order; tests/test_startup.py compares the two)."""
-    properties: dict[str, Any] = {}
-    for key, type_name in props.items():
-        prop: dict[str, Any] = {} if key in required else {"default": None}
-        prop.update(_JSON_TYPES[type_name])
-        properties[key] = dict(sorted({**prop, "title": key.replace("_", " ").title()}.items()))
-    schema: dict[str, Any] = {"additionalProperties": False, "properties": properties}
-    if required:
-        schema["required"] = list(required)
-    schema.update(title=f"{name}_arguments", type="object")
-    return schema
-
-
-_PY_TYPES: dict[str, Any] = {
-    "str": str,
-    "int": int,
-    "bool": bool,
-    "float": float,
-    "list[str]": list[str],
-    "dict": dict[str, Any],
-    "files": dict[str, str],
-}
-
-_JSON_TYPES: dict[str, dict[str, Any]] = {
-    "str": {"type": "string"},
-    "int": {"type": "integer"},
-    "bool": {"type": "boolean"},
-    "float": {"type": "number"},
-    "list[str]": {"items": {"type": "string"}, "type": "array"},
-    "dict": {"additionalProperties": True, "type": "object"},
-    "files": {"additionalProperties": {"type": "string"}, "type": "object"},
-}
-
 BUILTIN_SPECS: dict[str, ToolSpec] = {
-    s.name: s
-    for s in (
-        _builtin(
-            "read_file",
-            "read",
-            "file_read",
-            {"path": "str"},
-            path_arg="path",
-            description="Read a file of the workspace.",
-        ),
-        _builtin(
-            "list_dir",
-            "read",
-            "file_read",
-            {"path?": "str"},
-            path_arg="path",
-            description="List a directory.",
-        ),
-        _builtin(
-            "search_code",
-            "read",
-            "file_read",
-            {"pattern": "str", "path?": "str"},
-            path_arg="path",
-            description="Search the workspace for a pattern.",
-        ),
-        _builtin(
-            "write_file",
-            "write",
-            "file_write",
-            {"path": "str", "content": "str"},
-            path_arg="path",
-            description="Write a whole file.",
-        ),
-        _builtin(
-            "edit_file",
-            "write",
-            "file_write",
-            {"path": "str", "old": "str", "new": "str"},
-            path_arg="path",
-            description="Replace one exact piece of text in a file.",
-        ),
-        _builtin(
-            "create_project",
-            "write",
-            "file_write",
-            {"path": "str", "files": "files"},
-            path_arg="path",
-            files_arg="files",
-            description="Create a directory tree of new files.",
-        ),
-        _builtin(
-            "delete_file",
-            "destructive",
-            "file_write",
-            {"path": "str"},
-            path_arg="path",
-            description="Delete a file.",
-        ),
-        _builtin(
-            "execute_command",
-            "destructive",
-            "shell",
-            {"command": "str", "timeout?": "float"},
-            command_arg="command",
-            description="Run a shell command in the workspace.",
-        ),
-        _builtin(
-            "fetch_url",
-            "external",
-            "network",
-            {"url": "str"},
-            url_arg="url",
-            description="Fetch a URL (HTTP GET).",
-        ),
-        _builtin(
-            "send_email",
-            "external",
-            "other",
-            {"to": "str", "subject": "str", "body": "str", "cc?": "list[str]"},
-            subject_args=("to", "cc"),
-            description="Send an email.",
-        ),
-        _builtin(
-            "ask_human",
-            "read",
-            "other",
-            {"question": "str", "options?": "list[str]"},
-            always_ask=True,
-            description="Ask the person a question.",
-        ),
-    )
+    name: _builtin_spec(fn)
+    for name, fn in vars(BuiltinTools).items()
+    if hasattr(fn, "__signoff_builtin__")
 }
 
 # Names coding agents use, mapped to (built-in, {their argument: ours}).
@@ -471,6 +419,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ALIASES",
     "BUILTIN_SPECS",
+    "BuiltinTools",
     "Registry",
     "ToolSpec",
     "canonical_tool_name",

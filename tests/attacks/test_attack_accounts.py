@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from signoff.accounts import Accounts
 
 SECRET = "ab" * 32
@@ -79,6 +81,7 @@ def test_a_token_moved_to_another_name_is_refused(tmp_path: Path) -> None:
     accounts.close()
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 def test_the_cli_names_rows_that_are_no_account_and_removes_them(tmp_path: Path) -> None:
     accounts, db = _accounts(tmp_path)
     accounts.close()

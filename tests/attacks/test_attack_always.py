@@ -26,6 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fast_loop import examples
 from signoff.gate import Gate
 from signoff.models import Decision, ToolCall
 from signoff.policy import Policy
@@ -214,7 +215,7 @@ def recipients(call: ToolCall) -> set[str]:
     return {addr.strip().lower().rstrip(".") for _, addr in found if addr}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     approved_to=to_values,
     approved_cc=cc_values,
@@ -238,7 +239,7 @@ def test_a_suggested_mail_rule_never_allows_another_recipient(
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     account=st.sampled_from(["acme", "Acme", "evil", "acme "]),
     amount=st.one_of(st.integers(0, 10**9), st.floats(0, 1e9, allow_nan=False)),
@@ -293,7 +294,7 @@ def command_pair(draw: st.DrawFn) -> tuple[str, list[str]]:
     return approved, others
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(pair=command_pair())
 def test_a_suggested_shell_rule_never_allows_another_or_a_wider_command(
     pair: tuple[str, list[str]],
@@ -351,7 +352,7 @@ SPELLINGS = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     tool=st.sampled_from(["delete_file", "write_file", "read_file"]),
     approved=st.sampled_from(SPELLINGS),

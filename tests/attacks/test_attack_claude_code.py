@@ -81,6 +81,10 @@ NOT_ALLOWED = [
     # code that runs later, or the client's own configuration: a person looks first
     ("Write", {"file_path": "{ws}/.claude/hooks/pre.sh", "content": "exit 0"}),
     ("Write", {"file_path": "{ws}/.claude/agents/x.md", "content": "x"}),
+    ("Write", {"file_path": "{ws}/.mcp.json", "content": '{"mcpServers": {}}'}),
+    ("Bash", {"command": "echo '{}' > .mcp.json"}),
+    ("Write", {"file_path": "{ws}/.cursor/hooks.json", "content": "{}"}),
+    ("Write", {"file_path": "{ws}/.gemini/settings.json", "content": "{}"}),
     ("Bash", {"command": "python3 -c \"open('.claude/settings.json','w').write('{}')\""}),
     ("Bash", {"command": "claude config set -g hooks '{}'"}),
     ("Bash", {"command": "signoff approve req_0123456789abcdef01234567"}),

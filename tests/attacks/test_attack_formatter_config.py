@@ -118,6 +118,7 @@ def test_mypy_plugin_attack(ws: Path) -> None:
     assert _verdict(ws, "mypy src") == "ask"
 
 
+@pytest.mark.slow  # runs mypy
 @pytest.mark.skipif(
     shutil.which("mypy") is None and not Path(sys.executable).with_name("mypy").exists(),
     reason="mypy is not installed",

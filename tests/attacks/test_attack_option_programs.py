@@ -79,6 +79,7 @@ def test_links_inside_the_workspace_stay_ordinary_edits(tmp_path: Path) -> None:
         assert analyze(command, workspace=str(tmp_path), home="/nonexistent").effect == "notify"
 
 
+@pytest.mark.slow  # runs real programs
 @pytest.mark.skipif(
     subprocess.run(["sort", "--version"], capture_output=True, check=False).returncode != 0,
     reason="needs GNU sort",

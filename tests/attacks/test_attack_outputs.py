@@ -134,6 +134,7 @@ JSON_READS = {
 }
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 @pytest.mark.parametrize("command", list(JSON_READS.values()), ids=list(JSON_READS))
 def test_json_read_commands_print_no_raw_controls(world: Path, command: list[str]) -> None:
     done = signoff(world, *command)
@@ -150,6 +151,7 @@ def test_json_read_commands_print_no_raw_controls(world: Path, command: list[str
         assert evil_strings(parsed) > 0  # escaped, not dropped: the values parse back whole
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 def test_audit_export_to_stdout_is_escaped_and_still_verifies(world: Path) -> None:
     done = signoff(world, "audit", "export", "--output", "-")
     assert done.returncode == 0, done.stderr
@@ -161,6 +163,7 @@ def test_audit_export_to_stdout_is_escaped_and_still_verifies(world: Path) -> No
     assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 def test_check_prints_no_raw_controls(world: Path, tmp_path: Path) -> None:
     env_free = ["--no-user-settings"]
     done = subprocess.run(
@@ -222,6 +225,7 @@ DECISIONS = {
 }
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 @pytest.mark.parametrize("command", list(DECISIONS.values()), ids=list(DECISIONS))
 def test_decision_echoes_print_no_raw_controls(world: Path, command: list[str]) -> None:
     done = signoff(world, *command)
@@ -231,6 +235,7 @@ def test_decision_echoes_print_no_raw_controls(world: Path, command: list[str]) 
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 def test_error_messages_print_no_raw_controls(world: Path) -> None:
     for args in (
         ["show", "req_" + EVIL],
@@ -243,6 +248,7 @@ def test_error_messages_print_no_raw_controls(world: Path) -> None:
         assert raw_controls(done.stdout) == [] and raw_controls(done.stderr) == [], args
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 def test_plain_read_commands_print_no_raw_controls(world: Path) -> None:
     for args in (
         ["inbox", "--all"],

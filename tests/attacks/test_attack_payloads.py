@@ -110,6 +110,7 @@ def test_the_attack_is_denied_in_auto_mode_and_nothing_is_destroyed(
     assert _intact(home)
 
 
+@pytest.mark.slow  # controls: really runs each attack
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_control_the_attack_really_destroys_the_stand_in_home(
     name: str, home: Path, monkeypatch: pytest.MonkeyPatch

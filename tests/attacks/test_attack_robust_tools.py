@@ -357,6 +357,7 @@ def harness(
 BOUNDARIES = [f"{when}:{n}" for n in (1, 2, 3) for when in ("before", "after")]
 
 
+@pytest.mark.slow  # crashes real processes
 @pytest.mark.parametrize("boundary", BOUNDARIES)
 def test_after_a_crash_only_the_call_in_flight_runs_again(backend: Backend, boundary: str) -> None:
     db, effects = backend.url, backend.path.parent / "effects.log"

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fast_loop import examples
 from signoff.models import ToolCall
 from signoff.policy import Policy
 from signoff.runs_later import GIT_CONFIG_HARMLESS, GIT_CONFIG_RUNS, RUNS_LATER, runs_later
@@ -187,7 +188,7 @@ _NAMES = sorted(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     parts=st.lists(st.sampled_from(_NAMES), min_size=1, max_size=4),
     quote=st.sampled_from(["plain", "single", "double", "backslash", "dotslash"]),
@@ -250,7 +251,7 @@ _LEAVES = [
 ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     steps=st.lists(
         st.tuples(st.sampled_from(_DIRS), st.sampled_from(_OPS), st.sampled_from(_LEAVES)),

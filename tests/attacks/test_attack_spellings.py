@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fast_loop import examples
 from signoff.gate import Gate
 from signoff.models import ToolCall
 from signoff.policy import Policy
@@ -519,14 +520,14 @@ def rm_spelling(draw: st.DrawFn, force: bool) -> str:
     return " ".join([draw(st.sampled_from(PROGRAM)), *words])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(command=rm_spelling(force=True))
 def test_any_spelling_of_rm_rf_is_denied(policy_for_properties: Policy, command: str) -> None:
     verdict = policy_for_properties.evaluate(ToolCall("Bash", {"command": command}))
     assert verdict.effect == "deny", (command, verdict.reasons)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(command=rm_spelling(force=False))
 def test_rm_without_force_is_not_caught_by_the_rm_rf_rule(
     policy_for_properties: Policy, command: str
@@ -577,7 +578,7 @@ def push_spelling(draw: st.DrawFn, force: bool) -> str:
     return " ".join([*head, *words])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(command=push_spelling(force=True))
 def test_any_spelling_of_a_forced_push_is_denied(
     policy_for_properties: Policy, command: str
@@ -586,7 +587,7 @@ def test_any_spelling_of_a_forced_push_is_denied(
     assert verdict.effect == "deny", (command, verdict.reasons)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(command=push_spelling(force=False))
 def test_a_plain_push_is_still_allowed(policy_for_properties: Policy, command: str) -> None:
     verdict = policy_for_properties.evaluate(ToolCall("Bash", {"command": command}))
@@ -652,7 +653,7 @@ def recipient_value(draw: st.DrawFn) -> Any:
     return [list(together)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=recipient_value(), field=st.sampled_from(["to", "cc"]))
 def test_any_spelling_of_a_competitor_address_is_denied(
     policy_for_properties: Policy, value: Any, field: str
@@ -690,7 +691,7 @@ def loopback_spelling(draw: st.DrawFn) -> str:
     return host
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(host=loopback_spelling(), port=st.sampled_from(["", ":80", ":8080"]))
 def test_any_spelling_of_a_loopback_address_is_denied(
     policy_for_properties: Policy, host: str, port: str
@@ -701,6 +702,7 @@ def test_any_spelling_of_a_loopback_address_is_denied(
     assert verdict.effect == "deny", (host, verdict.reasons)
 
 
+@pytest.mark.slow  # runs the CLI in other processes
 def test_the_cli_denies_the_spellings(tmp_path: Path) -> None:
     settings_file = tmp_path / ".signoff" / "settings.toml"
     settings_file.parent.mkdir()

@@ -22,7 +22,7 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,15 +37,6 @@ from signoff.store.integrity import binding_of
 from store_helpers import Backend, make_request
 
 HARNESS = Path(__file__).parent.parent / "helpers" / "crash_harness.py"
-
-
-@pytest.fixture(name="db", params=["sqlite", "postgres"])
-def db_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    backend = Backend(request.param, tmp_path)
-    try:
-        yield backend
-    finally:
-        backend.close()
 
 
 def harness(db: Backend, phase: str, effects: Path) -> subprocess.CompletedProcess[str]:

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fast_loop import examples
 from signoff.exceptions import SignoffError
 from signoff.models import Decision
 from signoff.store.memory import MemoryDB, MemoryStore
@@ -59,7 +60,7 @@ def _approved() -> tuple[Backend, MemoryStore, str, dict[str, Any]]:
     return backend, store, request.id, approved.to_json()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_a_claim_hands_out_what_was_approved_or_nothing(data: st.DataObject) -> None:
     backend, store, rid, approved = _approved()
@@ -85,7 +86,7 @@ def _at(doc: Any, path: tuple[Any, ...]) -> Any:
 ENTRY_FIELDS = ("ts", "kind", "actor", "run_id", "data", "n", "v")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.data())
 def test_any_edited_entry_is_found_even_after_a_full_rehash(data: st.DataObject) -> None:
     """Edit any field of any audit entry (not its MAC: the key is elsewhere), then

@@ -27,6 +27,8 @@ if not os.path.exists(CHROMIUM):
 
 from playwright.sync_api import Browser, sync_playwright  # noqa: E402
 
+pytestmark = pytest.mark.slow  # drives a real browser
+
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' ow
 from signoff.models import Request, ToolCall, Verdict
 from web_helpers import LiveServer, start_run
 
+pytestmark = pytest.mark.slow  # a real uvicorn server and bodies of megabytes
+
 MiB = 1 << 20
 
 

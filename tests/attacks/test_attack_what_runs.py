@@ -39,6 +39,8 @@ from what_runs_support import (
     ws,
 )
 
+pytestmark = pytest.mark.slow  # decided and resumed with the real CLI in other processes
+
 __all__ = ["any_store", "ws"]  # fixtures, used by name
 
 

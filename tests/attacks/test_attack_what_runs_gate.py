@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fast_loop import examples
 from signoff.gate import Gate
 from signoff.llm import ScriptedModel, run_session
 from signoff.models import Decision, ToolCall
@@ -235,7 +236,9 @@ def _snapshot(base: Path) -> dict[str, bytes]:
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     start=st.sampled_from(STARTS),

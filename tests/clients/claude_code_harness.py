@@ -55,7 +55,7 @@ def _version_of(binary: Path) -> str | None:
 
 def _binaries() -> list[Path]:
     # The wrapper's bin/claude.exe is a stub until its postinstall copies the native binary
-    # over it; where npm did not run install scripts, the platform package has the binary.
+    # over it; without install scripts the platform package holds the binary.
     modules = CACHE / "node_modules" / "@anthropic-ai"
     found = [modules / "claude-code" / "bin" / "claude.exe"]
     found += sorted(modules.glob("claude-code-*/claude"))
@@ -70,7 +70,19 @@ def _installed() -> Path | None:
 
 
 def _npm_install(npm: str) -> None:
-    command = [npm, "install", "--prefix", str(CACHE), "--no-save", "--no-audit", "--no-fund"]
+    # --ignore-scripts: the package's postinstall only copies the native binary (which
+    # _binaries finds where it is), and needs a newer node than Debian ships; nothing of
+    # the package runs at install time, as root
+    command = [
+        npm,
+        "install",
+        "--prefix",
+        str(CACHE),
+        "--no-save",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+    ]
     try:
         done = subprocess.run(
             [*command, f"{PACKAGE}@{VERSION}"],
@@ -86,7 +98,11 @@ def _npm_install(npm: str) -> None:
     if done.returncode == 0:
         return
     ping = subprocess.run(
-        [npm, "ping"], capture_output=True, timeout=120, stdin=subprocess.DEVNULL, check=False
+        [npm, "ping", "--fetch-retries=0", "--fetch-timeout=30000"],  # one try, not a minute
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     if ping.returncode != 0:
         _unavailable(f"the npm registry is unreachable (npm ping exit {ping.returncode})")

@@ -918,10 +918,21 @@ SPOT_CHECKS: list[tuple[str, str, str]] = [
 def more() -> list[tuple[str, str, str]]:
     """The rows of each class file in tests/data/shell_classes/ (one file per class of
     command, each defining ROWS as (category, expected, command) tuples)."""
+    return [row for _, row in _class_rows()]
+
+
+def labelled() -> list[tuple[str, str, str, str]]:
+    """`corpus()` with where each row comes from: the class file's name, or `corpus` for
+    the lists above (the fast test loop keeps a sample that covers every class)."""
+    main = corpus()[: -len(more()) or None]
+    return [("corpus", *row) for row in main] + [(name, *row) for name, row in _class_rows()]
+
+
+def _class_rows() -> list[tuple[str, tuple[str, str, str]]]:
     import importlib.util
     from pathlib import Path
 
-    rows: list[tuple[str, str, str]] = []
+    rows: list[tuple[str, tuple[str, str, str]]] = []
     for path in sorted((Path(__file__).parent / "shell_classes").glob("*.py")):
         spec = importlib.util.spec_from_file_location(f"shell_classes_{path.stem}", path)
         assert spec and spec.loader
@@ -930,7 +941,7 @@ def more() -> list[tuple[str, str, str]]:
         for row in module.ROWS:
             if len(row) != 3 or row[1] not in EXPECTED:
                 raise ValueError(f"{path.name}: bad row {row!r} (expected one of {EXPECTED})")
-        rows += module.ROWS
+        rows += [(path.stem, row) for row in module.ROWS]
     return rows
 
 

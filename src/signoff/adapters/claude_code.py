@@ -14,11 +14,12 @@ blocks, with the reason on stderr: bad input, an unreachable store, any error at
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
 from ..channels.escape import escape_untrusted
@@ -377,6 +378,32 @@ def _inside(path: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip("/") + "/")
 
 
+@contextlib.contextmanager
+def _stdout_aside(stdout: TextIO) -> Iterator[None]:
+    """Send everything but the answer to stderr while judging. Claude Code ignores an
+    answer that follows any other output on stdout and lets the call go ahead (a deny
+    included), so a stray print, a library's warning or a child process writing to the
+    inherited descriptor must never reach the client's stdout first."""
+    if stdout is not sys.stdout:
+        yield
+        return
+    try:
+        stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no real descriptor (embedded): Python-level only
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+        return
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def main(
     *,
     workspace: str | None = None,
@@ -388,16 +415,19 @@ def main(
     """`signoff hook claude-code`: stdin JSON -> stdout JSON; exit 2 blocks."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     try:
-        raw = stdin.read(MAX_INPUT + 1)
+        # bytes, as UTF-8: the hook's locale (LANG=C) must not decide how the JSON reads
+        buffer = getattr(stdin, "buffer", None)
+        raw = buffer.read(MAX_INPUT + 1).decode("utf-8") if buffer else stdin.read(MAX_INPUT + 1)
         if len(raw) > MAX_INPUT:
             raise InvalidInput(f"hook input is over {MAX_INPUT} bytes")
         doc = json.loads(raw)
     except (ValueError, OSError) as exc:
         stderr.write(f"signoff: the hook input is not JSON ({exc}); the call is blocked\n")
         return 2
-    out, code, message = answer(doc, workspace=workspace, ask=ask)
+    with _stdout_aside(stdout):
+        out, code, message = answer(doc, workspace=workspace, ask=ask)
     if out is not None:
-        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        stdout.write(json.dumps(out) + "\n")  # ASCII: whatever the locale of the hook
     if message:
         stderr.write(message + "\n")
     stdout.flush()

@@ -94,7 +94,7 @@ def default_command() -> str:
     in place of the real one. `-P` (Python 3.11+) leaves the working directory out."""
     script = sys.argv[0] if sys.argv else ""
     if os.path.basename(script) == "signoff" and os.path.isfile(script):
-        return shlex.join([os.path.realpath(script), "hook", "claude-code"])
+        return shlex.join([os.path.abspath(script), "hook", "claude-code"])
     return shlex.join([sys.executable, "-P", "-m", "signoff", "hook", "claude-code"])
 
 
@@ -183,6 +183,7 @@ def install(
     doc = _read_json(target)
     manifest_path = manifest_file(root, user)
     manifest = _read_json(manifest_path)
+    made_file = not target.exists() or bool(manifest.get("made_settings_file"))
     hooks = doc.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput(f'{target}: "hooks" is not an object; nothing was written')
@@ -226,6 +227,7 @@ def install(
         },
         "ask_added": strategy_added or bool(manifest.get("ask_added")),
         "created": sorted(set(created) | set(manifest.get("created") or [])),
+        "made_settings_file": made_file,
     }
     _write_json(manifest_path, manifest)
     if http:
@@ -309,6 +311,8 @@ def _update_signoff_settings(
             strategy_added = True
         hooks["ask"] = ask or "native"
     new_text = tomlkit.dumps(doc)
+    if new_text and not new_text.endswith("\n"):
+        new_text += "\n"
     parse_settings(new_text, str(path))  # never write what signoff could not read back
     if new_text != text:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -349,7 +353,10 @@ def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) ->
                 del hooks[event]
         if not hooks:
             del doc["hooks"]
-    if removed:
+    if not doc and manifest.get("made_settings_file") and target.exists():
+        target.unlink()  # install made it, and nothing else is in it
+        report.say(f"removed {target}, which install had made")
+    elif removed:
         _write_json(target, doc)
     report.say(f"removed {removed} hook group(s) from {target}")
     _remove_from_signoff_settings(

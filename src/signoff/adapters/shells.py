@@ -123,12 +123,20 @@ def answer(
 
 
 class _Once:
-    """Exactly one answer leaves the process: the judged one or the deadline's."""
+    """Exactly one answer leaves the process: the judged one or the deadline's. It goes
+    to the real stdout even while judging sends every other output to stderr."""
 
     def __init__(self, stdout: TextIO, stderr: TextIO) -> None:
         self.lock = threading.Lock()
         self.done = False
         self.stdout, self.stderr = stdout, stderr
+        self.fd: int | None = None
+        if stdout is sys.stdout:
+            try:
+                stdout.flush()
+                self.fd = os.dup(stdout.fileno())
+            except (OSError, ValueError):
+                self.fd = None
 
     def emit(self, out: dict[str, Any] | None, message: str) -> bool:
         with self.lock:
@@ -136,11 +144,15 @@ class _Once:
                 return False
             self.done = True
             if out is not None:
-                self.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+                text = json.dumps(out) + "\n"  # ASCII: whatever the hook's locale
+                if self.fd is not None:
+                    os.write(self.fd, text.encode("ascii"))
+                else:
+                    self.stdout.write(text)
+                    self.stdout.flush()
             if message:
                 self.stderr.write(message + "\n")
-            self.stdout.flush()
-            self.stderr.flush()
+                self.stderr.flush()
             return True
 
 
@@ -175,7 +187,9 @@ def main(
         timer.daemon = True
         timer.start()
     try:
-        raw = stdin.read(MAX_INPUT + 1)
+        # bytes, as UTF-8: the hook's locale (LANG=C) must not decide how the JSON reads
+        buffer = getattr(stdin, "buffer", None)
+        raw = buffer.read(MAX_INPUT + 1).decode("utf-8") if buffer else stdin.read(MAX_INPUT + 1)
         if len(raw) > MAX_INPUT:
             raise InvalidInput(f"hook input is over {MAX_INPUT} bytes")
         doc = json.loads(raw)
@@ -188,7 +202,11 @@ def main(
         event[0] = shell.event_of(doc)
     except BaseException:
         event[0] = None
-    out, code, message = answer(shell, doc, workspace=workspace, ask=ask)
+    from .claude_code import _stdout_aside
+
+    # a stray print or a child's output must never reach the client's stdout first
+    with _stdout_aside(stdout):
+        out, code, message = answer(shell, doc, workspace=workspace, ask=ask)
     if not once.emit(out, message):  # the deadline answered first and is ending us
         threading.Event().wait()
     return code

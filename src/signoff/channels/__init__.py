@@ -23,6 +23,9 @@ EditJudge = Callable[[Mapping[str, Any]], Request]
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
+    """What a channel shows a person: the request, and what it needs to check an edit and to
+    explain an "always" grant."""
+
     request: Request
     validate_edit: EditValidator
     always_rule: str | None = None  # the exact rule "always" would save

@@ -11,17 +11,15 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..channels.escape import escape_untrusted, safe_json
 from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
 from ..settings import MODES, load_settings
-from ._output import console, print_json
+from ._output import HelpFormatter, print_json
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from ..policy import Policy
 
 Command = Callable[[argparse.Namespace], int]
@@ -34,9 +32,10 @@ _EFFECT_STYLE = {"allow": "green", "notify": "cyan", "ask": "yellow", "deny": "b
 
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as `check --json` prints it: the verdict first, as a reader looks for it
+    (and as the docs show it), then the risk, the rule and the rest."""
     doc = verdict.to_json()
-    doc["verdict"] = doc.pop("effect")
-    return doc
+    return {"verdict": doc.pop("effect"), **doc}
 
 
 def _policy(args: argparse.Namespace) -> Policy:
@@ -69,6 +68,9 @@ def _shell_lines(path: str) -> Iterator[tuple[int, str | None, str | None]]:
 def cmd_check(args: argparse.Namespace) -> int:
     policy = _policy(args)
     if args.shell_file:
+        import gc
+
+        gc.enable()  # a batch makes garbage; `cli.main` paused the collector for one call
         out = sys.stdout
         for number, command, error in _shell_lines(args.shell_file):
             if error is not None:
@@ -107,14 +109,12 @@ def _class_rank(cls: str) -> int:
     return _CLASS_ORDER.index(cls) if cls in _CLASS_ORDER else len(_CLASS_ORDER)
 
 
-def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | None = None) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    out = out or console()
-    style = _EFFECT_STYLE[verdict.effect]
-    head = Text()
-    head.append(f"{verdict.effect.upper()}", style=style)
+def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: TextIO | None = None) -> None:
+    """The verdict for a person: a head line, one row per part of a shell command, the rule
+    and the reasons. Plain text (coloured on a terminal) without rich: a hook runs `check`
+    once per tool call, and rich would be most of its start-up."""
+    out = out or sys.stdout
+    paint = _painter(out)
     # A shell command is judged by what it does, not by the shell tool's tier (`ls -la`
     # is not "destructive" because execute_command can be): show its worst class.
     kind = (
@@ -122,26 +122,70 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: Console | Non
         if verdict.parts
         else f"tier {verdict.tier}"
     )
-    head.append(f"  {escape_untrusted(call.name)}  risk {verdict.risk}  {kind}")
-    out.print(head)
+    lines = [
+        f"{paint(verdict.effect.upper(), _EFFECT_STYLE[verdict.effect])}"
+        f"  {escape_untrusted(call.name, newline=False)}  risk {verdict.risk}  {kind}"
+    ]
     if verdict.parts:
-        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        for column in ("command", "class", "effect", "why"):
-            table.add_column(column)
-        for part in verdict.parts:
-            table.add_row(
+        rows = [
+            [
                 escape_untrusted(part.command, newline=False),
                 part.cls,
-                Text(part.effect, style=_EFFECT_STYLE[part.effect]),
-                escape_untrusted("; ".join(part.reasons) or "-"),
-            )
-        out.print(table)
-    out.print(f"rule: {verdict.rule or '(defaults)'}")
-    for reason in verdict.reasons:
-        out.print(f"  - {escape_untrusted(reason)}")
+                part.effect,
+                escape_untrusted("; ".join(part.reasons) or "-", newline=False),
+            ]
+            for part in verdict.parts
+        ]
+        lines += _table(["command", "class", "effect", "why"], rows, paint)
+    lines.append(f"rule: {verdict.rule or '(defaults)'}")
+    lines += [f"  - {escape_untrusted(reason)}" for reason in verdict.reasons]
     if verdict.suggested_rule:
-        out.print(f"always-allow would save: {escape_untrusted(verdict.suggested_rule)}")
-    out.print(f"mode: {policy.mode}   workspace: {policy.workspace}")
+        lines.append(f"always-allow would save: {escape_untrusted(verdict.suggested_rule)}")
+    lines.append(f"mode: {policy.mode}   workspace: {escape_untrusted(policy.workspace)}")
+    out.write("\n".join(lines) + "\n")
+
+
+_ANSI = {"green": "32", "cyan": "36", "yellow": "33", "bold red": "1;31", "bold": "1"}
+
+
+def _painter(out: TextIO) -> Callable[[str, str], str]:
+    """Colour for a terminal that wants it (not with NO_COLOR or TERM=dumb), else none."""
+    isatty = getattr(out, "isatty", None)
+    wants = (
+        isatty is not None
+        and isatty()
+        and "NO_COLOR" not in os.environ
+        and os.environ.get("TERM") != "dumb"
+    )
+    if not wants:
+        return lambda text, style: text
+    return lambda text, style: f"\x1b[{_ANSI[style]}m{text}\x1b[0m"
+
+
+def _width(text: str) -> int:
+    """Terminal columns of (escaped, so printable) text: East Asian wide characters take 2."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _table(header: list[str], rows: list[list[str]], paint: Callable[[str, str], str]) -> list[str]:
+    """Columns two spaces apart, left-aligned; the header bold, each effect in its colour
+    (column 3). Long cells are not folded: the terminal wraps them, nothing is cut."""
+    widths = [max(_width(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str], styles: list[str | None]) -> str:
+        out = []
+        for cell, width, style in zip(cells, widths, styles, strict=True):
+            pad = " " * (width - _width(cell))
+            out.append((paint(cell, style) if style else cell) + pad)
+        return "  ".join(out).rstrip()
+
+    lines = [line(header, ["bold"] * len(header))]
+    lines += [line(row, [None, None, _EFFECT_STYLE[row[2]], None]) for row in rows]
+    return lines
 
 
 # ------------------------------------------------------------------ parser
@@ -183,16 +227,45 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="explain the verdict for one call or shell command")
+    check = sub.add_parser(
+        "check",
+        help="explain the verdict for one call or shell command",
+        description="Judge one tool call or shell command with the workspace's policy, "
+        "without running it: the verdict, its risk, the rule and the reasons. A hook runs "
+        "it once per call.",
+        epilog="examples:\n  signoff check --shell 'git push --force'\n"
+        '  signoff check --tool write_file --args \'{"path": "src/app.py"}\' --json',
+        formatter_class=HelpFormatter,
+    )
     check.add_argument("--tool", help="tool name, e.g. write_file or Bash")
-    check.add_argument("--args", help="the call's arguments as a JSON object")
+    check.add_argument(
+        "--args", metavar="JSON", help="the call's arguments as a JSON object (default: {})"
+    )
     check.add_argument("--shell", metavar="CMD", help="judge a shell command")
     check.add_argument(
-        "--shell-file", metavar="FILE", help="JSON Lines of commands ('-' for stdin)"
+        "--shell-file",
+        metavar="FILE",
+        help="judge many commands: JSON Lines, a string or {\"cmd\": …} a line ('-' for "
+        "stdin); prints one JSON verdict a line",
     )
-    check.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    check.add_argument("--mode", choices=MODES, default=None)
-    check.add_argument("--no-user-settings", action="store_true", help="ignore ~/.config")
+    check.add_argument(
+        "--workspace",
+        default=".",
+        help="the project whose settings and boundaries apply (default: .)",
+    )
+    check.add_argument(
+        "--mode",
+        choices=MODES,
+        default=None,
+        help="judge as in this mode: accept-edits lets workspace file writes run, plan "
+        "denies every write, auto turns asks into allows (default: the settings' mode, "
+        "else default)",
+    )
+    check.add_argument(
+        "--no-user-settings",
+        action="store_true",
+        help="ignore ~/.config/signoff/settings.toml (default: read it)",
+    )
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.set_defaults(func=cmd_check)
     if only_check:
@@ -243,6 +316,53 @@ def _is_check(argv: Sequence[str]) -> bool:
     return bool(argv) and argv[0] == "check"
 
 
+# `check`'s options by name: those that take a value, and the flags (see `_plain_check`)
+_CHECK_VALUES = {
+    "--tool": "tool",
+    "--args": "args",
+    "--shell": "shell",
+    "--shell-file": "shell_file",
+    "--workspace": "workspace",
+    "--mode": "mode",
+}
+_CHECK_FLAGS = {"--no-user-settings": "no_user_settings", "--json": "json"}
+
+
+def _plain_check(words: Sequence[str]) -> argparse.Namespace | None:
+    """`check` with its own options spelt out in full, read without building the parser
+    (with gettext's file lookups and shutil, ~3 ms of the hook's fresh process).
+
+    Only the plain forms: `--opt value`, `--opt=value` and the flags, each at most once.
+    Anything else (an abbreviation, `-h`, a value that starts with "-", an unknown mode, a
+    repeated option, a word that is no option) returns None and argparse parses it, or
+    refuses it with its usual message. `tests/test_startup.py` holds both readings equal.
+    """
+    if words[:1] != ["check"]:
+        return None
+    found: dict[str, Any] = {}
+    at = 1
+    while at < len(words):
+        name, equals, value = words[at].partition("=")
+        if name in _CHECK_FLAGS and not equals and _CHECK_FLAGS[name] not in found:
+            found[_CHECK_FLAGS[name]] = True
+        elif name in _CHECK_VALUES and _CHECK_VALUES[name] not in found:
+            if not equals:
+                at += 1
+                if at == len(words) or words[at].startswith("-"):
+                    return None
+                value = words[at]
+            found[_CHECK_VALUES[name]] = value
+        else:
+            return None
+        at += 1
+    if found.get("mode") not in (None, *MODES):
+        return None
+    defaults = dict.fromkeys(_CHECK_VALUES.values()) | dict.fromkeys(_CHECK_FLAGS.values(), False)
+    return argparse.Namespace(
+        command="check", **(defaults | {"workspace": "."} | found), func=cmd_check
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # `check` runs once per tool call in a hook: its parser does not import the modules
     # of the other commands (chat, web, runs, audit, demo), which it never uses
@@ -251,11 +371,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .hooks import run_hook
 
         return run_hook(words[1:])
-    parser = build_parser(only_check=_is_check(words))
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+    args = _plain_check(words)
+    if args is None:
+        parser = build_parser(only_check=_is_check(words))
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 0
     if not _is_check(words):  # a hook's `check` logs nothing: no need to load logging
         _log_to_stderr()
     try:

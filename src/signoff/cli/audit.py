@@ -20,7 +20,16 @@ from ..exceptions import InvalidInput, SignoffError
 from ..models import GRANT_SCOPES, Grant
 from ..rules import parse_rule
 from ..times import when
-from ._output import console, plain_table, print_json, store_for
+from ._output import (
+    JSON_HELP,
+    add_store_options,
+    command,
+    console,
+    plain_table,
+    print_json,
+    store_flags,
+    store_for,
+)
 from .runs import add_identity, decider_for
 
 
@@ -38,7 +47,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     )
     if args.limit < 0:
         raise InvalidInput(f"--limit {args.limit}: give a number of entries (0: all)")
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         events = read_log(store, where, args.limit or None)
     if args.json:
         print_json([event_json(e) for e in events])
@@ -59,12 +68,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
             escape_untrusted(describe(e), newline=False),
         )
     out.print(table)
-    out.print(f"{len(events)} entries. Verify the chain with: signoff audit verify")
+    count = f"{len(events)} {'entry' if len(events) == 1 else 'entries'}"
+    out.print(f"{count}. Verify the chain with: signoff audit verify{store_flags(args)}")
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         if args.output and args.output != "-":
             target = Path(args.output)
             tmp = target.with_name(target.name + ".tmp")
@@ -96,7 +106,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.file:
         report = verify_exported(args.file, head=args.head)
     else:
-        with closing(store_for(args)) as store:
+        with closing(store_for(args, existing=True)) as store:
             report = verify_stored(store)
         if report.ok and args.head and args.head != report.head_hash:
             raise InvalidInput(
@@ -116,13 +126,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         stats = load_stats(store, since=_since(args), min_count=args.min_count)
     if args.json:
         print_json(stats.to_json())
         return 0
-    print_stats(stats, args.since)
+    print_stats(stats, args.since, flags=store_flags(args))
     return 0
 
 
@@ -140,7 +149,8 @@ def _secs(value: float | int | None) -> str:
     return f"{seconds:.0f}s"
 
 
-def print_stats(stats: Stats, since_text: str | None = None) -> None:
+def print_stats(stats: Stats, since_text: str | None = None, *, flags: str = "") -> None:
+    """The statistics as text; `flags` name the store in the commands it suggests."""
 
     out = console()
     span = f"since {since_text}" if since_text else "all time"
@@ -200,7 +210,7 @@ def print_stats(stats: Stats, since_text: str | None = None) -> None:
             f"{escape_untrusted(s.reason, newline=False)}"
         )
         if s.command:
-            out.print(f"    {escape_untrusted(s.command, newline=False)}")
+            out.print(f"    {escape_untrusted(s.command + flags, newline=False)}")
         if s.toml:
             out.print("    add under [permissions] deny in .signoff/settings.toml:")
             out.print(f"    {escape_untrusted(s.toml, newline=False)}")
@@ -241,7 +251,7 @@ def cmd_grant_add(args: argparse.Namespace) -> int:
 def cmd_grant_revoke(args: argparse.Namespace) -> int:
     from ..approvals import revoke_grant
 
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         actor = decider_for(args, need_admin=True).actor
         grant = revoke_grant(store, args.id, actor=actor, workspace=args.workspace)
     where = " and removed from .signoff/settings.local.toml" if grant.scope == "project" else ""
@@ -252,8 +262,7 @@ def cmd_grant_revoke(args: argparse.Namespace) -> int:
 
 
 def cmd_grant_list(args: argparse.Namespace) -> int:
-
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         grants = store.list_grants(scope=args.scope)
     if args.json:
         print_json([g.to_json() for g in grants])
@@ -276,83 +285,168 @@ def cmd_grant_list(args: argparse.Namespace) -> int:
 
 
 def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
-    default = argparse.SUPPRESS if sub else None
-    parser.add_argument(
-        "--db",
-        default=default,
-        help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)",
-    )
-    parser.add_argument(
-        "--workspace", default=argparse.SUPPRESS if sub else ".", help="workspace root (default: .)"
-    )
+    # An action (`audit verify`) takes the options again, after its name; SUPPRESS keeps
+    # the value given before it (`audit --db X verify`) unless given again.
+    if sub:
+        add_store_options(parser, default=argparse.SUPPRESS)
+    else:
+        add_store_options(parser)
+
+
+_SINCE = "only entries since: 7d, 12h, 30m, or an ISO date (default: all)"
 
 
 def register(sub: Any) -> None:
-    audit: argparse.ArgumentParser = sub.add_parser(
-        "audit", help="the audit log: list it, export it, verify its hash chain"
+    audit = command(
+        sub,
+        "audit",
+        help="the audit log: list it, export it, verify its hash chain",
+        description="List the audit log: every verdict, request, decision and outcome, "
+        "oldest first. `export` writes it as JSON Lines; `verify` checks its hash chain.",
+        examples=(
+            "signoff audit --run run_1a2b3c4d5e6f",
+            "signoff audit --kind request. --since 1d",
+            "signoff audit verify",
+        ),
     )
     _common(audit)
-    audit.add_argument("--run", help="only this run's entries")
-    audit.add_argument("--request", help="only this request's entries")
-    audit.add_argument("--since", help="only entries since: 7d, 12h, 30m, or an ISO date")
+    audit.add_argument("--run", metavar="ID", help="only this run's entries (default: all)")
+    audit.add_argument("--request", metavar="ID", help="only this request's entries (default: all)")
+    audit.add_argument("--since", help=_SINCE)
     audit.add_argument(
         "--kind",
         action="append",
-        help="only this kind (repeatable; 'request' or 'run.' take a prefix)",
+        help="only this kind of entry, e.g. verdict or request.decided; repeatable; "
+        "'request.' or 'run.' take every kind under it (default: all)",
     )
-    audit.add_argument("--limit", type=int, default=0, help="only the last N entries")
+    audit.add_argument(
+        "--limit",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only the last N entries (default: 0, all)",
+    )
     audit.add_argument("--json", action="store_true", help="print a JSON array")
     audit.set_defaults(func=cmd_audit)
     actions = audit.add_subparsers(dest="audit_command", metavar="ACTION")
-    export = actions.add_parser("export", help="write the whole log as JSON Lines")
+    export = command(
+        actions,
+        "export",
+        help="write the whole log as JSON Lines",
+        description="Write the whole audit log as JSON Lines, with its chain head on "
+        "stderr, to keep or to verify elsewhere.",
+        examples=("signoff audit export -o audit.jsonl",),
+    )
     _common(export, sub=True)
-    export.add_argument("--output", "-o", help="file to write (default: standard output)")
+    export.add_argument(
+        "--output", "-o", metavar="FILE", help="file to write (default: standard output)"
+    )
     export.set_defaults(func=cmd_export)
-    verify = actions.add_parser("verify", help="check the hash chain; name the first bad entry")
+    verify = command(
+        actions,
+        "verify",
+        help="check the hash chain; name the first bad entry",
+        description="Check the audit log's hash chain and signatures: an entry changed, "
+        "removed or added afterwards is found and named. Prints the chain head to keep.",
+        examples=(
+            "signoff audit verify",
+            "signoff audit verify --file audit.jsonl --head 4f1c…",
+        ),
+    )
     _common(verify, sub=True)
-    verify.add_argument("--file", help="verify an exported JSON Lines file instead, offline")
-    verify.add_argument("--head", help="the chain-head hash you expect (from an earlier verify)")
-    verify.add_argument("--json", action="store_true")
+    verify.add_argument(
+        "--file",
+        help="verify an exported JSON Lines file instead, offline (default: the store)",
+    )
+    verify.add_argument(
+        "--head",
+        metavar="HASH",
+        help="the chain-head hash you expect, from an earlier verify (default: no check)",
+    )
+    verify.add_argument("--json", action="store_true", help=JSON_HELP)
     verify.set_defaults(func=cmd_verify)
 
-    stats = sub.add_parser("stats", help="decision statistics and suggested rules")
+    stats = command(
+        sub,
+        "stats",
+        help="decision statistics and suggested rules",
+        description="How often calls ask, how people decide and how fast, per tool and "
+        "rule; and rules to add where people always answer the same.",
+        examples=("signoff stats --since 7d",),
+    )
     _common(stats)
-    stats.add_argument("--since", help="only calls since: 7d, 12h, 30m, or an ISO date")
+    stats.add_argument(
+        "--since", help="only calls since: 7d, 12h, 30m, or an ISO date (default: all)"
+    )
     stats.add_argument(
         "--min-count",
         type=int,
         default=DEFAULT_MIN_COUNT,
-        help=f"identical answers before a rule is suggested (default {DEFAULT_MIN_COUNT})",
+        metavar="N",
+        help=f"identical answers before a rule is suggested (default: {DEFAULT_MIN_COUNT})",
     )
-    stats.add_argument("--json", action="store_true")
+    stats.add_argument("--json", action="store_true", help=JSON_HELP)
     stats.set_defaults(func=cmd_stats)
 
-    grant = sub.add_parser("grant", help="remember approvals: add, list or revoke grants")
+    grant = command(
+        sub,
+        "grant",
+        help="remember approvals: add, list or revoke grants",
+        description="Grants are remembered approvals: calls a grant's rule allows stop "
+        "asking. Add, list or revoke them.",
+        examples=(
+            "signoff grant add 'execute_command(npm test:*)'",
+            "signoff grant list",
+            "signoff grant revoke grant_1a2b3c4d5e",
+        ),
+    )
     grant_actions = grant.add_subparsers(dest="grant_command", metavar="ACTION", required=True)
-    add = grant_actions.add_parser("add", help="add an allow rule as a grant")
+    add = command(
+        grant_actions,
+        "add",
+        help="add an allow rule as a grant",
+        description="Allow calls that match a rule without asking, for the project or for "
+        "one run. Needs an admin (or the store's local user).",
+        examples=("signoff grant add 'execute_command(npm run test:*)'",),
+    )
     _common(add)
-    add.add_argument("rule", help="an allow rule, e.g. 'Bash(npm run test:*)'")
+    add.add_argument("rule", help="an allow rule, e.g. 'execute_command(npm run test:*)'")
     add.add_argument(
         "--scope",
         choices=[s for s in GRANT_SCOPES if s != "pattern"],
         default="project",
-        help="project (default: also written to .signoff/settings.local.toml) "
+        help="project (the default: also written to .signoff/settings.local.toml) "
         "or run/session (needs --run)",
     )
-    add.add_argument("--run", help="the run a run or session grant belongs to")
+    add.add_argument(
+        "--run", metavar="ID", help="the run a run or session grant belongs to (default: none)"
+    )
     add_identity(add)
-    add.add_argument("--json", action="store_true")
+    add.add_argument("--json", action="store_true", help="print the grant as JSON")
     add.set_defaults(func=cmd_grant_add)
-    lst = grant_actions.add_parser("list", help="grants not revoked, newest first")
+    lst = command(
+        grant_actions,
+        "list",
+        help="grants not revoked, newest first",
+        description="List the grants that are not revoked, newest first.",
+        examples=("signoff grant list --scope project",),
+    )
     _common(lst)
-    lst.add_argument("--scope", choices=GRANT_SCOPES)
-    lst.add_argument("--json", action="store_true")
+    lst.add_argument(
+        "--scope", choices=GRANT_SCOPES, help="only grants of this scope (default: all)"
+    )
+    lst.add_argument("--json", action="store_true", help=JSON_HELP)
     lst.set_defaults(func=cmd_grant_list)
-    revoke = grant_actions.add_parser(
-        "revoke", help="revoke a grant (a project grant also leaves settings.local.toml)"
+    revoke = command(
+        grant_actions,
+        "revoke",
+        help="revoke a grant (a project grant also leaves settings.local.toml)",
+        description="Revoke a grant: matching calls ask again. A project grant's rule also "
+        "leaves .signoff/settings.local.toml.",
+        examples=("signoff grant revoke grant_1a2b3c4d5e",),
     )
     _common(revoke)
-    revoke.add_argument("id")
+    revoke.add_argument("id", help="the grant's id (grant_…, from signoff grant list)")
     add_identity(revoke)
     revoke.set_defaults(func=cmd_grant_revoke)
 

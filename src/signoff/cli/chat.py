@@ -39,6 +39,7 @@ from ..run_state import storable
 from ..settings import MODES, Mode, load_settings
 from ..store import Store, default_url, open_store
 from ..workspace.snapshots import Snapshot
+from ._output import HelpFormatter, where_flags
 
 HELP = """\
 Commands:
@@ -159,7 +160,8 @@ class ChatSession:
         if self.record is not None:
             self.say(
                 f"on the record: every call, question and answer goes to {self.store_url} "
-                f"(session {self.session_id}; see `signoff audit --run {self.session_id}`)"
+                f"(session {self.session_id}; see `signoff audit --run {self.session_id}"
+                f"{where_flags(None, str(self.workspace))}`)"
             )
         self.say("Type /help for commands, /exit to leave.")
 
@@ -441,7 +443,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
-        "chat", help="an interactive assistant whose tool calls need your approval"
+        "chat",
+        help="an interactive assistant whose tool calls need your approval",
+        description="Chat with a model from any OpenAI-compatible endpoint, in the "
+        "workspace: its tool calls go through the policy, so risky ones ask you first and "
+        "catastrophic ones are refused. Type /help inside for its commands.",
+        epilog="examples:\n"
+        "  signoff chat --model gpt-4o-mini\n"
+        "  signoff chat --base-url http://localhost:11434/v1 --model qwen2.5-coder",
+        formatter_class=HelpFormatter,
     )
     add_arguments(parser)
     parser.set_defaults(func=cmd_chat)
@@ -454,10 +464,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
         "(default: $OPENAI_BASE_URL, else OpenAI)",
     )
-    parser.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    parser.add_argument("--mode", choices=MODES, default=None, help="starting mode")
     parser.add_argument(
-        "--no-stream", action="store_true", help="ask for whole replies instead of a stream"
+        "--workspace",
+        default=".",
+        help="the directory the assistant works in; its settings and store apply (default: .)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default=None,
+        help="starting mode, switchable with /mode: accept-edits lets workspace file "
+        "writes run, plan denies every write, auto turns asks into allows (default: the "
+        "settings' mode, else default)",
+    )
+    parser.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="ask for whole replies instead of a stream (default: stream)",
     )
 
 

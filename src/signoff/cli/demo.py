@@ -310,9 +310,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("demo", help="run the scripted end-to-end demo in a new workspace")
-    parser.add_argument("--workspace", help="use this directory instead of a new one")
-    parser.add_argument("--db", default=None, help="store URL (default: in the workspace)")
+    from ._output import HelpFormatter  # keeps the examples line for line
+
+    parser = sub.add_parser(
+        "demo",
+        help="run the scripted end-to-end demo in a new workspace",
+        description="Watch the whole mechanism on a small project: a SCRIPTED model (no LLM, "
+        "no network) reads, edits, runs commands and emails; you decide what asks. Without a "
+        "terminal, the run pauses and is saved, with the commands that continue it.",
+        epilog="examples:\n  signoff demo\n  signoff demo --workspace /tmp/try-signoff",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "--workspace", help="use this directory instead of a new one (default: a new temp dir)"
+    )
+    parser.add_argument(
+        "--db", default=None, help="store URL (default: .signoff/signoff.db in the workspace)"
+    )
     parser.set_defaults(func=cmd_demo)
 
 

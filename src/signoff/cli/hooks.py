@@ -14,7 +14,7 @@ ASK = ("native", "inbox", "defer")
 
 
 def _hook_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("client", choices=CLIENTS)
+    parser.add_argument("client", choices=CLIENTS, help="the coding agent that runs the hook")
     parser.add_argument(
         "--workspace",
         default=None,
@@ -108,36 +108,97 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    hook = sub.add_parser(
-        "hook", help="answer one coding-agent hook event (JSON on stdin, JSON on stdout)"
+    from ._output import command
+
+    hook = command(
+        sub,
+        "hook",
+        help="answer one coding-agent hook event (JSON on stdin, JSON on stdout)",
+        description="Judge one tool call a coding agent is about to make and answer in the "
+        "client's hook format. The client runs this once per tool call (`signoff install` "
+        "writes the command); any failure blocks the call (exit 2).",
+        examples=("signoff hook claude-code --ask inbox",),
     )
     _hook_parser(hook)
     hook.set_defaults(func=lambda args: run_hook(sys.argv[2:]))
 
-    install = sub.add_parser("install", help="put signoff's hooks into a coding agent's settings")
-    install.add_argument("client", choices=CLIENTS)
-    install.add_argument("--ask", choices=ASK, default=None, help="how an ask is put to a person")
-    install.add_argument(
-        "--user", action="store_true", help="the user's settings ($CODEX_HOME for codex)"
+    install = command(
+        sub,
+        "install",
+        help="put signoff's hooks into a coding agent's settings",
+        description="Write signoff's hooks into the client's settings (keeping what is "
+        "there, with a backup), set the client to block a call when the hook fails, and "
+        "import its permission rules into .signoff/settings.toml.",
+        examples=(
+            "signoff install claude-code",
+            "signoff install claude-code --ask inbox --user",
+            "signoff install codex --user",
+            "signoff install gemini --ask native",
+        ),
     )
-    install.add_argument("--http", action="store_true", help="hooks post to `signoff serve`")
-    install.add_argument("--url", default="http://127.0.0.1:8765/hooks/claude-code")
-    install.add_argument("--command", default=None, help="the hook command (default: this signoff)")
-    install.add_argument("--claude", default="claude", help="the client, to check its version")
+    install.add_argument("client", choices=CLIENTS, help="the coding agent")
+    install.add_argument(
+        "--ask",
+        choices=ASK,
+        default=None,
+        help="how an ask is put to a person: native (the client's dialog), inbox (a "
+        "signoff request; the hook waits for the decision), defer (headless runs, resumed "
+        "by signoff worker); default: [hooks] ask in the settings, else native; codex and "
+        "cursor: inbox only (their hooks cannot ask), gemini: inbox (default) or native",
+    )
+    install.add_argument(
+        "--user",
+        action="store_true",
+        help="write the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, "
+        "~/.gemini/settings.json, ~/.cursor/hooks.json) instead of the project's",
+    )
+    install.add_argument(
+        "--http",
+        action="store_true",
+        help="the hooks post to a running `signoff serve` instead of starting a process",
+    )
+    install.add_argument(
+        "--url",
+        default="http://127.0.0.1:8765/hooks/claude-code",
+        help="where `--http` hooks post (default: http://127.0.0.1:8765/hooks/claude-code)",
+    )
+    install.add_argument(
+        "--command",
+        default=None,
+        help="the hook command to write (default: this signoff, as `python -P -m signoff`)",
+    )
+    install.add_argument(
+        "--claude",
+        default="claude",
+        help="the client's program, run to check its version (default: claude)",
+    )
     install.add_argument(
         "--program",
         default=None,
-        help="codex/gemini: the client's program (its version is checked; Codex is asked "
-        "to list and trust the hooks)",
+        help="codex, gemini: the client's program, run to check its version (Codex is also "
+        "asked to list and trust the hooks); default: codex, gemini",
     )
-    install.add_argument("--no-import", action="store_true", help="do not import its rules")
+    install.add_argument(
+        "--no-import",
+        action="store_true",
+        help="do not import the client's permission rules (default: import them)",
+    )
     install.add_argument("--workspace", default=".", help="the project (default: .)")
     install.set_defaults(func=cmd_install)
 
-    uninstall = sub.add_parser("uninstall", help="remove exactly what install added")
-    uninstall.add_argument("client", choices=CLIENTS)
-    uninstall.add_argument("--user", action="store_true")
-    uninstall.add_argument("--workspace", default=".")
+    uninstall = command(
+        sub,
+        "uninstall",
+        help="remove exactly what install added",
+        description="Take out of the client's settings exactly what `signoff install` "
+        "added; everything else stays.",
+        examples=("signoff uninstall claude-code",),
+    )
+    uninstall.add_argument("client", choices=CLIENTS, help="the coding agent")
+    uninstall.add_argument(
+        "--user", action="store_true", help="the user's settings, as installed with --user"
+    )
+    uninstall.add_argument("--workspace", default=".", help="the project (default: .)")
     uninstall.set_defaults(func=cmd_uninstall)
 
 

@@ -11,7 +11,7 @@ from contextlib import closing
 from typing import Any
 
 from ..keys import Keys, key_file_path, load_keys, rotate
-from ._output import print_json, store_for
+from ._output import JSON_HELP, add_store_options, command, print_json, store_for
 
 
 def _where(keys: Keys) -> str:
@@ -58,7 +58,7 @@ def cmd_keys_rotate(args: argparse.Namespace) -> int:
 
 def cmd_keys_reanchor(args: argparse.Namespace) -> int:
 
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         reset = getattr(store, "reset_anchor", None)
         tip = reset() if reset is not None else None
     if tip is None:
@@ -69,24 +69,45 @@ def cmd_keys_reanchor(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    keys: argparse.ArgumentParser = sub.add_parser(
-        "keys", help="the keys kept outside the store: show their ids, rotate them"
+    keys = command(
+        sub,
+        "keys",
+        help="the keys kept outside the store: show their ids, rotate them",
+        description="The keys that sign requests, decisions and audit entries are kept "
+        "outside the store ($SIGNOFF_KEY or a file in your config directory). Show where "
+        "they are and their ids (never the keys), rotate them, or re-anchor a store.",
+        examples=("signoff keys show", "signoff keys rotate"),
     )
     keys.set_defaults(func=cmd_keys_show, json=False)
     actions = keys.add_subparsers(dest="keys_command", metavar="ACTION")
-    show = actions.add_parser("show", help="where the keys are and their ids (never the keys)")
-    show.add_argument("--json", action="store_true")
+    show = command(
+        actions,
+        "show",
+        help="where the keys are and their ids (never the keys)",
+        description="Show where the keys come from and their ids; never the keys.",
+        examples=("signoff keys show --json",),
+    )
+    show.add_argument("--json", action="store_true", help=JSON_HELP)
     show.set_defaults(func=cmd_keys_show)
-    rot = actions.add_parser("rotate", help="make a new current key; older ids still verify")
-    rot.add_argument("--json", action="store_true")
+    rot = command(
+        actions,
+        "rotate",
+        help="make a new current key; older ids still verify",
+        description="Make a new current key: what is signed from now on uses it, and what "
+        "older keys signed still verifies.",
+        examples=("signoff keys rotate",),
+    )
+    rot.add_argument("--json", action="store_true", help=JSON_HELP)
     rot.set_defaults(func=cmd_keys_rotate)
-    anchor = actions.add_parser(
+    anchor = command(
+        actions,
         "reanchor",
         help="anchor this store's audit head anew, after you replaced the store "
         "on purpose (verify said it is not the anchored one)",
+        description="Anchor this store's audit chain head anew. Only after you replaced "
+        "the store on purpose (a restored backup): signoff audit verify then said it is not "
+        "the store it anchored.",
+        examples=("signoff keys reanchor --workspace ~/src/app",),
     )
-    anchor.add_argument(
-        "--db", help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)"
-    )
-    anchor.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    add_store_options(anchor)
     anchor.set_defaults(func=cmd_keys_reanchor)

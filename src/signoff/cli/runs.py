@@ -4,24 +4,35 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from contextlib import closing
+from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
 
 from ..approvals import decide, what_next
-from ..channels.render import escape_untrusted, render_request
+from ..channels.render import escape_untrusted, is_question, question_parts, render_request
 from ..deciders import Decider, resolve_decider
 from ..exceptions import InvalidInput
 from ..i18n import plural
-from ..models import ALWAYS_SCOPES, Decision
+from ..models import ALWAYS_SCOPES, Decision, Request
 from ..present import request_json, requests_json, summary, summary_of
 from ..review import review_items
 from ..runs.worker import resume_run, work
 from ..settings import load_settings
 from ..store import default_url
 from ..times import age
-from ._output import console, plain_table, print_json, store_for
+from ._output import (
+    JSON_HELP,
+    add_store_options,
+    command,
+    console,
+    plain_table,
+    print_json,
+    store_flags,
+    store_for,
+)
 
 _RISK_STYLE = {
     "none": "green",
@@ -60,8 +71,8 @@ def decider_for(args: argparse.Namespace, *, need_admin: bool = False) -> Decide
 
 
 def cmd_inbox(args: argparse.Namespace) -> int:
-
-    with closing(store_for(args)) as store:
+    flags = store_flags(args)
+    with closing(store_for(args, existing=True)) as store:
         store.expire_stale()
         requests = store.list_requests(state=None if args.all else "pending", limit=args.limit)
         if args.json:
@@ -73,7 +84,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
         waits = "waits" if len(to_review) == 1 else "wait"
         out.print(
             f"{plural(len(to_review), 'change')} ran without asking and {waits} for review: "
-            "signoff review"
+            f"signoff review{flags}"
         )
     if not requests:
         out.print("Inbox empty: nothing waits for a decision.")
@@ -90,16 +101,15 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             r.state,
         )
     out.print(table)
-    out.print(
-        "Decide with: signoff approve ID | reject ID --reason TEXT | edit ID --args JSON "
-        "| skip ID | answer ID TEXT"
-    )
+    out.print("Decide with (ID from the first column):")
+    for verb in ("approve ID", "reject ID --reason TEXT", "edit ID --args JSON", "skip ID"):
+        out.print(f"  signoff {verb}{flags}")
+    out.print(f"  signoff answer ID TEXT{flags}   (a question; a number picks an option)")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         request = store.get_request(args.id)
         if args.json:
             print_json(request_json(request, store))
@@ -116,12 +126,28 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
     if outcome:
         out.print(f"outcome: {'ok' if outcome.get('ok') else 'failed'}")
+    if request.state == "pending":
+        out.print(f"Decide with: {_decide_hint(request, store_flags(args))}")
     return 0
 
 
-def cmd_runs(args: argparse.Namespace) -> int:
+def _decide_hint(request: Request, flags: str) -> str:
+    """The commands that decide this request (a question is answered, not approved)."""
+    rid = request.id
+    if is_question(request):
+        _, options = question_parts(request)
+        pick = f" (or a number, 1 to {len(options)}, for an option)" if options else ""
+        return (
+            f"signoff answer {rid} TEXT{flags}{pick}, or signoff reject {rid} --reason TEXT{flags}"
+        )
+    return (
+        f"signoff approve {rid}{flags}, or signoff reject {rid} --reason TEXT{flags} "
+        "(also: edit --args JSON, skip)"
+    )
 
-    with closing(store_for(args)) as store:
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with closing(store_for(args, existing=True)) as store:
         runs = store.list_runs(status=args.status, limit=args.limit)
     if args.json:
         print_json([r.to_json() for r in runs])
@@ -148,7 +174,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _decide(args: argparse.Namespace, decision: Decision) -> int:
-    with closing(store_for(args)) as store:
+    flags = store_flags(args)
+    with closing(store_for(args, existing=True)) as store:
+        request = store.get_request(args.id)
+        decision = _for_question(request, decision, flags)
         decider = decider_for(args)  # after the store exists: its file's owner is known
         actor = decider.actor
         decided = decide(
@@ -176,8 +205,33 @@ def _decide(args: argparse.Namespace, decision: Decision) -> int:
     if decision.kind == "approve_always" and decided.decision and decided.decision.rule:
         rule = escape_untrusted(decided.decision.rule, newline=False)
         print(f"Saved grant {rule} for the {decision.scope}.")
-    print(escape_untrusted(what_next(decided)))
+    print(escape_untrusted(what_next(decided, flags=flags)))
     return 0
+
+
+def _for_question(request: Request, decision: Decision, flags: str) -> Decision:
+    """A question (ask_human) takes an answer, never an approval (approving it would run
+    a tool nobody can run); an answer that is a number picks that option, as in the
+    terminal box."""
+    _, options = question_parts(request)
+    if is_question(request) and decision.kind in ("approve", "approve_always", "edit"):
+        pick = f" (or a number, 1 to {len(options)}, to pick an option)" if options else ""
+        raise InvalidInput(
+            f"{request.id} is a question, not a call to approve: answer it: "
+            f"signoff answer {request.id} TEXT{flags}{pick}"
+        )
+    if decision.kind != "respond" or not is_question(request) or not options:
+        return decision
+    text = str(decision.result).strip()
+    if not text.isdecimal():
+        return decision
+    number = int(text)
+    if not 1 <= number <= len(options):
+        raise InvalidInput(
+            f"{request.id}: there is no option {number}: pick 1 to {len(options)}, "
+            "or give the answer as text"
+        )
+    return replace(decision, result=options[number - 1])
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
@@ -209,10 +263,12 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         actor = decider_for(args).actor
         request = store.resolve_in_doubt(args.id, args.outcome, actor=actor)
     print(f"Resolved {request.id} as {args.outcome}; state {request.state}.")
+    if request.run_id:
+        print(f"Continue its run with: signoff resume {request.run_id}{store_flags(args)}")
     return 0
 
 
@@ -220,28 +276,46 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    with closing(store_for(args)) as store:
+    from .progress import standing, steps
+
+    flags = store_flags(args)
+    with closing(store_for(args, existing=True)) as store:
+        before = store.get_run(args.run_id)
+        seq = store.last_seq()
         run = resume_run(store, args.run_id)
-    print(f"Run {run.id}: {run.status}.")
-    if run.waiting_on:
-        print(f"Waiting on: {', '.join(run.waiting_on)} (see `signoff inbox`).")
-    if run.note and run.status in ("finished", "needs_attention"):
-        print(escape_untrusted(run.note))
+        done = steps(store, run, from_message=before.message_count, after_seq=seq)
+        lines = [s.text for s in done] + standing(store, run, flags)
+    if not done and run.status == before.status:
+        print(f"Nothing ran: run {run.id} was already {run.status}.")
+    for line in lines:
+        print(line)
     return 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from ..adapters.defer import resume_all  # deferred coding-agent sessions, too
+    from ..run_state import Run
+    from .progress import one_line
 
+    flags = store_flags(args)
     with closing(store_for(args)) as store:
-        count = work(store, once=args.once, poll=args.poll, also=resume_all)
-    print(f"worker: resumed {plural(count, 'run')}")
+
+        def tell(before: Run, after: Run, seq: int) -> None:
+            if not args.quiet:
+                print(one_line(store, before, after, after_seq=seq, flags=flags), flush=True)
+
+        if not args.quiet:
+            how = "until none is ready" if args.once else "until Ctrl-C"
+            sys.stderr.write(f"worker: resuming runs as decisions arrive, {how}\n")
+        count = work(store, once=args.once, poll=args.poll, on_run=tell, also=resume_all)
+    if not args.quiet:
+        print(f"worker: resumed {plural(count, 'run')}")
     return 0
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-
-    with closing(store_for(args)) as store:
+    flags = store_flags(args)
+    with closing(store_for(args, existing=True)) as store:
         items = review_items(store)
     if not args.all:
         items = [i for i in items if not i.reverted]
@@ -275,14 +349,15 @@ def cmd_review(args: argparse.Namespace) -> int:
             "yes" if item.reverted else "",
         )
     out.print(table)
-    out.print("Undo one with: signoff revert ID")
+    if any(not i.reverted for i in items):
+        out.print(f"Undo one with: signoff revert ID{flags}")
     return 0
 
 
 def cmd_revert(args: argparse.Namespace) -> int:
     from ..review import parse_review_id, revert
 
-    with closing(store_for(args)) as store:
+    with closing(store_for(args, existing=True)) as store:
         message = revert(store, parse_review_id(args.id), actor=decider_for(args).actor)
     print(escape_untrusted(message))
     return 0
@@ -309,68 +384,201 @@ def add_identity(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
-    def add(name: str, func: Any, help: str) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = sub.add_parser(name, help=help)
-        parser.add_argument(
-            "--db",
-            default=None,
-            help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)",
-        )
-        parser.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    def add(
+        name: str, func: Any, help: str, description: str, *examples: str
+    ) -> argparse.ArgumentParser:
+        parser = command(sub, name, help=help, description=description, examples=examples)
+        add_store_options(parser)
         parser.set_defaults(func=func)
         return parser
 
-    p = add("inbox", cmd_inbox, "requests waiting for a decision, newest first")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--all", action="store_true", help="every request, not just pending ones")
-    p.add_argument("--limit", type=int, default=100)
-    p = add("show", cmd_show, "one request in full")
-    p.add_argument("id")
-    p.add_argument("--json", action="store_true")
-    for name, func, help in (
-        ("approve", cmd_approve, "approve a request"),
-        ("reject", cmd_reject, "reject a request (a reason is required)"),
-        ("edit", cmd_edit, "approve with new arguments (validated and judged again)"),
-        ("skip", cmd_skip, "skip a request"),
-        ("answer", cmd_answer, "answer an ask_human question"),
-    ):
-        p = add(name, func, help)
-        p.add_argument("id")
+    p = add(
+        "inbox",
+        cmd_inbox,
+        "requests waiting for a decision, newest first",
+        "List the requests that wait for a person's decision, newest first, with the "
+        "commands that decide them.",
+        "signoff inbox",
+        "signoff inbox --workspace ~/src/app --all --limit 20",
+    )
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.add_argument(
+        "--all", action="store_true", help="every request, decided ones too (default: pending)"
+    )
+    p.add_argument(
+        "--limit", type=int, default=100, metavar="N", help="show at most N (default: 100)"
+    )
+    p = add(
+        "show",
+        cmd_show,
+        "one request in full",
+        "Show one request as the approval box does: the call, its risk and why, the preview "
+        "of what it would do, and any decision and outcome.",
+        "signoff show req_1a2b3c4d5e6f7a8b",
+    )
+    p.add_argument("id", help="the request's id (req_…, from signoff inbox)")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    decisions = (
+        (
+            "approve",
+            cmd_approve,
+            "approve a request",
+            "Approve a request: the call runs, exactly as shown, when its run resumes.",
+            "signoff approve req_1a2b3c4d5e6f7a8b --always project",
+        ),
+        (
+            "reject",
+            cmd_reject,
+            "reject a request (a reason is required)",
+            "Reject a request: the call does not run, and the model is told your reason.",
+            "signoff reject req_1a2b3c4d5e6f7a8b --reason 'not on main: use a branch'",
+        ),
+        (
+            "edit",
+            cmd_edit,
+            "approve with new arguments (validated and judged again)",
+            "Approve the call with arguments you give instead: they are checked against the "
+            "tool's schema and judged again by the policy (a deny still wins).",
+            'signoff edit req_1a2b3c4d5e6f7a8b --args \'{"command": "rm -rf build/"}\'',
+        ),
+        (
+            "skip",
+            cmd_skip,
+            "skip a request",
+            "Skip a request: the call does not run, and the model is told to continue "
+            "without it (with your reason, if you give one).",
+            "signoff skip req_1a2b3c4d5e6f7a8b",
+        ),
+        (
+            "answer",
+            cmd_answer,
+            "answer an ask_human question",
+            "Answer a question the agent asked (ask_human): your text becomes the tool's "
+            "result. When the question offers options, a number picks that option.",
+            "signoff answer req_1a2b3c4d5e6f7a8b 2",
+        ),
+    )
+    for name, func, help, description, example in decisions:
+        p = add(name, func, help, description, example)
+        p.add_argument("id", help="the request's id (req_…, from signoff inbox)")
         add_identity(p)
         if name == "answer":
-            p.add_argument("text")
+            p.add_argument(
+                "text", help="the answer; a number N picks option N when the question has options"
+            )
         else:
-            p.add_argument("--reason", required=name == "reject", default=None)
+            told = name in ("reject", "skip")  # approvals and edits are not explained to it
+            p.add_argument(
+                "--reason",
+                required=name == "reject",
+                default=None,
+                help=("why: told to the model and kept" if told else "why: kept")
+                + " with the decision in the audit log"
+                + (" (required)" if name == "reject" else " (default: none)"),
+            )
         if name == "approve":
             p.add_argument(
                 "--always",
                 choices=ALWAYS_SCOPES,
-                help="also remember a grant for the run or the project",
+                help="also remember a grant so that calls like this one stop asking: for this "
+                "run, or for the project (written to .signoff/settings.local.toml); "
+                "default: approve this call only",
             )
         if name == "edit":
-            p.add_argument("--args", required=True, help="the new arguments as a JSON object")
-    p = add("resolve", cmd_resolve, "settle a call in doubt: done, failed or retry")
-    p.add_argument("id")
-    p.add_argument("outcome", choices=("done", "failed", "retry"))
-    add_identity(p)
-    p = add("runs", cmd_runs, "list runs")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--status", default=None)
-    p.add_argument("--limit", type=int, default=50)
-    p = add("resume", cmd_resume, "continue a paused run in this process")
-    p.add_argument("run_id")
-    p = add("worker", cmd_worker, "resume every run that is ready, as decisions arrive")
-    p.add_argument("--once", action="store_true", help="stop when no run is ready")
-    p.add_argument("--poll", type=float, default=1.0)
-    p = add("review", cmd_review, "changes that ran without asking, to review after")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--all", action="store_true", help="include reverted ones")
+            p.add_argument(
+                "--args",
+                required=True,
+                metavar="JSON",
+                help="the new arguments, as one JSON object (required)",
+            )
     p = add(
-        "revert", cmd_revert, "undo a change that ran without asking (refused if changed since)"
+        "resolve",
+        cmd_resolve,
+        "settle a call in doubt: done, failed or retry",
+        "A call is in doubt when the process running it stopped before recording its outcome: "
+        "it may or may not have happened. Check for yourself, then record what happened.",
+        "signoff resolve req_1a2b3c4d5e6f7a8b done",
     )
-    p.add_argument("id", help="a review item id, like rev_12")
+    p.add_argument("id", help="the request's id (req_…, state in_doubt)")
+    p.add_argument(
+        "outcome",
+        choices=("done", "failed", "retry"),
+        help="done: it happened; failed: it did not; retry: run it again when the run resumes",
+    )
     add_identity(p)
-    add("migrate", cmd_migrate, "apply the store's schema migrations")
+    p = add(
+        "runs",
+        cmd_runs,
+        "list runs",
+        "List the agent runs in the store, most recently updated first.",
+        "signoff runs --status paused",
+    )
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.add_argument(
+        "--status",
+        default=None,
+        choices=("running", "paused", "finished", "failed", "needs_attention"),
+        help="only runs with this status (default: all)",
+    )
+    p.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="show at most N (default: 50)"
+    )
+    p = add(
+        "resume",
+        cmd_resume,
+        "continue a paused run in this process",
+        "Continue a paused run here, after its requests were decided: shows each call that "
+        "ran or was refused, the model's text, and where the run stands.",
+        "signoff resume run_1a2b3c4d5e6f",
+    )
+    p.add_argument("run_id", help="the run's id (run_…, from signoff runs)")
+    p = add(
+        "worker",
+        cmd_worker,
+        "resume every run that is ready, as decisions arrive",
+        "Resume every run whose requests are decided, as decisions arrive, until Ctrl-C: "
+        "one line per run it picks up. Any number of workers may share a store.",
+        "signoff worker --once",
+    )
+    p.add_argument("--once", action="store_true", help="stop when no run is ready")
+    p.add_argument(
+        "--poll",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="longest wait between looks for ready runs, in seconds (default: 1.0; a "
+        "decision usually wakes the worker at once)",
+    )
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="print nothing (default: one line per run)"
+    )
+    p = add(
+        "review",
+        cmd_review,
+        "changes that ran without asking, to review after",
+        "List the changes that ran without asking (notify: reversible work in the "
+        "workspace), to look at afterwards and undo with signoff revert.",
+        "signoff review --all",
+    )
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.add_argument("--all", action="store_true", help="include reverted ones (default: not)")
+    p = add(
+        "revert",
+        cmd_revert,
+        "undo a change that ran without asking (refused if changed since)",
+        "Undo one change from signoff review: the file goes back to what it was before; "
+        "refused if the file changed since.",
+        "signoff revert rev_12",
+    )
+    p.add_argument("id", help="a review item id, like rev_12 (from signoff review)")
+    add_identity(p)
+    add(
+        "migrate",
+        cmd_migrate,
+        "create the store, or apply its schema migrations",
+        "Create the store if it does not exist, and bring its schema up to date.",
+        "signoff migrate --db postgresql://signoff@db.internal/signoff",
+    )
 
 
 __all__ = ["add_identity", "decider_for", "register"]

@@ -196,11 +196,29 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
-    serve = sub.add_parser("serve", help="the web inbox and HTTP API")
+    from ._output import HelpFormatter  # keeps the examples line for line
+
+    serve = sub.add_parser(
+        "serve",
+        help="the web inbox and HTTP API",
+        description="Serve the web inbox (decide requests in a browser, review changes, "
+        "read the audit log) and its HTTP API, over the workspace's store.",
+        epilog="examples:\n  signoff serve\n  signoff serve --host 0.0.0.0 --port 9000",
+        formatter_class=HelpFormatter,
+    )
     _common(serve)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--base-url", default="", help="public URL used in notification links")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on; an address other than 127.0.0.1 needs an account first "
+        "(default: 127.0.0.1, this machine only)",
+    )
+    serve.add_argument("--port", type=int, default=8765, help="port to listen on (default: 8765)")
+    serve.add_argument(
+        "--base-url",
+        default="",
+        help="public URL used in notification links (default: http://HOST:PORT)",
+    )
     serve.add_argument(
         "--no-self-approval",
         action="store_true",
@@ -212,7 +230,12 @@ def register(sub: Any) -> None:
         help="do not resume runs in this server: leave that to `signoff worker` or "
         "`signoff resume` (default: the server resumes a run once its decisions are in)",
     )
-    serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=("critical", "error", "warning", "info", "debug", "trace"),
+        help="how much the web server logs (default: info)",
+    )
     serve.add_argument(
         "--max-body",
         type=_positive_bytes,
@@ -222,22 +245,65 @@ def register(sub: Any) -> None:
     )
     serve.set_defaults(func=cmd_serve)
 
-    notify = sub.add_parser("notify", help="deliver notifications from the events feed")
+    notify = sub.add_parser(
+        "notify",
+        help="deliver notifications from the events feed",
+        description="Deliver the notifications of [notify] in the settings (webhooks, "
+        "mail) for new requests and decisions, from the store's events, until Ctrl-C.",
+        epilog="example:\n  signoff notify --base-url https://signoff.example.com",
+        formatter_class=HelpFormatter,
+    )
     _common(notify)
     notify.add_argument("--once", action="store_true", help="deliver what is waiting, then stop")
-    notify.add_argument("--base-url", default="")
+    notify.add_argument(
+        "--base-url",
+        default="",
+        help="the web inbox's public URL, for links in notifications (default: no links)",
+    )
     notify.set_defaults(func=cmd_notify)
 
-    users = sub.add_parser("users", help="approver accounts for the web inbox and API")
+    users = sub.add_parser(
+        "users",
+        help="approver accounts for the web inbox and API",
+        description="Accounts of the people who decide in the web inbox and the API. "
+        "Without any, the web inbox is open to this machine only (local mode).",
+        epilog="examples:\n  signoff users add alice --role approver\n  signoff users list",
+        formatter_class=HelpFormatter,
+    )
     users_sub = users.add_subparsers(dest="users_command", metavar="ACTION")
-    add = users_sub.add_parser("add", help="create an account and print its token once")
+    add = users_sub.add_parser(
+        "add",
+        help="create an account and print its token once",
+        description="Create an account and print its token, once: the person logs in "
+        "with it (keep it like a password).",
+        epilog="example:\n  signoff users add alice --role approver",
+        formatter_class=HelpFormatter,
+    )
     _common(add)
-    add.add_argument("name")
-    add.add_argument("--role", choices=ROLES, default="approver")
-    remove = users_sub.add_parser("remove", help="delete an account (its sessions end)")
+    add.add_argument("name", help="the account's name, as shown on decisions")
+    add.add_argument(
+        "--role",
+        choices=ROLES,
+        default="approver",
+        help="approver decides requests; admin also revokes grants and manages accounts; viewer "
+        "only reads (default: approver)",
+    )
+    remove = users_sub.add_parser(
+        "remove",
+        help="delete an account (its sessions end)",
+        description="Delete an account: its token stops working and its sessions end.",
+        epilog="example:\n  signoff users remove alice",
+        formatter_class=HelpFormatter,
+    )
     _common(remove)
-    remove.add_argument("name")
-    lst = users_sub.add_parser("list", help="list accounts")
+    remove.add_argument("name", help="the account to delete")
+    lst = users_sub.add_parser(
+        "list",
+        help="list accounts",
+        description="List the accounts and their roles (never their tokens).",
+        epilog="example:\n  signoff users list",
+        formatter_class=HelpFormatter,
+    )
     _common(lst)
     users.set_defaults(func=cmd_users, users_command="list", db=None, workspace=".")
 

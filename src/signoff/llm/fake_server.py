@@ -317,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`python -m signoff.llm.fake_server SCRIPT.json`: serve a JSON list of assistant messages
     until Ctrl-C, to try a client (such as `signoff chat`) without any model."""
     import argparse
+    import sys
 
     parser = argparse.ArgumentParser(prog="python -m signoff.llm.fake_server", description=BANNER)
     parser.add_argument("script", help="JSON file: a list of assistant messages, served in order")
@@ -326,7 +327,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         replies = json.load(f)
     if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
         parser.error("the script must be a JSON list of assistant messages (objects)")
-    server = FakeOpenAIServer(replies, port=args.port, banner=True).start()
+    try:
+        server = FakeOpenAIServer(replies, port=args.port, banner=True).start()
+    except OSError as exc:  # the port is taken, or not ours to bind
+        sys.stderr.write(
+            f"fake server: cannot listen on 127.0.0.1 port {args.port} ({exc.strerror or exc}): "
+            "another server may hold it; choose another with --port N, or --port 0 for any "
+            "free port\n"
+        )
+        return 2
     print("Ctrl-C to stop.", flush=True)
     try:
         while True:

@@ -72,11 +72,19 @@ class OpenAIModel:
         import openai
 
         try:
-            self.client.with_options(max_retries=0).models.list()  # a quick first answer
+            listed = self.client.with_options(max_retries=0).models.list()  # a quick answer
         except (openai.NotFoundError, openai.PermissionDeniedError):
             return
         except openai.OpenAIError as exc:
             raise self._friendly(exc) from None
+        offered = _model_ids(listed)
+        if offered and not _offers(offered, self.model):
+            shown = ", ".join(offered[:MODELS_SHOWN])
+            more = f" and {len(offered) - MODELS_SHOWN} more" if len(offered) > MODELS_SHOWN else ""
+            raise ConfigurationError(
+                f"the model endpoint {self.endpoint} does not offer model {self.model!r}; "
+                f"it offers: {shown}{more}. Pass one with --model (or SIGNOFF_MODEL)"
+            )
 
     def complete(
         self,
@@ -164,6 +172,35 @@ class OpenAIModel:
                 f"{_server_message(exc)}"
             )
         return ConfigurationError(f"the model endpoint {where} failed: {exc}")
+
+
+MODELS_SHOWN = 20  # an endpoint may list hundreds: the first few say enough
+
+
+def _model_ids(listed: Any) -> list[str]:
+    """The model ids an endpoint listed; empty when the list is not what the API says, or
+    comes from a server that answers to any model name (llama.cpp serves its one model
+    whatever the request names): then nothing is concluded, and the first message tells."""
+    try:
+        models = [m for m in listed if getattr(m, "id", None)]
+    except (TypeError, AttributeError):
+        return []
+    if any(
+        getattr(m, "owned_by", None) == "llamacpp" or str(m.id).endswith(".gguf") for m in models
+    ):
+        return []
+    return [str(m.id) for m in models]
+
+
+def _offers(offered: list[str], name: str) -> bool:
+    """Whether `name` is one of the listed models, as servers resolve names: Ollama lists
+    `qwen2.5:latest` and answers to `qwen2.5`; case is not held against a name."""
+    wanted = name.casefold()
+    for model in offered:
+        listed = model.casefold()
+        if listed == wanted or listed.split(":", 1)[0] == wanted:
+            return True
+    return False
 
 
 def _empty_slot() -> dict[str, Any]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from ..lazyre import lazy
 from ..models import Effect
 from . import knowledge as K
 from .args import lookalike
@@ -29,6 +29,8 @@ __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "
 
 @dataclass(frozen=True, slots=True)
 class CommandPart:
+    """One effective simple command of a command line and its verdict."""
+
     text: str
     argv: tuple[str, ...]
     cls: ShellClass
@@ -51,6 +53,8 @@ class CommandPart:
 
 @dataclass(frozen=True, slots=True)
 class ShellAnalysis:
+    """A whole command line's verdict: the worst of its parts, with the reasons."""
+
     command: str
     parts: tuple[CommandPart, ...]
     effect: Effect
@@ -71,11 +75,11 @@ def combine(effects: Iterable[str]) -> Effect:
 
 # --------------------------------------------------------------------------- unicode
 
-_INVISIBLE = re.compile(
+_INVISIBLE = lazy(
     "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad"
     "\u180e\u034f\u061c\u115f\u1160\u3164\uffa0]"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def unicode_problem(text: str) -> str:
@@ -382,8 +386,8 @@ _DEFAULT_REASON = {
 
 # --------------------------------------------------------------------------- rules
 
-_RULE_UNSAFE = re.compile(r"[\s*?\[\](){}:,;|&<>$`\"'\\!#~=]")
-_EXACT_UNSAFE = re.compile(r"[\s*?\[$`\x00-\x1f\x7f]")
+_RULE_UNSAFE = lazy(r"[\s*?\[\](){}:,;|&<>$`\"'\\!#~=]")
+_EXACT_UNSAFE = lazy(r"[\s*?\[$`\x00-\x1f\x7f]")
 _SUBCOMMAND_DEPTH = {
     "git": 1,
     "npm": 1,

@@ -11,11 +11,12 @@ itself that carries nothing that could run; otherwise the context is a problem (
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
+
+from ..lazyre import lazy
 
 if TYPE_CHECKING:
     from .parse import Walk, Word
@@ -39,12 +40,12 @@ _SHELL_NUMBERS = frozenset(
         "EPOCHSECONDS",
     }
 )
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_CODE_IN_VALUE = re.compile(r"[\[$`]")
+_IDENT = lazy(r"[A-Za-z_]\w*")
+_CODE_IN_VALUE = lazy(r"[\[$`]")
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 # `name[...$(...)...]` given to a builtin that takes a variable name: the subscript runs.
-_SUBSCRIPT_CODE = re.compile(r"[A-Za-z_]\w*\[[^\]]*[$`]")
-_ASSIGN_TARGET = re.compile(r"[A-Za-z_]\w*\s*=(?!=)")
+_SUBSCRIPT_CODE = lazy(r"[A-Za-z_]\w*\[[^\]]*[$`]")
+_ASSIGN_TARGET = lazy(r"[A-Za-z_]\w*\s*=(?!=)")
 NAME_TAKING_BUILTINS = frozenset(
     {
         "test",
@@ -71,7 +72,7 @@ _NAME_AFTER_FLAG = {
     "[": frozenset({"-v", "-R"}),
     "wait": frozenset({"-p"}),
 }
-_LISTING_INDIRECT = re.compile(r"\$\{![A-Za-z_]\w*(?:[*@]|\[[*@]\])\}\Z")
+_LISTING_INDIRECT = lazy(r"\$\{![A-Za-z_]\w*(?:[*@]|\[[*@]\])\}\Z")
 
 Lookup = Callable[[str], "str | bool | None"]  # value; None: run time; False: not set here
 

@@ -16,6 +16,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 
+from ..lazyre import lazy
 from ..runs_later import relative
 from .args import has_flag, option_values, positionals, texts_of
 from .facts import Context, Facts
@@ -83,9 +84,9 @@ def _stdin_file(cmd: Cmd) -> Word | None:
 
 # --------------------------------------------------------------------------- patches
 
-_GIT_HEADER = re.compile(r"^diff --git (.*)$")
-_ED_COMMAND = re.compile(r"^\d+(,\d+)?[acdi]$|^\d+(,\d+)?[acd]\d+(,\d+)?$")
-_CONTEXT_RANGE = re.compile(r"^\*\*\* \d+(,\d+)? \*\*\*\*")
+_GIT_HEADER = lazy(r"^diff --git (.*)$")
+_ED_COMMAND = lazy(r"^\d+(,\d+)?[acdi]$|^\d+(,\d+)?[acd]\d+(,\d+)?$")
+_CONTEXT_RANGE = lazy(r"^\*\*\* \d+(,\d+)? \*\*\*\*")
 _C_ESCAPES = {
     "a": "\a",
     "b": "\b",

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..lazyre import lazy
 from .parse import Word
 
 ShellClass = Literal[
@@ -174,7 +174,7 @@ class Context:
 
 
 # A process's own view of the file system: where it leads depends on the process.
-_PROC_LINK = re.compile(r"^/+proc/+[^/]+/+(?:task/+[^/]+/+)?(?:cwd|root|map_files)(?:/|$)")
+_PROC_LINK = lazy(r"^/+proc/+[^/]+/+(?:task/+[^/]+/+)?(?:cwd|root|map_files)(?:/|$)")
 # A file's bytes, or None when it cannot be judged: missing, not a regular file, too big.
 Reader = Callable[[str], "bytes | None"]
 MAX_CONTENT = 1 << 20  # patches and archives bigger than 1 MiB are not read: ask

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy
+
 # --------------------------------------------------------------------------- read-only
 
 # Programs that only read (files, the system's state) whatever their arguments, except for
@@ -336,8 +338,8 @@ WRITER_EXEC_FLAGS: dict[str, frozenset[str]] = {
 }
 
 # awk / sed programs that can run commands or write files.
-AWK_UNSAFE = re.compile(r"\bsystem\b|\bgetline\b|\|\s*\"|\|&|\b(print|printf)\b[^;}]*>|@load")
-SED_WRITE_CMD = re.compile(r"(^|[;{}\n]|[0-9$/]|!)\s*[wWe](\s|$)|\s[wWe]\s+\S")
+AWK_UNSAFE = lazy(r"\bsystem\b|\bgetline\b|\|\s*\"|\|&|\b(print|printf)\b[^;}]*>|@load")
+SED_WRITE_CMD = lazy(r"(^|[;{}\n]|[0-9$/]|!)\s*[wWe](\s|$)|\s[wWe]\s+\S")
 
 # --------------------------------------------------------------------------- wrappers
 
@@ -1027,7 +1029,7 @@ PSEUDO_FILES: frozenset[str] = frozenset(
         "/dev/full",
     }
 )
-DISK_DEVICE = re.compile(
+DISK_DEVICE = lazy(
     r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|mapper/|loop|sr|fd\d|zd|nbd)"
 )
 # Caches under the home directory that may be deleted (relative to home).
@@ -1055,7 +1057,7 @@ HOME_CACHES: tuple[str, ...] = (
     ".composer/cache",
 )
 # Writing these (relative to home) plants code or credentials: catastrophic.
-HOME_STARTUP = re.compile(
+HOME_STARTUP = lazy(
     r"^(\.(bash|zsh|ksh|mksh|tcsh|csh)\w*|\.profile|\.zprofile|\.zlogin|\.zlogout|\.zshenv"
     r"|\.login|\.logout|\.inputrc|\.xinitrc|\.xprofile|\.xsession\w*|\.gitconfig|\.npmrc"
     r"|\.pypirc|\.netrc|\.curlrc|\.wgetrc|\.vimrc|\.exrc|\.tmux\.conf|\.screenrc|\.pam_environment"
@@ -1064,7 +1066,7 @@ HOME_STARTUP = re.compile(
     r"|\.config/gcloud(/.*)?|\.git-credentials|\.pgpass|\.my\.cnf|\.env|\.envrc|\.Xauthority)$"
 )
 # Secrets: reading them asks; sending them to a remote is catastrophic.
-SECRET_NAME = re.compile(
+SECRET_NAME = lazy(
     r"(^|/)(\.env(\.(?!example$|sample$|template$|dist$|defaults$)[\w.-]+)?|\.envrc|id_(rsa|dsa"
     r"|ecdsa|ed25519)(_sk)?|[\w.-]*\.(pem|key|p12|pfx|jks|keystore|kdbx|gpg|asc|ovpn)"
     r"|\.netrc|\.pgpass|\.git-credentials|credentials(\.json|\.csv)?|\.npmrc|\.pypirc"
@@ -1096,13 +1098,13 @@ SECRET_SYSTEM: tuple[str, ...] = (
 )
 # A read path only known at run time asks when its text hints at a secret or at decoding
 # (`cat $(echo ~/.ssh/id_rsa)`, `cat $(printf '\x2e\x65\x6e\x76')`, `$(... | base64 -d)`).
-DYNAMIC_SECRET_HINT = re.compile(
+DYNAMIC_SECRET_HINT = lazy(
     r"~|\$\{?HOME\b|/root\b|/etc/|/proc/|\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.netrc"
     r"|\.env\b|id_rsa|id_ed25519|id_ecdsa|\.pem\b|\.key\b|secret|credential|token|passw"
     r"|base64|printf|\\x|\$'|xxd|openssl|(?<![\w-])rev(?![\w-])",
     re.IGNORECASE,
 )
-SECRET_PROC = re.compile(r"^/proc/[^/]+/(environ|mem|maps|cmdline)$")
+SECRET_PROC = lazy(r"^/proc/[^/]+/(environ|mem|maps|cmdline)$")
 # Sensitive inside the workspace: writing them asks.
 WORKSPACE_PROTECTED: tuple[str, ...] = (
     ".git",
@@ -1119,7 +1121,7 @@ WORKSPACE_PROTECTED: tuple[str, ...] = (
 
 # Environment variables that change what a command loads or runs: a prefix with one of
 # these makes the command opaque.
-DANGEROUS_ENV = re.compile(
+DANGEROUS_ENV = lazy(
     r"^(PATH|LD_\w+|DYLD_\w+|\w*PAGER|\w*EDITOR|VISUAL|\w*BROWSER|\w*ASKPASS\w*|LESSKEY\w*"
     r"|LESSEDIT|FCEDIT|CVS_RSH|BASH_ENV|ENV|PROMPT_COMMAND"
     r"|SHELLOPTS|BASHOPTS|PS[0-4]|IFS|GIT_\w+|PYTHON\w*|PERL\w*|RUBY\w*|NODE_OPTIONS|NODE_PATH"
@@ -1199,12 +1201,12 @@ REMOTE_CATASTROPHIC: tuple[tuple[str, ...], ...] = (
     ("aws", "s3", "rm", "--recursive"),
 )
 # SQL that drops a database wholesale, in any client's -c / -e / --eval argument.
-SQL_CATASTROPHIC = re.compile(
+SQL_CATASTROPHIC = lazy(
     r"\bdrop\s+(database|schema)\b|\bflushall\b|\bdropDatabase\s*\(|\btruncate\s+.*\bcascade\b",
     re.IGNORECASE,
 )
 # Inline interpreter code that opens a shell over the network (reverse shell).
-REVERSE_SHELL_CODE = re.compile(
+REVERSE_SHELL_CODE = lazy(
     r"/dev/(tcp|udp)/|(socket|fsockopen|TCPSocket|Socket::|net\.connect|net\.Socket)"
     r"[\s\S]*(subprocess|pty\.spawn|/bin/(ba|z)?sh|exec\(|dup2|child_process|spawn|system\()",
     re.IGNORECASE,
@@ -1327,7 +1329,7 @@ INLINE_CODE_FLAGS: frozenset[str] = frozenset(
     {"-c", "-e", "-E", "-r", "--eval", "-p", "--print", "--command"}
 )
 # Variable names whose value is a credential: echoing them into a remote is exfiltration.
-SECRET_VAR = re.compile(
+SECRET_VAR = lazy(
     r"\$\{?\w*(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY"
     r"|CREDENTIAL)\w*",
     re.IGNORECASE,

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..lazyre import lazy
 from .inner import (
     RUNNER_SUBCOMMANDS,
     forcing_config,
@@ -43,6 +43,8 @@ from .inner import (
 
 @dataclass(frozen=True, slots=True)
 class Operand:
+    """One operand of a normalized command, with every spelling it stands for."""
+
     spellings: frozenset[str]  # the word and the canonical names it stands for
     maybe_value: bool = False  # it follows an option that might take it as its value
     dynamic: bool = False  # `$X`, `$(…)`: known only at run time, it may be any word
@@ -50,6 +52,8 @@ class Operand:
 
 @dataclass(frozen=True, slots=True)
 class NormalCommand:
+    """A simple command in canonical form (program, options, operands), for rules to match."""
+
     program: str
     options: frozenset[str]
     operands: tuple[Operand, ...]
@@ -582,7 +586,7 @@ def _is_dynamic(word: str) -> bool:
     return "$" in word or "`" in word
 
 
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACES = lazy(r"\{([^{}]*,[^{}]*)\}")
 _MAX_EXPANSION = 64
 
 
@@ -610,6 +614,8 @@ def _expand_braces(words: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class CommandPattern:
+    """A shell rule's command, compiled: what a `NormalCommand` must hold to match it."""
+
     program: str
     options: frozenset[str]
     operands: tuple[frozenset[str], ...]  # each: the spellings it accepts; {"*"}: any words

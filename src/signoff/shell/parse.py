@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-import threading
+from _thread import _local
 from dataclasses import dataclass, field
 
-import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
 from .arith import (
@@ -31,8 +30,27 @@ from .words import BRACE_SEQ_RE, Cmd, Redir, Walk, Word, decode_ansi_c, expand_b
 # The records live in shell_words; importing them from here keeps working.
 __all__ = ["Cmd", "Redir", "Walk", "Walker", "Word", "decode_ansi_c", "expand_braces", "parse"]
 
-_LANGUAGE = Language(tree_sitter_bash.language())
-_LOCAL = threading.local()  # a Parser is not thread-safe: one per thread, reused
+
+def _bash_grammar() -> object:
+    """`tree_sitter_bash.language()`, loaded without the package's `__init__`, which imports
+    importlib.resources (~2 ms, a third of parsing's start-up) for query files we never
+    read. The same extension module; if its layout ever changes, the ordinary import."""
+    from importlib.machinery import ExtensionFileLoader, PathFinder
+
+    package = PathFinder.find_spec("tree_sitter_bash")
+    where = package.submodule_search_locations if package else None
+    spec = PathFinder.find_spec("tree_sitter_bash._binding", where) if where else None
+    if spec is None or not isinstance(spec.loader, ExtensionFileLoader):
+        import tree_sitter_bash
+
+        return tree_sitter_bash.language()
+    binding = spec.loader.create_module(spec)
+    spec.loader.exec_module(binding)
+    return binding.language()
+
+
+_LANGUAGE = Language(_bash_grammar())
+_LOCAL = _local()  # threading.local without threading: a Parser is not thread-safe, one per thread
 MAX_DEPTH = 120  # deeper nesting is reported as a problem (opaque), not recursed into
 
 
@@ -57,6 +75,8 @@ _ASCII_ONLY = bytes(b if b < 0x80 else 0x78 for b in range(256))
 
 @dataclass(slots=True)
 class _Heredoc:
+    """A here-document's body as it is read, with what it expands."""
+
     text: str = ""
     dynamic: bool = False  # the body expands $vars or $(…) when the command runs
     words: list[Word] = field(default_factory=list)

@@ -26,6 +26,7 @@ import os
 import posixpath
 import re
 
+from ..lazyre import lazy
 from . import knowledge as K
 from .facts import Context, Facts, under
 from .parse import Word
@@ -237,9 +238,9 @@ __all__ = [
 _RG_LONG_SHOWS = ("--hidden", "--follow", "--ignore-file", "--unrestricted")
 _RG_GLOBS = ("-g", "--glob", "--iglob")
 _IGNORE_NAMES = (".ignore", ".rgignore", ".gitignore")
-_NEGATION = re.compile(rb"^[ \t]*!", re.MULTILINE)
+_NEGATION = re.compile(rb"^[ \t]*!", re.MULTILINE)  # bytes: compiled at once (cheap)
 # A cluster of short options whose value-taking option is not alone: `-ng GLOB`, `-nig*`.
-_RG_VALUE_LAST = re.compile(r"^-[^-\s]+[ABCEefgjMmrTt]")
+_RG_VALUE_LAST = lazy(r"^-[^-\s]+[ABCEefgjMmrTt]")
 
 
 def rg_trees(

@@ -15,17 +15,12 @@ from . import knowledge as K
 from .args import lookalike, option_values, texts_of
 from .facts import Context, Facts
 from .help import describes_itself
-from .judges.files import judge_dd, judge_delete, judge_read_only, judge_writer
-from .judges.git import judge_git
-from .judges.network import judge_network
+from .judges.index import LOCAL_QUERIES, SYSTEM_PROGRAMS
 from .judges.option_programs import (
     judge_option_programs,
     judge_wrapper_options,
     note_program_env,
 )
-from .judges.queries import judge_local
-from .judges.runners import judge_runner
-from .judges.system import SYSTEM_PROGRAMS, judge_system
 from .judges.wrappers import judge_nested, judge_shell, privileged_start, skip_wrapper, xargs_start
 from .parse import Cmd, Word
 from .paths import note_delete, note_read, note_write
@@ -129,8 +124,15 @@ def judge_program(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
     its catastrophic system forms (kill 1, userdel, apt purge libc6, docker -v /:/host …)."""
     extras = _judge_family(base, args, f, cmd, ctx)
     if base in SYSTEM_PROGRAMS:
+        from .judges.system import judge_system
+
         extras += judge_system(base, args, f, cmd, ctx)
     return extras
+
+
+# Each family's judge is imported on its first program (`judges.index` says why): judging
+# `git status` in a fresh process loads git's judge, not the databases', packages' or
+# archives'. Which judge sees a program is decided by the tables, as before.
 
 
 def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
@@ -164,32 +166,47 @@ def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
         f.deny(f"{base} can wipe a disk")
         return []
     if base == "dd":
+        from .judges.files import judge_dd
+
         judge_dd(args, f, cmd, ctx)
         return []
     if describes_itself(base, texts):
         f.note(f"{base} {texts[0]} only prints its version or help")
         return []
-    if judge_local(base, args, f, cmd, ctx):  # queries, dry runs, formatters (shell_queries)
-        return []
+    if base in LOCAL_QUERIES:  # queries, dry runs, formatters (judges.queries)
+        from .judges.queries import judge_local
+
+        if judge_local(base, args, f, cmd, ctx):
+            return []
     if base in K.KILLERS:
         f.raise_to("destructive", "stops running processes")
         if (base == "kill" and "-1" in texts[1:]) or texts[-1:] == ["-1"] or base == "killall5":
             f.deny("kills every process (kill -1)")
         return []
     if base in K.DELETERS:
+        from .judges.files import judge_delete
+
         judge_delete(base, args, f, cmd, ctx)
         return []
     if base == "git":
+        from .judges.git import judge_git
+
         judge_git(args, f, cmd, ctx)
         return []
     if base in K.NETWORK:
+        from .judges.network import judge_network
+
         judge_network(base, args, f, cmd, ctx)
         return []
     if base == "find":
         return _find(args, f, cmd, ctx)
     if base in K.READ_ONLY:
+        from .judges.files import judge_read_only
+
         return judge_read_only(base, args, f, cmd, ctx)
     if base in K.WRITERS:
+        from .judges.files import judge_writer
+
         judge_writer(base, args, f, cmd, ctx)
         return []
     if base == "systemctl" or base == "crontab":
@@ -228,6 +245,8 @@ def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
         f.opaque("runs a script in the current shell")
         return []
     if base in K.INTERPRETERS or base in K.RUNNERS:
+        from .judges.runners import judge_runner
+
         judge_runner(base, args, f, cmd, ctx)
         return []
     f.opaque(f"{base} is not a program signoff knows; its effects are unknown")

@@ -10,9 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..lazyre import lazy
+
 
 @dataclass(slots=True)
 class Word:
+    """One shell word after quote removal, and what is known about its value."""
+
     text: str
     dynamic: bool = False  # holds a value only known at run time
     glob: bool = False  # unquoted *, ? or [ (or a brace sequence): expands at run time
@@ -21,6 +25,8 @@ class Word:
 
 @dataclass(slots=True)
 class Redir:
+    """One redirection: operator, descriptor and target."""
+
     op: str
     fd: str
     target: Word | None  # None for a descriptor duplication such as 2>&1
@@ -28,6 +34,8 @@ class Redir:
 
 @dataclass(slots=True)
 class Cmd:
+    """One simple command as the walker found it: words, assignments, redirections, context."""
+
     words: list[Word]
     assigns: list[tuple[str, Word]]
     redirects: list[Redir]
@@ -46,6 +54,8 @@ class Cmd:
 
 @dataclass(slots=True)
 class Walk:
+    """Everything the walker found in a command line: commands, pipelines, functions, problems."""
+
     cmds: list[Cmd] = field(default_factory=list)
     pipes: list[list[list[int]]] = field(default_factory=list)  # pipeline -> stage -> cmd ids
     functions: set[str] = field(default_factory=set)
@@ -67,13 +77,13 @@ _ANSI_SIMPLE = {
     '"': '"',
     "?": "?",
 }
-_ANSI_RE = re.compile(
+_ANSI_RE = lazy(
     r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
     r"|c.|.)",
     re.DOTALL,
 )
-_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
-BRACE_SEQ_RE = re.compile(r"\{[^{}]*\.\.[^{}]*\}")
+_BRACE_RE = lazy(r"\{([^{}]*,[^{}]*)\}")
+BRACE_SEQ_RE = lazy(r"\{[^{}]*\.\.[^{}]*\}")
 
 
 def decode_ansi_c(body: str) -> str:

@@ -227,6 +227,14 @@ class Row:
     lease_expires_at: float | None = None
     outcome: Mapping[str, Any] | None = None
     version: int = 0
+    # The request's binding and decision record are known good in this process: a plan
+    # built them with the store's keys, or checked them after the row was read. Only such
+    # a row, kept in the store's cache, skips the checks: they catch changes made in the
+    # database, and a row read from it (`from_columns`) is never `checked`; a change made
+    # there since bumps the version, so the cached copy fails its compare-and-set and the
+    # row is read, and checked, again. `replace` keeps the flag, so a plan that derives a
+    # row from an unchecked one without checking it (resolve, expire) stays unchecked.
+    checked: bool = field(default=False, compare=False)
 
     @property
     def state(self) -> str:
@@ -346,7 +354,7 @@ def plan_create(
         "idempotent": idempotent,
     }
     draft = Draft(REQUEST_CREATED, rid, stored.run_id, stored.requested_by, data)
-    return Plan(Row(stored, idempotent=idempotent), [draft])
+    return Plan(Row(stored, idempotent=idempotent, checked=True), [draft])
 
 
 def _expire(row: Row, now: float, error: Exception | None) -> Plan:
@@ -386,7 +394,8 @@ def plan_decide(
         prior = req.decision
         who = f"{prior.kind} by {prior.actor} at {when(prior.decided_at)}" if prior else "decided"
         raise AlreadyDecided(f"request {req.id} was already decided ({who}); it is {row.state}")
-    verify_integrity(req, keys)
+    if not row.checked:
+        verify_integrity(req, keys)
     if binding is not None and not hmac.compare_digest(binding, req.binding):
         raise IntegrityError(
             f"request {req.id}: the decision carries a binding that is not this request's; "
@@ -442,7 +451,7 @@ def plan_decide(
         )
         data["decision_mac"] = new.decision_mac
     draft = Draft(REQUEST_DECIDED, req.id, req.run_id, actor, data)
-    return Plan(replace(row, request=new), [draft])
+    return Plan(replace(row, request=new, checked=True), [draft])
 
 
 def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: float) -> Plan:
@@ -478,8 +487,9 @@ def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: 
                 f"{when(req.expires_at)}; it will not run"
             ),
         )
-    verify_integrity(req, keys)
-    verify_decision(req, keys)
+    if not row.checked:
+        verify_integrity(req, keys)
+        verify_decision(req, keys)
     token = secrets.token_urlsafe(24)
     lease = now + float(lease_seconds)
     data = {
@@ -494,6 +504,7 @@ def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: 
         token_hash=token_hash(token),
         worker=worker,
         lease_expires_at=lease,
+        checked=True,
     )
     events.append(Draft(REQUEST_CLAIMED, req.id, req.run_id, worker, data))
     return Plan(new, events, token=token)

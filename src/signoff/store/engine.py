@@ -11,6 +11,7 @@ is kept.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -22,6 +23,7 @@ from typing import Any, Protocol
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
 from ..kinds import GRANT_ADDED, GRANT_REVOKED, REQUEST_INTEGRITY_FAILED
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
+from ..times import when
 from . import base, chain, integrity
 from .anchor import Anchor
 from .base import Claim, Draft, Event, Plan, Row
@@ -75,6 +77,10 @@ class Tx(Protocol):
     def messages_insert(self, run_id: str, first_seq: int, messages: Sequence[str]) -> None: ...
     def messages_load(self, run_id: str) -> list[str]: ...
 
+
+# signoff.store.*: claims and sweeps (info), retries and waits (debug), migrations (info).
+# Ids, workers and states only: never a token, a key, a payload or a connection password.
+log = logging.getLogger(__name__)
 
 MAX_CAS_ATTEMPTS = 100
 FINAL_STATES = frozenset({"finished", "failed", "rejected", "skipped", "answered", "expired"})
@@ -193,7 +199,7 @@ class Engine(KeyedLog, RunsAPI):
 
     def _transition_once(self, request_id: str, now: float, fn: Callable[[Row], Plan]) -> Plan:
         cached = self._rows.get(request_id)
-        for _ in range(MAX_CAS_ATTEMPTS):
+        for attempt in range(MAX_CAS_ATTEMPTS):
             if cached is not None:
                 row, cached = cached, None
                 try:
@@ -210,6 +216,14 @@ class Engine(KeyedLog, RunsAPI):
                     raise plan.error
                 return plan
             self._rows.drop(request_id)
+            log.debug(
+                "request %s changed since version %d (another writer): reading it again, "
+                "attempt %d",
+                request_id,
+                row.version,
+                attempt + 2,
+            )
+        log.info("request %s: gave up after %d concurrent changes", request_id, MAX_CAS_ATTEMPTS)
         raise ConflictError(
             f"request {request_id}: gave up after {MAX_CAS_ATTEMPTS} concurrent changes"
         )
@@ -351,6 +365,14 @@ class Engine(KeyedLog, RunsAPI):
         )
         assert plan.row is not None and plan.token is not None
         assert plan.row.lease_expires_at is not None
+        if log.isEnabledFor(logging.INFO):  # the claim is on the hot path: format only if shown
+            log.info(
+                "request %s claimed by %s (lease until %s)%s",
+                request_id,
+                worker,
+                when(plan.row.lease_expires_at),
+                ", a reclaim of a call in doubt" if plan.events[-1].data.get("reclaim") else "",
+            )
         return Claim(plan.token, plan.row.lease_expires_at, plan.row.request, worker)
 
     def finish(
@@ -411,6 +433,8 @@ class Engine(KeyedLog, RunsAPI):
                 self._append(tx, entries, now)
                 self._rows.drop(rid)
                 done.append(rid)
+        if done:
+            log.info("%s: %s", _SWEPT[column], ", ".join(done))
         return done
 
     def expire_stale(self, now: float | None = None) -> list[str]:
@@ -522,6 +546,12 @@ class Engine(KeyedLog, RunsAPI):
                 raise InvalidInput(f"ack: event {seq} does not exist (last is {head})")
             if seq > tx.cursor_get(consumer):
                 tx.cursor_set(consumer, int(seq))
+
+
+_SWEPT = {
+    "expires_at": "expired, undecided or unclaimed",
+    "lease_expires_at": "in doubt, their claim's lease lapsed without a report",
+}
 
 
 def _grant(doc: str) -> Grant:

@@ -35,6 +35,8 @@ from .sql import PG_SQL, SQLTx
 logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 CONNECTION_WAIT_S = 5.0  # a busy pool is served well within this; a dead server is not
+POOL_WAIT_LOG_S = 0.05  # a wait for a pooled connection this long is logged (debug)
+log = logging.getLogger(__name__)  # see store.engine for what is logged at which level
 MIGRATION_LOCK = 0x5190FF  # pg_advisory_xact_lock key held while migrating
 ROW_CACHE_SIZE = 1024
 # with events: commit asynchronously, then flush (see migration 0005); without: one commit
@@ -118,10 +120,20 @@ class PostgresStore(Engine):
         traceback."""
         from psycopg_pool import PoolTimeout
 
+        asked = time.monotonic()
         try:
             with self._pool.connection(timeout=CONNECTION_WAIT_S) as conn:
+                waited = time.monotonic() - asked
+                if waited >= POOL_WAIT_LOG_S:
+                    log.debug(
+                        "waited %.3f s for a pooled connection to %s (a pool of at most %d)",
+                        waited,
+                        self._where,
+                        self._pool.max_size,
+                    )
                 yield conn
         except PoolTimeout as exc:
+            log.info("no pooled connection to %s within %g s", self._where, CONNECTION_WAIT_S)
             raise ConfigurationError(
                 f"PostgreSQL store {self._where}: no connection within "
                 f"{CONNECTION_WAIT_S:g} s (is the server down?): "
@@ -147,7 +159,9 @@ class PostgresStore(Engine):
         open a second connection for the waiting client)."""
         if self._pool_ready(1.0):
             return
+        log.info("the PostgreSQL pool for %s is not ready after 1 s: trying directly", self._where)
         psycopg.connect(url, connect_timeout=10).close()  # raises with the cause
+        log.info("%s is reachable, only slow to accept: waiting up to 9 s more", self._where)
         if not self._pool_ready(9.0):  # reachable, only slow: give it the rest
             raise ConfigurationError("the server accepted no pooled connection in 10 s")
 
@@ -255,6 +269,7 @@ class PostgresStore(Engine):
                     "INSERT INTO schema_migrations VALUES (%s, %s)", (version, time.time())
                 )
                 applied_now.append(version)
+                log.info("PostgreSQL store %s: applied migration %04d", self._where, version)
         return applied_now
 
     def wait_for_event(self, timeout: float, after_seq: int | None = None) -> bool:

@@ -19,6 +19,7 @@ lapsed (its driver crashed).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -39,6 +40,8 @@ from ..run_state import Run
 from ..times import when
 from . import base
 from .base import Draft
+
+log = logging.getLogger(__name__)  # see store.engine for what is logged at which level
 
 if TYPE_CHECKING:
     from .engine import Tx
@@ -436,6 +439,7 @@ class RunsAPI:
             if entries:
                 tx.append(entries, ts)
         self._maybe_anchor()
+        log.debug("run %s leased to %s until %s", row.run.id, worker, when(new.lease_expires_at))
         return row.run
 
     def release_run(self, run_id: str, worker: str) -> None:

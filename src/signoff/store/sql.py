@@ -11,10 +11,11 @@ from .chain import GENESIS_HASH, chain_hash
 
 Dialect = Literal["sqlite", "postgres"]
 
-# SQLite indexes requests by state only while they are open (migration 0009); a query on
-# open states repeats the index's condition verbatim so the planner can use the index
+# SQLite indexes requests by state only while they are open (migrations 0009, 0011); a
+# query on open states repeats the index's condition verbatim so the planner can use the
+# index. Equalities joined by OR, not `state IN (...)`: see migration 0011.
 OPEN_STATES = ("pending", "approved", "claimed", "in_doubt")
-OPEN_TERM = "state IN ({})".format(", ".join(f"'{state}'" for state in OPEN_STATES))
+OPEN_TERM = "({})".format(" OR ".join(f"state = '{state}'" for state in OPEN_STATES))
 
 # the notifier's delivery events are indexed by request (migration 0010), with this condition
 DELIVERY_TERM = "kind IN ({})".format(", ".join(f"'{k}'" for k in DELIVERY_KINDS))

@@ -11,6 +11,7 @@ as the fallback (busy timeout) so writers queue instead of failing.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -33,6 +34,7 @@ from .sql import SQLTx
 BUSY_TIMEOUT_S = 30.0
 WAL_CHECKPOINT_PAGES = 100
 ROW_CACHE_SIZE = 1024
+log = logging.getLogger(__name__)  # see store.engine for what is logged at which level
 
 
 class SQLiteStore(Engine):
@@ -102,6 +104,7 @@ class SQLiteStore(Engine):
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
                     raise
+                log.debug("SQLite store locked by another process (%s): retrying", exc)
                 time.sleep(0.01)
 
     @contextmanager
@@ -180,6 +183,7 @@ class SQLiteStore(Engine):
                     "INSERT INTO schema_migrations VALUES (?, ?)", (version, time.time())
                 )
                 applied_now.append(version)
+                log.info("SQLite store %s: applied migration %04d", self.path, version)
         return applied_now
 
     def _erased(self) -> None:

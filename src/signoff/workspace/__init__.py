@@ -1,6 +1,7 @@
 """Built-in workspace tools: read, list, search, write, edit, create, delete, run, fetch, mail.
 
-A `Workspace` binds the tools declared in `registry.BUILTIN_SPECS` to one root directory::
+A `Workspace` implements the built-in tools declared by `tools.BuiltinTools` (their
+signatures are their declarations), bound to one root directory::
 
     ws = Workspace("/path/to/project")
     gate = Gate(policy, previewer=ws.preview)
@@ -30,7 +31,7 @@ from ..exceptions import InvalidInput, OutsideWorkspace, RevertConflict, ToolErr
 from ..models import ToolCall
 from ..safe_files import read_regular, regular_or_none, unlink_entry, write_regular
 from ..targets import check_expected
-from ..tools import ALIASES, BUILTIN_SPECS, ToolSpec
+from ..tools import ALIASES, BUILTIN_SPECS, BuiltinTools, ToolSpec
 from . import fetch as http_fetch
 from ._text import cut_text, human_size, is_binary
 from .command import DEFAULT_TIMEOUT, MAX_OUTPUT_BYTES, run_command
@@ -51,7 +52,7 @@ SEARCH_SKIP = IGNORED_DIRS | {".signoff", ".mypy_cache", ".pytest_cache", ".ruff
 FILE_WRITE_TOOLS = ("write_file", "edit_file", "create_project", "delete_file")
 
 
-class Workspace:
+class Workspace(BuiltinTools):
     """The built-in tools bound to one root directory."""
 
     def __init__(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from ...lazyre import lazy
 from .. import knowledge as K
 from ..facts import Context, Facts
 from ..parse import Cmd, Word
@@ -235,12 +236,12 @@ _SQLITE_FLAGS = frozenset(
     }
 )
 # sqlite3 dot-commands that only show the schema or set how results are printed.
-_SQLITE_DOT = re.compile(
+_SQLITE_DOT = lazy(
     r"^\s*\.(tables|schema|fullschema|indexes|indices|databases|dbinfo"
     r"|show|help|headers|header|mode|width|nullvalue|separator|stats"
     r"|timer|changes|eqp|lint|dbconfig)\b[\w\s.%*'\"-]*$"
 )
-_PSQL_META = re.compile(
+_PSQL_META = lazy(
     r"^\s*\\(d[a-zA-Z]{0,3}[+S]{0,2}|l\+?|list\+?|conninfo|encoding)"
     r"(\s+[\w.*\"$-]+)?\s*$"
 )

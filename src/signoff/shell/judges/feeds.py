@@ -24,6 +24,7 @@ import re
 import shlex
 from itertools import pairwise
 
+from ...lazyre import lazy
 from .. import knowledge as K
 from ..args import option_values, positionals, texts_of
 from ..facts import Context, Facts
@@ -36,12 +37,12 @@ from .settings import judge_git, judge_pager_option, judge_variable
 from .wrappers import skip_wrapper
 
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
-_IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS(?!\w)")  # also ${IFS%?}, ${IFS:0:1}
-_PRINTF_SPEC = re.compile(r"%(%|[-+ 0#]*\d*(?:\.\d+)?[a-zA-Z])")
+_IFS = lazy(r"\$\{IFS[^}]*\}|\$IFS(?!\w)")  # also ${IFS%?}, ${IFS:0:1}
+_PRINTF_SPEC = lazy(r"%(%|[-+ 0#]*\d*(?:\.\d+)?[a-zA-Z])")
 _PARALLEL_SEPARATORS = frozenset({":::", "::::", ":::+", "::::+"})
-_REPLACEMENT = re.compile(r"\{[./#%]*\d*[./#%]*\}")
-_CRON_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*\s*=")
-_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
+_REPLACEMENT = lazy(r"\{[./#%]*\d*[./#%]*\}")
+_CRON_ASSIGNMENT = lazy(r"^[A-Za-z_]\w*\s*=")
+_ASSIGNMENT = lazy(r"[A-Za-z_]\w*=")
 _MAX_ITEMS = 16
 # Programs worth a second look (cheap gate for the common commands).
 _WATCHED = (

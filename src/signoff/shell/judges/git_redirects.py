@@ -16,9 +16,9 @@ editor, or that may treat a name as a file and discard its changes (issue 12).
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable
 
+from ...lazyre import lazy
 from ..facts import Context, Facts, ShellClass
 
 Write = Callable[[ShellClass, str], None]
@@ -34,7 +34,7 @@ _MESSAGE = frozenset(
     {"-m", "--message", "-F", "--file", "-C", "--reuse-message", "--no-edit", "--fixup", "--squash"}
 )
 _BRANCHING = frozenset({"-b", "-B", "--orphan", "-t", "--track", "--detach", "-c", "-C"})
-_PATHSPEC = re.compile(r"^:|[*?\[]")  # `:(top)x`, `:/x`, a glob
+_PATHSPEC = lazy(r"^:|[*?\[]")  # `:(top)x`, `:/x`, a glob
 # Names that are, by convention, files or directories of a project, not branches.
 _PROJECT_NAMES = frozenset(
     {

@@ -5,13 +5,14 @@ from __future__ import annotations
 import posixpath
 import re
 
+from ...lazyre import lazy
 from .. import knowledge as K
 from ..args import has_flag, option_values, positionals, texts_of
 from ..facts import Context, Facts
 from ..parse import Cmd, Word
 from ..paths import note_read, note_write
 
-_REMOTE_PATH = re.compile(r"^[\w.@-]+:")  # host:path, user@host:path
+_REMOTE_PATH = lazy(r"^[\w.@-]+:")  # host:path, user@host:path
 
 
 def is_remote(word: Word) -> bool:

@@ -12,8 +12,7 @@ Wrappers' own options that write or run (`time -o FILE`, `strace -o '|cmd'`) are
 
 from __future__ import annotations
 
-import re
-
+from ...lazyre import lazy
 from ..facts import Context, Facts
 from ..parse import Cmd, Word
 from ..paths import note_write
@@ -158,7 +157,7 @@ _CHANGES_SYSTEM: dict[str, tuple[str, ...]] = {
 # command (`Bash(git log:*)`) cannot vouch for what they name, so they are a boundary (asks
 # whatever the rules say, approved once). Options-only variables (PYTHONPATH, NODE_OPTIONS
 # for a build that runs code anyway) stay ordinary opaque asks that a rule may allow.
-PROGRAM_ENV = re.compile(
+PROGRAM_ENV = lazy(
     r"^(PATH|\w*PAGER|\w*EDITOR|VISUAL|\w*BROWSER|\w*ASKPASS\w*|LESSOPEN|LESSCLOSE|LESSKEY\w*"
     r"|LESSEDIT|FCEDIT|CVS_RSH|RSYNC_RSH|RSYNC_CONNECT_PROG|GIT_SSH|GIT_SSH_COMMAND"
     r"|GIT_EXTERNAL_DIFF|GIT_EXEC_PATH|GIT_PROXY_COMMAND|GIT_CONFIG\w*|GIT_DIR|BASH_ENV|ENV"

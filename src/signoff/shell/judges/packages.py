@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from ...lazyre import lazy
 from ..args import has_flag, positionals, texts_of
 from ..facts import Context, Facts
 from ..parse import Cmd, Word
@@ -118,8 +119,8 @@ ESSENTIAL_PREFIXES: tuple[str, ...] = (
     "grub2-",
     "shim-",
 )
-_GLOB_CHARS = re.compile(r"[*?\[]")
-_REGEX_CHARS = re.compile(r"[\^$+|()]|\.\*")
+_GLOB_CHARS = lazy(r"[*?\[]")
+_REGEX_CHARS = lazy(r"[\^$+|()]|\.\*")
 # Names a wildcard is tried against (one member of each prefix family included).
 _PROBES = (
     "libc6",

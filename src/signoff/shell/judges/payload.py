@@ -23,12 +23,13 @@ import posixpath
 import re
 import shlex
 
+from ...lazyre import lazy
 from ..facts import Context, Facts
 from ..parse import Word
 from ..paths import note_delete, note_write
 
 # Any of these in the code means it may run shell commands: cheap gate before the rest.
-_SHELL_CALL = re.compile(
+_SHELL_CALL = lazy(
     r"\bos\s*\.\s*(?:system|popen|exec\w*|spawn\w*)\s*\(|\bsubprocess\s*\.\s*\w+\s*\(|"
     r"\b(?:sp|commands|pty)\s*\.\s*\w+\s*\(|"
     r"\b(?:check_call|check_output|getoutput|getstatusoutput|call|run|Popen)\s*\(|"
@@ -38,16 +39,16 @@ _SHELL_CALL = re.compile(
     r"|Bun\s*\.\s*(?:spawn\w*|\$))|`|%x[({\[<|!]|\|\s*getline|\|\s*\"|\"\s*\|"
 )
 # A string literal: double, single or backtick quoted (no newline inside single/double).
-_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'|`([^`]*)`')
-_RUBY_X = re.compile(r"%x(?:\(([^)]*)\)|\{([^}]*)\}|\[([^\]]*)\]|<([^>]*)>|\|([^|]*)\||!([^!]*)!)")
-_PERL_QX = re.compile(r"\bqx\s*(?:\(([^)]*)\)|\{([^}]*)\}|\[([^\]]*)\]|/([^/]*)/)")
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_STRING = lazy(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'|`([^`]*)`')
+_RUBY_X = lazy(r"%x(?:\(([^)]*)\)|\{([^}]*)\}|\[([^\]]*)\]|<([^>]*)>|\|([^|]*)\||!([^!]*)!)")
+_PERL_QX = lazy(r"\bqx\s*(?:\(([^)]*)\)|\{([^}]*)\}|\[([^\]]*)\]|/([^/]*)/)")
+_ESCAPE = lazy(r"\\(.)", re.DOTALL)
 # Between literals of one concatenation or argv list: `+`, `.`, commas, brackets, nothing.
-_JOINER = re.compile(r"[\s,+\[\]()]*|\s*\.\s*")
+_JOINER = lazy(r"[\s,+\[\]()]*|\s*\.\s*")
 _MAX_SCRIPTS = 48
 
 # Library calls that delete or write the path in their first argument.
-_DELETE_CALL = re.compile(
+_DELETE_CALL = lazy(
     r"(?:(?P<rec>\bshutil\s*\.\s*rmtree|\brmtree|\bremove_tree|\bos\s*\.\s*removedirs"
     r"|\bFileUtils\s*\.\s*(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rmtree)"
     r"|\b(?:fse|fsExtra|fs)\s*\.\s*(?:removeSync|emptyDirSync|emptyDir)\b|\brimraf(?:\s*\.\s*sync)?"
@@ -64,20 +65,20 @@ _DELETE_CALL = re.compile(
     r"|(?P<path>\b(?:pathlib\s*\.\s*)?(?:Pure)?(?:Posix)?Path)"
     r")\b\s*\(?"
 )
-_PATH_METHOD = re.compile(r"\s*\)\s*\.\s*(?P<m>unlink|rmdir|write_text|write_bytes|open)\s*\(")
+_PATH_METHOD = lazy(r"\s*\)\s*\.\s*(?P<m>unlink|rmdir|write_text|write_bytes|open)\s*\(")
 # Perl's open: `open(F, ">/etc/x")`, `open(my $fh, '>', PATH)`.
-_PERL_OPEN = re.compile(
+_PERL_OPEN = lazy(
     r"\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*"
     r"(?:(?P<q>['\"])(?P<mode>\+?[<>]{1,2})(?P=q)\s*,\s*)?"
 )
-_WRITE_MODE = re.compile(r"""['"](?:[wax]|r\+)[bt+]*['"]|['"]>>?['"]|\bO_(?:WRONLY|RDWR|TRUNC)""")
+_WRITE_MODE = lazy(r"""['"](?:[wax]|r\+)[bt+]*['"]|['"]>>?['"]|\bO_(?:WRONLY|RDWR|TRUNC)""")
 
 # Kills: pid first (Python, Node, PHP, Deno) or signal first (Perl, Ruby).
-_KILL_PID_FIRST = re.compile(
+_KILL_PID_FIRST = lazy(
     r"\b(?:os\s*\.\s*kill|process\s*\.\s*kill|posix_kill|Deno\s*\.\s*kill)\s*\(\s*"
     r"(?P<pid>-\s*1|1)\s*[,)]"
 )
-_KILL_SIG_FIRST = re.compile(
+_KILL_SIG_FIRST = lazy(
     r"\b(?:Process\s*\.\s*kill|kill)\s*\(?\s*[-'\"\w:]+\s*(?:,|=>)\s*(?:[^;)\n]*?,\s*)?"
     r"(?P<pid>-\s*1|1)(?![\w.])"
 )
@@ -96,17 +97,17 @@ _HOME = (
     r"|\$ENV\s*\{\s*['\"]?HOME['\"]?\s*\}|getenv\s*\(\s*['\"]HOME['\"]\s*\)"
     r"|\$_SERVER\s*\[\s*['\"]HOME['\"]\s*\]|ENVIRON\s*\[\s*\"HOME\"\s*\])"
 )
-_HOME_RE = re.compile(_HOME)
-_LITERAL = re.compile(r"""(?P<q>['"])(?P<s>(?:(?!(?P=q))[^\\\n]|\\.)*)(?P=q)""")
-_JOIN_CALL = re.compile(
+_HOME_RE = lazy(_HOME)
+_LITERAL = lazy(r"""(?P<q>['"])(?P<s>(?:(?!(?P=q))[^\\\n]|\\.)*)(?P=q)""")
+_JOIN_CALL = lazy(
     r"(?:os\s*\.\s*path|path|posixpath|File|require\s*\(\s*['\"](?:node:)?"
     r"path['\"]\s*\))\s*\.\s*(?:join|resolve)\s*\("
 )
-_WRAP_CALL = re.compile(
+_WRAP_CALL = lazy(
     r"(?:(?:pathlib\s*\.\s*)?(?:Posix)?Path|os\s*\.\s*fspath|str|String|glob"
     r"|os\s*\.\s*path\s*\.\s*(?:abspath|realpath|normpath))\s*\("
 )
-_PATH_OP = re.compile(r"\s*(?:/|\+|\.(?=\s*['\"]))\s*")
+_PATH_OP = lazy(r"\s*(?:/|\+|\.(?=\s*['\"]))\s*")
 
 
 def scan_code(lang: str, code: str, f: Facts, cwd: str | None, ctx: Context) -> None:
@@ -170,7 +171,7 @@ def _add_run(run: list[str], found: list[str]) -> None:
 
 # One word that is no program able to harm alone ('w', 'utf-8', 'inherit', '/'): skip the
 # parse. Words that are catastrophic alone (`reboot`) still go to the judge.
-_ONE_WORD = re.compile(r"[\w.@%+=:,/~-]*")
+_ONE_WORD = lazy(r"[\w.@%+=:,/~-]*")
 _ALONE_DEADLY = frozenset({"reboot", "halt", "poweroff", "shutdown", "killall5"})
 
 
@@ -332,14 +333,14 @@ def _kills(lang: str, code: str, f: Facts) -> None:
 
 _SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/[IM]*)"
 # `e COMMAND` (to the end of the line) after an optional address or range and `!`.
-_SED_E = re.compile(
+_SED_E = lazy(
     r"(?:^|[;\n{}])\s*(?:"
     + _SED_ADDRESS
     + r"(?:\s*,\s*"
     + _SED_ADDRESS
     + r")?\s*!?\s*)?e[ \t]+([^\n]+)"
 )
-_SED_S = re.compile(r"s([^\w\s\\])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1([a-zA-Z0-9]*)")
+_SED_S = lazy(r"s([^\w\s\\])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1([a-zA-Z0-9]*)")
 
 
 def sed_commands(script: str) -> list[str]:

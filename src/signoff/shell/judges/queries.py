@@ -22,7 +22,7 @@ from ..parse import Cmd, Word
 from ..paths import note_delete, note_read, note_write
 from .databases import DATABASE_JUDGES, LOCAL_HOSTS, parse_options
 from .files import judge_read_only
-from .tools import judge_tool, loads_code
+from .tools import TOOL_PROGRAMS, judge_tool, loads_code
 
 # Inspect binaries without running them. `ldd` is not one: glibc's ldd may run the program's
 # own loader, so it asks (objdump -p / readelf -d show the same).
@@ -601,3 +601,9 @@ _JUDGES: dict[str, Judge] = {
     "cargo": _runner_query,
     "go": _runner_query,
 }
+
+
+def local_programs() -> frozenset[str]:
+    """Every program `judge_local` may judge: for any other it returns False at once
+    (`judges.index.LOCAL_QUERIES` lists them for the dispatch, without importing this)."""
+    return frozenset({*TOOL_PROGRAMS, *BINARY_INSPECTORS, "ldd", *_JUDGES})

@@ -10,16 +10,16 @@ setting already asks; a catastrophic value is denied wherever it is visible.
 from __future__ import annotations
 
 import fnmatch
-import re
 import shlex
 
+from ...lazyre import lazy
 from ..args import texts_of
 from ..facts import Context, Facts
 from ..parse import Word
 from .payload import scan_shell_texts
 
 # Environment variables whose value is a command line a program runs.
-COMMAND_VAR = re.compile(
+COMMAND_VAR = lazy(
     r"^(\w*PAGER|\w*EDITOR|VISUAL|BROWSER|GIT_SSH_COMMAND|GIT_SSH|GIT_EXTERNAL_DIFF|\w*ASKPASS"
     r"|LESSOPEN|LESSCLOSE|PROMPT_COMMAND|RSYNC_RSH|RSYNC_CONNECT_PROG|FCEDIT|GIT_PROXY_COMMAND)$"
 )

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import re
 
-_START = re.compile(r"^\s*\(*\s*(select|show|explain|describe|desc|table|values|with)\b", re.I)
+from ...lazyre import lazy
+
+_START = lazy(r"^\s*\(*\s*(select|show|explain|describe|desc|table|values|with)\b", re.I)
 # A statement that reads first can still write inside (`WITH d AS (DELETE … RETURNING *)`).
-_DML = re.compile(
+_DML = lazy(
     r"\b(insert|update|delete|merge|upsert|create|drop|alter|truncate"
     r"|grant|revoke|copy|call|do|execute|exec|set|reset|load|handler|attach"
     r"|detach|vacuum|reindex|cluster|refresh|notify|listen)\b",
     re.I,
 )
-_SQLITE_PRAGMA = re.compile(
+_SQLITE_PRAGMA = lazy(
     r"^\s*pragma\s+(\w+\.)?(table_info|table_xinfo|index_list"
     r"|index_info|index_xinfo|database_list|table_list"
     r"|foreign_key_list|collation_list|function_list|compile_options"
@@ -29,13 +31,13 @@ _SQLITE_PRAGMA = re.compile(
     r"|integrity_check|quick_check)\s*(\(\s*['\"\w.]*\s*\))?\s*$",
     re.I,
 )
-_MYSQL_USE = re.compile(r"^\s*use\s+`?\w+`?\s*$", re.I)
-_WRITES = re.compile(
+_MYSQL_USE = lazy(r"^\s*use\s+`?\w+`?\s*$", re.I)
+_WRITES = lazy(
     r"\b(into|for\s+(update|share|no\s+key\s+update|key\s+share)|analy[sz]e"
     r"|lock|outfile|dumpfile)\b",
     re.I,
 )
-_CALL = re.compile(r"([A-Za-z_][\w$]*)\s*\(")
+_CALL = lazy(r"([A-Za-z_][\w$]*)\s*\(")
 _PURE = frozenset(
     re.split(
         r"\s+",

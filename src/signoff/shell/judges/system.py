@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from ...lazyre import lazy
 from .. import knowledge as K
 from ..args import has_flag, option_values, positionals, texts_of
 from ..facts import Context, Facts, under
@@ -527,7 +528,7 @@ _JUDGES.update({"shred": _shred, "gshred": _shred, "wipe": _shred, "srm": _shred
 
 # `perl -pi -e CODE FILE…`, `ruby -i.bak -pe …`: -i (after switches without values) edits
 # the file operands in place.
-_IN_PLACE = re.compile(r"^-[aclnpsTtuUwWX0-9]*i")
+_IN_PLACE = lazy(r"^-[aclnpsTtuUwWX0-9]*i")
 _CODE_VALUES = frozenset({"-e", "-E", "-M", "-m", "-I", "-r", "-x", "-C", "-d", "-D"})
 
 

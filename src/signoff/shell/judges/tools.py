@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...lazyre import LazyPattern, lazy
 from ..args import has_flag, option_values, positionals, texts_of
 from ..facts import Context, Facts
 from ..parse import Cmd, Word
@@ -283,6 +284,10 @@ _RUFF_FIX = frozenset({"--fix", "--unsafe-fixes", "--add-noqa", "--fix-only"})
 _RUFF_NO_FIX = frozenset({"--no-fix", "--diff", "--show-fixes"})
 
 
+# every program `judge_tool` may judge (the others return False at once)
+TOOL_PROGRAMS = frozenset({*TOOLS, "cargo", "terraform", "tofu", "ruff"})
+
+
 def judge_tool(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
     """Judge a formatter or linter; False leaves it to the runner judgement (asks)."""
     if base == "cargo":
@@ -409,29 +414,29 @@ _PACKAGE_KEY = {"eslint": "eslintConfig", "prettier": "prettier"}
 # write under node_modules, or local paths), shared configs other than eslint's own, mypy
 # plugins (the config's directory is put first on sys.path), a cargo alias (`fmt = "run"`),
 # a rustup toolchain at a path.
-_LOADS: dict[str, re.Pattern[str]] = {
-    "eslint": re.compile(
+_LOADS: dict[str, LazyPattern] = {
+    "eslint": lazy(
         r"plugin|parser|processor|[\"']\.{0,2}/|extends[\"']?\s*:\s*\[?\s*"
         r"[\"'](?!eslint:)",
         re.IGNORECASE,
     ),
-    "prettier": re.compile(r"plugin|[\"']\.{0,2}/", re.IGNORECASE),
+    "prettier": lazy(r"plugin|[\"']\.{0,2}/", re.IGNORECASE),
     # mypy runs `python_executable` to find packages; reports and caches go where it says
-    "mypy": re.compile(
+    "mypy": lazy(
         r"^\s*(plugins|python_executable|install_types|cache_dir|junit_xml"
         r"|\w+_report)\s*=",
         re.MULTILINE,
     ),
     # ruff writes its report and cache where its settings say (`output-file = "~/.bashrc"`)
-    "ruff": re.compile(r"^\s*(output-file|cache-dir)\s*=", re.MULTILINE),
+    "ruff": lazy(r"^\s*(output-file|cache-dir)\s*=", re.MULTILINE),
     # cargo: aliases (`fmt = "run"`), and the programs it runs for target information
     # (build.rustc, rustc-wrapper, target runners and linkers); rustup: a toolchain path
-    "cargo": re.compile(
+    "cargo": lazy(
         r"^\s*\[\s*(alias|build|target|env|host|unstable)\b"
         r"|^\s*(alias|build|target|env|host)\s*\.|^\s*path\s*=",
         re.MULTILINE,
     ),
-    "rustfmt": re.compile(r"^\s*path\s*=", re.MULTILINE),
+    "rustfmt": lazy(r"^\s*path\s*=", re.MULTILINE),
 }
 
 
@@ -478,12 +483,12 @@ def _folders(cwd: str | None, ctx: Context) -> list[str]:
     return out
 
 
-def _mentions(reader: Callable[[str], bytes | None], path: str, pattern: re.Pattern[str]) -> bool:
+def _mentions(reader: Callable[[str], bytes | None], path: str, pattern: LazyPattern) -> bool:
     content = reader(path)
     return content is not None and bool(pattern.search(content.decode("utf-8", "replace")))
 
 
-def _package_config(content: bytes | None, key: str, pattern: re.Pattern[str]) -> bool:
+def _package_config(content: bytes | None, key: str, pattern: LazyPattern) -> bool:
     """package.json's `prettier` / `eslintConfig` entry: a shared config by name (a module
     to load) or settings that name plugins."""
     if content is None or f'"{key}"'.encode() not in content:

@@ -14,10 +14,10 @@ host through a bind mount, and secret files uploaded to any remote.
 from __future__ import annotations
 
 import posixpath
-import re
 import shlex
 from collections.abc import Callable
 
+from ...lazyre import lazy
 from .. import knowledge as K
 from ..args import has_flag, option_values, positionals, texts_of
 from ..facts import Context, Facts, under
@@ -63,7 +63,7 @@ def sends(
             f.deny(f"uploads {path}, which holds keys and credentials, to a remote ({tool})")
 
 
-_AT_FILE = re.compile(r"^[^=:@]*(?::=@|=@|@)(.+)$")
+_AT_FILE = lazy(r"^[^=:@]*(?::=@|=@|@)(.+)$")
 
 
 def _at_files(items: list[Word]) -> list[Word]:
@@ -283,7 +283,7 @@ _RSYNC_VALUES = frozenset(
     }
 )
 # A remote path that is the remote's root, a system place or a home directory.
-_REMOTE_ROOT = re.compile(
+_REMOTE_ROOT = lazy(
     r"^(/*|~[^/]*/?|/(home|Users)/[^/]+/?|/root/?|/(var|opt|srv|home)/?"
     r"|/(etc|usr|bin|sbin|boot|lib\w*)(/.*)?)$"
 )
@@ -581,7 +581,7 @@ def _container(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) ->
         return
 
 
-_PLAIN = re.compile(r"[\w./*?\[\]~-]+")
+_PLAIN = lazy(r"[\w./*?\[\]~-]+")
 
 
 def _inside(text: str, workdir: str, mounts: list[tuple[str, str]], ctx: Context) -> list[Facts]:
