@@ -175,11 +175,11 @@ def main() -> None:
         http = http_bench(ws, env, opts.http_runs)
     median = {name: statistics.median(times) for name, times in results.items()}
     bare = median["bare"]
-    print(f"{'call':<12} {'median ms':>10} {'x bare':>8}")
+    print(f"{'call':<18} {'median ms':>10} {'x bare':>8}")
     for name, value in median.items():
-        print(f"{name:<12} {value:>10.1f} {value / bare:>8.2f}")
+        print(f"{name:<18} {value:>10.1f} {value / bare:>8.2f}")
     http_ms = statistics.median(http)
-    print(f"{'http':<12} {http_ms:>10.2f}   (POST /hooks/claude-code, git status)")
+    print(f"{'http':<18} {http_ms:>10.2f}   (POST /hooks/claude-code, git status)")
     worst = max(median[name] for name in CALLS) / bare
     print(
         json.dumps(
