@@ -158,7 +158,12 @@ def pending(agent: Agent, process: subprocess.Popen[str], deadline: float = 90) 
     end = time.monotonic() + deadline
     while time.monotonic() < end:
         assert process.poll() is None, process.communicate()
-        listed = json.loads(agent.signoff("inbox", "--json").stdout)
+        done = agent.signoff("inbox", "--json", check=False)
+        if done.returncode != 0:  # the hook has not made the store yet
+            assert "no signoff store" in done.stderr, done.stderr
+            time.sleep(0.3)
+            continue
+        listed = json.loads(done.stdout)
         if listed:
             assert len(listed) == 1, listed
             return dict(listed[0])

@@ -104,7 +104,12 @@ def pending_request(claude: Claude, run: Any, deadline: float = 60) -> dict[str,
     end = time.monotonic() + deadline
     while time.monotonic() < end:
         assert run.process.poll() is None, run.finish()
-        listed = json.loads(signoff(claude, "inbox", "--json").stdout)
+        done = signoff(claude, "inbox", "--json", check=False)
+        if done.returncode != 0:  # the hook has not made the store yet
+            assert "no signoff store" in done.stderr, done.stderr
+            time.sleep(0.2)
+            continue
+        listed = json.loads(done.stdout)
         if listed:
             assert len(listed) == 1, listed
             request = listed[0]

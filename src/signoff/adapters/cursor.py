@@ -35,7 +35,6 @@ EVENTS: dict[str, HookEvent] = {
     "beforeReadFile": "pre",
     "afterShellExecution": "post",
 }
-READS_ONLY_ALLOW_DENY = "beforeReadFile"
 
 
 def _specs() -> dict[str, ToolSpec]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ConfigurationError, InvalidInput
+from ..i18n import plural
 from ..protected import user_config_dir
 from ..rules import parse_rule
 from ..settings import PROJECT_FILE, parse_settings, user_settings_path
@@ -321,7 +322,7 @@ def _update_signoff_settings(
         os.replace(tmp, path)
     count = sum(len(v) for v in added.values())
     if count:
-        report.say(f"imported {count} rule(s) from Claude Code's permissions into {path}")
+        report.say(f"imported {plural(count, 'rule')} from Claude Code's permissions into {path}")
     report.say(f"ask strategy: {hooks['ask']} ({path})")
     return added, strategy_added, created
 
@@ -358,7 +359,7 @@ def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) ->
         report.say(f"removed {target}, which install had made")
     elif removed:
         _write_json(target, doc)
-    report.say(f"removed {removed} hook group(s) from {target}")
+    report.say(f"removed {plural(removed, 'hook group')} from {target}")
     _remove_from_signoff_settings(
         signoff_settings(root, user),
         manifest.get("rules") or {},
@@ -411,7 +412,7 @@ def _remove_from_signoff_settings(
         tmp.write_text(new_text, "utf-8")
         os.replace(tmp, path)
     if count:
-        report.say(f"removed {count} imported rule(s) from {path}")
+        report.say(f"removed {plural(count, 'imported rule')} from {path}")
 
 
 __all__ = ["DEFAULT_URL", "MIN_VERSION", "Report", "install", "uninstall"]

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ConfigurationError, InvalidInput
+from ..i18n import plural
 from .install import Report, _read_json, _write_json
 
 CLIENTS = ("codex", "gemini", "cursor")
@@ -285,14 +286,14 @@ def trust_codex(program: str, root: Path, target: Path, command: str, report: Re
 
     ours = _ours(list_codex_hooks(program, root), target, command)
     if len(ours) != len(EVENTS["codex"]):
+        project = (
+            ""
+            if target.parent.parent != root
+            else (" (Codex loads a project's .codex/ only when the project is trusted in Codex)")
+        )
         raise ConfigurationError(
-            f"Codex lists {len(ours)} of signoff's {len(EVENTS['codex'])} hooks in {target}"
-            + (
-                ""
-                if "/.codex/" not in str(target) or target.parent.parent != root
-                else " (Codex loads a project's .codex/ only when the project is trusted)"
-            )
-            + "; the hooks would not run"
+            f"Codex lists {len(ours)} of signoff's {len(EVENTS['codex'])} hooks in "
+            f"{target}{project}; the hooks would not run"
         )
     config = codex_config()
     text = config.read_text("utf-8") if config.exists() else ""
@@ -316,7 +317,7 @@ def trust_codex(program: str, root: Path, target: Path, command: str, report: Re
             f"Codex does not run signoff's hooks after trusting them ({bad or 'missing'}); "
             "the calls would not be checked"
         )
-    report.say(f"trusted {len(keys)} hook(s) in {config}; Codex lists each as trusted")
+    report.say(f"trusted {plural(len(keys), 'hook')} in {config}; Codex lists each as trusted")
     return keys
 
 
@@ -353,7 +354,7 @@ def uninstall(
             del doc["hooks"]
     if removed:
         _write_json(target, doc)
-    report.say(f"removed {removed} hook group(s) from {target}")
+    report.say(f"removed {plural(removed, 'hook group')} from {target}")
     keys = manifest.get("trust") or []
     config = codex_config()
     if keys and config.exists():
@@ -366,7 +367,7 @@ def uninstall(
             if key in state:
                 del state[key]
         config.write_text(tomlkit.dumps(tdoc), "utf-8")
-        report.say(f"removed {len(keys)} trust record(s) from {config}")
+        report.say(f"removed {plural(len(keys), 'trust record')} from {config}")
     manifest_path.unlink()
     return report
 
