@@ -1,6 +1,7 @@
 """Per-call latency of the Claude Code hook: `signoff hook claude-code` as a fresh process
 (the way Claude Code runs a command hook) for a `Read`, a `Bash` `git status` and a `Bash`
-with a long pipeline, beside a bare `python -c pass` in the same run (round-robin, so a
+with a long pipeline, and `git status` through `signoff hook codex` and `signoff hook
+gemini`, beside a bare `python -c pass` in the same run (round-robin, so a
 slow moment of the shared machine does not land on one command only); and the HTTP hook,
 `POST /hooks/claude-code` on a running `signoff serve`.
 
@@ -51,6 +52,30 @@ def event(ws: str, n: int, tool: str, args: dict[str, Any]) -> str:
             "tool_input": filled,
         }
     )
+
+
+def other_event(client: str, ws: str, n: int) -> str:
+    """`git status` as Codex's PreToolUse or Gemini's BeforeTool."""
+    if client == "codex":
+        doc: dict[str, Any] = {
+            "hook_event_name": "PreToolUse",
+            "session_id": "bench",
+            "tool_use_id": f"call_{n}",
+            "tool_name": "Bash",
+            "tool_input": {"command": "git status"},
+        }
+    else:
+        doc = {
+            "hook_event_name": "BeforeTool",
+            "session_id": "bench",
+            "timestamp": f"t{n}",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "git status"},
+        }
+    return json.dumps({**doc, "cwd": ws})
+
+
+OTHERS = ("codex", "gemini")
 
 
 def timed(argv: list[str], stdin: str, env: dict[str, str], cwd: str) -> float:
@@ -129,23 +154,32 @@ def main() -> None:
         env.pop("SIGNOFF_DB", None)
         hook = [sys.executable, "-m", "signoff", "hook", "claude-code"]
         results: dict[str, list[float]] = {"bare": [], **{name: [] for name in CALLS}}
+        results.update({f"{client}_git_status": [] for client in OTHERS})
         for warm in range(2):  # bytecode, the store's migrations
             for tool, args in CALLS.values():
                 timed(hook, event(ws, warm, tool, args), env, ws)
+            for client in OTHERS:
+                timed([*hook[:-1], client], other_event(client, ws, warm), env, ws)
         n = 100
         for _ in range(opts.runs):
             results["bare"].append(timed([sys.executable, "-c", "pass"], "", env, ws))
             for name, (tool, args) in CALLS.items():
                 n += 1
                 results[name].append(timed(hook, event(ws, n, tool, args), env, ws))
+            for client in OTHERS:  # the other clients' command hooks, the same call
+                n += 1
+                argv = [*hook[:-1], client]
+                results[f"{client}_git_status"].append(
+                    timed(argv, other_event(client, ws, n), env, ws)
+                )
         http = http_bench(ws, env, opts.http_runs)
     median = {name: statistics.median(times) for name, times in results.items()}
     bare = median["bare"]
-    print(f"{'call':<12} {'median ms':>10} {'x bare':>8}")
+    print(f"{'call':<18} {'median ms':>10} {'x bare':>8}")
     for name, value in median.items():
-        print(f"{name:<12} {value:>10.1f} {value / bare:>8.2f}")
+        print(f"{name:<18} {value:>10.1f} {value / bare:>8.2f}")
     http_ms = statistics.median(http)
-    print(f"{'http':<12} {http_ms:>10.2f}   (POST /hooks/claude-code, git status)")
+    print(f"{'http':<18} {http_ms:>10.2f}   (POST /hooks/claude-code, git status)")
     worst = max(median[name] for name in CALLS) / bare
     print(
         json.dumps(
@@ -157,6 +191,9 @@ def main() -> None:
                     name: round(median[name] / bare, 2) for name in CALLS
                 },
                 "http_hook_ms": round(http_ms, 2),
+                "other_hooks_vs_bare": {
+                    client: round(median[f"{client}_git_status"] / bare, 2) for client in OTHERS
+                },
                 "targets_met": worst <= 5.0 and http_ms <= 5.0,
                 "runs": opts.runs,
                 "http_runs": opts.http_runs,

@@ -567,8 +567,9 @@ class Adapter:
         # PostToolUse finishes the claim with this token; a PermissionRequest for the
         # same call (the client's own rules ask) finds the approval by the call's digest.
         self._stash(hc.key(by_digest=by_digest), {"id": rid, "token": claim.token})
-        if not by_digest:
-            self._stash(hc.key(by_digest=True), {"id": rid, "approved": True})
+        if not by_digest:  # the token too: a client whose later events carry no
+            # tool-use id (Gemini CLI) finishes the claim by the call's digest
+            self._stash(hc.key(by_digest=True), {"id": rid, "approved": True, "token": claim.token})
         who = request.decision.actor if request.decision else "a person"
         if edited:
             return Answer(

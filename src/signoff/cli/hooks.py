@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-CLIENTS = ("claude-code",)
+CLIENTS = ("claude-code", "codex", "gemini", "cursor")
 ASK = ("native", "inbox", "defer")
 
 
@@ -21,6 +21,13 @@ def _hook_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="the project (default: $CLAUDE_PROJECT_DIR, else the session's cwd)",
     )
     parser.add_argument("--ask", choices=ASK, default=None, help="override [hooks] ask")
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="seconds after which the hook blocks the call itself (shorter than the "
+        "client's timeout: Codex and Gemini let a call through when a hook times out)",
+    )
     return parser
 
 
@@ -32,12 +39,41 @@ def run_hook(argv: Sequence[str]) -> int:
     except (argparse.ArgumentError, SystemExit) as exc:
         sys.stderr.write(f"signoff hook: bad arguments ({exc}); the call is blocked\n")
         return 2
-    from ..adapters import claude_code
+    if args.client == "claude-code":
+        from ..adapters import claude_code
 
-    return claude_code.main(workspace=args.workspace, ask=args.ask)
+        return claude_code.main(workspace=args.workspace, ask=args.ask)
+    from ..adapters.shells import main
+
+    return main(_shell(args.client), workspace=args.workspace, ask=args.ask, deadline=args.deadline)
+
+
+def _shell(client: str) -> Any:
+    if client == "codex":
+        from ..adapters import codex
+
+        return codex.SHELL
+    if client == "gemini":
+        from ..adapters import gemini
+
+        return gemini.SHELL
+    from ..adapters import cursor
+
+    return cursor.SHELL
 
 
 def cmd_install(args: argparse.Namespace) -> int:
+    if args.client != "claude-code":
+        from ..adapters import install_clients
+
+        report = install_clients.install(
+            args.client, args.workspace, ask=args.ask, user=args.user, program=args.program
+        )
+        for line in report.lines:
+            print(line)
+        for line in report.warnings:
+            sys.stderr.write(f"signoff: warning: {line}\n")
+        return 0
     from ..adapters.install import install
 
     report = install(
@@ -58,6 +94,12 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
+    if args.client != "claude-code":
+        from ..adapters import install_clients
+
+        for line in install_clients.uninstall(args.client, args.workspace, user=args.user).lines:
+            print(line)
+        return 0
     from ..adapters.install import uninstall
 
     for line in uninstall(args.workspace, user=args.user).lines:
@@ -90,6 +132,8 @@ def register(sub: Any) -> None:
         examples=(
             "signoff install claude-code",
             "signoff install claude-code --ask inbox --user",
+            "signoff install codex --user",
+            "signoff install gemini --ask native",
         ),
     )
     install.add_argument("client", choices=CLIENTS, help="the coding agent")
@@ -99,12 +143,14 @@ def register(sub: Any) -> None:
         default=None,
         help="how an ask is put to a person: native (the client's dialog), inbox (a "
         "signoff request; the hook waits for the decision), defer (headless runs, resumed "
-        "by signoff worker); default: [hooks] ask in the settings, else native",
+        "by signoff worker); default: [hooks] ask in the settings, else native; codex and "
+        "cursor: inbox only (their hooks cannot ask), gemini: inbox (default) or native",
     )
     install.add_argument(
         "--user",
         action="store_true",
-        help="write ~/.claude/settings.json instead of the project's .claude/settings.json",
+        help="write the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, "
+        "~/.gemini/settings.json, ~/.cursor/hooks.json) instead of the project's",
     )
     install.add_argument(
         "--http",
@@ -125,6 +171,12 @@ def register(sub: Any) -> None:
         "--claude",
         default="claude",
         help="the client's program, run to check its version (default: claude)",
+    )
+    install.add_argument(
+        "--program",
+        default=None,
+        help="codex, gemini: the client's program, run to check its version (Codex is also "
+        "asked to list and trust the hooks); default: codex, gemini",
     )
     install.add_argument(
         "--no-import",
