@@ -32,9 +32,10 @@ class PendingCall:
     content: str | None = None
     verdict: Verdict | None = None  # kept only until the request is stored
     intent: str | None = None  # what the model said it was doing, shown to the reviewer
+    child_run: str | None = None  # a delegated call: the child run whose answer it awaits
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "call_id": self.call_id,
             "name": self.name,
             "call": self.call.to_json() if self.call else None,
@@ -45,6 +46,9 @@ class PendingCall:
             "verdict": self.verdict.to_json() if self.verdict else None,
             "intent": self.intent,
         }
+        if self.child_run is not None:  # only a delegated call has one: older docs unchanged
+            doc["child_run"] = self.child_run
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> PendingCall:
@@ -58,6 +62,7 @@ class PendingCall:
             content=doc.get("content"),
             verdict=Verdict.from_json(doc["verdict"]) if doc.get("verdict") else None,
             intent=doc.get("intent"),
+            child_run=doc.get("child_run"),
         )
 
 
@@ -77,13 +82,26 @@ class Run:
     total_refusals: int = 0
     note: str | None = None  # why it stopped or needs attention; the final answer
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # a run started by another run's `delegate` call: that run, and the call it answers
+    parent_id: str | None = None
+    parent_call_id: str | None = None
 
     @property
     def waiting_on(self) -> list[str]:
-        return [p.request_id for p in self.pending if p.request_id and p.content is None]
+        """The requests still to be decided (a delegated call waits on its child instead)."""
+        return [
+            p.request_id
+            for p in self.pending
+            if p.request_id and p.content is None and p.child_run is None
+        ]
+
+    @property
+    def waiting_for(self) -> list[str]:
+        """The child runs whose answers the current turn still awaits."""
+        return [p.child_run for p in self.pending if p.child_run and p.content is None]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "v": SCHEMA_VERSION,
             "id": self.id,
             "status": self.status,
@@ -100,6 +118,10 @@ class Run:
             "note": self.note,
             "metadata": dict(self.metadata),
         }
+        if self.parent_id is not None:  # a child run: a run without a parent reads as before
+            doc["parent_id"] = self.parent_id
+            doc["parent_call_id"] = self.parent_call_id
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Run:
@@ -119,6 +141,8 @@ class Run:
             total_refusals=doc.get("total_refusals", 0),
             note=doc.get("note"),
             metadata=doc.get("metadata", {}),
+            parent_id=doc.get("parent_id"),
+            parent_call_id=doc.get("parent_call_id"),
         )
 
 

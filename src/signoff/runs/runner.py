@@ -38,12 +38,13 @@ from ..targets import (
 )
 from ..tools import BUILTIN_SPECS, canonical_tool_name
 from .agent import Agent, parse_tool_calls, tool_message, worker_name
+from .nested import Nesting
 from .settle import Settling
 
 DEFAULT_MAX_TURNS = 100
 
 
-class Runner(Settling):
+class Runner(Settling, Nesting):
     """Drives runs of one agent against one store. Cheap to build; holds no run state."""
 
     def __init__(
@@ -73,7 +74,10 @@ class Runner(Settling):
         thread: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         run_id: str | None = None,
+        parent: tuple[str, str] | None = None,
     ) -> Run:
+        """Store a new run and drive it until it pauses or ends. `parent`: (run id, tool
+        call id) of the delegate call that starts it, for a child run (see `nested`)."""
         now = time.time()
         run = Run(
             id=run_id or f"run_{uuid.uuid4().hex[:12]}",
@@ -83,6 +87,8 @@ class Runner(Settling):
             created_at=now,
             updated_at=now,
             metadata=dict(metadata or {}),
+            parent_id=parent[0] if parent else None,
+            parent_call_id=parent[1] if parent else None,
         )
         run = self.store.create_run(
             run, [dict(m) for m in messages], worker=self.worker, lease_seconds=self.lease_seconds
@@ -138,7 +144,7 @@ class Runner(Settling):
         for _ in range(self.max_turns):
             if run.pending:
                 run = self._settle(run)
-                if run.status == "needs_attention" or run.waiting_on:
+                if run.status == "needs_attention" or run.waiting_on or run.waiting_for:
                     run = replace(
                         run,
                         status="needs_attention" if run.status == "needs_attention" else "paused",
@@ -280,6 +286,9 @@ class Runner(Settling):
             if item.effect not in ("allow", "notify") or item.content is not None:
                 continue
             assert item.call is not None
+            if item.child_run is not None:  # delegated already: its answer, or still waiting
+                run = self._replaced(run, index, self._delegate(run, item, item.call))
+                continue
             grants = self._grants(run) if grants is None else grants
             events: list[tuple[str, Mapping[str, Any]]] = []
             if ran or item.call_id not in judged_here:
@@ -398,6 +407,8 @@ class Runner(Settling):
 
     def _run_allowed(self, run: Run, item: PendingCall, targets: Targets) -> PendingCall:
         assert item.call is not None
+        if self._is_delegate(item.name):
+            return self._delegate(run, item, item.call)
         key = f"{run.id}:{item.call_id}"
         # the workspace records what its own file tools change; other tools simply run
         recorded = canonical_tool_name(item.call.name) in BUILTIN_SPECS
