@@ -146,6 +146,19 @@ class Run:
         )
 
 
+# A child run's requests name the runs above it (parent first), for the inbox to show
+# "in run X <- parent Y" and to list them under the parent.
+PARENT_RUNS = "parent_runs"
+
+
+def parent_runs(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """The runs above a request's run, innermost first (empty when it is no child run)."""
+    value = metadata.get(PARENT_RUNS)
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(v for v in value if isinstance(v, str))
+
+
 def storable(value: Any) -> Any:
     """`value` (a message, a name) with every lone surrogate replaced by U+FFFD, so that it
     can be stored and shown; what it said is refused separately, never run as cleaned."""
@@ -160,4 +173,13 @@ def storable(value: Any) -> Any:
     return value
 
 
-__all__ = ["REFUSALS", "PendingCall", "Run", "RunStatus", "Settled", "storable"]
+__all__ = [
+    "PARENT_RUNS",
+    "REFUSALS",
+    "PendingCall",
+    "Run",
+    "RunStatus",
+    "Settled",
+    "parent_runs",
+    "storable",
+]

@@ -36,7 +36,9 @@ def _script(me: str, call: tuple[str, dict[str, Any]]) -> Callable[[list[Any]], 
         name, arguments = call
         return {
             "content": f"{me} passes it on",
-            "tool_calls": [{"id": f"{me}_call", "function": {"name": name, "arguments": arguments}}],
+            "tool_calls": [
+                {"id": f"{me}_call", "function": {"name": name, "arguments": arguments}}
+            ],
         }
 
     return reply

@@ -27,7 +27,7 @@ from ..gate import (
 from ..models import Request, ToolCall, sha256_hex
 from ..review import record_review
 from ..rules import Rule, parse_rule
-from ..run_state import REFUSALS, PendingCall, Run, RunStatus, storable
+from ..run_state import PARENT_RUNS, REFUSALS, PendingCall, Run, RunStatus, storable
 from ..store import Store
 from ..targets import (
     TARGETS_KEY,
@@ -38,7 +38,7 @@ from ..targets import (
 )
 from ..tools import BUILTIN_SPECS, canonical_tool_name
 from .agent import Agent, parse_tool_calls, tool_message, worker_name
-from .nested import Nesting
+from .nested import Nesting, lineage
 from .settle import Settling
 
 DEFAULT_MAX_TURNS = 100
@@ -401,6 +401,8 @@ class Runner(Settling, Nesting):
                     call_targets(self.agent.policy, call) if targets is None else targets,
                     self.agent.policy.workspace,
                 ),
+                # a child run's request is shown under the runs above it
+                **({PARENT_RUNS: lineage(self.store, run)[1:]} if run.parent_id else {}),
             },
         )
         return request, spec.idempotent, ttl
