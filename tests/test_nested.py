@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -26,13 +25,15 @@ from signoff.run_state import Run, parent_runs
 from signoff.runs.nested import Delegate, child_run_id, descendants, lineage
 from signoff.runs.runner import Runner
 from signoff.store import Store, open_store
-from signoff.store.memory import MemoryStore
 
 HELPERS = Path(__file__).parent / "helpers"
 SRC = Path(__file__).resolve().parent.parent / "src"
 sys.path.insert(0, str(HELPERS))
 
 import nested_agents  # noqa: E402
+
+# the store fixture: memory, SQLite and PostgreSQL (registered by name)
+from store_helpers import backend_fixture, store_fixture  # noqa: E402,F401
 
 HARNESS = HELPERS / "nested_harness.py"
 LEASE = 0.5  # the harness's run leases: a later process may take the runs over after it
@@ -239,15 +240,6 @@ def start(store: Store, tmp_path: Path, **metadata: object) -> Run:
     meta = {"effects": str(tmp_path / "effects.log"), **metadata}
     runner = Runner(store, nested_agents.boss(meta), agent_ref="nested_agents:boss")
     return runner.start([{"role": "user", "content": "go"}], metadata=meta, run_id="run_boss")
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    opened: Store = (
-        MemoryStore() if request.param == "memory" else open_store(str(tmp_path / "s.db"))
-    )
-    yield opened
-    opened.close()
 
 
 def test_a_deny_inside_is_reported_up_as_the_tool_result(store: Store, tmp_path: Path) -> None:
