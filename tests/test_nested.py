@@ -22,7 +22,7 @@ import pytest
 from signoff.exceptions import ConfigurationError, InvalidInput
 from signoff.kinds import RUN_CLAIMED, RUN_CREATED
 from signoff.run_state import Run, parent_runs
-from signoff.runs.nested import Delegate, child_run_id, descendants, lineage
+from signoff.runs.nested import MAX_DEPTH, Delegate, child_run_id, descendants, lineage
 from signoff.runs.runner import Runner
 from signoff.store import Store, open_store
 
@@ -351,3 +351,19 @@ def test_a_delegate_is_configured_with_clear_errors(agents: dict[str, str], prob
 def test_a_delegate_outside_a_run_does_not_run() -> None:
     with pytest.raises(ConfigurationError, match="only inside a durable run"):
         nested_agents.DELEGATE(agent="clerk", task="x")
+
+
+def test_an_agent_that_delegates_to_itself_stops_at_the_depth_limit(
+    store: Store, tmp_path: Path
+) -> None:
+    meta = {"effects": str(tmp_path / "effects.log")}
+    agent = nested_agents.looping_boss(meta)  # its only agent is a boss like itself
+    run = Runner(store, agent, agent_ref="nested_agents:looping_boss").start(
+        [{"role": "user", "content": "go"}], metadata=meta, run_id="run_loop"
+    )
+    assert run.status == "finished"
+    chain = ["run_loop", *descendants(store, "run_loop")]
+    assert len(chain) == MAX_DEPTH and {store.get_run(r).status for r in chain} == {"finished"}
+    assert run.note is not None and run.note.endswith(
+        f"runs nest at most {MAX_DEPTH} deep, and run {chain[-1]} is that deep"
+    )

@@ -28,7 +28,7 @@ DELEGATE = Delegate(
 )
 
 
-def _script(me: str, call: tuple[str, dict[str, Any]]) -> Callable[[list[Any]], dict[str, Any]]:
+def script(me: str, call: tuple[str, dict[str, Any]]) -> Callable[[list[Any]], dict[str, Any]]:
     def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
         results = [m for m in messages if m.get("role") == "tool"]
         if results:
@@ -58,7 +58,7 @@ def _workspace(metadata: Mapping[str, Any]) -> str:
 def boss(metadata: Mapping[str, Any]) -> Agent:
     return Agent(
         model=ScriptedModel.history_driven(
-            _script("boss", ("delegate", {"agent": "manager", "task": "get 42 charged"}))
+            script("boss", ("delegate", {"agent": "manager", "task": "get 42 charged"}))
         ),
         tools={"delegate": DELEGATE},
         policy=_policy(_workspace(metadata), DELEGATE.spec()),
@@ -69,7 +69,7 @@ def boss(metadata: Mapping[str, Any]) -> Agent:
 def manager(metadata: Mapping[str, Any]) -> Agent:
     return Agent(
         model=ScriptedModel.history_driven(
-            _script("manager", ("delegate", {"agent": "clerk", "task": "charge 42"}))
+            script("manager", ("delegate", {"agent": "clerk", "task": "charge 42"}))
         ),
         tools={"delegate": DELEGATE},
         policy=_policy(_workspace(metadata), DELEGATE.spec()),
@@ -89,7 +89,20 @@ def clerk(metadata: Mapping[str, Any]) -> Agent:
 
     deny = ("charge",) if metadata.get("deny_charge") else ()
     return Agent(
-        model=ScriptedModel.history_driven(_script("clerk", ("charge", {"amount": 42}))),
+        model=ScriptedModel.history_driven(script("clerk", ("charge", {"amount": 42}))),
         tools={"charge": charge},
         policy=_policy(_workspace(metadata), ToolSpec("charge", "external", "other"), deny=deny),
+    )
+
+
+def looping_boss(metadata: Mapping[str, Any]) -> Agent:
+    """A boss whose only agent is a boss like itself: it would delegate forever."""
+    loop = Delegate({"boss": "nested_agents:looping_boss"})
+    return Agent(
+        model=ScriptedModel.history_driven(
+            script("boss", ("delegate", {"agent": "boss", "task": "again"}))
+        ),
+        tools={"delegate": loop},
+        policy=_policy(_workspace(metadata), loop.spec()),
+        tool_specs=[loop.function()],
     )

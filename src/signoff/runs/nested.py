@@ -33,6 +33,7 @@ from ..tools import ToolSpec, spec_from_function
 from .agent import Agent, load_agent
 
 FINAL = ("finished", "failed")
+MAX_DEPTH = 8  # runs in a chain, the outermost included: an agent that delegates to itself ends
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
@@ -172,6 +173,8 @@ class Nesting:
             why = f"no agent named {name!r} (the agents it may start: {known})"
         elif not isinstance(task, str) or not task.strip():
             why = "the task is empty"
+        elif len(lineage(self.store, parent)) >= MAX_DEPTH:
+            why = f"runs nest at most {MAX_DEPTH} deep, and run {parent.id} is that deep"
         if why is not None or ref is None:
             return replace(
                 item,
@@ -292,4 +295,4 @@ def descendants(store: Store, run_id: str, *, limit: int = 1000) -> list[str]:
     return out
 
 
-__all__ = ["Delegate", "Nesting", "child_run_id", "descendants", "lineage"]
+__all__ = ["MAX_DEPTH", "Delegate", "Nesting", "child_run_id", "descendants", "lineage"]
