@@ -187,8 +187,12 @@ def test_crash_before_the_child_starts(db: Path) -> None:
     assert set(runs(db)) == {"run_boss"}  # its turn saved; no child yet
     assert runs(db)["run_boss"].status == "running"
     time.sleep(LEASE + 0.1)
-    signoff(db, "resume", "run_boss")  # starts the child, which starts the grandchild
+    out = signoff(db, "resume", "run_boss")  # starts the child, which starts the grandchild
     assert {r.status for r in runs(db).values()} == {"paused"}
+    # where the question is, and how to move the whole run on
+    assert f"(in run {CLERK} <- {MANAGER} <- run_boss)" in out.replace("\n", "")
+    assert f"signoff approve {pending(db)}" in out and "signoff resume run_boss" in out
+    assert "run_boss" in signoff(db, "runs") and MANAGER in signoff(db, "runs")
     signoff(db, "approve", pending(db))
     signoff(db, "resume", "run_boss")
     assert_answered_once(db)
@@ -367,3 +371,20 @@ def test_an_agent_that_delegates_to_itself_stops_at_the_depth_limit(
     assert run.note is not None and run.note.endswith(
         f"runs nest at most {MAX_DEPTH} deep, and run {chain[-1]} is that deep"
     )
+
+
+def test_the_web_inbox_shows_a_childs_request_under_its_parents(tmp_path: Path) -> None:
+    from web_helpers import LiveServer
+
+    with LiveServer(tmp_path) as live:
+        start(live.store, tmp_path)
+        (request,) = live.store.list_requests(state="pending")
+        with live.client() as c:
+            page = c.get("/").text
+            assert f"{CLERK} ← {MANAGER} ← run_boss" in page
+            assert request.id in c.get("/", params={"run": "run_boss"}).text  # under the parent
+            assert request.id in c.get("/", params={"run": MANAGER}).text
+            assert request.id not in c.get("/", params={"run": "run_other"}).text
+            card = f"/fragments/card/{request.id}"
+            assert c.get(card, params={"run": "run_boss", "state": "all"}).status_code == 200
+            assert c.get(card, params={"run": "run_other", "state": "all"}).status_code == 204

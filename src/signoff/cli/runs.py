@@ -165,7 +165,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             run.id,
             run.status,
             str(run.message_count),
-            ", ".join(run.waiting_on) or "-",
+            ", ".join(run.waiting_on + run.waiting_for) or "-",  # requests, child runs
             age(run.updated_at),
             escape_untrusted(run.note or "", newline=False)[:60],
         )
