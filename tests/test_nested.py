@@ -388,3 +388,14 @@ def test_the_web_inbox_shows_a_childs_request_under_its_parents(tmp_path: Path) 
             card = f"/fragments/card/{request.id}"
             assert c.get(card, params={"run": "run_boss", "state": "all"}).status_code == 200
             assert c.get(card, params={"run": "run_other", "state": "all"}).status_code == 204
+
+
+def test_a_child_run_document_is_frozen() -> None:
+    """tests/fixtures/v1/run_child.json was written once by the store: a child run paused
+    while its own child waits. Never regenerate it (see test_store_fixtures)."""
+    doc = json.loads((Path(__file__).parent / "fixtures" / "v1" / "run_child.json").read_text())
+    run = Run.from_json(doc)
+    assert run.to_json() == doc
+    assert (run.parent_id, run.parent_call_id) == ("run_boss", "boss_call")
+    assert run.waiting_for == ["run_83971f0e9046"] and run.waiting_on == []
+    assert run.pending[0].child_run == "run_83971f0e9046"

@@ -150,6 +150,16 @@ class Nesting:
     def _is_delegate(self, name: str) -> bool:
         return isinstance(self.agent.tools.get(name), Delegate)
 
+    def _started_child(self, parent: Run, item: PendingCall) -> bool:
+        """Whether this delegate call's child run exists (it was started before a crash)."""
+        if not self._is_delegate(item.name):
+            return False
+        try:
+            self.store.get_run(child_run_id(parent.id, item.call_id))
+        except NotFound:
+            return False
+        return True
+
     def _delegate(self, parent: Run, item: PendingCall, call: ToolCall) -> PendingCall:
         """The delegate call settled by its child's answer, or still waiting for it (its
         content None, `child_run` set). Starts the child unless it exists, else drives it

@@ -286,7 +286,9 @@ class Runner(Settling, Nesting):
             if item.effect not in ("allow", "notify") or item.content is not None:
                 continue
             assert item.call is not None
-            if item.child_run is not None:  # delegated already: its answer, or still waiting
+            if item.child_run is not None or self._started_child(run, item):
+                # delegated already (a crash may have kept the parent from noting it): never
+                # judged again, the child's answer or still waiting; no second child
                 run = self._replaced(run, index, self._delegate(run, item, item.call))
                 continue
             grants = self._grants(run) if grants is None else grants
