@@ -399,3 +399,31 @@ def test_a_child_run_document_is_frozen() -> None:
     assert (run.parent_id, run.parent_call_id) == ("run_boss", "boss_call")
     assert run.waiting_for == ["run_83971f0e9046"] and run.waiting_on == []
     assert run.pending[0].child_run == "run_83971f0e9046"
+
+
+def test_a_started_child_is_followed_not_judged_again(store: Store, tmp_path: Path) -> None:
+    """The parent died after starting its child, before noting it; meanwhile a rule now
+    asks before any delegation. The call is not asked again (that would orphan the child):
+    the child it started answers it."""
+    from dataclasses import replace
+
+    from signoff.approvals import decide
+    from signoff.models import Decision
+    from signoff.policy import Policy
+    from signoff.settings import Settings
+    from signoff.tools import Registry
+
+    start(store, tmp_path)
+    boss = store.get_run("run_boss")
+    forgot = replace(boss, pending=tuple(replace(p, child_run=None) for p in boss.pending))
+    store.save_run(forgot, [], expected_version=boss.version)
+    (request,) = store.list_requests(state="pending")
+    decide(store, request.id, Decision("approve"), actor="alice")
+    agent = nested_agents.boss({"effects": str(tmp_path / "effects.log")})
+    registry = Registry(builtins=False)
+    registry.add(nested_agents.DELEGATE.spec())
+    agent.policy = Policy(Settings.from_rules(ask=["delegate"]), workspace=".", registry=registry)
+    run = Runner(store, agent, agent_ref="nested_agents:boss").resume("run_boss")
+    assert run.status == "finished" and run.note == ANSWER
+    assert [r.id for r in store.list_requests()] == [request.id]  # no new question
+    assert len((tmp_path / "effects.log").read_text().splitlines()) == 1
