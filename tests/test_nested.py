@@ -427,3 +427,37 @@ def test_a_started_child_is_followed_not_judged_again(store: Store, tmp_path: Pa
     assert run.status == "finished" and run.note == ANSWER
     assert [r.id for r in store.list_requests()] == [request.id]  # no new question
     assert len((tmp_path / "effects.log").read_text().splitlines()) == 1
+
+
+def test_an_asked_delegation_starts_the_edited_task_once(store: Store, tmp_path: Path) -> None:
+    """With `ask = ["delegate"]` the parent asks before it delegates; the person edits the
+    task; the child starts with the edited task, after the approval, once."""
+    from signoff.approvals import decide
+    from signoff.models import Decision
+    from signoff.policy import Policy
+    from signoff.settings import Settings
+    from signoff.tools import Registry
+
+    meta = {"effects": str(tmp_path / "effects.log")}
+    agent = nested_agents.boss(meta)
+    registry = Registry(builtins=False)
+    registry.add(nested_agents.DELEGATE.spec())
+    agent.policy = Policy(Settings.from_rules(ask=["delegate"]), workspace=".", registry=registry)
+    runner = Runner(store, agent, agent_ref="nested_agents:boss")
+    run = runner.start([{"role": "user", "content": "go"}], metadata=meta, run_id="run_boss")
+    assert run.status == "paused" and store.child_runs("run_boss") == []  # asked first
+    (asked,) = store.list_requests(state="pending")
+    edited = {"agent": "manager", "task": "get 42 charged, with a receipt"}
+    decide(store, asked.id, Decision("edit", arguments=edited), actor="alice", policy=agent.policy)
+    run = runner.resume("run_boss")
+    assert run.status == "paused" and run.waiting_for == [MANAGER] and run.waiting_on == []
+    first = store.load_messages(MANAGER)[0]
+    assert first == {"role": "user", "content": "get 42 charged, with a receipt"}
+    assert store.get_outcome(asked.id) is not None
+    assert store.get_request(asked.id).state == "finished"
+    (charge,) = store.list_requests(state="pending")
+    decide(store, charge.id, Decision("approve"), actor="alice")
+    run = runner.resume("run_boss")
+    assert run.status == "finished" and run.note == ANSWER
+    assert len((tmp_path / "effects.log").read_text().splitlines()) == 1
+    assert [r.id for r in store.child_runs("run_boss")] == [MANAGER]
