@@ -34,9 +34,10 @@ class PendingCall:
     # (judged again first: the same ask stays covered, see reviewer_settings.still_covered)
     verdict: Verdict | None = None
     intent: str | None = None  # what the model said it was doing, shown to the reviewer
+    child_run: str | None = None  # a delegated call: the child run whose answer it awaits
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "call_id": self.call_id,
             "name": self.name,
             "call": self.call.to_json() if self.call else None,
@@ -47,6 +48,9 @@ class PendingCall:
             "verdict": self.verdict.to_json() if self.verdict else None,
             "intent": self.intent,
         }
+        if self.child_run is not None:  # only a delegated call has one: older docs unchanged
+            doc["child_run"] = self.child_run
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> PendingCall:
@@ -60,6 +64,7 @@ class PendingCall:
             content=doc.get("content"),
             verdict=Verdict.from_json(doc["verdict"]) if doc.get("verdict") else None,
             intent=doc.get("intent"),
+            child_run=doc.get("child_run"),
         )
 
 
@@ -79,13 +84,26 @@ class Run:
     total_refusals: int = 0
     note: str | None = None  # why it stopped or needs attention; the final answer
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # a run started by another run's `delegate` call: that run, and the call it answers
+    parent_id: str | None = None
+    parent_call_id: str | None = None
 
     @property
     def waiting_on(self) -> list[str]:
-        return [p.request_id for p in self.pending if p.request_id and p.content is None]
+        """The requests still to be decided (a delegated call waits on its child instead)."""
+        return [
+            p.request_id
+            for p in self.pending
+            if p.request_id and p.content is None and p.child_run is None
+        ]
+
+    @property
+    def waiting_for(self) -> list[str]:
+        """The child runs whose answers the current turn still awaits."""
+        return [p.child_run for p in self.pending if p.child_run and p.content is None]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "v": SCHEMA_VERSION,
             "id": self.id,
             "status": self.status,
@@ -102,6 +120,10 @@ class Run:
             "note": self.note,
             "metadata": dict(self.metadata),
         }
+        if self.parent_id is not None:  # a child run: a run without a parent reads as before
+            doc["parent_id"] = self.parent_id
+            doc["parent_call_id"] = self.parent_call_id
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Run:
@@ -121,7 +143,22 @@ class Run:
             total_refusals=doc.get("total_refusals", 0),
             note=doc.get("note"),
             metadata=doc.get("metadata", {}),
+            parent_id=doc.get("parent_id"),
+            parent_call_id=doc.get("parent_call_id"),
         )
+
+
+# A child run's requests name the runs above it (parent first), for the inbox to show
+# "in run X <- parent Y" and to list them under the parent.
+PARENT_RUNS = "parent_runs"
+
+
+def parent_runs(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """The runs above a request's run, innermost first (empty when it is no child run)."""
+    value = metadata.get(PARENT_RUNS)
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(v for v in value if isinstance(v, str))
 
 
 def storable(value: Any) -> Any:
@@ -138,4 +175,13 @@ def storable(value: Any) -> Any:
     return value
 
 
-__all__ = ["REFUSALS", "PendingCall", "Run", "RunStatus", "Settled", "storable"]
+__all__ = [
+    "PARENT_RUNS",
+    "REFUSALS",
+    "PendingCall",
+    "Run",
+    "RunStatus",
+    "Settled",
+    "parent_runs",
+    "storable",
+]

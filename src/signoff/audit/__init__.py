@@ -91,11 +91,16 @@ class AuditFilter:
     since: float | None = None
     kinds: tuple[str, ...] = ()  # exact kinds, or a prefix ending in "." or "*" ("run.")
     request_id: str | None = None
+    also_runs: tuple[str, ...] = ()  # with run_id: the runs it started, too (delegate)
 
     def matches(self, event: Event) -> bool:
         if self.since is not None and event.ts < self.since:
             return False
-        if self.run_id is not None and event.run_id != self.run_id:
+        if (
+            self.run_id is not None
+            and event.run_id != self.run_id
+            and event.run_id not in self.also_runs
+        ):
             return False
         if self.request_id is not None and event.request_id != self.request_id:
             return False

@@ -8,6 +8,7 @@ import os
 import sys
 import uuid
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -19,6 +20,7 @@ from ..channels.render import escape_json_text, escape_untrusted
 from ..exceptions import InvalidInput, SignoffError
 from ..models import GRANT_SCOPES, Grant
 from ..rules import parse_rule
+from ..runs.nested import descendants
 from ..times import when
 from ._output import (
     JSON_HELP,
@@ -47,7 +49,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     )
     if args.limit < 0:
         raise InvalidInput(f"--limit {args.limit}: give a number of entries (0: all)")
+    if args.children and not args.run:
+        raise InvalidInput("--children takes the runs started by the run of --run ID: add it")
     with closing(store_for(args, existing=True)) as store:
+        if args.children:
+            where = replace(where, also_runs=tuple(descendants(store, args.run)))
         events = read_log(store, where, args.limit or None)
     if args.json:
         print_json([event_json(e) for e in events])
@@ -318,6 +324,12 @@ def register(sub: Any) -> None:
     )
     _common(audit)
     audit.add_argument("--run", metavar="ID", help="only this run's entries (default: all)")
+    audit.add_argument(
+        "--children",
+        action="store_true",
+        help="with --run: also the entries of the runs it started with delegate, at any "
+        "depth (default: that run's own)",
+    )
     audit.add_argument("--request", metavar="ID", help="only this request's entries (default: all)")
     audit.add_argument("--since", help=_SINCE)
     audit.add_argument(

@@ -136,13 +136,15 @@ def standing(store: Store, run: Run, flags: str) -> list[str]:
     """Where the run stands, and the command that moves it on."""
     if run.status == "finished":
         return [f"Run {run.id}: finished."]
-    if run.status == "paused" and run.waiting_on:
+    waiting = _waiting_deep(store, run) if run.status == "paused" else []
+    if waiting:
         lines = [f"Run {run.id}: paused, waiting on a decision:"]
-        for request_id in run.waiting_on:
+        for request_id, path in waiting:
             request = store.get_request(request_id)
             what = _what(request.call.name, json.dumps(dict(request.call.arguments)))
-            lines.append(f"  {request_id}  {what}")
-        first = run.waiting_on[0]
+            inside = f"  (in run {' <- '.join(path)})" if len(path) > 1 else ""
+            lines.append(f"  {request_id}  {what}{inside}")
+        first = waiting[0][0]
         question = store.get_request(first).call.name == "ask_human"
         verb = f"answer {first} TEXT" if question else f"approve {first}"
         lines += [
@@ -162,6 +164,20 @@ def standing(store: Store, run: Run, flags: str) -> list[str]:
             f"signoff resolve ID done|failed|retry{flags}; then: signoff resume {run.id}{flags}"
         )
     return lines
+
+
+def _waiting_deep(store: Store, run: Run, depth: int = 0) -> list[tuple[str, list[str]]]:
+    """Every request the run waits on, its child runs' included (a question deep inside a
+    nested run holds up every run above it), each with the runs it is in, innermost first."""
+    found = [(request_id, [run.id]) for request_id in run.waiting_on]
+    if depth < 32:
+        for child_id in run.waiting_for:
+            child = store.get_run(child_id)
+            if child.status == "paused":
+                found += [
+                    (r, [*path, run.id]) for r, path in _waiting_deep(store, child, depth + 1)
+                ]
+    return found
 
 
 def one_line(store: Store, before: Run, after: Run, *, after_seq: int, flags: str) -> str:

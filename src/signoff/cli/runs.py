@@ -19,6 +19,7 @@ from ..i18n import plural
 from ..models import ALWAYS_SCOPES, Decision, Request
 from ..present import request_json, requests_json, summary, summary_of
 from ..review import review_items
+from ..run_state import parent_runs
 from ..runs.worker import resume_run, work
 from ..settings import load_settings
 from ..store import default_url
@@ -91,12 +92,14 @@ def cmd_inbox(args: argparse.Namespace) -> int:
         return 0
     table = plain_table("id", "risk", "tool", "what", "run", "age", "state")
     for r in requests:
+        # a child run's request: "in run X <- parent Y" (the runs above it, innermost first)
+        above = "".join(f" <- {p}" for p in parent_runs(r.metadata))
         table.add_row(
             r.id,
             Text(r.verdict.risk, style=_RISK_STYLE[r.verdict.risk]),
             escape_untrusted(r.call.name),
             escape_untrusted(summary(r), newline=False)[:70],
-            r.run_id or "-",
+            escape_untrusted((r.run_id or "-") + above, newline=False),
             age(r.created_at),
             r.state,
         )
@@ -162,7 +165,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             run.id,
             run.status,
             str(run.message_count),
-            ", ".join(run.waiting_on) or "-",
+            ", ".join(run.waiting_on + run.waiting_for) or "-",  # requests, child runs
             age(run.updated_at),
             escape_untrusted(run.note or "", newline=False)[:60],
         )

@@ -4,6 +4,7 @@
     Runner         drives one run: start, resume, settle decided calls exactly once
     resume_run     resume one run from its stored state (any process)
     work           the worker loop: resume every run whose requests were decided
+    Delegate       the tool that starts a child run of another agent (see `nested`)
 
 `Run` and `PendingCall`, the stored documents, live in `signoff.run_state` (the store
 depends on them, not on this package); they are re-exported here. Names load on first
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..run_state import PendingCall, Run, RunStatus
     from .agent import Agent, load_agent
+    from .nested import Delegate
     from .runner import Runner
     from .worker import resume_run, work
 
@@ -26,6 +28,7 @@ _WHERE = {
     "Run": "..run_state",
     "RunStatus": "..run_state",
     "Agent": ".agent",
+    "Delegate": ".nested",
     "load_agent": ".agent",
     "Runner": ".runner",
     "resume_run": ".worker",
@@ -39,4 +42,14 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(_WHERE[name], __name__), name)
 
 
-__all__ = ["Agent", "PendingCall", "Run", "RunStatus", "Runner", "load_agent", "resume_run", "work"]
+__all__ = [
+    "Agent",
+    "Delegate",
+    "PendingCall",
+    "Run",
+    "RunStatus",
+    "Runner",
+    "load_agent",
+    "resume_run",
+    "work",
+]

@@ -35,7 +35,7 @@ from ..reviewer_settings import (
     still_covered,
 )
 from ..rules import Rule, parse_rule
-from ..run_state import REFUSALS, PendingCall, Run, RunStatus, storable
+from ..run_state import PARENT_RUNS, REFUSALS, PendingCall, Run, RunStatus, storable
 from ..store import Store
 from ..targets import (
     TARGETS_KEY,
@@ -46,12 +46,13 @@ from ..targets import (
 )
 from ..tools import BUILTIN_SPECS, canonical_tool_name
 from .agent import Agent, parse_tool_calls, tool_message, worker_name
+from .nested import Nesting, lineage
 from .settle import Settling
 
 DEFAULT_MAX_TURNS = 100
 
 
-class Runner(Settling):
+class Runner(Settling, Nesting):
     """Drives runs of one agent against one store. Cheap to build; holds no run state."""
 
     def __init__(
@@ -81,7 +82,10 @@ class Runner(Settling):
         thread: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         run_id: str | None = None,
+        parent: tuple[str, str] | None = None,
     ) -> Run:
+        """Store a new run and drive it until it pauses or ends. `parent`: (run id, tool
+        call id) of the delegate call that starts it, for a child run (see `nested`)."""
         policy = self.agent.policy
         if (
             policy.mode == "auto"
@@ -98,6 +102,8 @@ class Runner(Settling):
             created_at=now,
             updated_at=now,
             metadata=dict(metadata or {}),
+            parent_id=parent[0] if parent else None,
+            parent_call_id=parent[1] if parent else None,
         )
         run = self.store.create_run(
             run, [dict(m) for m in messages], worker=self.worker, lease_seconds=self.lease_seconds
@@ -153,7 +159,7 @@ class Runner(Settling):
         for _ in range(self.max_turns):
             if run.pending:
                 run = self._settle(run)
-                if run.status == "needs_attention" or run.waiting_on:
+                if run.status == "needs_attention" or run.waiting_on or run.waiting_for:
                     run = replace(
                         run,
                         status="needs_attention" if run.status == "needs_attention" else "paused",
@@ -314,6 +320,11 @@ class Runner(Settling):
             if item.effect not in ("allow", "notify") or item.content is not None:
                 continue
             assert item.call is not None
+            if item.child_run is not None or self._started_child(run, item):
+                # delegated already (a crash may have kept the parent from noting it): never
+                # judged again, the child's answer or still waiting; no second child
+                run = self._replaced(run, index, self._delegate(run, item, item.call))
+                continue
             grants = self._grants(run) if grants is None else grants
             events: list[tuple[str, Mapping[str, Any]]] = []
             if ran or item.call_id not in judged_here:
@@ -430,12 +441,16 @@ class Runner(Settling):
                     call_targets(self.agent.policy, call) if targets is None else targets,
                     self.agent.policy.workspace,
                 ),
+                # a child run's request is shown under the runs above it
+                **({PARENT_RUNS: lineage(self.store, run)[1:]} if run.parent_id else {}),
             },
         )
         return request, spec.idempotent, ttl
 
     def _run_allowed(self, run: Run, item: PendingCall, targets: Targets) -> PendingCall:
         assert item.call is not None
+        if self._is_delegate(item.name):
+            return self._delegate(run, item, item.call)
         key = f"{run.id}:{item.call_id}"
         # the workspace records what its own file tools change; other tools simply run
         recorded = canonical_tool_name(item.call.name) in BUILTIN_SPECS

@@ -32,6 +32,7 @@ from ..targets import (
     unjudgeable,
 )
 from .agent import Agent
+from .nested import child_run_id
 
 
 class Settling:
@@ -51,6 +52,8 @@ class Settling:
         def _execute(
             self, item: PendingCall, call: ToolCall, *, idempotency_key: str, targets: Targets
         ) -> PendingCall: ...
+        def _is_delegate(self, name: str) -> bool: ...
+        def _delegate(self, parent: Run, item: PendingCall, call: ToolCall) -> PendingCall: ...
 
     def _settle(self, run: Run) -> Run:
         run = self._dispatch(run)  # finish what a crash interrupted before the requests
@@ -70,7 +73,7 @@ class Settling:
                 settled.append(item)
                 continue
             known = None if stale else waiting.get(item.request_id)
-            settled.append(self._settle_one(item, known))
+            settled.append(self._settle_one(item, known, run))
         run = self._tally(run, tuple(settled), run.pending)
         doubts = [
             p
@@ -89,10 +92,15 @@ class Settling:
             )
         return run
 
-    def _settle_one(self, item: PendingCall, request: Request | None = None) -> PendingCall:
+    def _settle_one(
+        self, item: PendingCall, request: Request | None = None, run: Run | None = None
+    ) -> PendingCall:
         assert item.request_id is not None
         request = request or self.store.get_request(item.request_id)
         state = request.state
+        if state == "finished" and run is not None and self._is_delegate(item.name):
+            # approved and started: the child's answer is the result, not the request's
+            return self._delegate(run, item, request.call)
         if state in ("finished", "failed"):
             # It ran before a crash: reuse what it reported, never run it again.
             reported = self.store.get_outcome(request.id) or {}
@@ -128,10 +136,12 @@ class Settling:
             settled, text = refusal_content(item.name, verdict, decision)
             return replace(item, outcome=settled, content=text)
         if state in ("approved", "in_doubt", "claimed"):
-            return self._claim_and_run(item, request)
+            return self._claim_and_run(item, request, run)
         return item
 
-    def _claim_and_run(self, item: PendingCall, request: Request) -> PendingCall:
+    def _claim_and_run(
+        self, item: PendingCall, request: Request, run: Run | None = None
+    ) -> PendingCall:
         try:
             claim = self.store.claim(
                 request.id, worker=self.worker, lease_seconds=self.lease_seconds
@@ -163,6 +173,13 @@ class Settling:
                 request.id, claim.token, ok=False, result_digest=sha256_hex(text), result=text
             )
             return replace(item, outcome="denied", content=text)
+        if run is not None and self._is_delegate(call.name):
+            # the request's part ends when the child starts; the child answers the call
+            text = f"delegated to run {child_run_id(run.id, item.call_id)}"
+            self.store.finish(
+                request.id, claim.token, ok=True, result_digest=sha256_hex(text), result=text
+            )
+            return self._delegate(run, item, call)
         done = self._execute(item, call, idempotency_key=request.id, targets=targets)
         self.store.finish(
             request.id,

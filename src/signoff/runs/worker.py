@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..exceptions import ConflictError
+from ..exceptions import AlreadyClaimed, ConflictError
 from ..run_state import Run
 from ..store import Store
 from .agent import load_agent, worker_name
@@ -24,8 +24,20 @@ def runner_for(store: Store, run: Run, **options: Any) -> Runner:
 
 
 def resume_run(store: Store, run_id: str, **options: Any) -> Run:
-    """Rebuild the run's agent from its import string and resume it."""
-    return runner_for(store, store.get_run(run_id), **options).resume(run_id)
+    """Rebuild the run's agent from its import string and resume it (its unfinished child
+    runs first). A child run that ends hands its answer up: its parent is resumed next,
+    and so on up; the run returned is the named one."""
+    run = runner_for(store, store.get_run(run_id), **options).resume(run_id)
+    current = run
+    while current.status in ("finished", "failed") and current.parent_id is not None:
+        parent = store.get_run(current.parent_id)
+        if parent.status in ("finished", "failed"):
+            break
+        try:
+            current = runner_for(store, parent, **options).resume(parent.id)
+        except AlreadyClaimed:
+            break  # another worker drives the parent now: it reads the answer itself
+    return run
 
 
 def work(

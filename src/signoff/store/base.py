@@ -65,6 +65,7 @@ from ..models import (
     check_version,
     sha256_hex,
 )
+from ..run_state import parent_runs
 from ..times import when
 from .integrity import (
     bind,
@@ -353,6 +354,9 @@ def plan_create(
         "expires_at": expires_at,
         "idempotent": idempotent,
     }
+    above = parent_runs(stored.metadata)
+    if above:  # a child run's request: the record names the runs above it
+        data["parent_runs"] = list(above)
     draft = Draft(REQUEST_CREATED, rid, stored.run_id, stored.requested_by, data)
     return Plan(Row(stored, idempotent=idempotent, checked=True), [draft])
 

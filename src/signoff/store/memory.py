@@ -33,6 +33,7 @@ class MemoryDB:
     # run id -> [ord, *RunRow.columns()]; run id -> message rows (compact JSON), in order
     runs: dict[str, list[Any]] = field(default_factory=dict)
     messages: dict[str, list[str]] = field(default_factory=dict)
+    parents: dict[str, str] = field(default_factory=dict)  # child run id -> parent run id
 
 
 _STATE, _RUN, _TENANT, _EXPIRES, _LEASE, _OUTCOME = 1, 2, 3, 5, 10, 11
@@ -196,12 +197,24 @@ class MemoryTx:
         row = self.db.runs.get(run_id)
         return None if row is None else tuple(row[1:])
 
-    def run_insert(self, cols: Sequence[Any]) -> None:
+    def run_insert(self, cols: Sequence[Any], parent_id: str | None = None) -> None:
         if cols[0] in self.db.runs:
             raise DuplicateId(cols[0])
         self.db.counter += 1
         self.db.runs[cols[0]] = [self.db.counter, *cols]
         self.db.messages[cols[0]] = []
+        if parent_id is not None:
+            self.db.parents[cols[0]] = parent_id
+
+    def run_children(self, parent_id: str) -> list[Sequence[Any]]:
+        rows = sorted(self.db.runs.values(), key=lambda r: r[0])
+        return [tuple(r[1:]) for r in rows if self.db.parents.get(r[1]) == parent_id]
+
+    def _unfinished_child(self, run_id: str) -> bool:
+        return any(
+            parent == run_id and self.db.runs[child][R_STATUS] not in ("finished", "failed")
+            for child, parent in self.db.parents.items()
+        )
 
     def run_update(self, cols: Sequence[Any], old_version: int, *, status_changed: bool) -> None:
         row = self.db.runs[cols[0]]
@@ -242,6 +255,8 @@ class MemoryTx:
             lapsed = r[R_EXPIRES] is not None and r[R_EXPIRES] <= now
             if r[R_OWNER] is not None and not lapsed:
                 return False
+            if self._unfinished_child(r[1]):
+                return False  # the child goes first; its parent once it has answered
             if r[R_STATUS] == "paused":
                 return not self._waiting(r[1], now)
             return r[R_STATUS] == "running" and lapsed

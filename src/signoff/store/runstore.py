@@ -144,6 +144,11 @@ def plan_create_run(
     run: Run, count: int, *, worker: str | None, lease_seconds: float, now: float
 ) -> tuple[RunRow, Draft]:
     _check_status(run, "create_run")
+    if (run.parent_id is None) != (run.parent_call_id is None):
+        raise InvalidInput(
+            f"create_run: run {run.id} needs both a parent run and the parent's call id, "
+            f"or neither (got {run.parent_id!r}, {run.parent_call_id!r})"
+        )
     stored = replace(
         run,
         id=run.id or f"run_{base.new_id()[:12]}",
@@ -162,7 +167,14 @@ def plan_create_run(
         "agent": stored.agent,
         "message_count": count,
     }
-    return RunRow(stored, *lease), Draft(RUN_CREATED, None, stored.id, worker, data)
+    return RunRow(stored, *lease), Draft(RUN_CREATED, None, stored.id, worker, _lineage(run, data))
+
+
+def _lineage(run: Run, data: dict[str, Any]) -> dict[str, Any]:
+    """A child run's events name its parent (and the call it answers); others unchanged."""
+    if run.parent_id is None:
+        return data
+    return {**data, "parent_run": run.parent_id, "parent_call": run.parent_call_id}
 
 
 def plan_save_run(
@@ -191,6 +203,11 @@ def plan_save_run(
         )
     if old.status in FINAL:
         raise ConflictError(f"run {old.id} is {old.status}; a finished run cannot change")
+    if (run.parent_id, run.parent_call_id) != (old.parent_id, old.parent_call_id):
+        raise InvalidInput(
+            f"save_run: run {old.id} was started by {old.parent_id or 'no run'}; "
+            "its parent cannot change"
+        )
     if run.tenant != old.tenant:
         raise InvalidInput(
             f"save_run: run {old.id} belongs to tenant {old.tenant!r}; "
@@ -216,7 +233,8 @@ def plan_save_run(
             lease = (None, None, None)
     drafts = []
     for kind, data in events:
-        drafts.append(Draft(base.check_kind(kind, "save_run"), None, old.id, worker, dict(data)))
+        kind = base.check_kind(kind, "save_run")
+        drafts.append(Draft(kind, None, old.id, worker, _lineage(old, dict(data))))
     if stored.status != old.status:
         drafts.append(
             Draft(
@@ -224,14 +242,18 @@ def plan_save_run(
                 None,
                 old.id,
                 worker,
-                {
-                    "from": old.status,
-                    "to": stored.status,
-                    "version": stored.version,
-                    "message_count": stored.message_count,
-                    "waiting_on": stored.waiting_on,
-                    "note": stored.note,
-                },
+                _lineage(
+                    old,
+                    {
+                        "from": old.status,
+                        "to": stored.status,
+                        "version": stored.version,
+                        "message_count": stored.message_count,
+                        "waiting_on": stored.waiting_on,
+                        "note": stored.note,
+                    }
+                    | ({"waiting_for": stored.waiting_for} if stored.waiting_for else {}),
+                ),
             )
         )
     return RunRow(stored, *lease), drafts
@@ -254,6 +276,7 @@ def plan_claim_run(
         "version": run.version,
         "lapsed": row.lease_owner if row.lease_owner not in (None, worker) else None,
     }
+    data = _lineage(run, data)
     return (
         RunRow(run, worker, now + seconds, seconds),
         Draft(RUN_CLAIMED, None, run.id, worker, data),
@@ -310,7 +333,13 @@ class RunsAPI:
             with self._write() as tx:
                 if tx.run_get(row.run.id, False) is not None:
                     raise ConflictError(f"run {row.run.id!r} already exists")
-                tx.run_insert(cols)
+                parent = row.run.parent_id
+                if parent is not None and tx.run_get(parent, False) is None:
+                    raise InvalidInput(
+                        f"create_run: run {row.run.id} names parent {parent!r}, which does "
+                        "not exist"
+                    )
+                tx.run_insert(cols, row.run.parent_id)
                 tx.messages_insert(row.run.id, 0, rows)
                 if entries:
                     tx.append(entries, ts)
@@ -331,6 +360,12 @@ class RunsAPI:
         """Runs, newest first, optionally of one status and/or tenant."""
         with self._read() as tx:
             rows = tx.run_list(status, tenant, int(limit))
+        return [RunRow.from_columns(cols).run for cols in rows]
+
+    def child_runs(self, run_id: str) -> list[Run]:
+        """The runs started by `run_id`'s delegate calls, oldest first (not their children)."""
+        with self._read() as tx:
+            rows = tx.run_children(run_id)
         return [RunRow.from_columns(cols).run for cols in rows]
 
     def load_messages(self, run_id: str) -> list[dict[str, Any]]:

@@ -34,7 +34,8 @@ RUN_COLS = (
 
 # A run is ready when its lease is free or lapsed and it is paused with no request still
 # waiting for a decision (one past its expiry no longer counts), or it is running and its
-# lease lapsed (the driver crashed). Oldest update first.
+# lease lapsed (the driver crashed); and no child run of it is unfinished (the deepest
+# ready run goes first: a parent goes on once its child has answered). Oldest update first.
 READY = (
     f"SELECT {RUN_COLS} FROM signoff_runs r "
     "WHERE (r.lease_owner IS NULL OR r.lease_expires_at <= :now) "
@@ -42,6 +43,8 @@ READY = (
     "WHERE q.run_id = r.id AND q.state = 'pending' "
     "AND (q.expires_at IS NULL OR q.expires_at > :now))) "
     "OR (r.status = 'running' AND r.lease_expires_at <= :now)) "
+    "AND NOT EXISTS (SELECT 1 FROM signoff_runs c WHERE c.parent_id = r.id "
+    "AND c.status NOT IN ('finished', 'failed')) "
     "ORDER BY r.updated_at, r.ord LIMIT 1"
 )
 
@@ -82,8 +85,9 @@ _SQL: dict[str, str] = {
     "chain": "SELECT seq, entry, prev_hash, hash, kind, request_id FROM signoff_events "
     "ORDER BY seq",
     "run_get": f"SELECT {RUN_COLS} FROM signoff_runs WHERE id = ?",
-    "run_insert": f"INSERT INTO signoff_runs ({RUN_COLS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "run_insert": f"INSERT INTO signoff_runs ({RUN_COLS}, parent_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "run_children": f"SELECT {RUN_COLS} FROM signoff_runs WHERE parent_id = ? ORDER BY ord",
     "run_update": "UPDATE signoff_runs SET status = ?, thread = ?, updated_at = ?, "
     "message_count = ?, version = ?, lease_owner = ?, lease_expires_at = ?, "
     "lease_seconds = ?, doc = ? WHERE id = ? AND version = ?",
@@ -324,8 +328,12 @@ class SQLTx:
         row: Sequence[Any] | None = self._q(name, (run_id,)).fetchone()
         return row
 
-    def run_insert(self, cols: Sequence[Any]) -> None:
-        self._q("run_insert", cols)
+    def run_insert(self, cols: Sequence[Any], parent_id: str | None = None) -> None:
+        self._q("run_insert", (*cols, parent_id))
+
+    def run_children(self, parent_id: str) -> list[Sequence[Any]]:
+        rows: list[Sequence[Any]] = self._q("run_children", (parent_id,)).fetchall()
+        return rows
 
     def run_update(self, cols: Sequence[Any], old_version: int, *, status_changed: bool) -> None:
         rid, status, _tenant, thread, _c, updated, count, version, owner, expires, secs, doc = cols

@@ -28,6 +28,7 @@ from ..exceptions import (
     SignoffError,
 )
 from ..i18n import Lang
+from ..run_state import parent_runs
 from ..settings import Settings
 from ..store import Store
 from .limits import PAGE_TEXT_LIMIT
@@ -129,6 +130,7 @@ def make_env() -> Environment:
     env.filters["pretty"] = pretty_clipped  # pages show a head; /requests/{id}/raw the whole
     env.filters["clip"] = clip_text
     env.filters["ticks"] = ticks
+    env.globals["parent_runs"] = parent_runs  # a child run's card names the runs above it
     return env
 
 

@@ -25,6 +25,7 @@ from ..exceptions import NotFound, SignoffError
 from ..models import DECISION_KINDS, RISKS, Request
 from ..present import summary
 from ..review import review_items
+from ..run_state import parent_runs
 from ..times import age
 from .auth import (
     COOKIE,
@@ -157,7 +158,7 @@ async def card(request: HTTPRequest) -> Response:
         (f.state not in ("", "all") and r.state != f.state)
         or (f.risk and r.verdict.risk != f.risk)
         or (f.tool and r.call.name != f.tool)
-        or (f.run and r.run_id != f.run)
+        or (f.run and f.run not in (r.run_id, *parent_runs(r.metadata)))
         or (f.tenant and r.tenant != f.tenant)
     ):
         return Response(status_code=204)

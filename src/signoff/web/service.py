@@ -12,6 +12,7 @@ from ..accounts import Account
 from ..exceptions import InvalidInput, NotAuthorized
 from ..models import ALWAYS_SCOPES, Decision, Request
 from ..present import requests_json
+from ..runs.nested import descendants
 from ..store import Event
 from .core import Context
 
@@ -118,6 +119,11 @@ class Filters:
         found = ctx.store.list_requests(
             state=state, run_id=self.run or None, tenant=self.tenant or None, limit=limit
         )
+        if self.run:  # a run's requests include those of the runs it started (delegate)
+            for child in descendants(ctx.store, self.run):
+                found += ctx.store.list_requests(
+                    state=state, run_id=child, tenant=self.tenant or None, limit=limit
+                )
         found = [
             r
             for r in found
