@@ -20,6 +20,9 @@
     [tools.send_email]
     expires_after = "2h"                # how long its requests wait for a decision
 
+    [hooks]                             # coding-agent hooks (docs/coding-agents.md)
+    ask = "inbox"                       # native | inbox | defer
+
 Rule lists from every file are combined; scalars from the more local file win.
 """
 
@@ -49,6 +52,7 @@ _KNOWN = {
     "approvers": None,
     "notifications": None,
     "store": None,
+    "hooks": None,  # coding-agent hooks (signoff.adapters): ask strategy, wait, ...
 }
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -249,7 +253,9 @@ def parse_settings(text: str, path: str) -> Settings:
         amount_caps={k: float(v) for k, v in caps.items()},
         tool_expiry=expiry,
         sources=(path,),
-        extra={k: v for k, v in doc.items() if k in ("approvers", "notifications", "store")},
+        extra={
+            k: v for k, v in doc.items() if k in ("approvers", "notifications", "store", "hooks")
+        },
     )
 
 

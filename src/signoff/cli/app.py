@@ -205,6 +205,7 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
 def _registrars() -> list[Callable[[Any], None]]:
     from . import audit as cli_audit
     from . import chat, demo
+    from . import hooks as cli_hooks
     from . import keys as cli_keys
     from . import runs as cli_runs
     from . import serve as cli_web
@@ -216,6 +217,7 @@ def _registrars() -> list[Callable[[Any], None]]:
         cli_web.register,
         cli_audit.register,
         cli_keys.register,
+        cli_hooks.register,
     ]
 
 
@@ -245,6 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # `check` runs once per tool call in a hook: its parser does not import the modules
     # of the other commands (chat, web, runs, audit, demo), which it never uses
     words = sys.argv[1:] if argv is None else list(argv)
+    if words and words[0] == "hook":  # a coding agent's hook: no parser of the rest
+        from .hooks import run_hook
+
+        return run_hook(words[1:])
     parser = build_parser(only_check=_is_check(words))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -228,8 +228,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from ..adapters.defer import resume_all  # deferred coding-agent sessions, too
+
     with closing(store_for(args)) as store:
-        count = work(store, once=args.once, poll=args.poll)
+        count = work(store, once=args.once, poll=args.poll, also=resume_all)
     print(f"worker: resumed {count} run(s)")
     return 0
 

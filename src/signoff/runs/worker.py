@@ -36,12 +36,15 @@ def work(
     poll: float = 1.0,
     stop: Any = None,
     on_error: Callable[[Run, Exception], None] | None = None,
+    also: Callable[[Store], int] | None = None,
     **options: Any,
 ) -> int:
     """Resume every run that is ready, until stopped (or, with `once`, until none is).
     With `on_error`, an error resuming one run is handed to it and the loop goes on
     (a run whose agent cannot be rebuilt keeps its lease, so it is tried again only when
-    the lease lapses); without it, the error is raised."""
+    the lease lapses); without it, the error is raised. `also` is more work of the same
+    kind, done when no run is ready (the coding-agent sessions deferred until a decision:
+    `signoff.adapters.defer`); it returns how many it resumed."""
     name = worker or worker_name()
     resumed = 0
     while stop is None or not stop():
@@ -53,6 +56,10 @@ def work(
         store.sweep_leases()
         run = store.claim_run(name, lease_seconds=options.get("lease_seconds", 300.0))
         if run is None:
+            more = also(store) if also is not None else 0
+            if more:
+                resumed += more
+                continue
             if once:
                 return resumed
             store.wait_for_event(poll, after_seq=seen)

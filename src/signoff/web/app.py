@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..accounts import Accounts
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
-from . import api, audit_view, events, openapi, pages, stats_view
+from . import api, audit_view, events, hooks, openapi, pages, stats_view
 from .core import HERE, Context
 from .limits import DEFAULT_MAX_BODY, BodyLimit
 from .worker import EmbeddedWorker
@@ -144,6 +144,7 @@ def create_app(
         *api.ROUTES,
         *events.ROUTES,
         *openapi.ROUTES,
+        *hooks.ROUTES,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,11 @@
+"""signoff in front of the coding agents people already use.
+
+One client-independent core (`core`): a tool call from a coding agent becomes a signoff
+call with a preview, the policy judges it, an ask goes the configured way (the client's
+own dialog, the durable inbox, or a deferred headless session), and every verdict,
+decision and outcome goes on the audit record. Each client is a thin shell over it that
+reads and writes that client's hook JSON: `claude_code` for Claude Code. `install` writes
+and removes the hooks in the client's settings; `defer` resumes deferred sessions.
+
+Nothing here is imported by `import signoff`: a hook process loads only what it judges with.
+"""

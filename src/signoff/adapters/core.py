@@ -1,0 +1,658 @@
+"""The adapter core: one tool call from a coding agent in, one answer out.
+
+    the client's hook JSON  --shell-->  HookCall
+    HookCall  --policy-->  verdict (recorded)
+      allow   -> allow
+      notify  -> allow; a file change is kept for review (`signoff review`, revertible)
+      deny    -> deny, with signoff's reason (the model reads it and re-plans)
+      ask     -> by the `ask` strategy:
+                 native  the client's own dialog, with signoff's reason and rule
+                 inbox   a durable request; wait (to a deadline) for a person's decision
+                 defer   a durable request; the client stops, `signoff worker` resumes it
+    the outcome (PostToolUse)  -> on the record; a claimed request is finished
+
+A request's id is derived from the client, the session and the tool-use id, so a hook
+fired again for the same call (a resumed session) finds the same request instead of
+asking twice. An approved call is claimed before it is handed to the client (exactly
+once: a second hook for the same call is refused), and the client's input must be the
+call the person approved (its digest). An edit is judged again here: a deny still wins.
+
+What a later event of the same call needs (the claim token, the verdict of a call asked
+in the client's dialog, what a file change replaced) is kept in `.signoff/hooks/`, which
+is signoff's own state: no tool of the agent may read or write it.
+
+Fail closed: nothing here turns an error into allow. A shell turns every exception into
+a block (see `claude_code.main`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+
+from ..exceptions import ConfigurationError, InvalidInput, NotFound, SignoffError
+from ..kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, VERDICT
+from ..models import Request, Tier, ToolCall, Verdict, canonical_json, sha256_hex
+from ..settings import Mode, Settings, load_settings, parse_duration
+from ..tools import TIERS, Registry, ToolSpec
+
+if TYPE_CHECKING:
+    from ..policy import Policy
+    from ..store import Store
+
+Strategy = Literal["native", "inbox", "defer"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+HookEvent = Literal["pre", "permission", "post", "post_failure"]
+Behavior = Literal["allow", "deny", "ask", "defer", "none"]
+
+DEFAULT_WAIT = 600.0  # seconds an inbox request waits for a decision
+DEFAULT_DEFER_EXPIRY = 86400.0  # a deferred session waits longer: nobody holds a process
+DEFAULT_POLL = 0.5
+CLAIM_LEASE = 3600.0  # a tool may run for a while before its PostToolUse reports
+STALE_STATE = 7 * 86400.0  # kept state no later event took (a call refused in a dialog)
+STATE_DIR = Path(".signoff") / "hooks"
+_HOOK_KEYS = frozenset({"ask", "wait", "defer_expiry", "poll", "tiers", "claude", "resume_args"})
+
+
+# ----------------------------------------------------------------------- vocabulary
+
+
+@dataclass(frozen=True, slots=True)
+class HookCall:
+    """One hook event about one tool call, whatever client sent it."""
+
+    client: str
+    event: HookEvent
+    session_id: str
+    call_id: str  # the client's tool-use id ("" when the event carries none)
+    tool: str
+    arguments: Mapping[str, Any]
+    cwd: str = ""
+    permission_mode: str = "default"
+    agent_id: str | None = None
+    response: Any = None
+    transcript_path: str | None = None
+
+    def call(self) -> ToolCall:
+        return ToolCall(self.tool, dict(self.arguments), self.call_id)
+
+    @property
+    def run_id(self) -> str:
+        """The session, as the audit record names it."""
+        return f"{self.client}-{self.session_id}"
+
+    def key(self, *, by_digest: bool = False) -> str:
+        """What names this call across hooks fired again: session and tool-use id (or,
+        for an event without one, the call's digest)."""
+        ident = self.call_id if self.call_id and not by_digest else "d:" + self.call().digest()
+        return f"{self.client}/{self.session_id}/{ident}"
+
+
+def request_id(key: str) -> str:
+    return "req_" + sha256_hex(key)[:24]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the shell tells the client. `none`: no decision (the client's own flow)."""
+
+    behavior: Behavior
+    reason: str = ""
+    updated_input: Mapping[str, Any] | None = None
+    verdict: Verdict | None = None
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HookOptions:
+    """The `[hooks]` table of the settings (`--ask` overrides `ask`)."""
+
+    ask: Strategy = "native"
+    wait: float = DEFAULT_WAIT
+    defer_expiry: float = DEFAULT_DEFER_EXPIRY
+    poll: float = DEFAULT_POLL
+    tiers: Mapping[str, str] = field(default_factory=dict)  # tool-name glob -> tier
+    claude: str = "claude"
+    resume_args: tuple[str, ...] = ()
+
+
+def hook_options(settings: Settings, *, ask: str | None = None) -> HookOptions:
+    """Read `[hooks]`; every error names the key and what is wrong."""
+    table = settings.extra.get("hooks") or {}
+    where = f"[hooks] in {', '.join(settings.sources) or 'the settings'}"
+    if not isinstance(table, Mapping):
+        raise InvalidInput(f"{where}: must be a table")
+    unknown = sorted(set(table) - _HOOK_KEYS)
+    if unknown:
+        raise InvalidInput(f"{where}: unknown key {unknown[0]!r} (known: {sorted(_HOOK_KEYS)})")
+    strategy = ask if ask is not None else table.get("ask", "native")
+    if strategy not in STRATEGIES:
+        raise InvalidInput(f"{where}: ask = {strategy!r} is not one of {', '.join(STRATEGIES)}")
+    tiers = table.get("tiers", {})
+    if not isinstance(tiers, Mapping) or not all(
+        isinstance(k, str) and v in TIERS for k, v in tiers.items()
+    ):
+        raise InvalidInput(f"{where}: tiers must map tool names to one of {', '.join(TIERS)}")
+    resume_args = table.get("resume_args", [])
+    if not isinstance(resume_args, list) or not all(isinstance(a, str) for a in resume_args):
+        raise InvalidInput(f"{where}: resume_args must be a list of strings")
+    claude = table.get("claude", "claude")
+    if not isinstance(claude, str) or not claude:
+        raise InvalidInput(f"{where}: claude must be the client's command")
+    return HookOptions(
+        ask=strategy,
+        wait=parse_duration(table.get("wait", DEFAULT_WAIT), f"{where}: wait"),
+        defer_expiry=parse_duration(
+            table.get("defer_expiry", DEFAULT_DEFER_EXPIRY), f"{where}: defer_expiry"
+        ),
+        poll=parse_duration(table.get("poll", DEFAULT_POLL), f"{where}: poll"),
+        tiers=dict(tiers),
+        claude=claude,
+        resume_args=tuple(resume_args),
+    )
+
+
+@dataclass(frozen=True)
+class Client:
+    """What a client shell tells the core about its tools."""
+
+    name: str
+    specs: Mapping[str, ToolSpec]  # its tool names as signoff declarations
+    preview: Callable[[ToolCall, str], str]  # (call, workspace) -> what a person reads
+    protected: Callable[[str, str], tuple[str, ...]]  # (workspace, home) -> never touched
+    changed_files: Callable[[ToolCall], tuple[str, ...]]  # files a call rewrites (review)
+    # a person's answer (decision `respond`) as the tool's new input, or None if the
+    # tool cannot take one (then the answer goes back to the model as a refusal)
+    answer_input: Callable[[ToolCall, Any], Mapping[str, Any] | None]
+    modes: Mapping[str, Mode] = field(default_factory=dict)  # client mode -> signoff mode
+
+
+# ----------------------------------------------------------------------- the core
+
+
+class Adapter:
+    """Judge a client's tool calls in one workspace. One per hook process (or per HTTP
+    request); the store is opened on first use."""
+
+    def __init__(
+        self,
+        client: Client,
+        workspace: str | os.PathLike[str],
+        *,
+        settings: Settings | None = None,
+        options: HookOptions | None = None,
+        store: Store | None = None,
+        store_url: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.workspace = os.path.realpath(os.fspath(workspace))
+        if not os.path.isdir(self.workspace):
+            raise ConfigurationError(f"workspace {self.workspace} is not a directory")
+        self.settings = settings if settings is not None else load_settings(self.workspace)
+        self.options = options or hook_options(self.settings)
+        self._store = store
+        self._owns_store = store is None
+        self.store_url = store_url
+        self.clock = clock
+        self._policies: dict[Mode, Policy] = {}
+
+    # ------------------------------------------------------------------ plumbing
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from ..store import open_store
+
+            self._store = open_store(self.store_url, workspace=self.workspace)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None and self._owns_store:
+            self._store.close()
+            self._store = None
+
+    def _declare(self, policy: Policy, name: str) -> None:
+        """`[hooks] tiers` declares tools nobody else did (MCP tools, by name globs)."""
+        if policy.registry.known(name):
+            return
+        for pattern, tier in self.options.tiers.items():
+            if fnmatchcase(name, pattern):
+                policy.registry.add(
+                    ToolSpec(name=name, tier=cast(Tier, tier), kind="other", subject_args=())
+                )
+                return
+
+    def policy(self, hc: HookCall) -> Policy:
+        """The policy, in the mode the client runs in when that is stricter."""
+        mode = self.client.modes.get(hc.permission_mode, self.settings.mode)
+        if mode not in ("plan", "accept-edits"):
+            mode = self.settings.mode  # the agent's own mode never lowers the guard
+        elif mode == "accept-edits" and self.settings.mode == "plan":
+            mode = "plan"
+        policy = self._policies.get(mode)
+        if policy is None:
+            from ..policy import Policy
+
+            home = os.path.expanduser("~")
+            policy = Policy(
+                _guarding_signoff(self.settings),
+                workspace=self.workspace,
+                registry=Registry(dict(self.client.specs)),
+                mode=mode,
+                protected=self.client.protected(self.workspace, home),
+            )
+            self._policies[mode] = policy
+        return policy
+
+    def _stash_path(self, key: str) -> Path:
+        return (
+            Path(self.workspace) / STATE_DIR / self.client.name / (sha256_hex(key)[:32] + ".json")
+        )
+
+    def _stash(self, key: str, doc: Mapping[str, Any]) -> None:
+        path = self._stash_path(key)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if int.from_bytes(os.urandom(1), "big") < 4:  # now and then: what no event took
+            _sweep(path.parent, self.clock() - STALE_STATE)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(canonical_json(dict(doc), where="hook state"))
+        os.replace(tmp, path)
+
+    def _unstash(self, key: str) -> dict[str, Any] | None:
+        path = self._stash_path(key)
+        try:
+            text = path.read_text("utf-8")
+        except FileNotFoundError:
+            return None
+        path.unlink(missing_ok=True)
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            raise InvalidInput(f"{path}: hook state is not a JSON object")
+        return doc
+
+    def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
+        doc = {
+            "client": self.client.name,
+            "session_id": hc.session_id,
+            "tool_use_id": hc.call_id,
+            **({"agent_id": hc.agent_id} if hc.agent_id else {}),
+            **data,
+        }
+        self.store.record(kind, doc, run_id=hc.run_id, **extra)
+
+    # ------------------------------------------------------------------ events
+
+    def handle(self, hc: HookCall) -> Answer:
+        if hc.event == "pre":
+            return self.pre(hc)
+        if hc.event == "permission":
+            return self.permission(hc)
+        self.post(hc)
+        return Answer("none")
+
+    def pre(self, hc: HookCall) -> Answer:
+        """Before the tool runs (Claude Code's PreToolUse)."""
+        call = hc.call()
+        policy = self.policy(hc)
+        self._declare(policy, call.name)
+        verdict = policy.evaluate(call)
+        spec = policy.registry.get(call.name)
+        strategy = self.options.ask
+        self._record(
+            hc,
+            VERDICT,
+            {
+                "call": call.to_json(),
+                "verdict": verdict.to_json(),
+                "event": hc.event,
+                "ask": strategy,
+            },
+        )
+        if verdict.effect == "deny":
+            return Answer("deny", deny_reason(verdict), verdict=verdict)
+        if verdict.effect in ("allow", "notify"):
+            if verdict.effect == "notify":
+                self._keep_for_review(hc, call)
+            return Answer("allow", f"signoff: {verdict.effect} ({verdict.reason})", verdict=verdict)
+        if strategy == "native":
+            if spec.always_ask:  # the person is the tool: the client asks them itself
+                return Answer("none", verdict=verdict)
+            self._stash(hc.key(), {"verdict": verdict.to_json(), "ask": "native"})
+            return Answer("ask", ask_reason(verdict), verdict=verdict)
+        request = self._request(hc, verdict, strategy)
+        if request.state == "pending":
+            if strategy == "defer":
+                return Answer("defer", ask_reason(verdict), verdict=verdict, request_id=request.id)
+            request = self.wait(request)
+        return self._decided(hc, request)
+
+    def permission(self, hc: HookCall) -> Answer:
+        """The client is about to show its own permission dialog (PermissionRequest)."""
+        strategy = self.options.ask
+        if strategy == "native":
+            return Answer("none")  # the dialog is the native way of asking
+        marker = self._unstash(hc.key(by_digest=True))
+        if marker is not None and marker.get("approved"):
+            return Answer("allow", "signoff: approved in the inbox", request_id=marker.get("id"))
+        call = hc.call()
+        policy = self.policy(hc)
+        self._declare(policy, call.name)
+        verdict = policy.evaluate(call)
+        self._record(
+            hc,
+            VERDICT,
+            {
+                "call": call.to_json(),
+                "verdict": verdict.to_json(),
+                "event": hc.event,
+                "ask": strategy,
+            },
+        )
+        if verdict.effect == "deny":
+            return Answer("deny", deny_reason(verdict), verdict=verdict)
+        if strategy == "defer":  # a dialog in a headless session: nobody can answer it now
+            return Answer(
+                "deny",
+                "signoff: this call needs a person's approval and this session cannot wait "
+                "for one; ask again after it is approved in the signoff inbox",
+                verdict=verdict,
+            )
+        # The client wants a person to decide: the person decides in the inbox.
+        asking = Verdict(
+            "ask",
+            verdict.risk,
+            verdict.rule,
+            (*verdict.reasons, f"{self.client.name} asks for permission"),
+            verdict.tier,
+            verdict.suggested_rule,
+            verdict.parts,
+        )
+        request = self._request(hc, asking, "inbox", by_digest=True)
+        if request.state == "pending":
+            request = self.wait(request)
+        return self._decided(hc, request, by_digest=True)
+
+    def post(self, hc: HookCall) -> None:
+        """The tool ran (PostToolUse) or failed (PostToolUseFailure): on the record."""
+        call = hc.call()
+        ok = hc.event == "post"
+        state = self._unstash(hc.key()) or {}
+        by_digest = self._unstash(hc.key(by_digest=True)) or {}
+        if "token" not in state and "token" in by_digest:
+            state = {**by_digest, **state}  # approved through the client's dialog hook
+        response_digest = None
+        if hc.response is not None:
+            try:
+                response_digest = sha256_hex(canonical_json(hc.response, where="tool response"))
+            except InvalidInput:
+                response_digest = None
+        token = state.get("token")
+        if isinstance(token, str) and isinstance(state.get("id"), str):
+            self.store.finish(state["id"], token, ok=ok, result_digest=response_digest)
+        if state.get("ask") == "native":
+            # The call ran after signoff asked in the client's own dialog: a person said yes.
+            self._record(
+                hc,
+                SESSION_DECIDED,
+                {
+                    "call": call.to_json(),
+                    "verdict": state.get("verdict"),
+                    "decision": {"kind": "approve", "actor": f"{self.client.name} dialog"},
+                },
+                actor=f"{self.client.name} dialog",
+            )
+        snapshot = state.get("snapshot")
+        if ok and isinstance(snapshot, Mapping):
+            self._record_review(hc, call, snapshot)
+        self._record(
+            hc,
+            SESSION_OUTCOME,
+            {
+                "call": call.to_json(),
+                "outcome": "ran" if ok else "failed",
+                "result_digest": response_digest,
+                **({"request": state["id"]} if isinstance(state.get("id"), str) else {}),
+            },
+        )
+
+    # ------------------------------------------------------------------ requests
+
+    def _request(
+        self, hc: HookCall, verdict: Verdict, strategy: Strategy, *, by_digest: bool = False
+    ) -> Request:
+        """The durable request for this call: found if a hook fired before, else made."""
+        rid = request_id(hc.key(by_digest=by_digest))
+        try:
+            return self.store.get_request(rid)
+        except NotFound:
+            pass
+        call = hc.call()
+        ttl = self.options.defer_expiry if strategy == "defer" else self.options.wait
+        request = Request(
+            id=rid,
+            call=call,
+            verdict=verdict,
+            preview=self.client.preview(call, self.workspace),
+            requested_by=self.client.name,
+            expires_at=self.clock() + ttl,
+            metadata={
+                "client": self.client.name,
+                "session_id": hc.session_id,
+                "tool_use_id": hc.call_id,
+                "cwd": hc.cwd or self.workspace,
+                "workspace": self.workspace,
+                "ask": strategy,
+                **({"agent_id": hc.agent_id} if hc.agent_id else {}),
+            },
+        )
+        try:
+            created = self.store.create_request(request)
+        except InvalidInput:  # made by a hook fired at the same moment: use that one
+            return self.store.get_request(rid)
+        self._notify()
+        return created
+
+    def _notify(self) -> None:
+        """Tell the configured destinations now (in the background: the wait goes on);
+        a running `signoff serve` or `signoff notify` delivers whatever this misses."""
+        table = self.settings.extra.get("notifications")
+        if not isinstance(table, Mapping) or not any(
+            isinstance(v, Mapping) for v in table.values()
+        ):
+            return
+        url, workspace, settings = self.store_url, self.workspace, self.settings
+
+        def deliver() -> None:
+            from ..notify import Notifier
+            from ..store import open_store
+
+            store = open_store(url, workspace=workspace)
+            try:
+                Notifier.from_settings(store, settings).run_once()
+            except SignoffError:
+                pass  # recorded as notify.failed where it could be; never blocks a decision
+            finally:
+                store.close()
+
+        threading.Thread(target=deliver, name="signoff-notify", daemon=True).start()
+
+    def wait(self, request: Request) -> Request:
+        """Until a person decides or the request expires (a deadline, never for ever)."""
+        store = self.store
+        deadline = request.expires_at if request.expires_at is not None else self.clock()
+        while True:
+            seen = store.last_seq()
+            current = store.get_request(request.id)
+            if current.state != "pending":
+                return current
+            left = deadline - self.clock()
+            if left <= 0:
+                store.expire_stale()
+                return store.get_request(request.id)
+            store.wait_for_event(min(self.options.poll, left), after_seq=seen)
+
+    def _decided(self, hc: HookCall, request: Request, *, by_digest: bool = False) -> Answer:
+        """The answer for a request a person decided (or that expired)."""
+        decision = request.decision
+        who = decision.actor if decision else "nobody"
+        rid = request.id
+        if request.state == "pending" or request.state == "expired":
+            return Answer(
+                "deny",
+                f"signoff: no decision on request {rid} before it expired; the call did not run",
+                request_id=rid,
+            )
+        if request.state == "rejected":
+            if decision is not None and decision.kind == "edit":
+                return Answer(
+                    "deny",
+                    f"signoff: {who} edited the call, and the edited call is denied: "
+                    f"{request.verdict.reason}",
+                    request_id=rid,
+                )
+            reason = decision.reason if decision and decision.reason else "no reason given"
+            return Answer("deny", f"signoff: rejected by {who}: {reason}", request_id=rid)
+        if request.state == "skipped":
+            note = f": {decision.reason}" if decision and decision.reason else ""
+            return Answer("deny", f"signoff: skipped by {who}{note}", request_id=rid)
+        if request.state == "answered":
+            result = decision.result if decision else None
+            updated = self.client.answer_input(hc.call(), result)
+            if updated is not None:
+                return Answer(
+                    "allow", f"signoff: answered by {who}", updated_input=updated, request_id=rid
+                )
+            return Answer(
+                "deny",
+                f"signoff: {who} answered instead of running it: {_text(result)}",
+                request_id=rid,
+            )
+        if request.state != "approved":
+            return Answer(
+                "deny",
+                f"signoff: request {rid} is {request.state}: this call was already handed to "
+                "the agent once and is not run again",
+                request_id=rid,
+            )
+        return self._approved(hc, request, by_digest=by_digest)
+
+    def _approved(self, hc: HookCall, request: Request, *, by_digest: bool) -> Answer:
+        rid = request.id
+        asked = hc.call().digest()
+        approved_for = str(request.metadata.get("original_digest") or request.digest)
+        if asked != approved_for:
+            return Answer(
+                "deny",
+                f"signoff: the call is not the one approved in request {rid}; it did not run",
+                request_id=rid,
+            )
+        edited = request.call.digest() != asked
+        if edited:  # a person's new arguments are judged again: a deny still wins
+            verdict = self.policy(hc).evaluate(request.call)
+            if verdict.effect == "deny":
+                return Answer("deny", deny_reason(verdict), verdict=verdict, request_id=rid)
+        claim = self.store.claim(
+            rid, worker=f"{self.client.name}:{hc.session_id}", lease_seconds=CLAIM_LEASE
+        )
+        # PostToolUse finishes the claim with this token; a PermissionRequest for the
+        # same call (the client's own rules ask) finds the approval by the call's digest.
+        self._stash(hc.key(by_digest=by_digest), {"id": rid, "token": claim.token})
+        if not by_digest:
+            self._stash(hc.key(by_digest=True), {"id": rid, "approved": True})
+        who = request.decision.actor if request.decision else "a person"
+        if edited:
+            return Answer(
+                "allow",
+                f"signoff: approved with edits by {who}",
+                updated_input=dict(request.call.arguments),
+                request_id=rid,
+            )
+        return Answer("allow", f"signoff: approved by {who}", request_id=rid)
+
+    # ------------------------------------------------------------------ review
+
+    def _keep_for_review(self, hc: HookCall, call: ToolCall) -> None:
+        """What a file change replaces, kept until PostToolUse puts it up for review."""
+        from ..workspace.snapshots import SnapshotEntry
+
+        entries = []
+        for path in self.client.changed_files(call):
+            full = os.path.realpath(
+                path if os.path.isabs(path) else os.path.join(self.workspace, path)
+            )
+            rel = os.path.relpath(full, self.workspace)
+            if rel.startswith(".."):
+                return  # outside the workspace: nothing signoff can revert
+            entries.append(SnapshotEntry.capture(rel, full).to_json())
+        if entries:
+            snapshot = {
+                "v": 1,
+                "tool": call.name,
+                "root": self.workspace,
+                "entries": entries,
+                "dirs": [],
+                "taken_at": self.clock(),
+            }
+            self._stash(hc.key(), {"snapshot": snapshot})
+
+    def _record_review(self, hc: HookCall, call: ToolCall, doc: Mapping[str, Any]) -> None:
+        from ..workspace.snapshots import Snapshot, path_state
+
+        snapshot = Snapshot.from_json(doc)
+        settled = tuple(
+            e.settle_as(path_state(os.path.join(self.workspace, e.path))) for e in snapshot.entries
+        )
+        snapshot = snapshot.with_entries(settled)
+        self._record(hc, REVIEW, {"call": call.to_json(), "snapshot": snapshot.to_json()})
+
+
+def _guarding_signoff(settings: Settings) -> Settings:
+    """Writing signoff's own code changes what judges the agent: such writes ask."""
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return replace(settings, sensitive=(*settings.sensitive, "/" + package))
+
+
+def _sweep(folder: Path, before: float) -> None:
+    for entry in folder.glob("*.json"):
+        try:
+            if entry.stat().st_mtime < before:
+                entry.unlink()
+        except OSError:
+            continue  # taken by another hook meanwhile
+
+
+def deny_reason(verdict: Verdict) -> str:
+    rule = f" (rule {verdict.rule})" if verdict.rule else ""
+    return f"signoff denied this call{rule}: {verdict.reason}"
+
+
+def ask_reason(verdict: Verdict) -> str:
+    rule = f" (rule {verdict.rule})" if verdict.rule else ""
+    return f"signoff asks{rule}: {verdict.reason}"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+__all__ = [
+    "STRATEGIES",
+    "Adapter",
+    "Answer",
+    "Client",
+    "HookCall",
+    "HookOptions",
+    "Strategy",
+    "hook_options",
+    "request_id",
+]
