@@ -34,7 +34,7 @@ LAYERS: list[set[str]] = [
     {"channels", "gate", "store", "workspace", "llm", "accounts", "deciders", "review"},
     {"runs", "approvals", "audit", "testing"},
     {"present", "notify"},
-    {"adapters"},
+    {"adapters", "mcp"},
     {"web", "cli", "demo", "agent", "registry", "runner", "stats", "fake_openai", "__main__"},
 ]
 

@@ -207,6 +207,7 @@ def _registrars() -> list[Callable[[Any], None]]:
     from . import chat, demo
     from . import hooks as cli_hooks
     from . import keys as cli_keys
+    from . import mcp as cli_mcp
     from . import runs as cli_runs
     from . import serve as cli_web
 
@@ -218,6 +219,7 @@ def _registrars() -> list[Callable[[Any], None]]:
         cli_audit.register,
         cli_keys.register,
         cli_hooks.register,
+        cli_mcp.register,
     ]
 
 

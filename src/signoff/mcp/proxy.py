@@ -1,0 +1,311 @@
+"""`signoff mcp proxy`: one MCP server in front of several, every `tools/call` judged.
+
+    client --tools/list-->  proxy  --tools/list--> each upstream (names become server__tool)
+    client --tools/call-->  proxy  --verdict (the adapter core, recorded)-->
+        allow/notify  -> the upstream runs it; its outcome on the record
+        deny          -> an error result with signoff's reason; the upstream never hears of it
+        ask           -> a durable request, id derived from (principal, tool, arguments);
+                         the client gets "pending: decide with `signoff approve ID`, then
+                         retry the same call". The retry finds the request: approved -> the
+                         proxy claims it and runs it once; edited -> the person's arguments,
+                         judged again; rejected/skipped/answered/expired -> that, as text.
+
+The request for a call is found again by its id, so a retry never asks twice; once the
+approved call has run, the same call later is a new call (the id's generation moves on).
+A call claimed but never finished (the proxy died mid-call) stays claimed and then in
+doubt: a retry is refused, never run a second time.
+
+This module imports the `mcp` package (the `mcp` extra); nothing else in signoff does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, replace
+from typing import Any
+
+import mcp.types as types
+from mcp import Client as McpClient
+from mcp import StdioServerParameters
+from mcp.server import Server, ServerRequestContext
+
+from ..adapters.core import Adapter, Answer, HookCall, HookOptions, request_id
+from ..adapters.core import Client as AdapterClient
+from ..exceptions import NotFound
+from ..kinds import SESSION_OUTCOME
+from ..models import ToolCall, canonical_json
+from ..tools import ToolSpec
+from .config import SEPARATOR, ProxyConfig, Upstream
+from .declare import Hints, declare
+
+CLIENT = "mcp"
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """A tool the client sees: which upstream has it, under which name there."""
+
+    upstream: str
+    original: str
+    tool: types.Tool  # as the client sees it (namespaced name)
+    spec: ToolSpec
+
+
+def _text_result(text: str, *, error: bool) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+
+
+def _preview(routed: Mapping[str, Routed]) -> Any:
+    def preview(call: ToolCall, workspace: str) -> str:
+        r = routed.get(call.name)
+        about = f"{r.upstream} MCP server, tool {r.original}" if r else "an MCP tool"
+        words = f"\n{r.tool.description}" if r and r.tool.description else ""
+        args = canonical_json(dict(call.arguments), where="arguments")
+        return f"{call.name} ({about}){words}\narguments: {args}"
+
+    return preview
+
+
+def client_config_paths(workspace: str, home: str) -> tuple[str, ...]:
+    """The files that decide whether a client goes through the proxy: out of reach."""
+    return (
+        os.path.join(workspace, ".mcp.json"),
+        os.path.join(workspace, ".cursor", "mcp.json"),
+        os.path.join(home, ".cursor", "mcp.json"),
+        os.path.join(home, ".claude.json"),
+        os.path.join(home, ".config", "Claude", "claude_desktop_config.json"),
+        os.path.join(
+            home, "Library", "Application Support", "Claude", "claude_desktop_config.json"
+        ),
+    )
+
+
+def _changed_files(routed: Mapping[str, Routed]) -> Any:
+    def changed(call: ToolCall) -> tuple[str, ...]:
+        r = routed.get(call.name)
+        if r is None or r.spec.kind != "file_write":
+            return ()
+        found: list[str] = []
+        for key in r.spec.path_arguments():
+            value = call.arguments.get(key)
+            if isinstance(value, str):
+                found.append(value)
+            elif isinstance(value, list):
+                found.extend(v for v in value if isinstance(v, str))
+        return tuple(found)
+
+    return changed
+
+
+class Proxy:
+    """The upstream connections, their tools as signoff declarations, and the gate."""
+
+    def __init__(self, config: ProxyConfig, *, store_url: str | None = None) -> None:
+        self.config = config
+        self.store_url = store_url
+        self.upstreams: dict[str, McpClient] = {}
+        self.routed: dict[str, Routed] = {}
+        self._stack = AsyncExitStack()
+        self._adapter: Adapter | None = None
+
+    # ------------------------------------------------------------------ upstreams
+
+    def _client_for(self, up: Upstream) -> McpClient:
+        if up.url is not None:
+            return McpClient(up.url)
+        assert up.command is not None
+        params = StdioServerParameters(
+            command=up.command,
+            args=list(up.args),
+            env={**os.environ, **up.env} if up.env else None,
+            cwd=up.cwd or self.config.workspace,
+        )
+        return McpClient(params)
+
+    async def __aenter__(self) -> Proxy:
+        for name, up in self.config.servers.items():
+            self.upstreams[name] = await self._stack.enter_async_context(self._client_for(up))
+        await self.refresh()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._adapter is not None:
+            self._adapter.close()
+        await self._stack.aclose()
+
+    async def refresh(self) -> None:
+        """List every upstream's tools and declare them."""
+        routed: dict[str, Routed] = {}
+        for server, client in self.upstreams.items():
+            cursor: str | None = None
+            while True:
+                page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+                for tool in page.tools:
+                    name = f"{server}{SEPARATOR}{tool.name}"
+                    spec = declare(
+                        name,
+                        tool.description or "",
+                        tool.input_schema,
+                        Hints.of(tool.annotations),
+                        self.config.tools.get(name),
+                        trusted=self.config.servers[server].trusted,
+                    )
+                    shown = tool.model_copy(update={"name": name})
+                    routed[name] = Routed(server, tool.name, shown, spec)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        self.routed = routed
+        if self._adapter is not None:
+            self._adapter.close()
+        self._adapter = Adapter(
+            AdapterClient(
+                name=CLIENT,
+                specs={name: r.spec for name, r in routed.items()},
+                preview=_preview(routed),
+                protected=lambda ws, home: client_config_paths(ws, home),
+                changed_files=_changed_files(routed),
+                answer_input=lambda call, answer: None,
+            ),
+            self.config.workspace,
+            options=HookOptions(ask="defer", defer_expiry=self.config.expiry),
+            store_url=self.store_url,
+        )
+
+    @property
+    def adapter(self) -> Adapter:
+        if self._adapter is None:
+            raise RuntimeError("the proxy is not started")
+        return self._adapter
+
+    # ------------------------------------------------------------------ handlers
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any] | None, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[r.tool for r in self.routed.values()])
+
+    def _hook_call(self, name: str, arguments: Mapping[str, Any], call_id: str) -> HookCall:
+        return HookCall(
+            client=CLIENT,
+            event="pre",
+            session_id=self.config.principal,
+            call_id=call_id,
+            tool=name,
+            arguments=arguments,
+            cwd=self.config.workspace,
+        )
+
+    def _call_id(self, hc: HookCall) -> str:
+        """The call's digest and generation: a call that ran (finished or failed) leaves
+        its request behind, and the same call made again is a new call."""
+        digest = hc.call().digest()
+        store = self.adapter.store
+        generation = 0
+        while True:
+            call_id = f"{digest}#{generation}"
+            try:
+                found = store.get_request(request_id(f"{CLIENT}/{hc.session_id}/{call_id}"))
+            except NotFound:
+                return call_id
+            if found.state not in ("finished", "failed"):
+                return call_id
+            generation += 1
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any] | None, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        name = params.name
+        arguments = dict(params.arguments or {})
+        routed = self.routed.get(name)
+        if routed is None:
+            return _text_result(
+                f"signoff: no tool {name!r} behind this proxy (tools are SERVER{SEPARATOR}TOOL)",
+                error=True,
+            )
+        adapter = self.adapter
+        hc = self._hook_call(name, arguments, "")
+        if adapter.policy(hc).evaluate(hc.call()).effect == "ask":
+            hc = self._hook_call(name, arguments, self._call_id(hc))
+        answer = adapter.pre(hc)
+        if answer.behavior == "defer":
+            return self._pending(answer)
+        if answer.behavior != "allow":
+            return self._refused(answer)
+        sent = dict(answer.updated_input) if answer.updated_input is not None else arguments
+        try:
+            result = await self.upstreams[routed.upstream].call_tool(routed.original, sent)
+        except Exception as exc:  # the transport failed: whether it ran is unknown
+            adapter.store.record(
+                SESSION_OUTCOME,
+                {
+                    "client": CLIENT,
+                    "session_id": hc.session_id,
+                    "call": hc.call().to_json(),
+                    "outcome": "in_doubt",
+                    "error": f"{type(exc).__name__}: {exc}",
+                    **({"request": answer.request_id} if answer.request_id else {}),
+                },
+                run_id=hc.run_id,
+            )
+            return _text_result(
+                f"signoff: the {routed.upstream} server failed during the call ({exc}); "
+                "whether it ran is unknown, and it is not retried",
+                error=True,
+            )
+        response = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        adapter.post(
+            replace(hc, event="post_failure" if result.is_error else "post", response=response)
+        )
+        return result
+
+    def _pending(self, answer: Answer) -> types.CallToolResult:
+        rid = answer.request_id or ""
+        where = (
+            f"--db {self.store_url}" if self.store_url else f"--workspace {self.config.workspace}"
+        )
+        page = f" or at {self.config.inbox}/r/{rid}" if self.config.inbox else ""
+        return _text_result(
+            f"signoff: this call needs a person's approval and has NOT run. {answer.reason}. "
+            f"Approval pending: request {rid}. Decide with `signoff approve {rid} {where}` "
+            f"(or reject/edit){page}, then retry exactly the same call.",
+            error=True,
+        )
+
+    def _refused(self, answer: Answer) -> types.CallToolResult:
+        if answer.request_id:
+            try:
+                request = self.adapter.store.get_request(answer.request_id)
+            except NotFound:
+                request = None
+            if request is not None and request.state == "answered":
+                result = request.decision.result if request.decision else None
+                text = result if isinstance(result, str) else canonical_json(result, where="answer")
+                who = request.decision.actor if request.decision else "a person"
+                return _text_result(
+                    f"signoff: {who} answered instead of running it: {text}", error=False
+                )
+        return _text_result(answer.reason, error=True)
+
+    def server(self) -> Server[Any]:
+        return Server(
+            "signoff-mcp-proxy",
+            version="1",
+            instructions="signoff gates every tool call of the servers behind it.",
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+        )
+
+
+async def serve_stdio(config: ProxyConfig, *, store_url: str | None = None) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with Proxy(config, store_url=store_url) as proxy:
+        server = proxy.server()
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+
+__all__ = ["CLIENT", "Proxy", "Routed", "client_config_paths", "serve_stdio"]
