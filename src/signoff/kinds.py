@@ -27,6 +27,8 @@ EventKind = Literal[
     "session.decided",
     "session.grant",
     "session.outcome",
+    "mcp.tool_pinned",
+    "mcp.tool_changed",
 ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
@@ -49,6 +51,8 @@ NOTIFY_FAILED: Final = "notify.failed"
 SESSION_DECIDED: Final = "session.decided"  # imported from an in-process session log
 SESSION_GRANT: Final = "session.grant"
 SESSION_OUTCOME: Final = "session.outcome"
+MCP_TOOL_PINNED: Final = "mcp.tool_pinned"  # an MCP tool's words and shape, trusted
+MCP_TOOL_CHANGED: Final = "mcp.tool_changed"  # ... differ from what was pinned: asks
 
 EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     VERDICT,
@@ -71,4 +75,6 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     SESSION_DECIDED,
     SESSION_GRANT,
     SESSION_OUTCOME,
+    MCP_TOOL_PINNED,
+    MCP_TOOL_CHANGED,
 )

@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 from mcp import Client as McpClient
@@ -34,11 +34,15 @@ from mcp.server import Server, ServerRequestContext
 from ..adapters.core import Adapter, Answer, HookCall, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
 from ..exceptions import NotFound
-from ..kinds import SESSION_OUTCOME
+from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, SESSION_OUTCOME
 from ..models import ToolCall, canonical_json
 from ..tools import ToolSpec
 from .config import SEPARATOR, ProxyConfig, Upstream
 from .declare import Hints, declare
+from .pins import Pins, Seen
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 CLIENT = "mcp"
 
@@ -51,6 +55,8 @@ class Routed:
     original: str
     tool: types.Tool  # as the client sees it (namespaced name)
     spec: ToolSpec
+    seen: Seen
+    changed: str | None = None  # the diff from the pinned tool: calls ask
 
 
 def _text_result(text: str, *, error: bool) -> types.CallToolResult:
@@ -63,7 +69,13 @@ def _preview(routed: Mapping[str, Routed]) -> Any:
         about = f"{r.upstream} MCP server, tool {r.original}" if r else "an MCP tool"
         words = f"\n{r.tool.description}" if r and r.tool.description else ""
         args = canonical_json(dict(call.arguments), where="arguments")
-        return f"{call.name} ({about}){words}\narguments: {args}"
+        changed = (
+            f"\nTHIS TOOL CHANGED since it was pinned; approving runs the changed tool "
+            f"and pins it:\n{r.changed}"
+            if r and r.changed
+            else ""
+        )
+        return f"{call.name} ({about}){words}\narguments: {args}{changed}"
 
     return preview
 
@@ -109,6 +121,9 @@ class Proxy:
         self.routed: dict[str, Routed] = {}
         self._stack = AsyncExitStack()
         self._adapter: Adapter | None = None
+        self._store: Store | None = None
+        self.pins = Pins(config.workspace)
+        self._told: set[tuple[str, str]] = set()  # changes already on the record
 
     # ------------------------------------------------------------------ upstreams
 
@@ -131,12 +146,12 @@ class Proxy:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._adapter is not None:
-            self._adapter.close()
         await self._stack.aclose()
+        if self._store is not None:
+            self._store.close()
 
     async def refresh(self) -> None:
-        """List every upstream's tools and declare them."""
+        """List every upstream's tools, check them against their pins, declare them."""
         routed: dict[str, Routed] = {}
         for server, client in self.upstreams.items():
             cursor: str | None = None
@@ -153,11 +168,44 @@ class Proxy:
                         trusted=self.config.servers[server].trusted,
                     )
                     shown = tool.model_copy(update={"name": name})
-                    routed[name] = Routed(server, tool.name, shown, spec)
+                    seen = Seen(
+                        name,
+                        tool.description or "",
+                        tool.input_schema,
+                        tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        if tool.annotations is not None
+                        else None,
+                    )
+                    changed = self._check_pin(server, seen)
+                    if changed is not None:  # whatever would allow it, a person decides
+                        spec = replace(spec, always_ask=True)
+                    routed[name] = Routed(server, tool.name, shown, spec, seen, changed)
                 cursor = page.next_cursor
                 if not cursor:
                     break
         self.routed = routed
+        self._build_adapter()
+
+    def _check_pin(self, server: str, seen: Seen) -> str | None:
+        new = not self.pins.known(seen.name)
+        changed = self.pins.check(seen)
+        if new or (changed is not None and (seen.name, seen.pin) not in self._told):
+            self._told.add((seen.name, seen.pin))
+            store = self.adapter_store()
+            kind = MCP_TOOL_PINNED if changed is None else MCP_TOOL_CHANGED
+            data = {"tool": seen.name, "server": server, "pin": seen.pin}
+            store.record(kind, {**data, **({"diff": changed} if changed else {})})
+        return changed
+
+    def adapter_store(self) -> Store:
+        if self._store is None:
+            from ..store import open_store
+
+            self._store = open_store(self.store_url, workspace=self.config.workspace)
+        return self._store
+
+    def _build_adapter(self) -> None:
+        routed = self.routed
         if self._adapter is not None:
             self._adapter.close()
         self._adapter = Adapter(
@@ -171,7 +219,7 @@ class Proxy:
             ),
             self.config.workspace,
             options=HookOptions(ask="defer", defer_expiry=self.config.expiry),
-            store_url=self.store_url,
+            store=self.adapter_store(),
         )
 
     @property
@@ -185,6 +233,7 @@ class Proxy:
     async def list_tools(
         self, ctx: ServerRequestContext[Any] | None, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        await self.refresh()  # an upstream may have changed its tools since: re-checked
         return types.ListToolsResult(tools=[r.tool for r in self.routed.values()])
 
     def _hook_call(self, name: str, arguments: Mapping[str, Any], call_id: str) -> HookCall:
@@ -231,7 +280,7 @@ class Proxy:
             hc = self._hook_call(name, arguments, self._call_id(hc))
         answer = adapter.pre(hc)
         if answer.behavior == "defer":
-            return self._pending(answer)
+            return self._pending(answer, routed)
         if answer.behavior != "allow":
             return self._refused(answer)
         sent = dict(answer.updated_input) if answer.updated_input is not None else arguments
@@ -259,16 +308,34 @@ class Proxy:
         adapter.post(
             replace(hc, event="post_failure" if result.is_error else "post", response=response)
         )
+        if routed.changed is not None and answer.request_id:
+            # a person approved a call of the changed tool and it ran: the change is trusted
+            self.pins.trust(routed.seen)
+            self.adapter_store().record(
+                MCP_TOOL_PINNED,
+                {"tool": name, "server": routed.upstream, "pin": routed.seen.pin},
+                request_id=answer.request_id,
+            )
+            self.routed[name] = replace(
+                routed, changed=None, spec=replace(routed.spec, always_ask=False)
+            )
+            self._build_adapter()
         return result
 
-    def _pending(self, answer: Answer) -> types.CallToolResult:
+    def _pending(self, answer: Answer, routed: Routed) -> types.CallToolResult:
         rid = answer.request_id or ""
+        reason = answer.reason
+        if routed.changed is not None:
+            reason = (
+                f"signoff asks: the tool {routed.tool.name} changed since it was pinned "
+                "(its description, schema or annotations; the request shows the diff)"
+            )
         where = (
             f"--db {self.store_url}" if self.store_url else f"--workspace {self.config.workspace}"
         )
         page = f" or at {self.config.inbox}/r/{rid}" if self.config.inbox else ""
         return _text_result(
-            f"signoff: this call needs a person's approval and has NOT run. {answer.reason}. "
+            f"signoff: this call needs a person's approval and has NOT run. {reason}. "
             f"Approval pending: request {rid}. Decide with `signoff approve {rid} {where}` "
             f"(or reject/edit){page}, then retry exactly the same call.",
             error=True,
