@@ -13,7 +13,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     import anyio
 
     try:
-        from ..mcp.proxy import serve_stdio
+        from ..mcp.proxy import serve_http, serve_stdio
     except ImportError as exc:  # the extra is not installed
         raise SystemExit(
             f"signoff mcp proxy needs the mcp package: pip install 'signoff[mcp]' ({exc})"
@@ -21,7 +21,15 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     from ..mcp.config import load_config
 
     config = load_config(args.config, workspace=args.workspace)
-    anyio.run(lambda: serve_stdio(config, store_url=args.db))
+    if args.http is None:
+        anyio.run(lambda: serve_stdio(config, store_url=args.db))
+        return 0
+    host, _, port = args.http.rpartition(":")
+    if not port.isdigit():
+        raise SystemExit(f"signoff mcp proxy: --http {args.http!r} is not HOST:PORT")
+    host = host.strip("[]") or "127.0.0.1"
+    print(f"signoff mcp proxy: serving on http://{args.http}/mcp", flush=True)
+    anyio.run(lambda: serve_http(config, host=host, port=int(port), store_url=args.db))
     return 0
 
 
@@ -39,6 +47,12 @@ def register(sub: Any) -> None:
         "--db",
         default=None,
         help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)",
+    )
+    proxy.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default=None,
+        help="serve streamable HTTP at http://HOST:PORT/mcp (loopback only) instead of stdio",
     )
     proxy.set_defaults(func=cmd_proxy)
 

@@ -16,6 +16,7 @@ their tools, and how it asks. Every error names the file, the key and what is wr
     [ask]
     via = "pending"                      # pending | url | form
     expiry = "1d"                        # how long a request waits for a decision
+    url_wait = "60s"                     # after the client opened the page: wait this long
     inbox = "http://127.0.0.1:8765"      # the web inbox (url elicitation, the pending text)
     trusted_clients = ["my-ide"]         # whose form answers count as a person's decision
     principal = "alice"                  # who the calls are made for (default: the OS user)
@@ -41,10 +42,11 @@ AskVia = Literal["pending", "url", "form"]
 ASK_VIA: tuple[AskVia, ...] = get_args(AskVia)
 SEPARATOR = "__"  # server__tool: the names the client sees
 DEFAULT_EXPIRY = 86400.0
+DEFAULT_URL_WAIT = 60.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "trusted"})
 _TOOL_KEYS = frozenset({"tier", "idempotent"})
-_ASK_KEYS = frozenset({"via", "expiry", "inbox", "trusted_clients", "principal"})
+_ASK_KEYS = frozenset({"via", "expiry", "url_wait", "inbox", "trusted_clients", "principal"})
 _TOP_KEYS = frozenset({"servers", "tools", "ask"})
 
 
@@ -77,6 +79,7 @@ class ProxyConfig:
     via: AskVia = "pending"
     expiry: float = DEFAULT_EXPIRY
     inbox: str | None = None
+    url_wait: float = DEFAULT_URL_WAIT
     trusted_clients: tuple[str, ...] = ()
     principal: str = ""
 
@@ -205,6 +208,7 @@ def load_config(path: str | os.PathLike[str], *, workspace: str | None = None) -
         via=cast(AskVia, via),
         expiry=parse_duration(ask.get("expiry", DEFAULT_EXPIRY), f"{where}: [ask] expiry"),
         inbox=inbox.rstrip("/") if isinstance(inbox, str) else None,
+        url_wait=parse_duration(ask.get("url_wait", DEFAULT_URL_WAIT), f"{where}: [ask] url_wait"),
         trusted_clients=_strings(where, "[ask] trusted_clients", ask.get("trusted_clients", [])),
         principal=principal,
     )

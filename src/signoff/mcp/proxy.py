@@ -30,6 +30,7 @@ import mcp.types as types
 from mcp import Client as McpClient
 from mcp import StdioServerParameters
 from mcp.server import Server, ServerRequestContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..adapters.core import Adapter, Answer, HookCall, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
@@ -80,6 +81,42 @@ def _preview(routed: Mapping[str, Routed]) -> Any:
     return preview
 
 
+def _elicitation(ctx: ServerRequestContext[Any] | None) -> tuple[bool, bool]:
+    """Whether the client takes form and URL questions in a tool call's result (the
+    2026-07-28 multi-round-trip flow; older sessions get the pending text)."""
+    if ctx is None or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return False, False
+    caps = ctx.session.client_capabilities
+    elicit = caps.elicitation if caps is not None else None
+    if elicit is None:
+        return False, False
+    return elicit.form is not None, elicit.url is not None
+
+
+def _client_name(ctx: ServerRequestContext[Any] | None) -> str:
+    """The name the client gives itself (its own word: trust it only by the settings)."""
+    params = ctx.session.client_params if ctx is not None else None
+    info = params.client_info if params is not None else None
+    return info.name if info is not None else ""
+
+
+def _form_question(adapter: Adapter, rid: str) -> types.ElicitRequest:
+    request = adapter.store.get_request(rid)
+    return types.ElicitRequest(
+        params=types.ElicitRequestFormParams(
+            message=f"signoff asks: {request.verdict.reason}\n\n{request.preview}",
+            requested_schema={
+                "type": "object",
+                "properties": {
+                    "approve": {"type": "boolean", "title": "Run this call?"},
+                    "reason": {"type": "string", "title": "Why (sent to the agent)"},
+                },
+                "required": ["approve"],
+            },
+        )
+    )
+
+
 def client_config_paths(workspace: str, home: str) -> tuple[str, ...]:
     """The files that decide whether a client goes through the proxy: out of reach."""
     return (
@@ -127,9 +164,17 @@ class Proxy:
 
     # ------------------------------------------------------------------ upstreams
 
-    def _client_for(self, up: Upstream) -> McpClient:
+    async def _client_for(self, up: Upstream) -> McpClient:
         if up.url is not None:
-            return McpClient(up.url)
+            if not up.headers:
+                return McpClient(up.url)
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = await self._stack.enter_async_context(
+                create_mcp_http_client(headers=dict(up.headers))
+            )
+            return McpClient(streamable_http_client(up.url, http_client=http))
         assert up.command is not None
         params = StdioServerParameters(
             command=up.command,
@@ -141,7 +186,8 @@ class Proxy:
 
     async def __aenter__(self) -> Proxy:
         for name, up in self.config.servers.items():
-            self.upstreams[name] = await self._stack.enter_async_context(self._client_for(up))
+            client = await self._client_for(up)
+            self.upstreams[name] = await self._stack.enter_async_context(client)
         await self.refresh()
         return self
 
@@ -280,7 +326,12 @@ class Proxy:
             hc = self._hook_call(name, arguments, self._call_id(hc))
         answer = adapter.pre(hc)
         if answer.behavior == "defer":
-            return self._pending(answer, routed)
+            asked = await self._ask(ctx, params, answer, routed)
+            if asked is not None:
+                return asked
+            answer = adapter.pre(hc)  # decided meanwhile: from the decision
+            if answer.behavior == "defer":
+                return self._pending(answer, routed)
         if answer.behavior != "allow":
             return self._refused(answer)
         sent = dict(answer.updated_input) if answer.updated_input is not None else arguments
@@ -322,6 +373,74 @@ class Proxy:
             self._build_adapter()
         return result
 
+    # ------------------------------------------------------------------ asking
+
+    async def _ask(
+        self,
+        ctx: ServerRequestContext[Any] | None,
+        params: types.CallToolRequestParams,
+        answer: Answer,
+        routed: Routed,
+    ) -> types.CallToolResult | types.InputRequiredResult | None:
+        """How a pending request is put to a person; None when it was decided meanwhile
+        (the caller reads the decision from the store)."""
+        rid = answer.request_id or ""
+        form, url = _elicitation(ctx)
+        via = self.config.via
+        client = _client_name(ctx)
+        returning = params.request_state == rid  # the client's retry of our own question
+        if via == "form" and form and client in self.config.trusted_clients:
+            if returning and params.input_responses and "signoff" in params.input_responses:
+                self._decide_from_form(rid, client, params.input_responses["signoff"])
+                return None
+            return types.InputRequiredResult(
+                input_requests={"signoff": _form_question(self.adapter, rid)},
+                request_state=rid,
+            )
+        if via == "url" and url and self.config.inbox:
+            if returning:  # the person was sent to the page: wait a little for them
+                if await self._decided_within(rid, self.config.url_wait):
+                    return None
+                return self._pending(answer, routed)
+            return types.InputRequiredResult(
+                input_requests={
+                    "signoff": types.ElicitRequest(
+                        params=types.ElicitRequestURLParams(
+                            message=f"signoff asks a person to decide request {rid}",
+                            url=f"{self.config.inbox}/requests/{rid}",
+                            elicitation_id=rid,
+                        )
+                    )
+                },
+                request_state=rid,
+            )
+        return self._pending(answer, routed)
+
+    async def _decided_within(self, rid: str, seconds: float) -> bool:
+        import anyio
+
+        store = self.adapter_store()
+        with anyio.move_on_after(seconds):
+            while True:
+                if store.get_request(rid).state != "pending":
+                    return True
+                await anyio.sleep(0.2)
+        return False
+
+    def _decide_from_form(self, rid: str, client: str, response: Any) -> None:
+        """A trusted client's form answer, as that client's decision on the record."""
+        from ..models import Decision
+
+        action = getattr(response, "action", None)
+        content = getattr(response, "content", None) or {}
+        actor = f"mcp client {client}"
+        if action == "accept" and content.get("approve") is True:
+            decision = Decision("approve", actor=actor, reason=content.get("reason") or None)
+        else:
+            reason = content.get("reason") or f"declined in {client} ({action})"
+            decision = Decision("reject", actor=actor, reason=str(reason))
+        self.adapter_store().decide(rid, decision, actor=actor)
+
     def _pending(self, answer: Answer, routed: Routed) -> types.CallToolResult:
         rid = answer.request_id or ""
         reason = answer.reason
@@ -333,7 +452,7 @@ class Proxy:
         where = (
             f"--db {self.store_url}" if self.store_url else f"--workspace {self.config.workspace}"
         )
-        page = f" or at {self.config.inbox}/r/{rid}" if self.config.inbox else ""
+        page = f" or at {self.config.inbox}/requests/{rid}" if self.config.inbox else ""
         return _text_result(
             f"signoff: this call needs a person's approval and has NOT run. {reason}. "
             f"Approval pending: request {rid}. Decide with `signoff approve {rid} {where}` "
@@ -375,4 +494,34 @@ async def serve_stdio(config: ProxyConfig, *, store_url: str | None = None) -> N
             await server.run(read, write, server.create_initialization_options())
 
 
-__all__ = ["CLIENT", "Proxy", "Routed", "client_config_paths", "serve_stdio"]
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+async def serve_http(
+    config: ProxyConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8766,
+    store_url: str | None = None,
+    ready: Any = None,
+) -> None:
+    """The proxy over streamable HTTP at http://HOST:PORT/mcp, on this machine only: it
+    has no accounts, so whoever reaches it makes calls as the configured principal."""
+    import uvicorn
+
+    if host not in LOOPBACK:
+        from ..exceptions import ConfigurationError
+
+        raise ConfigurationError(
+            f"signoff mcp proxy --http {host}: only a loopback address (127.0.0.1, localhost, "
+            "::1); the proxy has no accounts of its own"
+        )
+    async with Proxy(config, store_url=store_url) as proxy:
+        app = proxy.server().streamable_http_app(host=host)
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+        if ready is not None:
+            ready(server)
+        await server.serve()
+
+
+__all__ = ["CLIENT", "Proxy", "Routed", "client_config_paths", "serve_http", "serve_stdio"]
