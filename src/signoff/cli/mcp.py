@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any
 
 DEFAULT_CONFIG = os.path.join(".signoff", "mcp.toml")
@@ -33,6 +34,28 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_install(args: argparse.Namespace) -> int:
+    from ..mcp.install import install
+
+    report = install(args.client, args.workspace, user=args.user)
+    for line in report.lines:
+        print(line)
+    for line in report.warnings:
+        sys.stderr.write(f"signoff: warning: {line}\n")
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    from ..mcp.install import uninstall
+
+    report = uninstall(args.client, args.workspace, user=args.user)
+    for line in report.lines:
+        print(line)
+    for line in report.warnings:
+        sys.stderr.write(f"signoff: warning: {line}\n")
+    return 0
+
+
 def register(sub: Any) -> None:
     mcp = sub.add_parser("mcp", help="signoff in front of MCP servers")
     mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
@@ -55,6 +78,19 @@ def register(sub: Any) -> None:
         help="serve streamable HTTP at http://HOST:PORT/mcp (loopback only) instead of stdio",
     )
     proxy.set_defaults(func=cmd_proxy)
+
+    clients = ("claude-code", "cursor", "claude-desktop")
+    for name, func, help in (
+        ("install", cmd_install, "route a client's MCP servers through the proxy"),
+        ("uninstall", cmd_uninstall, "undo exactly what install did"),
+    ):
+        parser = mcp_sub.add_parser(name, help=help)
+        parser.add_argument("client", choices=clients)
+        parser.add_argument("--workspace", default=".", help="the project (default: .)")
+        parser.add_argument(
+            "--user", action="store_true", help="cursor: ~/.cursor/mcp.json, not the project's"
+        )
+        parser.set_defaults(func=func)
 
 
 __all__ = ["register"]
