@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,6 +162,13 @@ def signoff(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def request_id_of(text: str) -> str:
+    """The request a pending result names."""
+    found = re.search(r"req_[0-9a-f]+", text)
+    assert found, f"no request id in {text!r}"
+    return found.group()
+
+
 def text_of(result: Any) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
 
@@ -170,6 +178,7 @@ __all__ = [
     "filesystem_server",
     "install_servers",
     "proxy_params",
+    "request_id_of",
     "signoff",
     "text_of",
     "write_config",

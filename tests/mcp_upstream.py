@@ -9,6 +9,7 @@ rug-pulling server would), and `slow` (sleeps, then writes; for killing the prox
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -66,6 +67,8 @@ async def call_tool(
 
 
 async def main() -> None:
+    with LOG.with_suffix(".pids").open("a") as handle:  # for tests that must stop it
+        handle.write(f"{os.getpid()}\n")
     server = Server("test-upstream", on_list_tools=list_tools, on_call_tool=call_tool)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

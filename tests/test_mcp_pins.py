@@ -14,7 +14,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client
 
-from mcp_servers import proxy_params, signoff, text_of, write_config
+from mcp_servers import proxy_params, request_id_of, signoff, text_of, write_config
 from signoff.store import open_store
 
 pytestmark = pytest.mark.slow
@@ -38,10 +38,6 @@ def project(tmp_path: Path, tools: dict[str, object]) -> tuple[Path, Path, Path]
 
 def logged(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
-
-
-def request_id_of(text: str) -> str:
-    return next(w for w in text.replace("`", " ").split() if w.startswith("req_")).rstrip(".,")
 
 
 async def test_changed_description_asks_with_a_diff_then_is_pinned(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from mcp_servers import (
     filesystem_server,
     install_servers,
     proxy_params,
+    request_id_of,
     signoff,
     text_of,
     write_config,
@@ -46,11 +47,6 @@ def config(ws: Path, **extra: object) -> Path:
         {"fs": filesystem_server(ws / "files"), "every": everything_server()},
         **extra,  # type: ignore[arg-type]
     )
-
-
-def request_id_of(text: str) -> str:
-    word = next(w for w in text.replace("`", " ").split() if w.startswith("req_"))
-    return word.rstrip(".,")
 
 
 def events(ws: Path) -> list[dict[str, object]]:

@@ -21,7 +21,7 @@ This module imports the `mcp` package (the `mcp` extra); nothing else in signoff
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,7 @@ from mcp import StdioServerParameters
 from mcp.server import Server, ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..adapters.core import Adapter, Answer, HookCall, HookOptions, request_id
+from ..adapters.core import Adapter, Answer, HookCall, HookEvent, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
 from ..exceptions import NotFound
 from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, SESSION_OUTCOME
@@ -43,6 +43,8 @@ from .declare import Hints, declare
 from .pins import Pins, Seen
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
     from ..store import Store
 
 CLIENT = "mcp"
@@ -79,6 +81,12 @@ def _preview(routed: Mapping[str, Routed]) -> Any:
         return f"{call.name} ({about}){words}\narguments: {args}{changed}"
 
     return preview
+
+
+async def _in_thread(work: Callable[[], None]) -> None:
+    import anyio.to_thread
+
+    await anyio.to_thread.run_sync(work)
 
 
 def _elicitation(ctx: ServerRequestContext[Any] | None) -> tuple[bool, bool]:
@@ -160,6 +168,7 @@ class Proxy:
         self._adapter: Adapter | None = None
         self._store: Store | None = None
         self.pins = Pins(config.workspace)
+        self._tasks: TaskGroup | None = None
         self._told: set[tuple[str, str]] = set()  # changes already on the record
 
     # ------------------------------------------------------------------ upstreams
@@ -185,6 +194,10 @@ class Proxy:
         return McpClient(params)
 
     async def __aenter__(self) -> Proxy:
+        import anyio
+
+        # closed last: outcomes still being recorded are waited for, then the store closes
+        self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
         for name, up in self.config.servers.items():
             client = await self._client_for(up)
             self.upstreams[name] = await self._stack.enter_async_context(client)
@@ -193,6 +206,7 @@ class Proxy:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
+        self._tasks = None
         if self._store is not None:
             self._store.close()
 
@@ -332,6 +346,8 @@ class Proxy:
             answer = adapter.pre(hc)  # decided meanwhile: from the decision
             if answer.behavior == "defer":
                 return self._pending(answer, routed)
+        if answer.behavior == "deny" and self._retry_in_doubt(answer, routed):
+            answer = adapter.pre(hc)  # approved again: claimed afresh below
         if answer.behavior != "allow":
             return self._refused(answer)
         sent = dict(answer.updated_input) if answer.updated_input is not None else arguments
@@ -355,10 +371,18 @@ class Proxy:
                 "whether it ran is unknown, and it is not retried",
                 error=True,
             )
-        response = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        adapter.post(
-            replace(hc, event="post_failure" if result.is_error else "post", response=response)
-        )
+
+        def post() -> None:
+            response = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            event: HookEvent = "post_failure" if result.is_error else "post"
+            adapter.post(replace(hc, event=event, response=response))
+
+        if answer.request_id is None and self._tasks is not None:
+            # Nothing was claimed: the outcome goes on the record while the client reads
+            # the result (the verdict was recorded before the call ran).
+            self._tasks.start_soon(_in_thread, post)
+        else:
+            post()  # a claimed request is finished before the client hears it ran
         if routed.changed is not None and answer.request_id:
             # a person approved a call of the changed tool and it ran: the change is trusted
             self.pins.trust(routed.seen)
@@ -372,6 +396,20 @@ class Proxy:
             )
             self._build_adapter()
         return result
+
+    def _retry_in_doubt(self, answer: Answer, routed: Routed) -> bool:
+        """A call in doubt (its proxy died mid-call, the claim lapsed) runs again only if
+        its tool is declared idempotent; any other stays in doubt for a person."""
+        if not answer.request_id or not routed.spec.idempotent:
+            return False
+        store = self.adapter_store()
+        store.sweep_leases()
+        if store.get_request(answer.request_id).state != "in_doubt":
+            return False
+        store.resolve_in_doubt(
+            answer.request_id, "retry", actor="signoff mcp proxy (idempotent tool)"
+        )
+        return True
 
     # ------------------------------------------------------------------ asking
 
@@ -455,7 +493,7 @@ class Proxy:
         page = f" or at {self.config.inbox}/requests/{rid}" if self.config.inbox else ""
         return _text_result(
             f"signoff: this call needs a person's approval and has NOT run. {reason}. "
-            f"Approval pending: request {rid}. Decide with `signoff approve {rid} {where}` "
+            f"Approval pending on request {rid}: decide with `signoff approve {rid} {where}` "
             f"(or reject/edit){page}, then retry exactly the same call.",
             error=True,
         )
