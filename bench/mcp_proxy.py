@@ -9,7 +9,8 @@ outcome in the project's SQLite store), as in use. Added = median(proxy) - media
 Target (issue 16): `stdio_added_ms` <= 2.
 
 HTTP: the proxy served with `--http`, 8 clients at once, each with its own connection,
-calling the same allowed tool; calls/s over the whole run.
+calling the same allowed tool; calls/s over the whole run, beside the same 8 clients
+against the upstream served over HTTP directly (the client library's own cost).
 
 The upstream is this file run with `--upstream` (the real `mcp` package's low-level server),
 so the figures do not depend on npm.
@@ -39,7 +40,7 @@ CLIENTS = 8
 # ---------------------------------------------------------------------- the upstream
 
 
-def upstream() -> None:
+def upstream(port: int | None = None) -> None:
     import anyio
     import mcp.types as types
     from mcp.server import Server, ServerRequestContext
@@ -63,8 +64,15 @@ def upstream() -> None:
         text = str((params.arguments or {}).get("text", ""))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
+    server = Server("bench-upstream", on_list_tools=list_tools, on_call_tool=call_tool)
+    if port is not None:  # the same server over streamable HTTP: the baseline for HTTP
+        import uvicorn
+
+        app = server.streamable_http_app(host="127.0.0.1")
+        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+        return
+
     async def main() -> None:
-        server = Server("bench-upstream", on_list_tools=list_tools, on_call_tool=call_tool)
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
@@ -118,23 +126,23 @@ async def stdio_bench(ws: Path, env: dict[str, str], calls: int) -> tuple[list[f
     return direct, proxied
 
 
-async def http_bench(ws: Path, env: dict[str, str], calls: int) -> tuple[float, float]:
+async def http_bench(
+    ws: Path, env: dict[str, str], calls: int, *, proxied: bool
+) -> tuple[float, float]:
+    """8 clients at once against the proxy (proxied) or the upstream served directly."""
     import anyio
     from mcp import Client
 
     port = free_port()
+    config = str(ws / ".signoff" / "mcp.toml")
+    argv = (
+        ["-m", "signoff", "mcp", "proxy", "--config", config, "--http", f"127.0.0.1:{port}"]
+        if proxied
+        else [str(Path(__file__).resolve()), "--upstream-http", str(port)]
+    )
+    tool = "up__echo" if proxied else "echo"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "signoff",
-            "mcp",
-            "proxy",
-            "--config",
-            str(ws / ".signoff" / "mcp.toml"),
-            "--http",
-            f"127.0.0.1:{port}",
-        ],
+        [sys.executable, *argv],
         env=env,
         cwd=str(ws),
         stdout=subprocess.DEVNULL,
@@ -155,10 +163,10 @@ async def http_bench(ws: Path, env: dict[str, str], calls: int) -> tuple[float, 
 
         async def one(k: int) -> None:
             async with Client(url) as client:
-                await client.call_tool("up__echo", {"text": "warm"})
+                await client.call_tool(tool, {"text": "warm"})
                 for n in range(calls):
                     start = time.perf_counter()
-                    result = await client.call_tool("up__echo", {"text": f"{k}:{n}"})
+                    result = await client.call_tool(tool, {"text": f"{k}:{n}"})
                     latencies.append((time.perf_counter() - start) * 1000)
                     assert not result.is_error
 
@@ -171,6 +179,32 @@ async def http_bench(ws: Path, env: dict[str, str], calls: int) -> tuple[float, 
         proc.terminate()
         proc.wait(timeout=30)
     return CLIENTS * calls / elapsed, statistics.median(latencies)
+
+
+async def inprocess_bench(ws: Path, calls: int) -> tuple[list[float], list[float]]:
+    """signoff's own work per call without the extra stdio hop: the proxy's handler in
+    this process against its upstream connection called directly, alternating."""
+    import mcp.types as types
+
+    from signoff.mcp.config import load_config
+    from signoff.mcp.proxy import Proxy
+
+    direct: list[float] = []
+    gated: list[float] = []
+    params = types.CallToolRequestParams(name="up__echo", arguments={"text": "x"})
+    async with Proxy(load_config(ws / ".signoff" / "mcp.toml")) as proxy:
+        upstream = proxy.upstreams["up"]
+        for _ in range(20):
+            await proxy.call_tool(None, params)
+        for _ in range(calls):
+            start = time.perf_counter()
+            await upstream.call_tool("echo", {"text": "x"})
+            direct.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            result = await proxy.call_tool(None, params)
+            gated.append((time.perf_counter() - start) * 1000)
+            assert not result.is_error
+    return direct, gated
 
 
 def main() -> None:
@@ -190,7 +224,12 @@ def main() -> None:
         }
         env.pop("SIGNOFF_DB")
         direct, proxied = anyio.run(stdio_bench, ws, env, opts.calls)
-        rate, http_median = anyio.run(http_bench, ws, env, opts.http_calls)
+        sys.path.insert(0, SRC)
+        in_direct, in_gated = anyio.run(inprocess_bench, ws, opts.calls)
+        base_rate, base_median = anyio.run(
+            lambda: http_bench(ws, env, opts.http_calls, proxied=False)
+        )
+        rate, http_median = anyio.run(lambda: http_bench(ws, env, opts.http_calls, proxied=True))
     d, p = statistics.median(direct), statistics.median(proxied)
     added = p - d
     print(f"{'stdio tools/call':<22} {'median ms':>10} {'p90 ms':>8}")
@@ -198,15 +237,22 @@ def main() -> None:
         p90 = statistics.quantiles(times, n=10)[-1]
         print(f"{name:<22} {statistics.median(times):>10.3f} {p90:>8.3f}")
     print(f"{'added':<22} {added:>10.3f}")
-    print(f"http, {CLIENTS} clients: {rate:.0f} calls/s, median {http_median:.2f} ms per call")
+    own = statistics.median(in_gated) - statistics.median(in_direct)
+    print(f"{'of which signoff':<22} {own:>10.3f}   (in process: judged and recorded, no hop)")
+    print(f"http, {CLIENTS} clients    calls/s  median ms")
+    print(f"{'direct':<22} {base_rate:>7.0f} {base_median:>10.2f}")
+    print(f"{'through the proxy':<22} {rate:>7.0f} {http_median:>10.2f}")
     print(
         json.dumps(
             {
                 "stdio_direct_ms": round(d, 3),
                 "stdio_proxy_ms": round(p, 3),
                 "stdio_added_ms": round(added, 3),
+                "signoff_own_ms": round(own, 3),
                 "http_calls_per_s": round(rate, 1),
                 "http_median_ms": round(http_median, 2),
+                "http_direct_calls_per_s": round(base_rate, 1),
+                "http_direct_median_ms": round(base_median, 2),
                 "http_clients": CLIENTS,
                 "targets_met": added <= 2.0,
                 "calls": opts.calls,
@@ -220,5 +266,7 @@ def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--upstream"]:
         upstream()
+    elif sys.argv[1:2] == ["--upstream-http"]:
+        upstream(int(sys.argv[2]))
     else:
         main()

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Any
 
 DEFAULT_CONFIG = os.path.join(".signoff", "mcp.toml")
+
+
+def _exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
@@ -22,6 +27,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     from ..mcp.config import load_config
 
     config = load_config(args.config, workspace=args.workspace)
+    # A client stopping the proxy sends SIGTERM: unwind, so the record is written out.
+    signal.signal(signal.SIGTERM, _exit)
     if args.http is None:
         anyio.run(lambda: serve_stdio(config, store_url=args.db))
         return 0

@@ -21,7 +21,7 @@ This module imports the `mcp` package (the `mcp` extra); nothing else in signoff
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -35,16 +35,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..adapters.core import Adapter, Answer, HookCall, HookEvent, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
 from ..exceptions import NotFound
-from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, SESSION_OUTCOME
+from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, SESSION_OUTCOME, VERDICT
 from ..models import ToolCall, canonical_json
 from ..tools import ToolSpec
 from .config import SEPARATOR, ProxyConfig, Upstream
 from .declare import Hints, declare
 from .pins import Pins, Seen
+from .recorder import RecordBroken, Recorder
 
 if TYPE_CHECKING:
-    from anyio.abc import TaskGroup
-
     from ..store import Store
 
 CLIENT = "mcp"
@@ -81,12 +80,6 @@ def _preview(routed: Mapping[str, Routed]) -> Any:
         return f"{call.name} ({about}){words}\narguments: {args}{changed}"
 
     return preview
-
-
-async def _in_thread(work: Callable[[], None]) -> None:
-    import anyio.to_thread
-
-    await anyio.to_thread.run_sync(work)
 
 
 def _elicitation(ctx: ServerRequestContext[Any] | None) -> tuple[bool, bool]:
@@ -156,6 +149,23 @@ def _changed_files(routed: Mapping[str, Routed]) -> Any:
     return changed
 
 
+class _Adapter(Adapter):
+    """The adapter core, with an allowed call's verdict written by the recorder (beside
+    the call, see `recorder`); every other record is written before anything happens."""
+
+    def __init__(self, recorder: Recorder, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.recorder = recorder
+
+    def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
+        verdict = data.get("verdict")
+        effect = verdict.get("effect") if isinstance(verdict, Mapping) else None
+        if kind == VERDICT and effect in ("allow", "notify"):
+            self.recorder.submit(lambda: Adapter._record(self, hc, kind, data, **extra))
+        else:
+            super()._record(hc, kind, data, **extra)
+
+
 class Proxy:
     """The upstream connections, their tools as signoff declarations, and the gate."""
 
@@ -168,7 +178,7 @@ class Proxy:
         self._adapter: Adapter | None = None
         self._store: Store | None = None
         self.pins = Pins(config.workspace)
-        self._tasks: TaskGroup | None = None
+        self.recorder = Recorder()
         self._told: set[tuple[str, str]] = set()  # changes already on the record
 
     # ------------------------------------------------------------------ upstreams
@@ -194,10 +204,6 @@ class Proxy:
         return McpClient(params)
 
     async def __aenter__(self) -> Proxy:
-        import anyio
-
-        # closed last: outcomes still being recorded are waited for, then the store closes
-        self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
         for name, up in self.config.servers.items():
             client = await self._client_for(up)
             self.upstreams[name] = await self._stack.enter_async_context(client)
@@ -206,7 +212,7 @@ class Proxy:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
-        self._tasks = None
+        self.recorder.close()  # what is waiting is written before the store closes
         if self._store is not None:
             self._store.close()
 
@@ -243,6 +249,8 @@ class Proxy:
                 cursor = page.next_cursor
                 if not cursor:
                     break
+        if routed == self.routed and self._adapter is not None:
+            return  # nothing changed: the policy and its compiled rules are kept
         self.routed = routed
         self._build_adapter()
 
@@ -268,7 +276,8 @@ class Proxy:
         routed = self.routed
         if self._adapter is not None:
             self._adapter.close()
-        self._adapter = Adapter(
+        self._adapter = _Adapter(
+            self.recorder,
             AdapterClient(
                 name=CLIENT,
                 specs={name: r.spec for name, r in routed.items()},
@@ -326,6 +335,15 @@ class Proxy:
     async def call_tool(
         self, ctx: ServerRequestContext[Any] | None, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        try:
+            self.recorder.check()
+            return await self._call_tool(ctx, params)
+        except RecordBroken as exc:
+            return _text_result(str(exc), error=True)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any] | None, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         name = params.name
         arguments = dict(params.arguments or {})
         routed = self.routed.get(name)
@@ -377,10 +395,8 @@ class Proxy:
             event: HookEvent = "post_failure" if result.is_error else "post"
             adapter.post(replace(hc, event=event, response=response))
 
-        if answer.request_id is None and self._tasks is not None:
-            # Nothing was claimed: the outcome goes on the record while the client reads
-            # the result (the verdict was recorded before the call ran).
-            self._tasks.start_soon(_in_thread, post)
+        if answer.request_id is None:
+            self.recorder.submit(post)  # after its verdict, by the same writer
         else:
             post()  # a claimed request is finished before the client hears it ran
         if routed.changed is not None and answer.request_id:
@@ -513,12 +529,18 @@ class Proxy:
                 )
         return _text_result(answer.reason, error=True)
 
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        routed = self.routed.get(name)
+        return routed.tool.input_schema if routed is not None else None
+
     def server(self) -> Server[Any]:
         return Server(
             "signoff-mcp-proxy",
             version="1",
             instructions="signoff gates every tool call of the servers behind it.",
             on_list_tools=self.list_tools,
+            # over HTTP a call's input schema is looked up per call: from what was listed
+            get_tool_input_schema=self._input_schema,
             on_call_tool=self.call_tool,
         )
 
