@@ -37,6 +37,7 @@ def work(
     stop: Any = None,
     on_error: Callable[[Run, Exception], None] | None = None,
     also: Callable[[Store], int] | None = None,
+    on_run: Callable[[Run, Run, int], None] | None = None,
     **options: Any,
 ) -> int:
     """Resume every run that is ready, until stopped (or, with `once`, until none is).
@@ -44,7 +45,9 @@ def work(
     (a run whose agent cannot be rebuilt keeps its lease, so it is tried again only when
     the lease lapses); without it, the error is raised. `also` is more work of the same
     kind, done when no run is ready (the coding-agent sessions deferred until a decision:
-    `signoff.adapters.defer`); it returns how many it resumed."""
+    `signoff.adapters.defer`); it returns how many it resumed. `on_run(claimed, result,
+    seq)` is told of each run it drove (`seq`: the audit log's position before it
+    started), to report what happened."""
     name = worker or worker_name()
     resumed = 0
     while stop is None or not stop():
@@ -66,13 +69,15 @@ def work(
             continue
         log.info("worker %s claimed run %s (status %s)", name, run.id, run.status)
         try:
-            runner_for(store, run, worker=name, **options).continue_claimed(run)
+            result = runner_for(store, run, worker=name, **options).continue_claimed(run)
         except Exception as exc:
             if on_error is None:
                 raise
             on_error(run, exc)
             continue
         resumed += 1
+        if on_run is not None:
+            on_run(run, result, seen)
     return resumed
 
 
