@@ -128,3 +128,51 @@ def test_pin_changes_with_words_schema_and_annotations() -> None:
     assert base != pin("t", "reads a file and mails it", {"type": "object"}, {"readOnlyHint": True})
     assert base != pin("t", "reads a file", {"type": "object", "x": 1}, {"readOnlyHint": True})
     assert base != pin("t", "reads a file", {"type": "object"}, {"readOnlyHint": False})
+
+
+@pytest.mark.parametrize(
+    "name", ["filePath", "file-path", "FILE_PATH", "targetDir", "sourceFiles", "cwd"]
+)
+def test_path_arguments_in_any_spelling(name: str) -> None:
+    schema = {"type": "object", "properties": {name: {"type": "string"}}}
+    assert argument_roles(schema) == ((name,), ())
+
+
+@pytest.mark.parametrize("name", ["baseUrl", "targetURL", "webhook_uri", "links"])
+def test_url_arguments_in_any_spelling(name: str) -> None:
+    schema = {"type": "object", "properties": {name: {"type": "string"}}}
+    assert argument_roles(schema) == ((), (name,))
+
+
+def test_words_that_merely_contain_a_role_are_not_one() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"profile": {"type": "string"}, "rooted": {"type": "string"}},
+    }
+    assert argument_roles(schema) == ((), ())
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {  # a list of objects with a path in each
+            "type": "object",
+            "properties": {
+                "files": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"path": {"type": "string"}}},
+                }
+            },
+        },
+        {  # an object with a URL inside
+            "type": "object",
+            "properties": {
+                "request": {"type": "object", "properties": {"endpoint": {"type": "string"}}}
+            },
+        },
+        {"type": "object", "properties": {}, "additionalProperties": True},
+    ],
+)
+def test_what_the_policy_cannot_judge_asks_even_if_read_only(schema: dict[str, object]) -> None:
+    spec = declare("s__t", "", schema, Hints(read_only=True), None, trusted=False)
+    assert spec.tier == "destructive"

@@ -108,3 +108,24 @@ async def test_a_failed_record_refuses_every_later_call(
     assert "disk is full" in refused.content[0].text  # type: ignore[union-attr]
     log = (tmp_path / "log.txt").read_text().splitlines()
     assert "note after" not in log
+
+
+async def test_an_argument_outside_the_schema_is_refused_and_recorded(tmp_path: Path) -> None:
+    """An agent adding an argument the schema does not name (which a lenient upstream
+    might read) gets a deny; nothing reaches the upstream."""
+    ws, path = project(tmp_path)
+    async with Proxy(load_config(path)) as proxy:
+        params = types.CallToolRequestParams(
+            name="up__note", arguments={"text": "x", "path": "/etc/shadow"}
+        )
+        refused = await proxy.call_tool(None, params)
+    assert refused.is_error
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert "argument 'path' is not in the input schema of up__note" in text
+    assert not (tmp_path / "log.txt").exists()
+    store = open_store(workspace=ws)
+    try:
+        verdicts = [e for e in store.events_after(0, limit=100) if e.kind == VERDICT]
+    finally:
+        store.close()
+    assert [v.data["verdict"]["effect"] for v in verdicts] == ["deny"]

@@ -35,12 +35,44 @@ _RANK: dict[str, int] = {
     "unknown": 2,
     "privileged": 3,
 }
+# Matched on the name in snake case (filePath, file-path and FILE_PATH read file_path).
 _PATHISH = re.compile(
-    r"^(?:.*_)?(?:path|paths|file|files|filename|filepath|dir|directory|directories|folder|"
-    r"source|sources|destination|dest|src|target|root|cwd)$",
-    re.IGNORECASE,
+    r"(?:^|_)(?:path|paths|file|files|filename|filepath|dir|dirs|directory|directories|"
+    r"folder|folders|source|sources|destination|dest|src|target|root|cwd)$"
 )
-_URLISH = re.compile(r"^(?:.*_)?(?:url|urls|uri|uris|href|endpoint|link)$", re.IGNORECASE)
+_URLISH = re.compile(r"(?:^|_)(?:url|urls|uri|uris|href|endpoint|endpoints|link|links)$")
+_URL_FORMATS = ("uri", "url", "iri", "uri-reference", "iri-reference")
+
+
+def _snake(name: str) -> str:
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _nested_roles(schema: Any, depth: int = 0) -> bool:
+    """Whether a path or URL hides inside an object or a list of objects: one the policy
+    cannot judge (it judges top-level arguments)."""
+    if not isinstance(schema, Mapping) or depth > 8:
+        return False
+    for key in ("items", "additionalProperties"):
+        if _nested_roles(schema.get(key), depth + 1):
+            return True
+    for variant in ("anyOf", "oneOf", "allOf"):
+        options = schema.get(variant)
+        if isinstance(options, list) and any(_nested_roles(o, depth + 1) for o in options):
+            return True
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        for name, prop in props.items():
+            if depth > 0 and isinstance(name, str) and _string_typed(prop):
+                snake = _snake(name)
+                fmt = prop.get("format") if isinstance(prop, Mapping) else None
+                if _PATHISH.search(snake) or _URLISH.search(snake) or fmt in _URL_FORMATS:
+                    return True
+            if _nested_roles(prop, depth + 1):
+                return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +140,10 @@ def argument_roles(schema: Mapping[str, Any] | None) -> tuple[tuple[str, ...], t
         if not isinstance(name, str) or not _string_typed(prop):
             continue
         fmt = prop.get("format") if isinstance(prop, Mapping) else None
-        if fmt in ("uri", "url", "iri") or _URLISH.match(name):
+        snake = _snake(name)
+        if fmt in _URL_FORMATS or _URLISH.search(snake):
             urls.append(name)
-        elif _PATHISH.match(name):
+        elif _PATHISH.search(snake):
             paths.append(name)
     return tuple(paths), tuple(urls)
 
@@ -135,6 +168,13 @@ def declare(
     if len(urls) > 1 or (paths and urls):
         # The policy judges one URL per call: a tool with more cannot be allowed by tier.
         tier = stricter(tier, "external")
+    if (schema or {}).get("additionalProperties"):
+        # arguments the schema does not name would be passed on unjudged: a person decides
+        # (without it, the proxy refuses any argument the schema does not name)
+        tier = stricter(tier, "destructive")
+    if _nested_roles(schema):
+        # a path or URL inside an object or a list of objects is not judged: a person is
+        tier = stricter(tier, "destructive")
     idempotent = bool(setting.idempotent) if setting and setting.idempotent is not None else False
     if setting is None or setting.idempotent is None:
         idempotent = bool(trusted and hints is not None and hints.idempotent)

@@ -36,7 +36,7 @@ from ..adapters.core import Adapter, Answer, HookCall, HookEvent, HookOptions, r
 from ..adapters.core import Client as AdapterClient
 from ..exceptions import NotFound
 from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, SESSION_OUTCOME, VERDICT
-from ..models import ToolCall, canonical_json
+from ..models import ToolCall, Verdict, canonical_json
 from ..tools import ToolSpec
 from .config import SEPARATOR, ProxyConfig, Upstream
 from .declare import Hints, declare
@@ -165,6 +165,27 @@ class _Adapter(Adapter):
         else:
             super()._record(hc, kind, data, **extra)
 
+    def refuse(self, hc: HookCall, verdict: Verdict) -> None:
+        """A call refused before the policy saw it, on the record as a deny."""
+        call = hc.call().to_json()
+        data = {"call": call, "verdict": verdict.to_json(), "event": hc.event, "ask": "defer"}
+        super()._record(hc, VERDICT, data)
+
+
+def _properties(routed: Routed) -> list[str]:
+    props = routed.tool.input_schema.get("properties")
+    return sorted(props) if isinstance(props, Mapping) else []
+
+
+def _unknown_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[str]:
+    """Arguments the schema does not name (a schema naming none takes none; one that
+    allows any makes the tool ask instead, see `declare`)."""
+    if schema.get("additionalProperties"):
+        return []
+    props = schema.get("properties")
+    named = props if isinstance(props, Mapping) else {}
+    return sorted(k for k in arguments if k not in named)
+
 
 class Proxy:
     """The upstream connections, their tools as signoff declarations, and the gate."""
@@ -175,7 +196,7 @@ class Proxy:
         self.upstreams: dict[str, McpClient] = {}
         self.routed: dict[str, Routed] = {}
         self._stack = AsyncExitStack()
-        self._adapter: Adapter | None = None
+        self._adapter: _Adapter | None = None
         self._store: Store | None = None
         self.pins = Pins(config.workspace)
         self.recorder = Recorder()
@@ -292,7 +313,7 @@ class Proxy:
         )
 
     @property
-    def adapter(self) -> Adapter:
+    def adapter(self) -> _Adapter:
         if self._adapter is None:
             raise RuntimeError("the proxy is not started")
         return self._adapter
@@ -354,6 +375,14 @@ class Proxy:
             )
         adapter = self.adapter
         hc = self._hook_call(name, arguments, "")
+        unknown = _unknown_arguments(routed.tool.input_schema, arguments)
+        if unknown:  # not judged, so not sent: smuggled past the declaration otherwise
+            reason = (
+                f"signoff denied this call: argument {unknown[0]!r} is not in the input "
+                f"schema of {name} (its arguments: {', '.join(_properties(routed)) or 'none'})"
+            )
+            adapter.refuse(hc, Verdict("deny", "high", "schema", (reason,), routed.spec.tier))
+            return _text_result(reason, error=True)
         if adapter.policy(hc).evaluate(hc.call()).effect == "ask":
             hc = self._hook_call(name, arguments, self._call_id(hc))
         answer = adapter.pre(hc)
