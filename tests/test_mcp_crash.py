@@ -139,3 +139,46 @@ async def test_an_idempotent_tool_in_doubt_is_retried(
     assert lines(log).count("slow once") == 1
     shown = json.loads(signoff(ws, "show", rid, "--json").stdout)
     assert shown["state"] == "finished"
+
+
+async def test_upstream_dying_mid_call_is_in_doubt_not_retried(
+    setup: tuple[Path, Path, Path],
+) -> None:
+    """The upstream server is killed while it runs an allowed call: the client is told the
+    call may or may not have run, the record says in doubt, and nothing runs it again."""
+    import mcp.types as types
+
+    from signoff.mcp.config import load_config
+    from signoff.mcp.proxy import Proxy
+
+    ws, spec, log = setup
+    server = {
+        "command": sys.executable,
+        "args": [str(HERE / "mcp_upstream.py"), str(spec), str(log)],
+    }
+    path = write_config(ws, {"up": server})
+    results: list[types.CallToolResult | types.InputRequiredResult] = []
+    async with Proxy(load_config(path)) as proxy:
+
+        async def call() -> None:
+            params = types.CallToolRequestParams(name="up__slow", arguments={"text": "t"})
+            results.append(await proxy.call_tool(None, params))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            deadline = time.time() + 60
+            while "slow started t" not in lines(log):
+                assert time.time() < deadline
+                await anyio.sleep(0.1)
+            pid = int(log.with_suffix(".pids").read_text().split()[0])
+            os.kill(pid, signal.SIGKILL)
+    (result,) = results
+    assert isinstance(result, types.CallToolResult) and result.is_error
+    assert "whether it ran is unknown, and it is not retried" in text_of(result)
+    store = open_store(workspace=ws)
+    try:
+        outcomes = [e.data for e in store.events_after(0, limit=100) if e.kind == "session.outcome"]
+    finally:
+        store.close()
+    assert [o["outcome"] for o in outcomes] == ["in_doubt"]
+    assert lines(log) == ["slow started t"]

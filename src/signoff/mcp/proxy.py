@@ -401,18 +401,22 @@ class Proxy:
         try:
             result = await self.upstreams[routed.upstream].call_tool(routed.original, sent)
         except Exception as exc:  # the transport failed: whether it ran is unknown
-            adapter.store.record(
-                SESSION_OUTCOME,
-                {
-                    "client": CLIENT,
-                    "session_id": hc.session_id,
-                    "call": hc.call().to_json(),
-                    "outcome": "in_doubt",
-                    "error": f"{type(exc).__name__}: {exc}",
-                    **({"request": answer.request_id} if answer.request_id else {}),
-                },
-                run_id=hc.run_id,
-            )
+            doubt = {
+                "client": CLIENT,
+                "session_id": hc.session_id,
+                "call": hc.call().to_json(),
+                "outcome": "in_doubt",
+                "error": f"{type(exc).__name__}: {exc}",
+                **({"request": answer.request_id} if answer.request_id else {}),
+            }
+
+            def record_doubt() -> None:
+                adapter.store.record(SESSION_OUTCOME, doubt, run_id=hc.run_id)
+
+            if answer.request_id is None:
+                self.recorder.submit(record_doubt)  # after its verdict, by the same writer
+            else:
+                record_doubt()
             return _text_result(
                 f"signoff: the {routed.upstream} server failed during the call ({exc}); "
                 "whether it ran is unknown, and it is not retried",
