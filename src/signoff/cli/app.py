@@ -215,11 +215,11 @@ def _registrars() -> list[Callable[[Any], None]]:
         demo.register,
         cli_runs.register,
         chat.register,
+        cli_mcp.register,
         cli_web.register,
         cli_audit.register,
         cli_keys.register,
         cli_hooks.register,
-        cli_mcp.register,
     ]
 
 
