@@ -63,13 +63,59 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    mcp = sub.add_parser("mcp", help="signoff in front of MCP servers")
-    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
-    proxy = mcp_sub.add_parser(
-        "proxy", help="serve the configured MCP servers' tools, every call judged by signoff"
+class _Examples(argparse.HelpFormatter):
+    """Keeps the examples (the epilog) line for line, as they are to be typed."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("example"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def _command(
+    sub: Any, name: str, *, help: str, description: str, examples: tuple[str, ...]
+) -> argparse.ArgumentParser:
+    lines = "\n".join(f"  {e}" for e in examples)
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=f"example{'s' if len(examples) > 1 else ''}:\n{lines}",
+        formatter_class=_Examples,
     )
-    proxy.add_argument("--config", default=DEFAULT_CONFIG, help=f"default: {DEFAULT_CONFIG}")
+    return parser
+
+
+CLIENTS = ("claude-code", "cursor", "claude-desktop")
+
+
+def register(sub: Any) -> None:
+    mcp = _command(
+        sub,
+        "mcp",
+        help="signoff in front of MCP servers",
+        description="One gate in front of every MCP server, for every MCP client: the "
+        "proxy lists the upstream servers' tools as SERVER__TOOL and judges every call "
+        "(see docs/mcp.md).",
+        examples=("signoff mcp proxy", "signoff mcp install claude-code"),
+    )
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    proxy = _command(
+        mcp_sub,
+        "proxy",
+        help="serve the configured MCP servers' tools, every call judged by signoff",
+        description="Start the upstream servers named in .signoff/mcp.toml and serve their "
+        "tools over stdio (what desktop clients launch) or streamable HTTP. A denied call "
+        "never reaches the upstream; an asked one waits for `signoff approve`, then the "
+        "same call is retried.",
+        examples=(
+            "signoff mcp proxy --config .signoff/mcp.toml",
+            "signoff mcp proxy --http 127.0.0.1:8766",
+        ),
+    )
+    proxy.add_argument(
+        "--config", default=DEFAULT_CONFIG, help=f"the proxy's settings (default: {DEFAULT_CONFIG})"
+    )
     proxy.add_argument(
         "--workspace", default=None, help="the project (default: the folder holding .signoff/)"
     )
@@ -82,17 +128,37 @@ def register(sub: Any) -> None:
         "--http",
         metavar="HOST:PORT",
         default=None,
-        help="serve streamable HTTP at http://HOST:PORT/mcp (loopback only) instead of stdio",
+        help="serve streamable HTTP at http://HOST:PORT/mcp (loopback only) instead of "
+        "stdio (default: stdio)",
     )
     proxy.set_defaults(func=cmd_proxy)
 
-    clients = ("claude-code", "cursor", "claude-desktop")
-    for name, func, help in (
-        ("install", cmd_install, "route a client's MCP servers through the proxy"),
-        ("uninstall", cmd_uninstall, "undo exactly what install did"),
+    for name, func, help, description in (
+        (
+            "install",
+            cmd_install,
+            "route a client's MCP servers through the proxy",
+            "Move the servers in the client's MCP configuration into .signoff/mcp.toml and "
+            "leave one server in their place, signoff, which runs the proxy; the rest of the "
+            "client's file is kept.",
+        ),
+        (
+            "uninstall",
+            cmd_uninstall,
+            "undo exactly what install did",
+            "Put the client's MCP configuration and .signoff/mcp.toml back as they were "
+            "before install (byte for byte when untouched since; else only signoff's entry "
+            "is taken out).",
+        ),
     ):
-        parser = mcp_sub.add_parser(name, help=help)
-        parser.add_argument("client", choices=clients)
+        parser = _command(
+            mcp_sub,
+            name,
+            help=help,
+            description=description,
+            examples=(f"signoff mcp {name} claude-code", f"signoff mcp {name} cursor --user"),
+        )
+        parser.add_argument("client", choices=CLIENTS, help="the MCP client")
         parser.add_argument("--workspace", default=".", help="the project (default: .)")
         parser.add_argument(
             "--user", action="store_true", help="cursor: ~/.cursor/mcp.json, not the project's"
