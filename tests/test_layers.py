@@ -46,7 +46,7 @@ LAYERS: list[set[str]] = [
     },
     {"runs", "approvals", "audit", "testing", "board"},
     {"present", "notify"},
-    {"adapters"},
+    {"adapters", "mcp"},
     {"web", "cli", "demo", "agent", "registry", "runner", "stats", "fake_openai", "__main__"},
 ]
 

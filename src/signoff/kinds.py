@@ -24,6 +24,8 @@ EventKind = Literal[
     "grant.revoked",
     "notify.delivered",
     "notify.failed",
+    "mcp.tool_pinned",
+    "mcp.tool_changed",
     "session.decided",
     "session.grant",
     "session.outcome",
@@ -54,6 +56,8 @@ GRANT_ADDED: Final = "grant.added"
 GRANT_REVOKED: Final = "grant.revoked"
 NOTIFY_DELIVERED: Final = "notify.delivered"
 NOTIFY_FAILED: Final = "notify.failed"
+MCP_TOOL_PINNED: Final = "mcp.tool_pinned"  # an MCP tool's words and shape, trusted
+MCP_TOOL_CHANGED: Final = "mcp.tool_changed"  # ... differ from what was pinned: asks
 SESSION_DECIDED: Final = "session.decided"  # imported from an in-process session log
 SESSION_GRANT: Final = "session.grant"
 SESSION_OUTCOME: Final = "session.outcome"
@@ -84,6 +88,8 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     GRANT_REVOKED,
     NOTIFY_DELIVERED,
     NOTIFY_FAILED,
+    MCP_TOOL_PINNED,
+    MCP_TOOL_CHANGED,
     SESSION_DECIDED,
     SESSION_GRANT,
     SESSION_OUTCOME,

@@ -290,6 +290,7 @@ def _registrars() -> list[Callable[[Any], None]]:
     from . import chat, demo
     from . import hooks as cli_hooks
     from . import keys as cli_keys
+    from . import mcp as cli_mcp
     from . import runs as cli_runs
     from . import serve as cli_web
 
@@ -297,6 +298,7 @@ def _registrars() -> list[Callable[[Any], None]]:
         demo.register,
         cli_runs.register,
         chat.register,
+        cli_mcp.register,
         cli_web.register,
         cli_audit.register,
         cli_keys.register,

@@ -1,0 +1,78 @@
+"""A small upstream MCP server over stdio for the proxy's tests, built on the real `mcp`
+package: `note` (write a line to a file) whose description, annotations and schema come
+from a JSON file read at every tools/list (so a test can change them under the proxy, as a
+rug-pulling server would), and `slow` (sleeps, then writes; for killing the proxy mid-call).
+
+    python mcp_upstream.py TOOLS.json LOG
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+TOOLS, LOG = Path(sys.argv[1]), Path(sys.argv[2])
+
+
+def _log(line: str) -> None:
+    with LOG.open("a") as handle:
+        handle.write(line + "\n")
+
+
+async def list_tools(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    doc = json.loads(TOOLS.read_text())
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    return types.ListToolsResult(
+        tools=[
+            types.Tool(
+                name="note",
+                description=doc.get("description", "Keeps a note."),
+                input_schema=doc.get("schema", schema),
+                annotations=types.ToolAnnotations(**doc["annotations"])
+                if "annotations" in doc
+                else None,
+            ),
+            types.Tool(
+                name="slow",
+                description="Waits, then keeps a note.",
+                input_schema=schema,
+                annotations=types.ToolAnnotations(
+                    read_only_hint=False, destructive_hint=False, open_world_hint=False
+                ),
+            ),
+        ]
+    )
+
+
+async def call_tool(
+    ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    args = params.arguments or {}
+    if params.name == "slow":
+        _log(f"slow started {args.get('text')}")
+        time.sleep(float(json.loads(TOOLS.read_text()).get("sleep", 30)))
+    _log(f"{params.name} {args.get('text')}")
+    return types.CallToolResult(content=[types.TextContent(type="text", text="noted")])
+
+
+async def main() -> None:
+    with LOG.with_suffix(".pids").open("a") as handle:  # for tests that must stop it
+        handle.write(f"{os.getpid()}\n")
+    server = Server("test-upstream", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)

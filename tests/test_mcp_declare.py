@@ -1,0 +1,178 @@
+"""The proxy's configuration and how an upstream tool becomes a signoff declaration
+(no `mcp` package needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from signoff.exceptions import ConfigurationError
+from signoff.mcp.config import ToolSetting, load_config
+from signoff.mcp.declare import Hints, argument_roles, declare, pin, tier_of
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / ".signoff" / "mcp.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_config_reads_servers_tools_and_ask(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        '[servers.fs]\ncommand = "node"\nargs = ["x.js", "."]\n'
+        '[servers.crm]\nurl = "https://crm.example/mcp"\ntrusted = true\n'
+        '[tools."fs__write_file"]\ntier = "write"\nidempotent = true\n'
+        '[ask]\nvia = "pending"\nexpiry = "2h"\nprincipal = "alice"\n',
+    )
+    config = load_config(path)
+    assert config.workspace == str(tmp_path.resolve())
+    assert config.servers["fs"].args == ("x.js", ".")
+    assert config.servers["crm"].trusted and config.servers["crm"].url
+    assert config.tools["fs__write_file"] == ToolSetting("write", True)
+    assert config.expiry == 7200 and config.principal == "alice"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("", "[servers]"),
+        ('[servers.a]\ncommand = "x"\nurl = "http://h"\n', "exactly one of command"),
+        ('[servers.a]\nurl = "ftp://h"\n', "not an http(s) URL"),
+        ('[servers.a__b]\ncommand = "x"\n', "server name"),
+        ('[servers.a]\ncommand = "x"\nshell = true\n', "unknown key 'shell'"),
+        ('[servers.a]\ncommand = "x"\n[tools."b__t"]\ntier = "read"\n', "names no server"),
+        ('[servers.a]\ncommand = "x"\n[tools."a__t"]\ntier = "safe"\n', "'safe' is not one of"),
+        ('[servers.a]\ncommand = "x"\n[ask]\nvia = "url"\n', "needs inbox"),
+        ('[servers.a]\ncommand = "x"\n[ask]\nvia = "email"\n', "'email' is not one of"),
+        ("[servers.a\n", "not valid TOML"),
+    ],
+)
+def test_config_errors_name_the_key(tmp_path: Path, text: str, names: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigurationError) as info:
+        load_config(path)
+    assert names in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_missing_config_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="no such file"):
+        load_config(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize(
+    ("hints", "tier"),
+    [
+        (Hints(read_only=True), "read"),
+        (Hints(read_only=False, destructive=False, open_world=False), "write"),
+        (Hints(read_only=False, destructive=False), "external"),  # open world by default
+        (Hints(read_only=False, open_world=False), "destructive"),  # destructive by default
+        (Hints(), "destructive"),
+        (None, "unknown"),
+    ],
+)
+def test_annotations_as_tiers(hints: Hints | None, tier: str) -> None:
+    assert tier_of(None, hints, trusted=False) == tier
+
+
+def test_annotations_only_tighten_a_declaration_unless_trusted() -> None:
+    destructive = Hints(read_only=False, destructive=True)
+    declared = ToolSetting(tier="write")
+    assert tier_of(declared, destructive, trusted=False) == "destructive"
+    assert tier_of(declared, destructive, trusted=True) == "write"
+    assert tier_of(ToolSetting(tier="destructive"), Hints(read_only=True), trusted=False) == (
+        "destructive"
+    )
+
+
+def test_path_and_url_arguments_from_the_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "paths": {"type": "array", "items": {"type": "string"}},
+            "destination": {"type": "string"},
+            "data": {"type": "string", "format": "uri"},
+            "api_url": {"type": "string"},
+            "count": {"type": "integer"},
+            "file": {"type": "integer"},  # not a string: not a path
+        },
+    }
+    paths, urls = argument_roles(schema)
+    assert paths == ("path", "paths", "destination")
+    assert urls == ("data", "api_url")
+
+
+def test_declaration_kinds() -> None:
+    files = {"type": "object", "properties": {"path": {"type": "string"}}}
+    read = declare("fs__read", "", files, Hints(read_only=True), None, trusted=False)
+    assert (read.tier, read.kind, read.path_arg) == ("read", "file_read", "path")
+    write = declare("fs__write", "", files, Hints(), None, trusted=False)
+    assert (write.tier, write.kind) == ("destructive", "file_write")
+    web = {"type": "object", "properties": {"url": {"type": "string"}}}
+    fetch = declare("w__fetch", "", web, Hints(read_only=True), None, trusted=False)
+    assert (fetch.kind, fetch.url_arg, fetch.tier) == ("network", "url", "read")
+    two = {"type": "object", "properties": {"url": {"type": "string"}, "uri": {"type": "string"}}}
+    # one URL is judged per call: with two, the tool cannot be allowed by its tier alone
+    assert declare("w__two", "", two, Hints(read_only=True), None, trusted=False).tier == (
+        "external"
+    )
+
+
+def test_pin_changes_with_words_schema_and_annotations() -> None:
+    base = pin("t", "reads a file", {"type": "object"}, {"readOnlyHint": True})
+    assert base == pin("t", "reads a file", {"type": "object"}, {"readOnlyHint": True})
+    assert base != pin("t", "reads a file and mails it", {"type": "object"}, {"readOnlyHint": True})
+    assert base != pin("t", "reads a file", {"type": "object", "x": 1}, {"readOnlyHint": True})
+    assert base != pin("t", "reads a file", {"type": "object"}, {"readOnlyHint": False})
+
+
+@pytest.mark.parametrize(
+    "name", ["filePath", "file-path", "FILE_PATH", "targetDir", "sourceFiles", "cwd"]
+)
+def test_path_arguments_in_any_spelling(name: str) -> None:
+    schema = {"type": "object", "properties": {name: {"type": "string"}}}
+    assert argument_roles(schema) == ((name,), ())
+
+
+@pytest.mark.parametrize("name", ["baseUrl", "targetURL", "webhook_uri", "links"])
+def test_url_arguments_in_any_spelling(name: str) -> None:
+    schema = {"type": "object", "properties": {name: {"type": "string"}}}
+    assert argument_roles(schema) == ((), (name,))
+
+
+def test_words_that_merely_contain_a_role_are_not_one() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"profile": {"type": "string"}, "rooted": {"type": "string"}},
+    }
+    assert argument_roles(schema) == ((), ())
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {  # a list of objects with a path in each
+            "type": "object",
+            "properties": {
+                "files": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"path": {"type": "string"}}},
+                }
+            },
+        },
+        {  # an object with a URL inside
+            "type": "object",
+            "properties": {
+                "request": {"type": "object", "properties": {"endpoint": {"type": "string"}}}
+            },
+        },
+        {"type": "object", "properties": {}, "additionalProperties": True},
+    ],
+)
+def test_what_the_policy_cannot_judge_asks_even_if_read_only(schema: dict[str, object]) -> None:
+    spec = declare("s__t", "", schema, Hints(read_only=True), None, trusted=False)
+    assert spec.tier == "destructive"

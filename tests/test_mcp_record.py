@@ -1,0 +1,131 @@
+"""The proxy's record of allowed calls, written beside the call by one writer: every verdict
+and outcome is there once the proxy stops, and a failed write refuses every later call."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+import mcp.types as types
+
+from mcp_servers import write_config
+from signoff.kinds import VERDICT
+from signoff.mcp.config import load_config
+from signoff.mcp.proxy import Proxy
+from signoff.mcp.recorder import RecordBroken, Recorder
+from signoff.store import open_store
+
+HERE = Path(__file__).resolve().parent
+NOTE = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
+
+
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    ws = tmp_path / "project"
+    ws.mkdir()
+    spec, log = tmp_path / "tools.json", tmp_path / "log.txt"
+    spec.write_text(json.dumps({"annotations": {"read_only_hint": True}}))
+    server = {
+        "command": sys.executable,
+        "args": [str(HERE / "mcp_upstream.py"), str(spec), str(log)],
+    }
+    return ws, write_config(ws, {"up": server})
+
+
+def call(text: str) -> types.CallToolRequestParams:
+    return types.CallToolRequestParams(name="up__note", arguments={"text": text})
+
+
+def test_a_failed_write_stops_the_writer() -> None:
+    recorder = Recorder()
+    done: list[int] = []
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    recorder.submit(lambda: done.append(1))
+    recorder.submit(fail)
+    recorder.submit(lambda: done.append(2))  # not written after a failure
+    recorder.close()
+    assert done == [1]
+    with pytest.raises(RecordBroken, match="disk full"):
+        recorder.check()
+
+
+async def test_every_allowed_call_is_on_the_record(tmp_path: Path) -> None:
+    ws, path = project(tmp_path)
+    async with Proxy(load_config(path)) as proxy:
+        for n in range(20):
+            result = await proxy.call_tool(None, call(f"n{n}"))
+            assert not result.is_error
+    store = open_store(workspace=ws)
+    try:
+        events = store.events_after(0, limit=10000)
+    finally:
+        store.close()
+    verdicts = [e for e in events if e.kind == VERDICT]
+    outcomes = [e for e in events if e.kind == "session.outcome"]
+    assert len(verdicts) == 20 and len(outcomes) == 20
+    assert all(e.data["verdict"]["effect"] == "allow" for e in verdicts)
+    assert all(e.data["outcome"] == "ran" for e in outcomes)
+    # each call's verdict comes before its outcome
+    order = [(e.kind, e.data["call"]["arguments"]["text"]) for e in (*verdicts, *outcomes)]
+    seqs = {
+        (e.kind, e.data["call"]["arguments"]["text"]): e.seq for e in events if "call" in e.data
+    }
+    assert all(seqs[(VERDICT, t)] < seqs[("session.outcome", t)] for _, t in order)
+
+
+async def test_a_failed_record_refuses_every_later_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ws, path = project(tmp_path)
+    async with Proxy(load_config(path)) as proxy:
+        assert not (await proxy.call_tool(None, call("before"))).is_error
+        store = proxy.adapter_store()
+        real = store.record
+
+        def broken(kind: str, data: Any, **extra: Any) -> Any:
+            if kind == VERDICT:
+                raise OSError("the disk is full")
+            return real(kind, data, **extra)
+
+        monkeypatch.setattr(store, "record", broken)
+        await proxy.call_tool(None, call("lost"))  # ran; its verdict could not be written
+        for _ in range(200):  # the writer gets to it beside the call
+            if proxy.recorder.broken is not None:
+                break
+            await anyio.sleep(0.05)
+        refused = await proxy.call_tool(None, call("after"))
+    assert refused.is_error
+    assert "cannot write its record" in refused.content[0].text  # type: ignore[union-attr]
+    assert "disk is full" in refused.content[0].text  # type: ignore[union-attr]
+    log = (tmp_path / "log.txt").read_text().splitlines()
+    assert "note after" not in log
+
+
+async def test_an_argument_outside_the_schema_is_refused_and_recorded(tmp_path: Path) -> None:
+    """An agent adding an argument the schema does not name (which a lenient upstream
+    might read) gets a deny; nothing reaches the upstream."""
+    ws, path = project(tmp_path)
+    async with Proxy(load_config(path)) as proxy:
+        params = types.CallToolRequestParams(
+            name="up__note", arguments={"text": "x", "path": "/etc/shadow"}
+        )
+        refused = await proxy.call_tool(None, params)
+    assert refused.is_error
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert "argument 'path' is not in the input schema of up__note" in text
+    assert not (tmp_path / "log.txt").exists()
+    store = open_store(workspace=ws)
+    try:
+        verdicts = [e for e in store.events_after(0, limit=100) if e.kind == VERDICT]
+    finally:
+        store.close()
+    assert [v.data["verdict"]["effect"] for v in verdicts] == ["deny"]
