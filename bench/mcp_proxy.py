@@ -93,11 +93,15 @@ def project(root: Path) -> Path:
     (ws / ".signoff").mkdir(parents=True)
     command = json.dumps(sys.executable)
     args = json.dumps([str(Path(__file__).resolve()), "--upstream"])
-    (ws / ".signoff" / "mcp.toml").write_text(f"[servers.up]\ncommand = {command}\nargs = {args}\n")
+    servers = f"[servers.up]\ncommand = {command}\nargs = {args}\n"
+    (ws / ".signoff" / "mcp.toml").write_text(servers)  # the default: recorded before
+    (ws / ".signoff" / "mcp-beside.toml").write_text(servers + '[record]\nallowed = "beside"\n')
     return ws
 
 
-async def stdio_bench(ws: Path, env: dict[str, str], calls: int) -> tuple[list[float], list[float]]:
+async def stdio_bench(
+    ws: Path, env: dict[str, str], calls: int, config: str = "mcp.toml"
+) -> tuple[list[float], list[float]]:
     from mcp import Client, StdioServerParameters
 
     direct_params = StdioServerParameters(
@@ -105,7 +109,7 @@ async def stdio_bench(ws: Path, env: dict[str, str], calls: int) -> tuple[list[f
     )
     proxy_params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "signoff", "mcp", "proxy", "--config", str(ws / ".signoff" / "mcp.toml")],
+        args=["-m", "signoff", "mcp", "proxy", "--config", str(ws / ".signoff" / config)],
         env=env,
         cwd=str(ws),
     )
@@ -224,6 +228,7 @@ def main() -> None:
         }
         env.pop("SIGNOFF_DB")
         direct, proxied = anyio.run(stdio_bench, ws, env, opts.calls)
+        direct_b, beside = anyio.run(stdio_bench, ws, env, opts.calls, "mcp-beside.toml")
         sys.path.insert(0, SRC)
         in_direct, in_gated = anyio.run(inprocess_bench, ws, opts.calls)
         base_rate, base_median = anyio.run(
@@ -236,7 +241,9 @@ def main() -> None:
     for name, times in (("direct", direct), ("through the proxy", proxied)):
         p90 = statistics.quantiles(times, n=10)[-1]
         print(f"{name:<22} {statistics.median(times):>10.3f} {p90:>8.3f}")
-    print(f"{'added':<22} {added:>10.3f}")
+    print(f"{'added':<22} {added:>10.3f}   (allowed calls recorded before they run)")
+    added_beside = statistics.median(beside) - statistics.median(direct_b)
+    print(f"{'added, record beside':<22} {added_beside:>10.3f}   ([record] allowed = beside)")
     own = statistics.median(in_gated) - statistics.median(in_direct)
     print(f"{'of which signoff':<22} {own:>10.3f}   (in process: judged and recorded, no hop)")
     print(f"http, {CLIENTS} clients    calls/s  median ms")
@@ -248,6 +255,7 @@ def main() -> None:
                 "stdio_direct_ms": round(d, 3),
                 "stdio_proxy_ms": round(p, 3),
                 "stdio_added_ms": round(added, 3),
+                "stdio_added_ms_record_beside": round(added_beside, 3),
                 "signoff_own_ms": round(own, 3),
                 "http_calls_per_s": round(rate, 1),
                 "http_median_ms": round(http_median, 2),

@@ -118,6 +118,7 @@ def write_config(
     *,
     tools: Mapping[str, Mapping[str, Any]] | None = None,
     ask: Mapping[str, Any] | None = None,
+    record: Mapping[str, Any] | None = None,
 ) -> Path:
     """`.signoff/mcp.toml` in the workspace."""
     lines: list[str] = []
@@ -130,6 +131,9 @@ def write_config(
     if ask:
         lines.append("[ask]")
         lines += [f"{k} = {_toml_value(v)}" for k, v in ask.items()]
+    if record:
+        lines.append("[record]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in record.items()]
     path = workspace / ".signoff" / "mcp.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")

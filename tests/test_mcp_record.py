@@ -1,5 +1,7 @@
-"""The proxy's record of allowed calls, written beside the call by one writer: every verdict
-and outcome is there once the proxy stops, and a failed write refuses every later call."""
+"""The proxy's record of allowed calls: by default written before the call goes upstream,
+so a failed write refuses that call; with `[record] allowed = "beside"` written beside the
+call by one writer, and a failed write refuses every later call. Either way every verdict
+and outcome is there once the proxy stops."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 NOTE = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False}
 
 
-def project(tmp_path: Path) -> tuple[Path, Path]:
+def project(tmp_path: Path, record: str = "beside") -> tuple[Path, Path]:
     ws = tmp_path / "project"
     ws.mkdir()
     spec, log = tmp_path / "tools.json", tmp_path / "log.txt"
@@ -35,7 +37,7 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
         "command": sys.executable,
         "args": [str(HERE / "mcp_upstream.py"), str(spec), str(log)],
     }
-    return ws, write_config(ws, {"up": server})
+    return ws, write_config(ws, {"up": server}, record={"allowed": record})
 
 
 def call(text: str) -> types.CallToolRequestParams:
@@ -58,8 +60,9 @@ def test_a_failed_write_stops_the_writer() -> None:
         recorder.check()
 
 
-async def test_every_allowed_call_is_on_the_record(tmp_path: Path) -> None:
-    ws, path = project(tmp_path)
+@pytest.mark.parametrize("record", ["before", "beside"])
+async def test_every_allowed_call_is_on_the_record(tmp_path: Path, record: str) -> None:
+    ws, path = project(tmp_path, record)
     async with Proxy(load_config(path)) as proxy:
         for n in range(20):
             result = await proxy.call_tool(None, call(f"n{n}"))
@@ -108,6 +111,37 @@ async def test_a_failed_record_refuses_every_later_call(
     assert "disk is full" in refused.content[0].text  # type: ignore[union-attr]
     log = (tmp_path / "log.txt").read_text().splitlines()
     assert "note after" not in log
+
+
+async def test_by_default_a_failed_record_refuses_the_call_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded before: a verdict that cannot be written never lets its call run."""
+    _ws, path = project(tmp_path, "before")
+    async with Proxy(load_config(path)) as proxy:
+        assert proxy.config.record_allowed == "before"
+        assert not (await proxy.call_tool(None, call("before"))).is_error
+        store = proxy.adapter_store()
+        real = store.record
+
+        def broken(kind: str, data: Any, **extra: Any) -> Any:
+            if kind == VERDICT:
+                raise OSError("the disk is full")
+            return real(kind, data, **extra)
+
+        monkeypatch.setattr(store, "record", broken)
+        refused = await proxy.call_tool(None, call("lost"))
+    assert refused.is_error
+    log = (tmp_path / "log.txt").read_text().splitlines()
+    assert "note before" in log and "note lost" not in log
+
+
+def test_record_allowed_must_be_before_or_beside(tmp_path: Path) -> None:
+    _ws, path = project(tmp_path, "later")
+    with pytest.raises(
+        Exception, match=r"\[record\] allowed: 'later' is not one of before, beside"
+    ):
+        load_config(path)
 
 
 async def test_an_argument_outside_the_schema_is_refused_and_recorded(tmp_path: Path) -> None:

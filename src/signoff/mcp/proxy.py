@@ -150,17 +150,18 @@ def _changed_files(routed: Mapping[str, Routed]) -> Any:
 
 
 class _Adapter(Adapter):
-    """The adapter core, with an allowed call's verdict written by the recorder (beside
-    the call, see `recorder`); every other record is written before anything happens."""
+    """The adapter core. With `[record] allowed = "beside"`, an allowed call's verdict is
+    written by the recorder (beside the call, see `recorder`); by default, and always for
+    every other record, it is written before anything happens."""
 
-    def __init__(self, recorder: Recorder, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, recorder: Recorder | None, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.recorder = recorder
 
     def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
         verdict = data.get("verdict")
         effect = verdict.get("effect") if isinstance(verdict, Mapping) else None
-        if kind == VERDICT and effect in ("allow", "notify"):
+        if self.recorder is not None and kind == VERDICT and effect in ("allow", "notify"):
             self.recorder.submit(lambda: Adapter._record(self, hc, kind, data, **extra))
         else:
             super()._record(hc, kind, data, **extra)
@@ -298,7 +299,7 @@ class Proxy:
         if self._adapter is not None:
             self._adapter.close()
         self._adapter = _Adapter(
-            self.recorder,
+            self.recorder if self.config.record_allowed == "beside" else None,
             AdapterClient(
                 name=CLIENT,
                 specs={name: r.spec for name, r in routed.items()},
@@ -361,6 +362,12 @@ class Proxy:
             return await self._call_tool(ctx, params)
         except RecordBroken as exc:
             return _text_result(str(exc), error=True)
+        except Exception as exc:  # the store failed: a verdict not recorded lets nothing run
+            return _text_result(
+                f"signoff failed on this call ({type(exc).__name__}: {exc}); a call whose "
+                "verdict could not be recorded is not sent upstream",
+                error=True,
+            )
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any] | None, params: types.CallToolRequestParams
@@ -413,7 +420,7 @@ class Proxy:
             def record_doubt() -> None:
                 adapter.store.record(SESSION_OUTCOME, doubt, run_id=hc.run_id)
 
-            if answer.request_id is None:
+            if answer.request_id is None and self.config.record_allowed == "beside":
                 self.recorder.submit(record_doubt)  # after its verdict, by the same writer
             else:
                 record_doubt()
@@ -428,7 +435,7 @@ class Proxy:
             event: HookEvent = "post_failure" if result.is_error else "post"
             adapter.post(replace(hc, event=event, response=response))
 
-        if answer.request_id is None:
+        if answer.request_id is None and self.config.record_allowed == "beside":
             self.recorder.submit(post)  # after its verdict, by the same writer
         else:
             post()  # a claimed request is finished before the client hears it ran
