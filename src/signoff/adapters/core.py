@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -483,6 +482,8 @@ class Adapter:
                 pass  # recorded as notify.failed where it could be; serve delivers it later
             finally:
                 store.close()
+
+        import threading  # only when there is someone to tell
 
         threading.Thread(target=deliver, name="signoff-notify", daemon=True).start()
 

@@ -4,10 +4,14 @@ before building the full parser, and it imports only what judging needs."""
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any
 
 CLIENTS = ("claude-code",)
 ASK = ("native", "inbox", "defer")
@@ -24,17 +28,54 @@ def _hook_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+# the hook's options by name, each taking a value (see `plain_hook`)
+_HOOK_VALUES = {"--workspace": "workspace", "--ask": "ask"}
+
+
+def plain_hook(argv: Sequence[str]) -> dict[str, str | None] | None:
+    """The hook's arguments spelt out in full, read without argparse (which, with gettext
+    and shutil, is a tenth of the hook's start-up): the client and `--opt value` or
+    `--opt=value`, each at most once. Anything else (an abbreviation, `-h`, a value that
+    starts with "-", an unknown client or strategy, a repeat, a stray word) returns None
+    and argparse reads it, or refuses it. `tests/test_startup.py` holds both readings equal.
+    """
+    found: dict[str, str | None] = {}
+    at = 0
+    while at < len(argv):
+        word = argv[at]
+        name, equals, value = word.partition("=")
+        if name in _HOOK_VALUES and _HOOK_VALUES[name] not in found:
+            if not equals:
+                at += 1
+                if at == len(argv) or argv[at].startswith("-"):
+                    return None
+                value = argv[at]
+            found[_HOOK_VALUES[name]] = value
+        elif not word.startswith("-") and "client" not in found:
+            found["client"] = word
+        else:
+            return None
+        at += 1
+    if found.get("client") not in CLIENTS or found.get("ask") not in (None, *ASK):
+        return None
+    return {"workspace": None, "ask": None} | found
+
+
 def run_hook(argv: Sequence[str]) -> int:
     """The hook itself: every failure, even of its own arguments, blocks (exit 2)."""
-    parser = _hook_parser(argparse.ArgumentParser(prog="signoff hook", exit_on_error=False))
-    try:
-        args = parser.parse_args(list(argv))
-    except (argparse.ArgumentError, SystemExit) as exc:
-        sys.stderr.write(f"signoff hook: bad arguments ({exc}); the call is blocked\n")
-        return 2
+    args = plain_hook(argv)
+    if args is None:
+        import argparse
+
+        parser = _hook_parser(argparse.ArgumentParser(prog="signoff hook", exit_on_error=False))
+        try:
+            args = vars(parser.parse_args(list(argv)))
+        except (argparse.ArgumentError, SystemExit) as exc:
+            sys.stderr.write(f"signoff hook: bad arguments ({exc}); the call is blocked\n")
+            return 2
     from ..adapters import claude_code
 
-    return claude_code.main(workspace=args.workspace, ask=args.ask)
+    return claude_code.main(workspace=args["workspace"], ask=args["ask"])
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -150,4 +191,4 @@ def register(sub: Any) -> None:
     uninstall.set_defaults(func=cmd_uninstall)
 
 
-__all__ = ["register", "run_hook"]
+__all__ = ["plain_hook", "register", "run_hook"]

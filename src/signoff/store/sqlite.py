@@ -11,10 +11,9 @@ as the fallback (busy timeout) so writers queue instead of failing.
 
 from __future__ import annotations
 
-import logging
+import _thread  # threading's RLock, without importing threading (a hook's start-up)
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ except ImportError:  # pragma: no cover - Windows
 
 from ..exceptions import ConfigurationError
 from ..keys import Keys
+from ..lazylog import get_logger
 from . import migrations
 from .engine import Engine, RowCache
 from .sql import SQLTx
@@ -34,7 +34,7 @@ from .sql import SQLTx
 BUSY_TIMEOUT_S = 30.0
 WAL_CHECKPOINT_PAGES = 100
 ROW_CACHE_SIZE = 1024
-log = logging.getLogger(__name__)  # see store.engine for what is logged at which level
+log = get_logger(__name__)  # see store.engine for what is logged at which level
 
 
 class SQLiteStore(Engine):
@@ -44,7 +44,7 @@ class SQLiteStore(Engine):
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         try:
             self._conn = sqlite3.connect(
                 str(self.path),
