@@ -605,3 +605,49 @@ def test_the_store_logs_without_importing_logging_until_it_is_configured(
         f"signoff.store.engine claim request {result['rid']} claimed by w1 (lease until "
         + logged[0].split("(lease until ")[1]
     ]
+
+
+def test_a_hook_process_ends_with_its_verdict_on_disk_in_the_wal(tmp_path: Path) -> None:
+    """`signoff hook` ends without closing its SQLite connection (no checkpoint on close):
+    its commit is in the WAL, which every reader sees and the chain verifies with; the
+    next process that closes the store last folds the WAL into the database."""
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "SIGNOFF_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    for name in ("SIGNOFF_DB", "SIGNOFF_KEY", "SIGNOFF_KEY_FILE", "CLAUDE_PROJECT_DIR"):
+        env.pop(name, None)
+    for n in (1, 2, 3):
+        done = subprocess.run(
+            [sys.executable, "-m", "signoff", "hook", "claude-code"],
+            input=_hook_event(ws, "Bash", {"command": "git status"}, n),
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    wal = ws / ".signoff" / "signoff.db-wal"
+    assert wal.stat().st_size > 0  # left to the exit: not checkpointed, not deleted
+    from signoff.kinds import VERDICT
+    from signoff.store.sqlite import SQLiteStore
+
+    os.environ["SIGNOFF_CONFIG_DIR"] = env["SIGNOFF_CONFIG_DIR"]
+    try:
+        store = SQLiteStore(ws / ".signoff" / "signoff.db")
+        try:
+            verdicts = [e.data["tool_use_id"] for e in store.events_after(0) if e.kind == VERDICT]
+            assert verdicts == ["toolu_1", "toolu_2", "toolu_3"]
+            ok, bad, message = store.verify_chain()  # the anchor the hooks moved included
+            assert ok, (bad, message)
+        finally:
+            store.close()  # the last connection: checkpoints and removes the WAL
+    finally:
+        del os.environ["SIGNOFF_CONFIG_DIR"]
+    assert not wal.exists()

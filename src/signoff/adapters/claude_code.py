@@ -350,9 +350,10 @@ def answer(
     ask: str | None = None,
     env: Mapping[str, str] | None = None,
     adapter: Adapter | None = None,
+    process_ends: bool = False,
 ) -> tuple[dict[str, Any] | None, int, str]:
     """One hook event: (JSON answer or None, exit code, message for stderr). Never raises;
-    every failure blocks."""
+    every failure blocks. `process_ends`: the process exits right after (see Store.close)."""
     event: HookEvent | None = None
     if isinstance(doc, Mapping):  # known before the rest is read: how a failure answers
         event = EVENTS.get(str(doc.get("hook_event_name")))
@@ -377,7 +378,7 @@ def answer(
             result = adapter.handle(hc)
         finally:
             if own:
-                adapter.close()
+                adapter.close(process_ends=process_ends)
         return render(hc.event, result), 0, ""
     except BaseException as exc:  # fail closed on everything, even exits
         if isinstance(exc, KeyboardInterrupt):
@@ -427,8 +428,10 @@ def main(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    process_ends: bool = False,
 ) -> int:
-    """`signoff hook claude-code`: stdin JSON -> stdout JSON; exit 2 blocks."""
+    """`signoff hook claude-code`: stdin JSON -> stdout JSON; exit 2 blocks.
+    `process_ends`: the caller ends the process with os._exit once this returns."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     try:
         # bytes, as UTF-8: the hook's locale (LANG=C) must not decide how the JSON reads
@@ -441,7 +444,7 @@ def main(
         stderr.write(f"signoff: the hook input is not JSON ({exc}); the call is blocked\n")
         return 2
     with _stdout_aside(stdout):
-        out, code, message = answer(doc, workspace=workspace, ask=ask)
+        out, code, message = answer(doc, workspace=workspace, ask=ask, process_ends=process_ends)
     if out is not None:
         stdout.write(json.dumps(out) + "\n")  # ASCII: whatever the locale of the hook
     if message:

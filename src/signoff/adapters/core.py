@@ -213,9 +213,10 @@ class Adapter:
             self._store = open_store(self.store_url, workspace=self.workspace)
         return self._store
 
-    def close(self) -> None:
+    def close(self, *, process_ends: bool = False) -> None:
+        """Close the store this adapter opened (`process_ends`: see Store.close)."""
         if self._store is not None and self._owns_store:
-            self._store.close()
+            self._store.close(process_ends=process_ends)
             self._store = None
 
     def _declare(self, policy: Policy, name: str) -> None:

@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if hook:
             from .hooks import run_hook
 
-            code = run_hook(words[1:])
+            code = run_hook(words[1:], process_ends=argv is None)
         else:
             from .app import main as run
 

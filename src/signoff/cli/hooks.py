@@ -61,8 +61,9 @@ def plain_hook(argv: Sequence[str]) -> dict[str, str | None] | None:
     return {"workspace": None, "ask": None} | found
 
 
-def run_hook(argv: Sequence[str]) -> int:
-    """The hook itself: every failure, even of its own arguments, blocks (exit 2)."""
+def run_hook(argv: Sequence[str], *, process_ends: bool = False) -> int:
+    """The hook itself: every failure, even of its own arguments, blocks (exit 2).
+    `process_ends`: `cli.main` ends the process with os._exit once this returns."""
     args = plain_hook(argv)
     if args is None:
         import argparse
@@ -75,7 +76,7 @@ def run_hook(argv: Sequence[str]) -> int:
             return 2
     from ..adapters import claude_code
 
-    return claude_code.main(workspace=args["workspace"], ask=args["ask"])
+    return claude_code.main(workspace=args["workspace"], ask=args["ask"], process_ends=process_ends)
 
 
 def cmd_install(args: argparse.Namespace) -> int:

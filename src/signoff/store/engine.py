@@ -134,7 +134,10 @@ class Engine(KeyedLog, RunsAPI):
     def migrate(self) -> list[int]:
         raise NotImplementedError
 
-    def close(self) -> None:
+    def close(self, *, process_ends: bool = False) -> None:
+        """Anchor the chain's head and let go. `process_ends`: the process ends at once
+        (os._exit, as `signoff hook` does): a backend may leave to the exit what only
+        tidies up (see SQLiteStore.close); what was committed is on disk either way."""
         raise NotImplementedError
 
     def wait_for_event(self, timeout: float, after_seq: int | None = None) -> bool:
