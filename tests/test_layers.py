@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parent.parent / "src" / "signoff"
 
 # Bottom to top. A module may import from its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
-    {"exceptions", "models", "kinds", "times", "i18n", "_moved", "lazyre"},
+    {"exceptions", "models", "kinds", "times", "i18n", "_moved", "lazyre", "lazylog"},
     {"normalize", "run_state", "tools", "tool_schema", "project_rules"},
     {
         "keys",

@@ -353,3 +353,301 @@ def test_check_without_argparse(tmp_path: Path) -> None:
     modules, out = _modules_after(code, tmp_path)
     assert json.loads(out)["verdict"] == "allow"
     assert [name for name in ("shutil", "locale") if name in modules] == []
+
+
+# ------------------------------------------------------------------ the coding-agent hook
+
+# never needed by a hook that judges a call and records the verdict in a SQLite store:
+# the other commands' parser, logging (nothing configured it), threads (no notification
+# to send), uuid (and platform), tempfile (and shutil), what only a run or a preview needs
+HOOK_NEVER = (
+    "argparse",
+    "gettext",
+    "locale",
+    "shutil",
+    "logging",
+    "threading",
+    "platform",
+    "uuid",
+    "tempfile",
+    "secrets",
+    "random",
+    "difflib",
+    "signoff.cli.app",
+    "signoff.run_state",
+    "signoff.runs",
+    "signoff.store.postgres",
+    "signoff.store.memory",
+    "signoff.notify",
+    "signoff.workspace",
+)
+
+HOOK_RUN = """
+import io, sys
+sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
+from signoff.cli import main
+code = main(["hook", "claude-code"])
+assert code == 0, code
+"""
+
+
+def _hook_event(ws: Path, tool: str, args: dict[str, object], n: int) -> str:
+    return json.dumps(
+        {
+            "session_id": "startup",
+            "tool_use_id": f"toolu_{n}",
+            "cwd": str(ws),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": args,
+        }
+    )
+
+
+def _hook_modules(ws: Path, doc: str, env: dict[str, str]) -> tuple[set[str], str]:
+    script = HOOK_RUN + "\nimport json\nsys.stderr.write(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script, doc],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return set(json.loads(done.stderr.splitlines()[-1])), done.stdout
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "answer"),
+    [
+        ("Bash", {"command": "git status"}, "allow"),
+        ("Read", {"file_path": "README.md"}, "allow"),
+        ("Bash", {"command": "rm -rf build /"}, "deny"),
+        ("Bash", {"command": "rm -rf build"}, "ask"),
+    ],
+)
+def test_a_hook_process_loads_only_what_it_judges_and_records_with(
+    tmp_path: Path, tool: str, args: dict[str, object], answer: str
+) -> None:
+    """What a `signoff hook claude-code` process imports, with its store (SQLite): the
+    verdict is judged and on the keyed record, and nothing else was loaded for it."""
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    (ws / "README.md").write_text("hello\n")
+    env = {
+        **os.environ,
+        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "SIGNOFF_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    for name in ("SIGNOFF_DB", "SIGNOFF_KEY", "SIGNOFF_KEY_FILE", "CLAUDE_PROJECT_DIR"):
+        env.pop(name, None)
+    heavy = [name for name in HEAVY if name not in ("sqlite3", "signoff.store")]
+    for n in (1, 2):  # the first creates the store and the key file; the second is usual
+        modules, out = _hook_modules(ws, _hook_event(ws, tool, args, n), env)
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == answer
+        assert "signoff.store.sqlite" in modules and "signoff.policy" in modules  # it did
+        never = HOOK_NEVER if n == 2 else ("argparse", "logging", "threading", "uuid")
+        assert [name for name in (*never, *heavy) if _loaded(modules, name)] == []
+    from signoff.kinds import VERDICT
+    from signoff.store import open_store
+
+    os.environ["SIGNOFF_CONFIG_DIR"] = env["SIGNOFF_CONFIG_DIR"]  # the hooks' key file
+    try:
+        store = open_store(workspace=str(ws))
+        try:
+            verdicts = [e for e in store.events_after(0) if e.kind == VERDICT]
+            assert [e.data["tool_use_id"] for e in verdicts] == ["toolu_1", "toolu_2"]
+            assert {e.data["verdict"]["effect"] for e in verdicts} == {answer}
+            assert store.verify_chain()[0]  # keyed with the key outside the store
+        finally:
+            store.close()
+    finally:
+        del os.environ["SIGNOFF_CONFIG_DIR"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["claude-code"],
+        ["claude-code", "--ask", "inbox"],
+        ["--ask=defer", "claude-code"],
+        ["claude-code", "--workspace", "/tmp/x y", "--ask", "native"],
+        ["--workspace=", "claude-code"],
+        ["--workspace=-odd", "claude-code"],
+    ],
+)
+def test_plain_hook_reads_as_argparse_does(argv: list[str]) -> None:
+    import argparse
+
+    from signoff.cli.hooks import _hook_parser, plain_hook
+
+    plain = plain_hook(argv)
+    assert plain is not None
+    parser = _hook_parser(argparse.ArgumentParser(prog="signoff hook", exit_on_error=False))
+    assert plain == vars(parser.parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["cursor"],  # no such client: argparse refuses it
+        ["claude-code", "--ask", "yolo"],
+        ["claude-code", "--ask="],
+        ["claude-code", "--as", "inbox"],  # an abbreviation: argparse completes it
+        ["claude-code", "-h"],
+        ["claude-code", "--workspace", "-x"],
+        ["claude-code", "--workspace"],
+        ["claude-code", "--ask", "inbox", "--ask", "native"],
+        ["claude-code", "claude-code"],
+        ["--", "claude-code"],
+        ["claude-code", "--verbose"],
+    ],
+)
+def test_plain_hook_leaves_anything_else_to_argparse(argv: list[str]) -> None:
+    from signoff.cli.hooks import plain_hook
+
+    assert plain_hook(argv) is None
+
+
+def test_bad_hook_arguments_still_block_with_argparse_s_message(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from signoff.cli.hooks import run_hook
+
+    assert run_hook(["claude-code", "--ask", "yolo"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'yolo'" in err and "the call is blocked" in err
+
+
+@pytest.mark.parametrize(
+    "search",
+    [None, "", ":", "{bin}", "{other}:{bin}", "{dir}:{bin}", "{plain}:{bin}", "::{bin}", "{none}"],
+)
+def test_which_finds_what_shutil_which_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, search: str | None
+) -> None:
+    """The hook protects the `signoff` script it runs; it finds it as `shutil.which`."""
+    import shutil
+
+    from signoff.adapters.claude_code import which
+
+    folders = {name: tmp_path / name for name in ("bin", "other", "dir", "plain", "none")}
+    for folder in folders.values():
+        folder.mkdir()
+    for name in ("bin", "other"):
+        (folders[name] / "signoff").write_text("#!/bin/sh\n")
+        (folders[name] / "signoff").chmod(0o755)
+    (folders["dir"] / "signoff").mkdir()  # a directory of that name is no program
+    (folders["plain"] / "signoff").write_text("not executable\n")
+    monkeypatch.chdir(folders["bin"])  # an empty entry means the current directory
+    if search is None:
+        monkeypatch.delenv("PATH", raising=False)
+    else:
+        monkeypatch.setenv("PATH", search.format(**folders))
+    assert which("signoff") == shutil.which("signoff")
+    if search and search != "{none}":
+        assert which("signoff") is not None
+
+
+LOGS_LATER = """
+import json, sys
+from signoff.models import Decision, Request, ToolCall, Verdict
+from signoff.store import open_store
+
+store = open_store(sys.argv[1])
+def claimed():
+    request = store.create_request(Request(
+        id="", call=ToolCall("Bash", {"command": "make"}, "c1"),
+        verdict=Verdict("ask", "high", None, ("x",), "destructive"), preview="make"))
+    store.decide(request.id, Decision("approve"), actor="ann")
+    store.claim(request.id, worker="w1")
+    return request.id
+
+claimed()
+before = "logging" in sys.modules
+import logging
+format = "%(name)s %(funcName)s %(message)s"
+logging.basicConfig(level=logging.INFO, stream=sys.stdout, format=format)
+rid = claimed()
+store.close()
+print(json.dumps({"before": before, "rid": rid}))
+"""
+
+
+def test_the_store_logs_without_importing_logging_until_it_is_configured(
+    tmp_path: Path,
+) -> None:
+    """Until some code imports `logging`, nothing is configured and the store's info and
+    debug records would be dropped: it does not import it. Configured, it logs as before,
+    under its own name and naming the store's function that logged."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "SIGNOFF_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    env.pop("SIGNOFF_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-c", LOGS_LATER, str(tmp_path / "s.db")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    *logged, last = done.stdout.splitlines()
+    result = json.loads(last)
+    assert result["before"] is False
+    assert logged == [
+        f"signoff.store.engine claim request {result['rid']} claimed by w1 (lease until "
+        + logged[0].split("(lease until ")[1]
+    ]
+
+
+def test_a_hook_process_ends_with_its_verdict_on_disk_in_the_wal(tmp_path: Path) -> None:
+    """`signoff hook` ends without closing its SQLite connection (no checkpoint on close):
+    its commit is in the WAL, which every reader sees and the chain verifies with; the
+    next process that closes the store last folds the WAL into the database."""
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "SIGNOFF_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    for name in ("SIGNOFF_DB", "SIGNOFF_KEY", "SIGNOFF_KEY_FILE", "CLAUDE_PROJECT_DIR"):
+        env.pop(name, None)
+    for n in (1, 2, 3):
+        done = subprocess.run(
+            [sys.executable, "-m", "signoff", "hook", "claude-code"],
+            input=_hook_event(ws, "Bash", {"command": "git status"}, n),
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    wal = ws / ".signoff" / "signoff.db-wal"
+    assert wal.stat().st_size > 0  # left to the exit: not checkpointed, not deleted
+    from signoff.kinds import VERDICT
+    from signoff.store.sqlite import SQLiteStore
+
+    os.environ["SIGNOFF_CONFIG_DIR"] = env["SIGNOFF_CONFIG_DIR"]
+    try:
+        store = SQLiteStore(ws / ".signoff" / "signoff.db")
+        try:
+            verdicts = [e.data["tool_use_id"] for e in store.events_after(0) if e.kind == VERDICT]
+            assert verdicts == ["toolu_1", "toolu_2", "toolu_3"]
+            ok, bad, message = store.verify_chain()  # the anchor the hooks moved included
+            assert ok, (bad, message)
+        finally:
+            store.close()  # the last connection: checkpoints and removes the WAL
+    finally:
+        del os.environ["SIGNOFF_CONFIG_DIR"]
+    assert not wal.exists()

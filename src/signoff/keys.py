@@ -35,9 +35,7 @@ import hmac
 import json
 import os
 import re
-import secrets
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -81,7 +79,7 @@ class Keys:
     def generate(cls, source: str = "generated") -> Keys:
         """A fresh in-memory key (the memory store's: nothing outlives the process)."""
         kid = new_kid()
-        return cls(kid, {kid: secrets.token_bytes(32)}, source=source)
+        return cls(kid, {kid: _secret()}, source=source)
 
     def key(self, purpose: str, kid: str | None = None) -> bytes:
         """The key for `purpose` under `kid` (default: the current one)."""
@@ -121,7 +119,13 @@ class Keys:
 
 
 def new_kid() -> str:
-    return "k" + secrets.token_hex(4)
+    return "k" + os.urandom(4).hex()  # secrets.token_hex(4)
+
+
+def _secret() -> bytes:
+    """A new master secret: `secrets.token_bytes(32)`, which is `os.urandom` (secrets and
+    tempfile are imported where a key is written, not by every process that reads one)."""
+    return os.urandom(32)
 
 
 def legacy_kid(key: bytes) -> str:
@@ -262,7 +266,7 @@ def _create(path: Path) -> Keys:
     """A new key file, race-safe: written whole under a temporary name, then linked into
     place (which fails if another process got there first: then its file is the one)."""
     kid = new_kid()
-    keys = Keys(kid, {kid: secrets.token_bytes(32)}, source=f"key file {path}")
+    keys = Keys(kid, {kid: _secret()}, source=f"key file {path}")
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _write_new(path, _dump(keys))
@@ -276,6 +280,8 @@ def _create(path: Path) -> Keys:
 
 
 def _write_new(path: Path, text: str, *, replace: bool = False) -> None:
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=".keys-", dir=path.parent)  # mode 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -323,7 +329,7 @@ def rotate() -> Keys:
         except FileNotFoundError:
             return _create(path)
         kid = new_kid()
-        masters = {**keys.masters, kid: secrets.token_bytes(32)}
+        masters = {**keys.masters, kid: _secret()}
         rotated = Keys(kid, masters, keys.legacy, keys.source, keys.stores)
         _write_new(path, _dump(rotated), replace=True)
     return rotated

@@ -5,13 +5,14 @@ CLI and the web all say times the same way."""
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 
 
 def when(ts: float | None) -> str:
     if ts is None:
         return "never"
     try:
+        from datetime import UTC, datetime  # a message's time: not on every import
+
         return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, OSError, ValueError, TypeError):  # a stored time edited by hand
         return f"{ts!r} (not a valid time)"

@@ -15,7 +15,6 @@ blocks, with the reason on stderr: bad input, an unreachable store, any error at
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
 import sys
@@ -99,10 +98,25 @@ def protected_paths(workspace: str, home: str) -> tuple[str, ...]:
 
 def hook_script() -> str | None:
     """The `signoff` program a hook runs, when it is a script of its own."""
-    import shutil
-
-    found = shutil.which("signoff")
+    found = which("signoff")
     return os.path.realpath(found) if found else None
+
+
+def which(name: str) -> str | None:
+    """`shutil.which(name)` on POSIX, without importing shutil (with its compression
+    modules, a tenth of a hook's start-up); a test holds the two equal."""
+    search = os.environ.get("PATH")
+    if search is None:
+        try:
+            search = os.confstr("CS_PATH")
+        except (AttributeError, ValueError):
+            search = os.defpath
+    for folder in search.split(os.pathsep) if search else ():
+        path = os.path.join(folder, name)
+        executable = os.path.exists(path) and os.access(path, os.F_OK | os.X_OK)
+        if executable and not os.path.isdir(path):
+            return path
+    return None
 
 
 def changed_files(call: ToolCall) -> tuple[str, ...]:
@@ -190,6 +204,8 @@ def _file_preview(tool: str, args: Mapping[str, Any], workspace: str) -> str:
 
 
 def _diff(rel: str, before: str, after: str) -> str:
+    import difflib
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
@@ -334,9 +350,10 @@ def answer(
     ask: str | None = None,
     env: Mapping[str, str] | None = None,
     adapter: Adapter | None = None,
+    process_ends: bool = False,
 ) -> tuple[dict[str, Any] | None, int, str]:
     """One hook event: (JSON answer or None, exit code, message for stderr). Never raises;
-    every failure blocks."""
+    every failure blocks. `process_ends`: the process exits right after (see Store.close)."""
     event: HookEvent | None = None
     if isinstance(doc, Mapping):  # known before the rest is read: how a failure answers
         event = EVENTS.get(str(doc.get("hook_event_name")))
@@ -361,7 +378,7 @@ def answer(
             result = adapter.handle(hc)
         finally:
             if own:
-                adapter.close()
+                adapter.close(process_ends=process_ends)
         return render(hc.event, result), 0, ""
     except BaseException as exc:  # fail closed on everything, even exits
         if isinstance(exc, KeyboardInterrupt):
@@ -411,8 +428,10 @@ def main(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    process_ends: bool = False,
 ) -> int:
-    """`signoff hook claude-code`: stdin JSON -> stdout JSON; exit 2 blocks."""
+    """`signoff hook claude-code`: stdin JSON -> stdout JSON; exit 2 blocks.
+    `process_ends`: the caller ends the process with os._exit once this returns."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     try:
         # bytes, as UTF-8: the hook's locale (LANG=C) must not decide how the JSON reads
@@ -425,7 +444,7 @@ def main(
         stderr.write(f"signoff: the hook input is not JSON ({exc}); the call is blocked\n")
         return 2
     with _stdout_aside(stdout):
-        out, code, message = answer(doc, workspace=workspace, ask=ask)
+        out, code, message = answer(doc, workspace=workspace, ask=ask, process_ends=process_ends)
     if out is not None:
         stdout.write(json.dumps(out) + "\n")  # ASCII: whatever the locale of the hook
     if message:

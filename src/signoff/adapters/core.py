@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -214,9 +213,10 @@ class Adapter:
             self._store = open_store(self.store_url, workspace=self.workspace)
         return self._store
 
-    def close(self) -> None:
+    def close(self, *, process_ends: bool = False) -> None:
+        """Close the store this adapter opened (`process_ends`: see Store.close)."""
         if self._store is not None and self._owns_store:
-            self._store.close()
+            self._store.close(process_ends=process_ends)
             self._store = None
 
     def _declare(self, policy: Policy, name: str) -> None:
@@ -483,6 +483,8 @@ class Adapter:
                 pass  # recorded as notify.failed where it could be; serve delivers it later
             finally:
                 store.close()
+
+        import threading  # only when there is someone to tell
 
         threading.Thread(target=deliver, name="signoff-notify", daemon=True).start()
 

@@ -22,17 +22,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     # of the command's time. A batch (`--shell-file`) turns it back on once loaded
     # (`app.cmd_check`); other commands run long and keep it.
     words = sys.argv[1:] if argv is None else list(argv)
-    one_call = words[:1] == ["check"]
-    # A coding agent's hook is also a process per tool call; it may hold a store open, so
-    # it exits the ordinary way, but skips the collector the same way.
-    short_lived = one_call or words[:1] == ["hook"]
+    # A coding agent's hook is also a process per tool call, which closes its store
+    # before it returns: it skips the collector and the teardown the same way, and the
+    # parser of the other commands too (`hooks.run_hook` reads its own two options).
+    hook = words[:1] == ["hook"]
+    one_call = hook or words[:1] == ["check"]
     was_enabled = gc.isenabled()
-    if short_lived:
+    if one_call:
         gc.disable()
     try:
-        from .app import main as run
+        if hook:
+            from .hooks import run_hook
 
-        code = run(argv)
+            code = run_hook(words[1:], process_ends=argv is None)
+        else:
+            from .app import main as run
+
+            code = run(argv)
     finally:
         if was_enabled:
             gc.enable()
@@ -42,9 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _exit_now(code: int) -> NoReturn:
-    """End the process without tearing it down: `check` has written all it writes, and
-    unloading ~150 modules and collecting every object they hold would cost ~10% of its
-    time. Output that cannot be flushed (a closed pipe) ends it as Python would: 120."""
+    """End the process without tearing it down: `check` (or a hook, its store closed) has
+    written all it writes, and unloading ~150 modules and collecting every object they
+    hold would cost ~10% of its time. Output that cannot be flushed (a closed pipe) ends
+    it as Python would: 120."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()

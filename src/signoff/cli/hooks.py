@@ -4,10 +4,14 @@ before building the full parser, and it imports only what judging needs."""
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any
 
 CLIENTS = ("claude-code", "codex", "gemini", "cursor")
 ASK = ("native", "inbox", "defer")
@@ -31,21 +35,71 @@ def _hook_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def run_hook(argv: Sequence[str]) -> int:
-    """The hook itself: every failure, even of its own arguments, blocks (exit 2)."""
-    parser = _hook_parser(argparse.ArgumentParser(prog="signoff hook", exit_on_error=False))
-    try:
-        args = parser.parse_args(list(argv))
-    except (argparse.ArgumentError, SystemExit) as exc:
-        sys.stderr.write(f"signoff hook: bad arguments ({exc}); the call is blocked\n")
-        return 2
-    if args.client == "claude-code":
+# the hook's options by name, each taking a value (see `plain_hook`)
+_HOOK_VALUES = {"--workspace": "workspace", "--ask": "ask", "--deadline": "deadline"}
+
+
+def plain_hook(argv: Sequence[str]) -> dict[str, Any] | None:
+    """The hook's arguments spelt out in full, read without argparse (which, with gettext
+    and shutil, is a tenth of the hook's start-up): the client and `--opt value` or
+    `--opt=value`, each at most once. Anything else (an abbreviation, `-h`, a value that
+    starts with "-", an unknown client or strategy, a repeat, a stray word) returns None
+    and argparse reads it, or refuses it. `tests/test_startup.py` holds both readings equal.
+    """
+    found: dict[str, Any] = {}
+    at = 0
+    while at < len(argv):
+        word = argv[at]
+        name, equals, value = word.partition("=")
+        if name in _HOOK_VALUES and _HOOK_VALUES[name] not in found:
+            if not equals:
+                at += 1
+                if at == len(argv) or argv[at].startswith("-"):
+                    return None
+                value = argv[at]
+            found[_HOOK_VALUES[name]] = value
+        elif not word.startswith("-") and "client" not in found:
+            found["client"] = word
+        else:
+            return None
+        at += 1
+    if found.get("client") not in CLIENTS or found.get("ask") not in (None, *ASK):
+        return None
+    if "deadline" in found:
+        try:
+            found["deadline"] = float(found["deadline"])
+        except ValueError:
+            return None  # argparse says what is wrong
+    return {"workspace": None, "ask": None, "deadline": None} | found
+
+
+def run_hook(argv: Sequence[str], *, process_ends: bool = False) -> int:
+    """The hook itself: every failure, even of its own arguments, blocks (exit 2).
+    `process_ends`: `cli.main` ends the process with os._exit once this returns."""
+    args = plain_hook(argv)
+    if args is None:
+        import argparse
+
+        parser = _hook_parser(argparse.ArgumentParser(prog="signoff hook", exit_on_error=False))
+        try:
+            args = vars(parser.parse_args(list(argv)))
+        except (argparse.ArgumentError, SystemExit) as exc:
+            sys.stderr.write(f"signoff hook: bad arguments ({exc}); the call is blocked\n")
+            return 2
+    if args["client"] == "claude-code":
         from ..adapters import claude_code
 
-        return claude_code.main(workspace=args.workspace, ask=args.ask)
+        return claude_code.main(
+            workspace=args["workspace"], ask=args["ask"], process_ends=process_ends
+        )
     from ..adapters.shells import main
 
-    return main(_shell(args.client), workspace=args.workspace, ask=args.ask, deadline=args.deadline)
+    return main(
+        _shell(args["client"]),
+        workspace=args["workspace"],
+        ask=args["ask"],
+        deadline=args["deadline"],
+    )
 
 
 def _shell(client: str) -> Any:
@@ -202,4 +256,4 @@ def register(sub: Any) -> None:
     uninstall.set_defaults(func=cmd_uninstall)
 
 
-__all__ = ["register", "run_hook"]
+__all__ = ["plain_hook", "register", "run_hook"]

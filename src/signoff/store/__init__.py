@@ -16,13 +16,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..exceptions import ConfigurationError
 from ..models import Decision, Grant, Request, Verdict
-from ..run_state import Run
 from .base import DEFAULT_LEASE_SECONDS, Claim, Event, InDoubtOutcome
 from .runstore import DEFAULT_RUN_LEASE_SECONDS
+
+if TYPE_CHECKING:
+    from ..run_state import Run
 
 __all__ = ["Claim", "Event", "InDoubtOutcome", "Store", "default_url", "open_store"]
 
@@ -34,7 +36,7 @@ class Store(Protocol):
     """What every backend offers; see the contract tests for the exact behaviour."""
 
     def migrate(self) -> list[int]: ...
-    def close(self) -> None: ...
+    def close(self, *, process_ends: bool = False) -> None: ...
 
     # requests and their lifecycle
     def create_request(

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +66,20 @@ def read_anchor(keys: Keys, location: str) -> Anchor | None:
     return anchor
 
 
+def _new_private_file(folder: Path) -> tuple[int, str]:
+    """A new file in `folder` that only this user may read, opened for writing: what
+    `tempfile.mkstemp` makes (tempfile, with shutil, would be most of what writing the
+    anchor costs a hook process to import)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        name = os.path.join(folder, f".anchor-{os.urandom(8).hex()}")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free name for a new anchor file in {folder}")
+
+
 def write_anchor(keys: Keys, location: str, anchor: Anchor, *, reset: bool = False) -> bool:
     """Move the anchor forward to `anchor` (never back, never onto another chain unless
     `reset`); whether it was written."""
@@ -91,7 +104,7 @@ def write_anchor(keys: Keys, location: str, anchor: Anchor, *, reset: bool = Fal
             "hash": anchor.hash,
             "mac": keys.mac("audit", _message(location, anchor)),
         }
-        fd, tmp = tempfile.mkstemp(prefix=".anchor-", dir=path.parent)
+        fd, tmp = _new_private_file(path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(json.dumps(doc) + "\n")

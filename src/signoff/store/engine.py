@@ -10,9 +10,8 @@ is kept.
 
 from __future__ import annotations
 
+import _thread  # threading's locks, without importing threading (a hook's start-up)
 import json
-import logging
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
 from ..kinds import GRANT_ADDED, GRANT_REVOKED, REQUEST_INTEGRITY_FAILED
+from ..lazylog import INFO, get_logger
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
 from ..times import when
 from . import base, chain, integrity
@@ -81,7 +81,7 @@ class Tx(Protocol):
 
 # signoff.store.*: claims and sweeps (info), retries and waits (debug), migrations (info).
 # Ids, workers and states only: never a token, a key, a payload or a connection password.
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MAX_CAS_ATTEMPTS = 100
 FINAL_STATES = frozenset({"finished", "failed", "rejected", "skipped", "answered", "expired"})
@@ -93,7 +93,7 @@ class RowCache:
     def __init__(self, size: int) -> None:
         self.size = size
         self._rows: OrderedDict[str, Row] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def get(self, request_id: str) -> Row | None:
         with self._lock:
@@ -135,7 +135,10 @@ class Engine(KeyedLog, RunsAPI):
     def migrate(self) -> list[int]:
         raise NotImplementedError
 
-    def close(self) -> None:
+    def close(self, *, process_ends: bool = False) -> None:
+        """Anchor the chain's head and let go. `process_ends`: the process ends at once
+        (os._exit, as `signoff hook` does): a backend may leave to the exit what only
+        tidies up (see SQLiteStore.close); what was committed is on disk either way."""
         raise NotImplementedError
 
     def wait_for_event(self, timeout: float, after_seq: int | None = None) -> bool:
@@ -366,7 +369,7 @@ class Engine(KeyedLog, RunsAPI):
         )
         assert plan.row is not None and plan.token is not None
         assert plan.row.lease_expires_at is not None
-        if log.isEnabledFor(logging.INFO):  # the claim is on the hot path: format only if shown
+        if log.isEnabledFor(INFO):  # the claim is on the hot path: format only if shown
             log.info(
                 "request %s claimed by %s (lease until %s)%s",
                 request_id,

@@ -298,5 +298,5 @@ class MemoryStore(Engine):
     def migrate(self) -> list[int]:
         return []
 
-    def close(self) -> None:
+    def close(self, *, process_ends: bool = False) -> None:
         pass

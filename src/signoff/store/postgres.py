@@ -288,7 +288,7 @@ class PostgresStore(Engine):
                     break
             return True
 
-    def close(self) -> None:
+    def close(self, *, process_ends: bool = False) -> None:
         self._anchor()
         with self._listen_lock:
             if self._listener is not None:

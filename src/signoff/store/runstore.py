@@ -19,7 +19,6 @@ lapsed (its driver crashed).
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -35,15 +34,16 @@ from ..exceptions import (
 )
 from ..keys import Keys
 from ..kinds import RUN_CLAIMED, RUN_CREATED
+from ..lazylog import get_logger
 from ..models import Request
-from ..run_state import Run
 from ..times import when
 from . import base
 from .base import Draft
 
-log = logging.getLogger(__name__)  # see store.engine for what is logged at which level
+log = get_logger(__name__)  # see store.engine for what is logged at which level
 
 if TYPE_CHECKING:
+    from ..run_state import Run
     from .engine import Tx
 
 STATUSES = frozenset({"running", "paused", "finished", "failed", "needs_attention"})
@@ -88,6 +88,8 @@ class RunRow:
             raise IntegrityError(f"run {rid}: stored document is not valid JSON") from exc
         if not isinstance(parsed, dict):
             raise IntegrityError(f"run {rid}: stored document is not a JSON object")
+        from ..run_state import Run  # a process that only records a verdict reads no run
+
         try:
             run = Run.from_json(parsed)
         except SchemaVersionError as exc:

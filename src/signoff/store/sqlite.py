@@ -11,10 +11,9 @@ as the fallback (busy timeout) so writers queue instead of failing.
 
 from __future__ import annotations
 
-import logging
+import _thread  # threading's RLock, without importing threading (a hook's start-up)
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ except ImportError:  # pragma: no cover - Windows
 
 from ..exceptions import ConfigurationError
 from ..keys import Keys
+from ..lazylog import get_logger
 from . import migrations
 from .engine import Engine, RowCache
 from .sql import SQLTx
@@ -34,7 +34,8 @@ from .sql import SQLTx
 BUSY_TIMEOUT_S = 30.0
 WAL_CHECKPOINT_PAGES = 100
 ROW_CACHE_SIZE = 1024
-log = logging.getLogger(__name__)  # see store.engine for what is logged at which level
+_LEFT_TO_THE_EXIT: list[sqlite3.Connection] = []  # see SQLiteStore.close(process_ends=True)
+log = get_logger(__name__)  # see store.engine for what is logged at which level
 
 
 class SQLiteStore(Engine):
@@ -44,7 +45,7 @@ class SQLiteStore(Engine):
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         try:
             self._conn = sqlite3.connect(
                 str(self.path),
@@ -193,10 +194,23 @@ class SQLiteStore(Engine):
             self._conn.execute("VACUUM")
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def close(self) -> None:
+    def close(self, *, process_ends: bool = False) -> None:
+        """Anchor the chain's head and close. The last connection to close folds the WAL
+        into the database file (a checkpoint: two fsyncs, and the next process makes a
+        new WAL, with a third for its directory): a hook process, which records one
+        verdict, would pay three times what its commit cost. So when the process ends
+        right after (`process_ends`: os._exit, no interpreter teardown) the connection is
+        left for the exit to drop, unclosed: every commit is already on disk in the WAL
+        (synchronous=FULL), which is what SQLite reads after a crash too; a WAL over
+        `WAL_CHECKPOINT_PAGES` is checkpointed by the next commit, and the next process
+        that closes last (any other command) checkpoints the rest. Should the process go
+        on after all, its teardown closes the connection, checkpoint included."""
         self._anchor()
         with self._lock:
-            self._conn.close()
+            if process_ends:
+                _LEFT_TO_THE_EXIT.append(self._conn)
+            else:
+                self._conn.close()
             if self._lockfd is not None:
                 os.close(self._lockfd)
                 self._lockfd = None

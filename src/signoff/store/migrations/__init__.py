@@ -8,6 +8,7 @@ and is refused.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 from ...exceptions import SchemaVersionError
@@ -16,10 +17,30 @@ HERE = Path(__file__).parent
 
 
 @functools.cache
+def _names(dialect: str) -> tuple[str, ...]:
+    """The migrations' file names, in order: `NNNN_name.sql`."""
+    return tuple(
+        sorted(
+            name
+            for name in os.listdir(HERE / dialect)
+            if name.endswith(".sql")
+            and name[:4].isascii()
+            and name[:4].isdigit()
+            and name[4:5] == "_"
+        )
+    )
+
+
+def _versions(dialect: str) -> set[int]:
+    # from the names alone: opening an up-to-date store reads no script
+    return {int(name[:4]) for name in _names(dialect)}
+
+
+@functools.cache
 def _load(dialect: str) -> tuple[tuple[int, str], ...]:
     return tuple(
-        (int(path.name[:4]), path.read_text(encoding="utf-8"))
-        for path in sorted((HERE / dialect).glob("[0-9][0-9][0-9][0-9]_*.sql"))
+        (int(name[:4]), (HERE / dialect / name).read_text(encoding="utf-8"))
+        for name in _names(dialect)
     )
 
 
@@ -29,12 +50,11 @@ def load(dialect: str) -> list[tuple[int, str]]:
 
 def up_to_date(applied: list[int], dialect: str) -> bool:
     """Every known migration is applied (and none newer: that one is refused)."""
-    return set(applied) == {version for version, _ in _load(dialect)}
+    return set(applied) == _versions(dialect)
 
 
 def latest(dialect: str) -> int:
-    found = load(dialect)
-    return found[-1][0] if found else 0
+    return max(_versions(dialect), default=0)
 
 
 def check_not_newer(applied: list[int], dialect: str, where: str) -> None:
