@@ -494,7 +494,7 @@ def test_plain_hook_reads_as_argparse_does(argv: list[str]) -> None:
     "argv",
     [
         [],
-        ["cursor"],  # no such client: argparse refuses it
+        ["vscode"],  # no such client: argparse refuses it
         ["claude-code", "--ask", "yolo"],
         ["claude-code", "--ask="],
         ["claude-code", "--as", "inbox"],  # an abbreviation: argparse completes it

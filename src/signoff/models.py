@@ -463,3 +463,16 @@ class Request:
             metadata=doc.get("metadata", {}),
             decision_mac=doc.get("decision_mac", ""),
         )
+
+
+# A child run's requests name the runs above it (parent first), for the inbox to show
+# "in run X <- parent Y" and to list them under the parent.
+PARENT_RUNS = "parent_runs"
+
+
+def parent_runs(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """The runs above a request's run, innermost first (empty when it is no child run)."""
+    value = metadata.get(PARENT_RUNS)
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(v for v in value if isinstance(v, str))

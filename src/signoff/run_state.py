@@ -9,7 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .models import SCHEMA_VERSION, ToolCall, Verdict, check_version, unicode_problem
+from .models import (
+    PARENT_RUNS,
+    SCHEMA_VERSION,
+    ToolCall,
+    Verdict,
+    check_version,
+    parent_runs,
+    unicode_problem,
+)
 
 RunStatus = Literal["running", "paused", "finished", "failed", "needs_attention"]
 Settled = Literal[
@@ -146,19 +154,6 @@ class Run:
             parent_id=doc.get("parent_id"),
             parent_call_id=doc.get("parent_call_id"),
         )
-
-
-# A child run's requests name the runs above it (parent first), for the inbox to show
-# "in run X <- parent Y" and to list them under the parent.
-PARENT_RUNS = "parent_runs"
-
-
-def parent_runs(metadata: Mapping[str, Any]) -> tuple[str, ...]:
-    """The runs above a request's run, innermost first (empty when it is no child run)."""
-    value = metadata.get(PARENT_RUNS)
-    if not isinstance(value, list | tuple):
-        return ()
-    return tuple(v for v in value if isinstance(v, str))
 
 
 def storable(value: Any) -> Any:

@@ -61,9 +61,9 @@ from ..models import (
     Verdict,
     canonical_json,
     check_version,
+    parent_runs,
     sha256_hex,
 )
-from ..run_state import parent_runs
 from ..times import when
 from .integrity import (
     bind,
