@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     },
     {"channels", "gate", "store", "workspace", "llm", "accounts", "deciders", "review"},
     {"runs", "approvals", "audit", "testing"},
-    {"present", "notify"},
+    {"present", "notify", "adapters"},
     {"web", "cli", "demo", "agent", "registry", "runner", "stats", "fake_openai", "__main__"},
 ]
 
