@@ -54,6 +54,10 @@ def idempotency_key() -> str | None:
     return _KEY.get()
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 SettledAs = Literal["run", "refused", "answered", "pending"]
 
 
@@ -357,9 +361,12 @@ class Guard:
     def _finish(self, request: Request, token: str, ok: bool, result: Any) -> None:
         self.store.finish(request.id, token, ok=ok, result=result)
 
-    def run_once(self, request: Request, fn: Callable[[], Any]) -> tuple[bool, Any]:
+    def run_once(
+        self, request: Request, fn: Callable[[], Any], *, keep: Callable[[Any], Any] = _same
+    ) -> tuple[bool, Any]:
         """Run an approved call once: (True, its value), or (False, the stored result or
-        why it was not run). The tool's errors are raised (after `finish(ok=False)`)."""
+        why it was not run). The tool's errors are raised (after `finish(ok=False)`).
+        `keep` picks what is stored of the value (a framework's message: its text)."""
         token, instead = self._claim(request)
         if token is None:
             return False, instead
@@ -371,11 +378,15 @@ class Guard:
             raise
         finally:
             _KEY.reset(reset)
-        self._finish(request, token, True, result_text(value))
+        self._finish(request, token, True, result_text(keep(value)))
         return True, value
 
     async def arun_once(
-        self, request: Request, fn: Callable[[], Awaitable[Any]]
+        self,
+        request: Request,
+        fn: Callable[[], Awaitable[Any]],
+        *,
+        keep: Callable[[Any], Any] = _same,
     ) -> tuple[bool, Any]:
         token, instead = self._claim(request)
         if token is None:
@@ -388,7 +399,7 @@ class Guard:
             raise
         finally:
             _KEY.reset(reset)
-        self._finish(request, token, True, result_text(value))
+        self._finish(request, token, True, result_text(keep(value)))
         return True, value
 
     def keyed(self, thread: str, call_id: str) -> contextvars.Token[str | None]:
