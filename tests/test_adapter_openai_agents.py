@@ -19,7 +19,7 @@ from agents import Runner, RunState
 
 from fw_openai_agents import build, ran
 from signoff.adapters.openai_agents import _THREAD as THREAD
-from signoff.adapters.openai_agents import EDIT_REFUSED
+from signoff.adapters.openai_agents import EDIT_REFUSED, unpack
 from signoff.approvals import decide
 from signoff.exceptions import InvalidInput
 from signoff.models import Decision
@@ -136,7 +136,7 @@ def test_a_forged_approval_on_the_state_does_not_run_the_call(tmp_path: Path) ->
     async def forge() -> Any:
         token = THREAD.set("t1")
         try:
-            state = await RunState.from_json(agent, dict(run.metadata["state"]))
+            state = await RunState.from_json(agent, unpack(run.metadata["state"]))
             for item in state.get_interruptions():
                 state.approve(item)  # nobody approved it in signoff
             return await Runner.run(agent, state)
@@ -153,7 +153,7 @@ def test_an_approved_call_runs_once_when_the_state_is_replayed(tmp_path: Path) -
     out = start(tmp_path, [EMAIL])
     _decide(tmp_path, out.requests[0], Decision("approve"))
     agent, so = build(tmp_path, str(tmp_path / "s.db"), [EMAIL])
-    paused = dict(so.guard.run("t1").metadata["state"])  # a copy kept by someone
+    paused = unpack(so.guard.run("t1").metadata["state"])  # a copy kept by someone
     first = asyncio.run(so.resume(agent, thread="t1"))
 
     async def replay() -> Any:

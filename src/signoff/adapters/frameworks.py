@@ -100,6 +100,9 @@ class Guard:
         self.tenant = tenant
         self.worker = f"signoff.adapters.{framework}"
         self._events: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+        self._held: dict[str, dict[str, Request]] = {}  # deferred requests, by thread
+        self._asked: dict[str, set[str]] = {}  # requests each thread's run waits on
+        self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
         self._lock = threading.Lock()
         for item in tools:
             self.declare(item)
@@ -140,7 +143,19 @@ class Guard:
 
     # ------------------------------------------------------------------ judging
 
-    def grants(self, thread: str) -> tuple[Rule, ...]:
+    def grants(self, thread: str, turn: object = None) -> tuple[Rule, ...]:
+        """The run's and the project's grants; read once per model turn when the
+        framework says which turn it is (`turn`), as the runner reads them once per turn."""
+        if turn is not None:
+            cached = self._grants.get(thread)
+            if cached is not None and cached[0] == turn:
+                return cached[1]
+        rules = self._read_grants(thread)
+        if turn is not None:
+            self._grants[thread] = (turn, rules)
+        return rules
+
+    def _read_grants(self, thread: str) -> tuple[Rule, ...]:
         rules = [
             parse_rule(g.rule, source=f"grant:{g.id}")
             for g in self.store.list_grants(run_id=self.run_id(thread))
@@ -152,9 +167,9 @@ class Guard:
         ]
         return tuple(rules)
 
-    def judge(self, call: ToolCall, *, thread: str) -> Verdict:
+    def judge(self, call: ToolCall, *, thread: str, turn: object = None) -> Verdict:
         """The verdict on a call, on the record with the run's next save."""
-        verdict = self.policy.evaluate(call, grants=self.grants(thread))
+        verdict = self.policy.evaluate(call, grants=self.grants(thread, turn))
         self._note(thread, "verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
         return verdict
 
@@ -212,6 +227,9 @@ class Guard:
         """Save the thread's run: new messages appended, the buffered verdicts and the new
         requests in the same transaction (a replayed request is found, not made twice)."""
         events = self._take(thread)
+        with self._lock:
+            held = self._held.pop(thread, {})
+        requests = [*requests, *(r for r in held.values() if r.id not in {q.id for q in requests})]
         for attempt in range(3):
             run = self.run(thread)
             new = replace(
@@ -222,8 +240,25 @@ class Guard:
                 metadata={**run.metadata, **(metadata or {})},
             )
             fresh = [r for r in requests if not self._exists(r.id)]
+            if pending is None and fresh:  # asked outside a pause: the run waits on it too
+                new = replace(
+                    new,
+                    pending=(
+                        *run.pending,
+                        *(
+                            PendingCall(
+                                str(r.metadata.get("call_id") or ""),
+                                r.call.name,
+                                r.call,
+                                "ask",
+                                request_id=r.id,
+                            )
+                            for r in fresh
+                        ),
+                    ),
+                )
             try:
-                return self.store.save_run(
+                saved = self.store.save_run(
                     new,
                     [storable(dict(m)) for m in messages],
                     expected_version=run.version,
@@ -233,6 +268,10 @@ class Guard:
             except ConflictError:
                 if attempt == 2:
                     raise
+                continue
+            with self._lock:
+                self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
+            return saved
         raise AssertionError("unreachable")
 
     def flush(self, thread: str) -> None:
@@ -252,6 +291,33 @@ class Guard:
             return False
         return True
 
+    def known(self, thread: str, request_id: str) -> bool:
+        """Whether signoff asked for this call: its request is held for the thread's next
+        save, or is one the thread's run waits on (read once per thread and process, then
+        kept up to date by `ask` and `save`): no store read per call."""
+        with self._lock:
+            if request_id in self._held.get(thread, {}):
+                return True
+            asked = self._asked.get(thread)
+        if asked is None:
+            run = self.run(thread)
+            asked = {p.request_id for p in run.pending if p.request_id}
+            with self._lock:
+                asked = self._asked.setdefault(thread, asked)
+        return request_id in asked
+
+    def remember(self, thread: str, request_id: str) -> None:
+        """Count a stored request among the thread's (a replay found it)."""
+        self.known(thread, request_id)  # the thread's own first
+        with self._lock:
+            self._asked.setdefault(thread, set()).add(request_id)
+
+    def forget(self, thread: str) -> None:
+        """Read the thread's requests and grants again (a run starts or resumes)."""
+        with self._lock:
+            self._asked.pop(thread, None)
+            self._grants.pop(thread, None)
+
     def _idempotent(self, request: Request) -> bool:
         return self.policy.registry.get(request.call.name).idempotent
 
@@ -269,14 +335,22 @@ class Guard:
             metadata={"framework": self.framework, "thread": thread, "call_id": call.id},
         )
 
-    def ask(self, call: ToolCall, verdict: Verdict, *, thread: str) -> Request:
-        """Store the request now (with the thread's run and buffered verdicts); a replay
-        of the same call finds the request it made before."""
+    def ask(self, call: ToolCall, verdict: Verdict, *, thread: str, defer: bool = False) -> Request:
+        """Store the request now (with the thread's run and buffered verdicts), or, with
+        `defer`, with the thread's next save (the pause: one transaction, not two); a
+        replay of the same call finds the request it made before."""
         request = self.new_request(call, verdict, thread=thread)
         try:
-            return self.store.get_request(request.id)
+            existing = self.store.get_request(request.id)
         except NotFound:
             pass
+        else:  # a replay of a call asked before: known from now on
+            self.remember(thread, request.id)
+            return existing
+        if defer:
+            with self._lock:
+                self._held.setdefault(thread, {})[request.id] = request
+            return request
         self.save(thread, requests=[request])
         return self.store.get_request(request.id)
 

@@ -127,9 +127,9 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
         if tool is not None:
             guard.spec(tool.name, tool.description, _schema(tool))
         request_id = guard.request_id(thread, call.id)
-        if self.mode == "full" and guard._exists(request_id):  # a replay: the same request
+        if self.mode == "full" and guard.known(thread, request_id):  # a replay: same request
             return thread, call, None, request_id
-        verdict = guard.judge(call, thread=thread)
+        verdict = guard.judge(call, thread=thread, turn=_turn(request))
         if verdict.effect == "deny":
             return thread, call, _message(request, guard.refusal(call, verdict), error=True), None
         if verdict.effect == "ask" and self.mode == "full":
@@ -236,6 +236,13 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
         return True
 
 
+def _turn(request: ToolCallRequest) -> object:
+    """Which model turn a call belongs to: the number of messages before it."""
+    state = request.state
+    messages = state.get("messages") if isinstance(state, dict) else None
+    return len(messages) if isinstance(messages, list) else None
+
+
 def _schema(tool: BaseTool) -> Any:
     try:
         return tool.tool_call_schema.model_json_schema()  # type: ignore[union-attr]
@@ -267,12 +274,19 @@ def hitl_middleware(
 
 
 def resume_decided(
-    agent: Any, middleware: SignoffMiddleware, *, thread_id: str, **options: Any
+    agent: Any,
+    middleware: SignoffMiddleware,
+    *,
+    thread_id: str,
+    config: dict[str, Any] | None = None,
+    **options: Any,
 ) -> Any | None:
     """Resume a paused thread once every signoff request it waits on is decided (in any
     process); None while any is pending. The resume values only name the requests:
-    the decisions are read from the store by the middleware."""
-    config = {"configurable": {"thread_id": thread_id}}
+    the decisions are read from the store by the middleware. `config`: more of the
+    run's config (a recursion limit...); its thread is `thread_id`."""
+    config = {**(config or {})}
+    config["configurable"] = {**(config.get("configurable") or {}), "thread_id": thread_id}
     state = agent.get_state(config)
     answers: dict[str, Any] = {}
     for item in state.interrupts:

@@ -19,6 +19,7 @@ or replayed approval of a call nobody approved is asked again, an edit is judged
 
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,9 @@ from ..tools import ToolSpec
 from .frameworks import Guard, as_arguments
 
 META_KEY = "signoff_request"
+_RUNNING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "signoff_pydantic_ai_thread", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -102,14 +106,16 @@ class Signoff(AbstractCapability[Any]):
         tool_call = ToolCall(call.tool_name, as_arguments(args, call.tool_name), call.tool_call_id)
         if ctx.tool_call_approved:
             existing = guard.request_id(thread, call.tool_call_id)
-            if guard._exists(existing):
+            if guard.known(thread, existing) or guard._exists(existing):
+                guard.remember(thread, existing)
                 return await self._settled(existing, tool_call, thread, args, handler)
             # approved by someone signoff never asked: judged like any other call
-        verdict = guard.judge(tool_call, thread=thread)
+        verdict = guard.judge(tool_call, thread=thread, turn=ctx.run_step)
         if verdict.effect == "deny":
             raise SkipToolExecution(guard.refusal(tool_call, verdict))
         if verdict.effect == "ask":
-            request = guard.ask(tool_call, verdict, thread=thread)
+            # under `run`, the request is stored with the pause (one transaction)
+            request = guard.ask(tool_call, verdict, thread=thread, defer=_RUNNING.get() == thread)
             raise ApprovalRequired(metadata={META_KEY: request.id})
         token = guard.keyed(thread, call.tool_call_id)
         try:
@@ -172,6 +178,7 @@ class Signoff(AbstractCapability[Any]):
         """Run (or go on with) the thread: its messages come from and go to the store; a
         paused thread goes on only once every request is decided."""
         guard = self.guard
+        guard.forget(thread)  # what another process decided or granted meanwhile counts
         run = guard.run(thread)
         if run.status == "finished":
             if prompt is None:  # resumed again: it is done
@@ -188,13 +195,17 @@ class Signoff(AbstractCapability[Any]):
                 waiting = tuple(p.request_id for p in run.pending if p.request_id)
                 return Outcome("paused", thread, run.id, requests=waiting)
             prompt = None
-        result = await agent.run(
-            prompt,
-            message_history=history,
-            deferred_tool_results=results,
-            conversation_id=thread,
-            **options,
-        )
+        running = _RUNNING.set(thread)
+        try:
+            result = await agent.run(
+                prompt,
+                message_history=history,
+                deferred_tool_results=results,
+                conversation_id=thread,
+                **options,
+            )
+        finally:
+            _RUNNING.reset(running)
         every = result.all_messages()
         new = ModelMessagesTypeAdapter.dump_python(every[len(stored) :], mode="json")
         output = result.output
