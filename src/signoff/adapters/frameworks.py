@@ -102,6 +102,7 @@ class Guard:
         self._events: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
         self._held: dict[str, dict[str, Request]] = {}  # deferred requests, by thread
         self._asked: dict[str, set[str]] = {}  # requests each thread's run waits on
+        self._settled: dict[str, Settled] = {}  # decided requests, read once per run
         self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
         self._lock = threading.Lock()
         for item in tools:
@@ -317,6 +318,7 @@ class Guard:
         with self._lock:
             self._asked.pop(thread, None)
             self._grants.pop(thread, None)
+            self._settled.clear()
 
     def _idempotent(self, request: Request) -> bool:
         return self.policy.registry.get(request.call.name).idempotent
@@ -357,7 +359,20 @@ class Guard:
     # ------------------------------------------------------------------ settling
 
     def settle(self, request_id: str, *, thread: str) -> Settled:
-        """What the stored decision on a request means now (see `Settled`)."""
+        """What the stored decision on a request means now (see `Settled`). A decision is
+        final, so once settled a request is not read again in this run (the claim, when
+        it runs, is the store's own check)."""
+        with self._lock:
+            cached = self._settled.get(request_id)
+        if cached is not None:
+            return cached
+        settled = self._settle(request_id, thread)
+        if settled.action != "pending":
+            with self._lock:
+                self._settled[request_id] = settled
+        return settled
+
+    def _settle(self, request_id: str, thread: str) -> Settled:
         request = self.store.get_request(request_id)
         decision = request.decision
         state = request.state

@@ -115,11 +115,12 @@ class Signoff:
             out.append(tool)
         return out
 
-    def _verdict(self, thread: str, call: ToolCall, turn: object) -> Verdict:
+    def _verdict(self, thread: str, call: ToolCall) -> Verdict:
         key = (thread, call.id)
         verdict = self._verdicts.pop(key, None)  # judged once per call: approval and
         if verdict is None:  # guardrail agree (the guardrail comes second and takes it)
-            verdict = self.guard.judge(call, thread=thread, turn=turn)
+            # grants read per call: the SDK does not say which model turn this is
+            verdict = self.guard.judge(call, thread=thread)
         return verdict
 
     def _approval_for(
@@ -128,19 +129,17 @@ class Signoff:
         async def needs_approval(
             ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str
         ) -> bool:
-            return await self._needs_approval(name, params, call_id, ctx.usage.requests)
+            return await self._needs_approval(name, params, call_id)
 
         return needs_approval
 
-    async def _needs_approval(
-        self, name: str, params: dict[str, Any], call_id: str, turn: object
-    ) -> bool:
+    async def _needs_approval(self, name: str, params: dict[str, Any], call_id: str) -> bool:
         thread = _thread()
         call = ToolCall(name, as_arguments(params, name), call_id)
         request_id = self.guard.request_id(thread, call_id)
         if self.guard.known(thread, request_id):
             return True  # asked before (this is a resume): the answer does not change
-        verdict = self._verdict(thread, call, turn)
+        verdict = self._verdict(thread, call)
         if verdict.effect != "ask":
             self._verdicts[(thread, call_id)] = verdict  # for the guardrail
             return False  # allow runs; deny is refused by the guardrail
@@ -156,7 +155,7 @@ class Signoff:
         guard = self.guard
         request_id = guard.request_id(thread, ctx.tool_call_id)
         if not guard.known(thread, request_id):
-            verdict = self._verdict(thread, call, ctx.usage.requests)
+            verdict = self._verdict(thread, call)
             if verdict.effect == "deny":
                 return ToolGuardrailFunctionOutput.reject_content(guard.refusal(call, verdict))
             if verdict.effect != "ask":
