@@ -103,6 +103,7 @@ class Guard:
         self._held: dict[str, dict[str, Request]] = {}  # deferred requests, by thread
         self._asked: dict[str, set[str]] = {}  # requests each thread's run waits on
         self._settled: dict[str, Settled] = {}  # decided requests, read once per run
+        self._expect: dict[str, int] = {}  # the run version each thread's drive started at
         self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
         self._lock = threading.Lock()
         for item in tools:
@@ -230,9 +231,19 @@ class Guard:
         events = self._take(thread)
         with self._lock:
             held = self._held.pop(thread, {})
+            expected = self._expect.get(thread)
         requests = [*requests, *(r for r in held.values() if r.id not in {q.id for q in requests})]
+        # A save that moves the run on (messages, status, its calls) must start from the
+        # version this process drove from: another process that saved meanwhile wins.
+        moves = bool(messages) or status is not None or pending is not None
         for attempt in range(3):
             run = self.run(thread)
+            if moves and expected is not None and run.version != expected:
+                raise ConflictError(
+                    f"run {run.id} (thread {thread!r}) was saved by another process while "
+                    f"this one drove it (version {run.version}, not {expected}); this "
+                    "process's result was not saved"
+                )
             new = replace(
                 run,
                 status=status or run.status,
@@ -267,11 +278,13 @@ class Guard:
                     requests=[(r, self._idempotent(r), None) for r in fresh],
                 )
             except ConflictError:
-                if attempt == 2:
+                if moves or attempt == 2:
                     raise
-                continue
+                continue  # only verdicts and requests: merged onto the run as it is now
             with self._lock:
                 self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
+                if expected is not None:
+                    self._expect[thread] = saved.version
             return saved
         raise AssertionError("unreachable")
 
@@ -312,6 +325,15 @@ class Guard:
         self.known(thread, request_id)  # the thread's own first
         with self._lock:
             self._asked.setdefault(thread, set()).add(request_id)
+
+    def begin(self, thread: str) -> Run:
+        """A run starts or resumes in this process: the thread's run as it is now, whose
+        version the run's saves must find (else another process drove it meanwhile)."""
+        self.forget(thread)
+        run = self.run(thread)
+        with self._lock:
+            self._expect[thread] = run.version
+        return run
 
     def forget(self, thread: str) -> None:
         """Read the thread's requests and grants again (a run starts or resumes)."""

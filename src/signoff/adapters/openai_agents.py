@@ -241,8 +241,7 @@ class Signoff:
     ) -> Outcome:
         """Run the thread, or go on with it once every request is decided."""
         guard = self.guard
-        guard.forget(thread)  # what another process decided or granted meanwhile counts
-        run = guard.run(thread)
+        run = guard.begin(thread)  # decisions and grants made meanwhile count
         token = _THREAD.set(thread)
         try:
             if run.status == "finished":

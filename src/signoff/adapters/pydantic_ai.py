@@ -178,8 +178,7 @@ class Signoff(AbstractCapability[Any]):
         """Run (or go on with) the thread: its messages come from and go to the store; a
         paused thread goes on only once every request is decided."""
         guard = self.guard
-        guard.forget(thread)  # what another process decided or granted meanwhile counts
-        run = guard.run(thread)
+        run = guard.begin(thread)  # decisions and grants made meanwhile count
         if run.status == "finished":
             if prompt is None:  # resumed again: it is done
                 return Outcome("finished", thread, run.id, output=run.note)
