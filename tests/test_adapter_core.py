@@ -90,3 +90,15 @@ def test_an_approved_call_runs_once_with_its_request_as_key(tmp_path: Path) -> N
     ran, value = again.run_once(again.settle(request.id, thread="t1").request, lambda: 1 / 0)
     assert (ran, value) == (False, "ok") and len(seen) == 1  # the stored result
     assert idempotency_key() is None
+
+
+def test_a_grant_turns_an_ask_into_an_allow_and_never_a_deny(tmp_path: Path) -> None:
+    from signoff.models import Grant
+
+    g = guard(tmp_path)
+    asked = ToolCall("wire", {"to": "bob"}, "c1")
+    denied = ToolCall("wire", {"to": "evil corp"}, "c2")
+    assert g.judge(asked, thread="t1").effect == "ask"
+    g.store.add_grant(Grant(rule="wire", scope="project", id="g1"))
+    assert g.judge(asked, thread="t1").effect == "allow"
+    assert g.judge(denied, thread="t1").effect == "deny"  # a deny still wins

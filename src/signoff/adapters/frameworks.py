@@ -171,7 +171,11 @@ class Guard:
 
     def judge(self, call: ToolCall, *, thread: str, turn: object = None) -> Verdict:
         """The verdict on a call, on the record with the run's next save."""
-        verdict = self.policy.evaluate(call, grants=self.grants(thread, turn))
+        verdict = self.policy.evaluate(call)
+        if verdict.effect in ("ask", "notify"):  # grants are allow rules: only these can move
+            grants = self.grants(thread, turn)
+            if grants:
+                verdict = self.policy.evaluate(call, grants=grants)
         self._note(thread, "verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
         return verdict
 
