@@ -1,0 +1,552 @@
+"""The core every in-process framework adapter shares (Pydantic AI, LangGraph / LangChain,
+OpenAI Agents SDK): the framework runs the tools, signoff judges, asks, remembers and
+records.
+
+    judge       a framework's call -> `ToolCall` -> the policy's verdict (run and project
+                grants count); on the record with the run's next save
+    ask         a request whose id is derived from the framework's thread and the call's
+                id: a framework that replays a call on resume finds the same request
+    settle      a person's decision, read from the store (never from the framework's own
+                resume value, which anyone can forge): run the approved payload, run an
+                edit only after judging it again (a deny still wins), else the reason or
+                the answer is what the model reads
+    run_once    an approved call is claimed, run and finished once; a replay gets the
+                stored result, a call whose runner died is in doubt (a person resolves it)
+    pause       the framework's state (messages, or a serialized run) kept in the store as
+                a signoff run, so that any process resumes it
+
+The run of a framework thread is leased to the adapter for good (`signoff worker` leaves it
+alone: it cannot rebuild a framework's agent); two processes resuming it at once are kept
+apart by the run's version (compare-and-set), and its calls by their requests' claims.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from ..exceptions import AlreadyClaimed, ConflictError, InvalidInput, NotFound
+from ..gate import default_preview, refusal_content, result_text
+from ..models import Request, ToolCall, Verdict, sha256_hex
+from ..policy import Policy
+from ..rules import Rule, parse_rule
+from ..run_state import PendingCall, Run, RunStatus, storable
+from ..settings import load_settings
+from ..store import Store, open_store
+from ..tools import ToolSpec, spec_from_function, spec_of
+
+FOREVER = 100 * 365 * 86400.0  # the adapter's lease on its runs: the worker never takes them
+MAX_BUFFERED = 64  # verdicts kept for the run's next save before they are written anyway
+
+# The idempotency key of the call running now (the request id of an approved call, else
+# "<run>:<call id>"): a tool passes it downstream so that a repeated call is recognised.
+_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("signoff_key", default=None)
+
+
+def idempotency_key() -> str | None:
+    """The key of the tool call running now under a framework adapter, or None."""
+    return _KEY.get()
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+SettledAs = Literal["run", "refused", "answered", "pending"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What a person's decision means for the framework: run `call` (approved, or edited
+    and judged again), or hand `content` to the model (refused, skipped, answered), or
+    wait (`pending`)."""
+
+    request: Request
+    action: SettledAs
+    call: ToolCall | None = None
+    content: str | None = None
+    value: Any = None  # a person's answer, as they gave it
+
+
+class Guard:
+    """signoff's policy, store and audit for one framework. Cheap to call; build once."""
+
+    def __init__(
+        self,
+        framework: str,
+        *,
+        store: Store | str | os.PathLike[str] | None = None,
+        workspace: str | os.PathLike[str] = ".",
+        policy: Policy | None = None,
+        tools: Iterable[Callable[..., Any] | ToolSpec] = (),
+        approvers: Sequence[str] = (),
+        tenant: str = "default",
+    ) -> None:
+        self.framework = framework
+        self.store: Store = (
+            open_store(None if store is None else os.fspath(store), workspace=Path(workspace))
+            if store is None or isinstance(store, str | os.PathLike)
+            else store
+        )
+        root = Path(workspace)
+        self.policy = policy or Policy(load_settings(root), workspace=root)
+        self.approvers = tuple(approvers)
+        self.tenant = tenant
+        self.worker = f"signoff.adapters.{framework}"
+        self._events: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+        self._held: dict[str, dict[str, Request]] = {}  # deferred requests, by thread
+        self._asked: dict[str, set[str]] = {}  # requests each thread's run waits on
+        self._settled: dict[str, Settled] = {}  # decided requests, read once per run
+        self._expect: dict[str, int] = {}  # the run version each thread's drive started at
+        self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
+        self._lock = threading.Lock()
+        for item in tools:
+            self.declare(item)
+
+    # ------------------------------------------------------------------ declarations
+
+    def declare(self, item: Callable[..., Any] | ToolSpec) -> ToolSpec:
+        """Tell signoff what a tool is: a `ToolSpec`, or a function (its `@tool` spec,
+        else tier `unknown`, which asks)."""
+        if isinstance(item, ToolSpec):
+            spec = item
+        else:
+            spec = spec_of(item) or spec_from_function(item, tier="unknown")
+        self.policy.registry.add(spec)
+        return spec
+
+    def spec(self, name: str, description: str = "", schema: Any = None) -> ToolSpec:
+        """The spec of `name`; a tool signoff was never told about is known from the
+        framework's metadata (description and JSON schema), with tier `unknown`."""
+        if not self.policy.registry.known(name):
+            self.policy.registry.add(
+                ToolSpec(
+                    name=name,
+                    tier="unknown",
+                    description=description,
+                    schema=schema if isinstance(schema, Mapping) else None,
+                )
+            )
+        return self.policy.registry.get(name)
+
+    # ------------------------------------------------------------------ ids
+
+    def run_id(self, thread: str) -> str:
+        return "run_" + sha256_hex(f"{self.framework}/{thread}")[:16]
+
+    def request_id(self, thread: str, call_id: str) -> str:
+        return "req_" + sha256_hex(f"{self.framework}/{thread}/{call_id}")[:16]
+
+    # ------------------------------------------------------------------ judging
+
+    def grants(self, thread: str, turn: object = None) -> tuple[Rule, ...]:
+        """The run's and the project's grants; read once per model turn when the
+        framework says which turn it is (`turn`), as the runner reads them once per turn."""
+        if turn is not None:
+            cached = self._grants.get(thread)
+            if cached is not None and cached[0] == turn:
+                return cached[1]
+        rules = self._read_grants(thread)
+        if turn is not None:
+            self._grants[thread] = (turn, rules)
+        return rules
+
+    def _read_grants(self, thread: str) -> tuple[Rule, ...]:
+        rules = [
+            parse_rule(g.rule, source=f"grant:{g.id}")
+            for g in self.store.list_grants(run_id=self.run_id(thread))
+            if g.scope in ("run", "session")
+        ]
+        rules += [
+            parse_rule(g.rule, source=f"grant:{g.id}")
+            for g in self.store.list_grants(scope="project")
+        ]
+        return tuple(rules)
+
+    def judge(self, call: ToolCall, *, thread: str, turn: object = None) -> Verdict:
+        """The verdict on a call, on the record with the run's next save."""
+        verdict = self.policy.evaluate(call)
+        if verdict.effect in ("ask", "notify"):  # grants are allow rules: only these can move
+            grants = self.grants(thread, turn)
+            if grants:
+                verdict = self.policy.evaluate(call, grants=grants)
+        self._note(thread, "verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
+        return verdict
+
+    @staticmethod
+    def refusal(call: ToolCall, verdict: Verdict) -> str:
+        """What the model reads for a denied call: the rule's reason."""
+        return refusal_content(call.name, verdict, None)[1]
+
+    def _note(self, thread: str, kind: str, data: Mapping[str, Any]) -> None:
+        with self._lock:
+            events = self._events.setdefault(thread, [])
+            events.append((kind, {**data, "framework": self.framework}))
+            full = len(events) >= MAX_BUFFERED
+        if full:
+            self.flush(thread)
+
+    def _take(self, thread: str) -> list[tuple[str, Mapping[str, Any]]]:
+        with self._lock:
+            return self._events.pop(thread, [])
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self, thread: str) -> Run:
+        """The signoff run of a framework thread, made on first use."""
+        run_id = self.run_id(thread)
+        try:
+            return self.store.get_run(run_id)
+        except NotFound:
+            pass
+        now = time.time()
+        run = Run(
+            id=run_id,
+            tenant=self.tenant,
+            thread=thread,
+            created_at=now,
+            updated_at=now,
+            metadata={"framework": self.framework},
+        )
+        try:
+            return self.store.create_run(run, [], worker=self.worker, lease_seconds=FOREVER)
+        except ConflictError:  # another process made it first: the same run
+            return self.store.get_run(run_id)
+
+    def save(
+        self,
+        thread: str,
+        *,
+        status: RunStatus | None = None,
+        messages: Sequence[Mapping[str, Any]] = (),
+        pending: Sequence[PendingCall] | None = None,
+        note: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        requests: Sequence[Request] = (),
+    ) -> Run:
+        """Save the thread's run: new messages appended, the buffered verdicts and the new
+        requests in the same transaction (a replayed request is found, not made twice)."""
+        events = self._take(thread)
+        with self._lock:
+            held = self._held.pop(thread, {})
+            expected = self._expect.get(thread)
+        requests = [*requests, *(r for r in held.values() if r.id not in {q.id for q in requests})]
+        # A save that moves the run on (messages, status, its calls) must start from the
+        # version this process drove from: another process that saved meanwhile wins.
+        moves = bool(messages) or status is not None or pending is not None
+        for attempt in range(3):
+            run = self.run(thread)
+            if moves and expected is not None and run.version != expected:
+                raise ConflictError(
+                    f"run {run.id} (thread {thread!r}) was saved by another process while "
+                    f"this one drove it (version {run.version}, not {expected}); this "
+                    "process's result was not saved"
+                )
+            new = replace(
+                run,
+                status=status or run.status,
+                pending=tuple(pending) if pending is not None else run.pending,
+                note=note if note is not None else run.note,
+                metadata={**run.metadata, **(metadata or {})},
+            )
+            fresh = [r for r in requests if not self._exists(r.id)]
+            if pending is None and fresh:  # asked outside a pause: the run waits on it too
+                new = replace(
+                    new,
+                    pending=(
+                        *run.pending,
+                        *(
+                            PendingCall(
+                                str(r.metadata.get("call_id") or ""),
+                                r.call.name,
+                                r.call,
+                                "ask",
+                                request_id=r.id,
+                            )
+                            for r in fresh
+                        ),
+                    ),
+                )
+            try:
+                saved = self.store.save_run(
+                    new,
+                    [storable(dict(m)) for m in messages],
+                    expected_version=run.version,
+                    events=events,
+                    requests=[(r, self._idempotent(r), None) for r in fresh],
+                )
+            except ConflictError:
+                if moves or attempt == 2:
+                    raise
+                continue  # only verdicts and requests: merged onto the run as it is now
+            with self._lock:
+                self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
+                if expected is not None:
+                    self._expect[thread] = saved.version
+            return saved
+        raise AssertionError("unreachable")
+
+    def flush(self, thread: str) -> None:
+        """Write the thread's buffered verdicts now."""
+        if self._events.get(thread):
+            self.save(thread)
+
+    def load_messages(self, thread: str) -> list[dict[str, Any]]:
+        return self.store.load_messages(self.run_id(thread))
+
+    # ------------------------------------------------------------------ asking
+
+    def _exists(self, request_id: str) -> bool:
+        try:
+            self.store.get_request(request_id)
+        except NotFound:
+            return False
+        return True
+
+    def known(self, thread: str, request_id: str) -> bool:
+        """Whether signoff asked for this call: its request is held for the thread's next
+        save, or is one the thread's run waits on (read once per thread and process, then
+        kept up to date by `ask` and `save`): no store read per call."""
+        with self._lock:
+            if request_id in self._held.get(thread, {}):
+                return True
+            asked = self._asked.get(thread)
+        if asked is None:
+            run = self.run(thread)
+            asked = {p.request_id for p in run.pending if p.request_id}
+            with self._lock:
+                asked = self._asked.setdefault(thread, asked)
+        return request_id in asked
+
+    def remember(self, thread: str, request_id: str) -> None:
+        """Count a stored request among the thread's (a replay found it)."""
+        self.known(thread, request_id)  # the thread's own first
+        with self._lock:
+            self._asked.setdefault(thread, set()).add(request_id)
+
+    def begin(self, thread: str) -> Run:
+        """A run starts or resumes in this process: the thread's run as it is now, whose
+        version the run's saves must find (else another process drove it meanwhile)."""
+        self.forget(thread)
+        run = self.run(thread)
+        with self._lock:
+            self._expect[thread] = run.version
+        return run
+
+    def forget(self, thread: str) -> None:
+        """Read the thread's requests and grants again (a run starts or resumes)."""
+        with self._lock:
+            self._asked.pop(thread, None)
+            self._grants.pop(thread, None)
+            self._settled.clear()
+
+    def _idempotent(self, request: Request) -> bool:
+        return self.policy.registry.get(request.call.name).idempotent
+
+    def new_request(self, call: ToolCall, verdict: Verdict, *, thread: str) -> Request:
+        """The request for an asked call (not stored yet: see `ask` and `save`)."""
+        spec = self.policy.registry.get(call.name)
+        return Request(
+            id=self.request_id(thread, call.id or call.digest()),
+            call=call,
+            verdict=verdict,
+            preview=default_preview(call, spec),
+            run_id=self.run_id(thread),
+            tenant=self.tenant,
+            approvers=self.approvers,
+            metadata={"framework": self.framework, "thread": thread, "call_id": call.id},
+        )
+
+    def ask(self, call: ToolCall, verdict: Verdict, *, thread: str, defer: bool = False) -> Request:
+        """Store the request now (with the thread's run and buffered verdicts), or, with
+        `defer`, with the thread's next save (the pause: one transaction, not two); a
+        replay of the same call finds the request it made before."""
+        request = self.new_request(call, verdict, thread=thread)
+        try:
+            existing = self.store.get_request(request.id)
+        except NotFound:
+            pass
+        else:  # a replay of a call asked before: known from now on
+            self.remember(thread, request.id)
+            return existing
+        if defer:
+            with self._lock:
+                self._held.setdefault(thread, {})[request.id] = request
+            return request
+        self.save(thread, requests=[request])
+        return self.store.get_request(request.id)
+
+    # ------------------------------------------------------------------ settling
+
+    def settle(self, request_id: str, *, thread: str) -> Settled:
+        """What the stored decision on a request means now (see `Settled`). A decision is
+        final, so once settled a request is not read again in this run (the claim, when
+        it runs, is the store's own check)."""
+        with self._lock:
+            cached = self._settled.get(request_id)
+        if cached is not None:
+            return cached
+        settled = self._settle(request_id, thread)
+        if settled.action != "pending":
+            with self._lock:
+                self._settled[request_id] = settled
+        return settled
+
+    def _settle(self, request_id: str, thread: str) -> Settled:
+        request = self.store.get_request(request_id)
+        decision = request.decision
+        state = request.state
+        if state == "pending":
+            return Settled(request, "pending")
+        if state == "expired" or decision is None:
+            return Settled(
+                request,
+                "refused",
+                content=f"Tool call {request.call.name} was not run: its request {state} "
+                "before anyone decided it",
+            )
+        if state == "answered":
+            return Settled(
+                request, "answered", content=result_text(decision.result), value=decision.result
+            )
+        if state in ("rejected", "skipped"):
+            problem = None
+            if decision.kind == "edit":
+                problem = f"the edited call is denied: {request.verdict.reason}"
+            _, content = refusal_content(
+                request.call.name, request.verdict, decision, problem=problem
+            )
+            return Settled(request, "refused", content=content)
+        # approved (or claimed / finished / in doubt: run_once tells those apart)
+        call = request.call  # the stored payload, with a person's edit if any
+        if decision.kind == "edit":
+            problem = self.policy.edit_problem(
+                call, call.arguments, grants=self.grants(thread)
+            )  # judged again here, by this adapter's policy: a deny still wins
+            if problem:
+                self._note(thread, "verdict", {"call": call.to_json(), "changed": problem})
+                return Settled(
+                    request,
+                    "refused",
+                    content=f"Tool call {call.name} was not run: the reviewer's edit was "
+                    f"refused: {problem}",
+                )
+        else:
+            verdict = self.policy.evaluate(call, grants=self.grants(thread))
+            if verdict.effect == "deny":  # stricter since the person decided
+                self._note(
+                    thread,
+                    "verdict",
+                    {"call": call.to_json(), "verdict": verdict.to_json(), "changed": "denied"},
+                )
+                return Settled(request, "refused", content=self.refusal(call, verdict))
+        return Settled(request, "run", call=call)
+
+    def check_payload(self, settled: Settled, arguments: Mapping[str, Any]) -> str | None:
+        """Why the arguments a framework is about to run are not what the person
+        decided (None if they are): a resume value cannot smuggle in other arguments."""
+        assert settled.call is not None
+        asked = settled.call
+        if asked.with_arguments(arguments).digest() != asked.digest():
+            return (
+                f"Tool call {asked.name} was not run: its arguments are not the ones "
+                f"the reviewer decided on (request {settled.request.id})"
+            )
+        return None
+
+    # ------------------------------------------------------------------ running once
+
+    def _claim(self, request: Request) -> tuple[str | None, str | None]:
+        """(claim token, None), or (None, what the model reads instead)."""
+        try:
+            claim = self.store.claim(request.id, worker=self.worker)
+        except AlreadyClaimed as exc:
+            outcome = self.store.get_outcome(request.id)
+            if outcome is not None and outcome.get("ok"):
+                return None, result_text(outcome.get("result"))  # ran before: its result
+            return None, f"Tool call {request.call.name} was not run again: {exc}"
+        return claim.token, None
+
+    def _finish(self, request: Request, token: str, ok: bool, result: Any) -> None:
+        self.store.finish(request.id, token, ok=ok, result=result)
+
+    def run_once(
+        self, request: Request, fn: Callable[[], Any], *, keep: Callable[[Any], Any] = _same
+    ) -> tuple[bool, Any]:
+        """Run an approved call once: (True, its value), or (False, the stored result or
+        why it was not run). The tool's errors are raised (after `finish(ok=False)`).
+        `keep` picks what is stored of the value (a framework's message: its text)."""
+        token, instead = self._claim(request)
+        if token is None:
+            return False, instead
+        reset = _KEY.set(request.id)
+        try:
+            value = fn()
+        except BaseException as exc:
+            self._finish(request, token, False, f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            _KEY.reset(reset)
+        self._finish(request, token, True, result_text(keep(value)))
+        return True, value
+
+    async def arun_once(
+        self,
+        request: Request,
+        fn: Callable[[], Awaitable[Any]],
+        *,
+        keep: Callable[[Any], Any] = _same,
+    ) -> tuple[bool, Any]:
+        token, instead = self._claim(request)
+        if token is None:
+            return False, instead
+        reset = _KEY.set(request.id)
+        try:
+            value = await fn()
+        except BaseException as exc:
+            self._finish(request, token, False, f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            _KEY.reset(reset)
+        self._finish(request, token, True, result_text(keep(value)))
+        return True, value
+
+    def keyed(self, thread: str, call_id: str) -> contextvars.Token[str | None]:
+        """Set the idempotency key of an allowed call (reset it with `_KEY.reset`)."""
+        return _KEY.set(f"{self.run_id(thread)}:{call_id}")
+
+    @staticmethod
+    def unkey(token: contextvars.Token[str | None]) -> None:
+        _KEY.reset(token)
+
+    # ------------------------------------------------------------------ helpers
+
+    def pending_requests(self, thread: str) -> list[Request]:
+        return [
+            self.store.get_request(p.request_id) for p in self.run(thread).pending if p.request_id
+        ]
+
+
+def as_arguments(raw: Any, where: str) -> dict[str, Any]:
+    """A call's arguments as a JSON object; anything else is refused, naming the call."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        import json
+
+        try:
+            value = json.loads(raw or "{}")
+        except ValueError as exc:
+            raise InvalidInput(f"{where}: arguments are not JSON ({exc})") from exc
+        if isinstance(value, dict):
+            return value
+    raise InvalidInput(f"{where}: arguments must be a JSON object, not {type(raw).__name__}")
+
+
+__all__ = ["Guard", "Settled", "as_arguments", "idempotency_key"]

@@ -1,0 +1,104 @@
+"""The core the framework adapters share (`signoff.adapters.frameworks`), on a real SQLite
+store: ids that survive replays, the run leased away from `signoff worker`, two processes
+driving one thread, and the idempotency key a tool sees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from signoff import Settings
+from signoff.adapters.frameworks import Guard, idempotency_key
+from signoff.approvals import decide
+from signoff.exceptions import ConflictError
+from signoff.models import Decision, ToolCall
+from signoff.policy import Policy
+from signoff.runs.worker import work
+from signoff.tools import ToolSpec
+
+
+def guard(tmp_path: Path) -> Guard:
+    policy = Policy(Settings.from_rules(deny=["wire(to=evil*)"]), workspace=tmp_path)
+    return Guard(
+        "testfw",
+        store=str(tmp_path / "s.db"),
+        policy=policy,
+        tools=[ToolSpec(name="wire", tier="external")],
+    )
+
+
+def test_ids_come_from_the_framework_thread_and_call(tmp_path: Path) -> None:
+    g = guard(tmp_path)
+    assert g.request_id("t1", "c1") == g.request_id("t1", "c1")
+    assert len({g.request_id("t1", "c1"), g.request_id("t1", "c2"), g.request_id("t2", "c1")}) == 3
+    other = Guard("otherfw", store=g.store, policy=g.policy)
+    assert other.request_id("t1", "c1") != g.request_id("t1", "c1")
+
+
+def test_asking_twice_finds_the_same_request(tmp_path: Path) -> None:
+    g = guard(tmp_path)
+    call = ToolCall("wire", {"to": "bob", "amount": 5}, "c1")
+    verdict = g.judge(call, thread="t1")
+    assert verdict.effect == "ask"
+    first = g.ask(call, verdict, thread="t1")
+    again = guard(tmp_path).ask(call, verdict, thread="t1")  # a fresh process replays it
+    assert first.id == again.id
+    assert [r.id for r in g.store.list_requests()] == [first.id]
+    assert g.run("t1").waiting_on == [first.id]
+
+
+def test_the_signoff_worker_leaves_framework_runs_alone(tmp_path: Path) -> None:
+    g = guard(tmp_path)
+    call = ToolCall("wire", {"to": "bob"}, "c1")
+    request = g.ask(call, g.judge(call, thread="t1"), thread="t1")
+    g.save("t1", status="paused")
+    decide(g.store, request.id, Decision("approve"), actor="alice")
+    # decided and paused: a signoff run would be ready; this one is the adapter's
+    assert work(g.store, once=True) == 0
+    assert g.store.get_run(g.run_id("t1")).status == "paused"
+
+
+def test_two_processes_driving_one_thread_one_wins(tmp_path: Path) -> None:
+    a, b = guard(tmp_path), guard(tmp_path)
+    a.run("t1")
+    a.begin("t1")
+    b.begin("t1")
+    b.save("t1", status="paused", messages=[{"kind": "response", "n": 1}])
+    with pytest.raises(ConflictError, match="saved by another process"):
+        a.save("t1", status="paused", messages=[{"kind": "response", "n": 2}])
+    assert a.load_messages("t1") == [{"kind": "response", "n": 1}]
+    # verdicts alone are merged onto the run as it is now
+    call = ToolCall("wire", {"to": "evil corp"}, "c9")
+    assert a.judge(call, thread="t1").effect == "deny"
+    a.flush("t1")
+    kinds = [e.kind for e in a.store.events_after(0, limit=100)]
+    assert "verdict" in kinds
+
+
+def test_an_approved_call_runs_once_with_its_request_as_key(tmp_path: Path) -> None:
+    g = guard(tmp_path)
+    call = ToolCall("wire", {"to": "bob"}, "c1")
+    request = g.ask(call, g.judge(call, thread="t1"), thread="t1")
+    decide(g.store, request.id, Decision("approve"), actor="alice")
+    settled = g.settle(request.id, thread="t1")
+    assert settled.action == "run"
+    seen: list[str | None] = []
+    ran, value = g.run_once(settled.request, lambda: seen.append(idempotency_key()) or "ok")
+    assert (ran, value) == (True, "ok") and seen == [request.id]
+    again = guard(tmp_path)
+    ran, value = again.run_once(again.settle(request.id, thread="t1").request, lambda: 1 / 0)
+    assert (ran, value) == (False, "ok") and len(seen) == 1  # the stored result
+    assert idempotency_key() is None
+
+
+def test_a_grant_turns_an_ask_into_an_allow_and_never_a_deny(tmp_path: Path) -> None:
+    from signoff.models import Grant
+
+    g = guard(tmp_path)
+    asked = ToolCall("wire", {"to": "bob"}, "c1")
+    denied = ToolCall("wire", {"to": "evil corp"}, "c2")
+    assert g.judge(asked, thread="t1").effect == "ask"
+    g.store.add_grant(Grant(rule="wire", scope="project", id="g1"))
+    assert g.judge(asked, thread="t1").effect == "allow"
+    assert g.judge(denied, thread="t1").effect == "deny"  # a deny still wins
