@@ -48,8 +48,16 @@ def claude_agent_sdk() -> ModuleType:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time
         if not (CACHE / "claude_agent_sdk").is_dir():
             done = subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(CACHE)]
-                + [f"{PACKAGE}=={VERSION}"],
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--target",
+                    str(CACHE),
+                    f"{PACKAGE}=={VERSION}",
+                ],
                 capture_output=True,
                 text=True,
                 timeout=1800,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import AsyncIterator
@@ -271,3 +272,16 @@ async def test_an_ask_function_that_fails_blocks_the_call(sdk: Any, project: Pat
     result = only_result(api)
     assert result.is_error is True
     assert "blocked: the approval service is down" in result.text
+
+
+# ----------------------------------------------------------------------------- the docs
+
+
+def test_the_docs_example_runs(sdk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/coding-agents.md's `python agent-sdk` block (test_docs leaves it to us: it
+    needs the SDK, which this harness installs)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "coding-agents.md").read_text()
+    (block,) = re.findall(r"^```python agent-sdk\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))  # the bundled client's own files
+    exec(compile(block, "docs/coding-agents.md", "exec"), {"__name__": "__doc_example__"})
