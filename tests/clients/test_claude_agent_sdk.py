@@ -65,17 +65,28 @@ def bash(command: str) -> list[Any]:
 
 
 async def run(
-    sdk: Any, api: FakeAnthropicServer, project: Path, guard: Guard, *, hooks: bool = True
+    sdk: Any,
+    api: FakeAnthropicServer,
+    project: Path,
+    guard: Guard,
+    *,
+    hooks: bool = True,
+    **more: Any,
 ) -> list[Any]:
-    """One query through the SDK; its messages."""
+    """One query through the SDK; its messages. `more`: other `ClaudeAgentOptions`."""
     env = {
         "ANTHROPIC_BASE_URL": api.base_url,
         "ANTHROPIC_API_KEY": "fake",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "HOME": str(project.parent / "home"),
+        "IS_SANDBOX": "1",  # the client refuses bypassPermissions as root without it
     }
     options = sdk.ClaudeAgentOptions(
-        can_use_tool=guard, hooks=guard.hooks if hooks else None, cwd=str(project), env=env
+        can_use_tool=guard,
+        hooks=guard.hooks if hooks else None,
+        cwd=str(project),
+        env=env,
+        **more,
     )
 
     async def prompt() -> AsyncIterator[dict[str, Any]]:
@@ -126,13 +137,18 @@ def session_of(messages: list[Any]) -> str:
 # ----------------------------------------------------------------------------- deny
 
 
-@pytest.mark.parametrize("hooks", [True, False], ids=["with-hooks", "callback-only"])
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the SDK warns that the callback is shadowed
+@pytest.mark.parametrize(
+    ("hooks", "mode"),
+    [(True, "default"), (False, "default"), (True, "bypassPermissions")],
+    ids=["with-hooks", "callback-only", "with-hooks-bypassPermissions"],
+)
 async def test_a_denied_rm_rf_never_runs_and_its_reason_reaches_the_model(
-    sdk: Any, project: Path, hooks: bool
+    sdk: Any, project: Path, hooks: bool, mode: str
 ) -> None:
     settings(project, '[permissions]\ndeny = ["Bash(rm -rf:*)"]\n')
     with FakeAnthropicServer(bash(RM_RF_BUILD)) as api:
-        await run(sdk, api, project, can_use_tool(project), hooks=hooks)
+        await run(sdk, api, project, can_use_tool(project), hooks=hooks, permission_mode=mode)
     assert (project / "build" / "out.txt").read_text() == "compiled\n"
     result = only_result(api)
     assert result.is_error is True
@@ -179,7 +195,48 @@ async def test_a_read_runs_and_its_outcome_is_on_the_record(sdk: Any, project: P
     signoff(project, "audit", "verify")
 
 
+async def test_a_file_write_runs_and_is_kept_for_review(sdk: Any, project: Path) -> None:
+    target = project / "made.txt"
+    script = [ToolUse("Write", {"file_path": str(target), "content": "new\n"}), echo_last_result]
+    with FakeAnthropicServer(script) as api:
+        await run(sdk, api, project, can_use_tool(project))
+    assert target.read_text() == "new\n"
+    assert only_result(api).is_error is False
+    (verdict,) = kinds(project, "verdict")
+    assert verdict["verdict"]["effect"] == "notify"
+    (review,) = kinds(project, "review")  # revertible: `signoff review`, `signoff revert`
+    assert [e["path"] for e in review["snapshot"]["entries"]] == ["made.txt"]
+
+
 # ----------------------------------------------------------------------------- ask
+
+
+# The client skips `can_use_tool` for what its own settings allow; the hooks send every
+# call to signoff whatever they say.
+CLIENT_SETTINGS = {
+    "allowed-Bash": {"allowed_tools": ["Bash"]},
+    "acceptEdits": {"permission_mode": "acceptEdits"},
+    "dontAsk": {"permission_mode": "dontAsk"},
+    "bypassPermissions": {"permission_mode": "bypassPermissions"},
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the SDK warns that the callback is shadowed
+@pytest.mark.parametrize("client_settings", CLIENT_SETTINGS.values(), ids=CLIENT_SETTINGS)
+async def test_the_clients_own_allowances_never_skip_signoffs_ask(
+    sdk: Any, project: Path, client_settings: dict[str, Any]
+) -> None:
+    asked: list[Request] = []
+
+    async def decide(request: Request) -> Decision:
+        asked.append(request)
+        return Decision("reject", actor="tester", reason="not now")
+
+    with FakeAnthropicServer(bash(RM_ONE_FILE)) as api:
+        await run(sdk, api, project, can_use_tool(project, ask=decide), **client_settings)
+    assert [r.call.arguments["command"] for r in asked] == [RM_ONE_FILE]
+    assert (project / "build" / "out.txt").exists()
+    assert "rejected by tester: not now" in only_result(api).text
 
 
 async def pending_request(project: Path, task: asyncio.Task[Any], deadline: float = 60) -> Any:
