@@ -5,7 +5,8 @@ call with a preview, the policy judges it, an ask goes the configured way (the c
 own dialog, the durable inbox, or a deferred headless session), and every verdict,
 decision and outcome goes on the audit record. Each client is a thin shell over it that
 reads and writes that client's hook JSON: `claude_code` for Claude Code. `install` writes
-and removes the hooks in the client's settings; `defer` resumes deferred sessions.
+and removes the hooks in the client's settings; `defer` resumes deferred sessions;
+`claude` is the Claude Agent SDK's `can_use_tool` callback for programs that embed Claude.
 
 Nothing here is imported by `import signoff`: a hook process loads only what it judges with.
 """
