@@ -6,7 +6,8 @@ becomes a signoff call with a preview, the policy judges it, an ask goes the con
 verdict, decision and outcome goes on the audit record. Each client is a thin shell over
 it that reads and writes that client's hook JSON (`claude_code`, `codex`, `gemini`,
 `cursor`). `install` writes and removes the hooks in the client's settings; `defer`
-resumes deferred sessions.
+resumes deferred sessions; `claude` is the Claude Agent SDK's `can_use_tool` callback (and
+hooks) for programs that embed Claude.
 
 Frameworks: `frameworks` is the core the in-process framework adapters share
 (`pydantic_ai`, `langgraph`, `openai_agents`); each of those imports its framework, and

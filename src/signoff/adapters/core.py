@@ -300,14 +300,12 @@ class Adapter:
         self.post(hc)
         return Answer("none")
 
-    def pre(self, hc: HookCall) -> Answer:
-        """Before the tool runs (Claude Code's PreToolUse)."""
+    def verdict(self, hc: HookCall) -> Verdict:
+        """The policy's verdict on the call, on the record."""
         call = hc.call()
         policy = self.policy(hc)
         self._declare(policy, call.name)
         verdict = policy.evaluate(call)
-        spec = policy.registry.get(call.name)
-        strategy = self.options.ask
         self._record(
             hc,
             VERDICT,
@@ -315,9 +313,19 @@ class Adapter:
                 "call": call.to_json(),
                 "verdict": verdict.to_json(),
                 "event": hc.event,
-                "ask": strategy,
+                "ask": self.options.ask,
             },
         )
+        return verdict
+
+    def pre(self, hc: HookCall, *, wait: bool = True) -> Answer:
+        """Before the tool runs (Claude Code's PreToolUse). With `wait=False` an inbox
+        request still pending is answered `ask` with its id (someone else decides it;
+        then `decided`)."""
+        call = hc.call()
+        verdict = self.verdict(hc)
+        spec = self.policy(hc).registry.get(call.name)
+        strategy = self.options.ask
         if verdict.effect == "deny":
             return Answer("deny", deny_reason(verdict), verdict=verdict)
         if verdict.effect in ("allow", "notify"):
@@ -333,8 +341,14 @@ class Adapter:
         if request.state == "pending":
             if strategy == "defer":
                 return Answer("defer", ask_reason(verdict), verdict=verdict, request_id=request.id)
+            if not wait:
+                return Answer("ask", ask_reason(verdict), verdict=verdict, request_id=request.id)
             request = self.wait(request)
         return self._decided(hc, request)
+
+    def decided(self, hc: HookCall, request_id: str) -> Answer:
+        """The answer for a request of this call, as it stands now (pending: a deny)."""
+        return self._decided(hc, self.store.get_request(request_id))
 
     def permission(self, hc: HookCall) -> Answer:
         """The client is about to show its own permission dialog (PermissionRequest)."""
