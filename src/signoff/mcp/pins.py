@@ -121,6 +121,14 @@ class Pins:
     def known(self, name: str) -> bool:
         return name in self._docs
 
+    def pinned_as(self, name: str) -> str | None:
+        """The pin of `name` as the file says now (another process may have trusted a
+        change since); None if it is not pinned. Pins nothing."""
+        self._docs = self._load()
+        item = self._docs.get(name)
+        pin = item.get("pin") if item is not None else None
+        return pin if isinstance(pin, str) else None
+
     def entries(self) -> list[Entry]:
         """Every pinned tool, by name, with the changed version the proxy saw, if any."""
         self._docs = self._load()

@@ -453,7 +453,7 @@ class Proxy:
 
     def _trusted_since(self, routed: Routed) -> Routed:
         """A changed tool that a person trusted since (`signoff mcp trust`) is pinned now."""
-        if routed.changed is None or self.pins.check(routed.seen) is not None:
+        if routed.changed is None or self.pins.pinned_as(routed.seen.name) != routed.seen.pin:
             return routed
         return self._repinned(routed)
 
