@@ -17,7 +17,7 @@ pytest.importorskip("mcp")
 
 import mcp.types as types
 
-from mcp_servers import write_config
+from mcp_servers import request_id_of, signoff, text_of, write_config
 from signoff.kinds import VERDICT
 from signoff.mcp.config import load_config
 from signoff.mcp.proxy import Proxy
@@ -163,3 +163,41 @@ async def test_an_argument_outside_the_schema_is_refused_and_recorded(tmp_path: 
     finally:
         store.close()
     assert [v.data["verdict"]["effect"] for v in verdicts] == ["deny"]
+
+
+async def test_a_retried_ask_is_one_call_in_stats(tmp_path: Path) -> None:
+    """The agent retries an asked call until a person decides: every retry is judged and
+    on the record, marked `retry`, and `signoff stats` counts the call and its question
+    once. The same call made again after it ran is a new call."""
+    ws = tmp_path / "project"
+    ws.mkdir()
+    spec, log = tmp_path / "tools.json", tmp_path / "log.txt"
+    spec.write_text(json.dumps({"annotations": {**NOTE, "destructive_hint": True}}))
+    server = {
+        "command": sys.executable,
+        "args": [str(HERE / "mcp_upstream.py"), str(spec), str(log)],
+    }
+    path = write_config(ws, {"up": server})
+    async with Proxy(load_config(path)) as proxy:
+        first = await proxy.call_tool(None, call("once"))
+        rid = request_id_of(text_of(first))
+        for _ in range(2):  # nobody decided yet: pending again, the same request
+            again = await proxy.call_tool(None, call("once"))
+            assert request_id_of(text_of(again)) == rid
+        approved = signoff(ws, "approve", rid)
+        assert approved.returncode == 0, approved.stderr
+        ran = await proxy.call_tool(None, call("once"))
+        assert not ran.is_error, text_of(ran)
+        later = await proxy.call_tool(None, call("once"))  # a new call: asks anew
+        assert request_id_of(text_of(later)) != rid
+    assert log.read_text().splitlines() == ["note once"]
+    store = open_store(workspace=ws)
+    try:
+        verdicts = [e.data for e in store.events_after(0, limit=1000) if e.kind == VERDICT]
+    finally:
+        store.close()
+    assert [v.get("retry", False) for v in verdicts] == [False, True, True, True, False]
+    stats = signoff(ws, "stats", "--json")
+    assert stats.returncode == 0, stats.stderr
+    figures = json.loads(stats.stdout)
+    assert (figures["calls"], figures["asked"], figures["questions"]) == (2, 2, 2), figures

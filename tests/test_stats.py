@@ -446,3 +446,22 @@ def test_recommended_project_rules(rule: str, expected: bool) -> None:
     from signoff.project_rules import recommended
 
     assert recommended(rule) is expected
+
+
+def test_a_hooks_request_and_its_retries_are_one_call(tmp_path: Path) -> None:
+    """A hook's verdict belongs to its session, its request to no run: matched by the call
+    id, the asked call counts once; the verdicts of the same call made again (marked
+    `retry`) do not count."""
+    with open_store(str(tmp_path / "signoff.db")) as store:  # type: ignore[attr-defined]
+        v = Verdict("ask", "high", None, ("?",), "destructive")
+        call = ToolCall("files__write_file", {"path": "a"}, "d1#0")
+        for retry in (False, True, True):
+            data = {
+                "call": call.to_json(),
+                "verdict": v.to_json(),
+                **({"retry": True} if retry else {}),
+            }
+            store.record("verdict", data, run_id="mcp-alice", now=T0)
+        store.create_request(Request("", call, v), now=T0)
+        stats = load_stats(store)
+    assert (stats.calls, stats.asked, stats.questions) == (1, 1, 1)

@@ -314,6 +314,7 @@ class Adapter:
                 "verdict": verdict.to_json(),
                 "event": hc.event,
                 "ask": self.options.ask,
+                **({"retry": True} if self._is_retry(hc, verdict, self.options.ask) else {}),
             },
         )
         return verdict
@@ -349,6 +350,19 @@ class Adapter:
     def decided(self, hc: HookCall, request_id: str) -> Answer:
         """The answer for a request of this call, as it stands now (pending: a deny)."""
         return self._decided(hc, self.store.get_request(request_id))
+
+    def _is_retry(self, hc: HookCall, verdict: Verdict, strategy: Strategy) -> bool:
+        """Whether this call already has its request: the same call made again (a deferred
+        call retried, a hook fired again). Its verdict is on the record as a retry, so the
+        call counts once (`signoff stats`). Allowed calls are not looked up: they make no
+        request, and they are the hot path."""
+        if verdict.effect in ("allow", "notify") or strategy == "native" or not hc.call_id:
+            return False
+        try:
+            self.store.get_request(request_id(hc.key()))
+        except NotFound:
+            return False
+        return True
 
     def permission(self, hc: HookCall) -> Answer:
         """The client is about to show its own permission dialog (PermissionRequest)."""

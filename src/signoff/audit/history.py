@@ -93,6 +93,8 @@ def gather(
     for e in events:
         d = e.data
         if e.kind == VERDICT:
+            if d.get("retry") is True:  # the same request's call made again: counted once
+                continue
             name, cid, args = _call_of(d)
             verdict = d.get("verdict") or {}
             parts = tuple(
@@ -146,7 +148,10 @@ def gather(
     for q in requests:  # requests the events do not cover (a partial log)
         if q.id not in reqs:
             reqs[q.id] = from_request(q)
-    return reqs, calls, set(seen)
+    # A hook's request belongs to no run (the verdict to its session): it is matched by
+    # the call id alone, so an asked call is not counted twice.
+    keys = set(seen) | {(None, cid) for _, cid in seen}
+    return reqs, calls, keys
 
 
 def from_request(q: Request) -> Question:

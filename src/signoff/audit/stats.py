@@ -6,7 +6,8 @@
 What counts (see docs/audit.md):
 
 - a **call** is a `verdict` event (every verdict, allow included; a call judged again after
-  a crash counts once), plus any request whose call had no verdict event (it asked);
+  a crash counts once, and so does a call made again that found its request, a verdict
+  marked `retry`), plus any request whose call had no verdict event (it asked);
 - a **question** is a request (`request.created`), or a question asked and answered in an
   in-process session (`session.decided`); it belongs to the window when it was created in
   it, and so do its decision, expiry and doubt;

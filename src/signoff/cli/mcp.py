@@ -63,6 +63,99 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pins(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from ..channels.escape import escape_untrusted
+    from ..mcp.pins import Pins
+
+    pins = Pins(os.path.abspath(args.workspace))
+    if args.tool is None:
+        entries = pins.entries()
+        if args.json:
+            print(json.dumps([_entry_json(e) for e in entries], indent=2, sort_keys=True))
+            return 0
+        if not entries:
+            print(f"no pinned MCP tools in {pins.path} (the proxy pins each tool it lists)")
+            return 0
+        width = max(len(e.name) for e in entries)
+        for e in entries:
+            state = "CHANGED" if e.changed_pin else "pinned"
+            print(escape_untrusted(f"{e.name:<{width}}  {state:<7}  {e.pin[:16]}"))
+        if any(e.changed_pin for e in entries):
+            print("Read a change with: signoff mcp pins TOOL")
+        return 0
+    entry = pins.entry(args.tool)
+    if args.json:
+        print(json.dumps(_entry_json(entry, diff=True), indent=2, sort_keys=True))
+        return 0
+    if entry.changed_pin is None:
+        print(escape_untrusted(f"{entry.name} is as pinned ({entry.pin[:16]})."))
+        return 0
+    seen = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.changed_at or 0))
+    print(escape_untrusted(f"{entry.name} CHANGED since it was pinned (seen {seen}):"))
+    print(escape_untrusted(entry.diff))
+    print(
+        "Its calls ask until the change is trusted. If the new version is what you expect: "
+        f"signoff mcp trust {entry.name} --pin {entry.changed_pin[:16]}"
+    )
+    return 0
+
+
+def _entry_json(entry: Any, *, diff: bool = False) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "tool": entry.name,
+        "pin": entry.pin,
+        "changed": entry.changed_pin is not None,
+        "changed_pin": entry.changed_pin,
+        "changed_at": entry.changed_at,
+    }
+    if diff:
+        doc["diff"] = entry.diff
+    return doc
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    from contextlib import closing
+
+    from ..channels.escape import escape_untrusted
+    from ..kinds import MCP_TOOL_PINNED
+    from ..mcp.config import SEPARATOR
+    from ..mcp.pins import Pins
+    from ._output import store_for
+    from .runs import decider_for
+
+    args.workspace = os.path.abspath(args.workspace)
+    pins = Pins(args.workspace)
+    # refused (unknown tool, nothing changed, another version than read) before the record
+    entry = pins.trustable(args.tool, args.pin)
+    with closing(store_for(args)) as store:
+        actor = decider_for(args, need_admin=True).actor
+        # on the record first: a trust that is not recorded does not happen
+        store.record(
+            MCP_TOOL_PINNED,
+            {
+                "tool": entry.name,
+                "server": entry.name.split(SEPARATOR, 1)[0],
+                "pin": entry.changed_pin,
+                "previous": entry.pin,
+                "by": "signoff mcp trust",
+                "diff": entry.diff,
+            },
+            actor=actor,
+        )
+        before = pins.trust_change(args.tool, entry.changed_pin)  # the version recorded
+    now = (before.changed_pin or "")[:16]
+    print(
+        escape_untrusted(
+            f"Trusted {before.name}: pinned {now} (was {before.pin[:16]}); its calls are "
+            "judged by the rules again."
+        )
+    )
+    return 0
+
+
 class _Examples(argparse.HelpFormatter):
     """Keeps the examples (the epilog) line for line, as they are to be typed."""
 
@@ -164,6 +257,55 @@ def register(sub: Any) -> None:
             "--user", action="store_true", help="cursor: ~/.cursor/mcp.json, not the project's"
         )
         parser.set_defaults(func=func)
+
+    pins = _command(
+        mcp_sub,
+        "pins",
+        help="the pinned MCP tools, and the diff of one that changed",
+        description="List the upstream tools the proxy pinned (name, description, input "
+        "schema and annotations, hashed in .signoff/mcp/pins.json) and which of them "
+        "changed since; with TOOL, show what changed, as a diff, and the command that "
+        "trusts it.",
+        examples=("signoff mcp pins", "signoff mcp pins files__write_file"),
+    )
+    pins.add_argument(
+        "tool", nargs="?", default=None, help="one tool, SERVER__TOOL (default: list them all)"
+    )
+    pins.add_argument("--workspace", default=".", help="the project (default: .)")
+    pins.add_argument("--json", action="store_true", help="print JSON")
+    pins.set_defaults(func=cmd_pins)
+
+    trust = _command(
+        mcp_sub,
+        "trust",
+        help="pin a changed tool after reading its diff",
+        description="Pin the changed version of an upstream tool that `signoff mcp pins "
+        "TOOL` showed, so that its calls are judged by the rules again instead of asking. "
+        "On the record (mcp.tool_pinned, with the diff and who trusted it). Needs an admin "
+        "(or the store's local user). With --pin, only the version you read is trusted: "
+        "a tool that changed again since is refused.",
+        examples=(
+            "signoff mcp trust files__write_file --pin 3fa2c1d09b7e4a55",
+            "signoff mcp trust notes__append",
+        ),
+    )
+    trust.add_argument("tool", help="the changed tool, SERVER__TOOL")
+    trust.add_argument(
+        "--pin",
+        default=None,
+        help="the changed version's pin as `signoff mcp pins TOOL` shows it (at least 12 "
+        "characters; default: whatever version the proxy saw last)",
+    )
+    trust.add_argument("--workspace", default=".", help="the project (default: .)")
+    trust.add_argument(
+        "--db",
+        default=None,
+        help="store URL (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)",
+    )
+    from .runs import add_identity
+
+    add_identity(trust)
+    trust.set_defaults(func=cmd_trust)
 
 
 __all__ = ["register"]

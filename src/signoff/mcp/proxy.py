@@ -380,6 +380,7 @@ class Proxy:
                 f"signoff: no tool {name!r} behind this proxy (tools are SERVER{SEPARATOR}TOOL)",
                 error=True,
             )
+        routed = self._trusted_since(routed)
         adapter = self.adapter
         hc = self._hook_call(name, arguments, "")
         unknown = _unknown_arguments(routed.tool.input_schema, arguments)
@@ -447,11 +448,29 @@ class Proxy:
                 {"tool": name, "server": routed.upstream, "pin": routed.seen.pin},
                 request_id=answer.request_id,
             )
-            self.routed[name] = replace(
-                routed, changed=None, spec=replace(routed.spec, always_ask=False)
-            )
-            self._build_adapter()
+            self._repinned(routed)
         return result
+
+    def _trusted_since(self, routed: Routed) -> Routed:
+        """A changed tool that a person trusted since (`signoff mcp trust`) is pinned now."""
+        if routed.changed is None or self.pins.pinned_as(routed.seen.name) != routed.seen.pin:
+            return routed
+        return self._repinned(routed)
+
+    def _repinned(self, routed: Routed) -> Routed:
+        """The tool as pinned now: its calls judged by the rules again."""
+        name = routed.tool.name
+        declared = declare(
+            name,
+            routed.seen.description,
+            routed.tool.input_schema,
+            Hints.of(routed.tool.annotations),
+            self.config.tools.get(name),
+            trusted=self.config.servers[routed.upstream].trusted,
+        )
+        self.routed[name] = replace(routed, changed=None, spec=declared)
+        self._build_adapter()
+        return self.routed[name]
 
     def _retry_in_doubt(self, answer: Answer, routed: Routed) -> bool:
         """A call in doubt (its proxy died mid-call, the claim lapsed) runs again only if
