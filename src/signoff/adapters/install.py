@@ -52,10 +52,16 @@ class Report:
 
 
 def client_version(claude: str) -> tuple[int, int, int] | None:
-    """`claude --version` as numbers, or None when there is no such program."""
+    """`PROGRAM --version` as numbers (any client: claude, codex, gemini), or None when
+    there is no such program."""
     try:
         done = subprocess.run(
-            [claude, "--version"], capture_output=True, text=True, timeout=30, check=False
+            [claude, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -327,6 +333,28 @@ def _update_signoff_settings(
     return added, strategy_added, created
 
 
+def remove_hook_groups(doc: dict[str, Any], added: Mapping[str, Any]) -> int:
+    """Take the hook groups install `added` (by event) out of a client's settings `doc`,
+    dropping events and the `hooks` table left empty; how many groups went."""
+    hooks = doc.get("hooks")
+    removed = 0
+    if not isinstance(hooks, dict):
+        return removed
+    for event, groups in added.items():
+        present = hooks.get(event)
+        if not isinstance(present, list):
+            continue
+        for group in groups:
+            while group in present:
+                present.remove(group)
+                removed += 1
+        if not present:
+            del hooks[event]
+    if not hooks:
+        del doc["hooks"]
+    return removed
+
+
 def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) -> Report:
     """Remove exactly what install added (its hooks, imported rules, the ask key)."""
     report = Report()
@@ -339,21 +367,7 @@ def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) ->
         )
     target = Path(str(manifest.get("settings") or settings_file(root, user)))
     doc = _read_json(target)
-    hooks = doc.get("hooks")
-    removed = 0
-    if isinstance(hooks, dict):
-        for event, groups in (manifest.get("hooks") or {}).items():
-            present = hooks.get(event)
-            if not isinstance(present, list):
-                continue
-            for group in groups:
-                while group in present:
-                    present.remove(group)
-                    removed += 1
-            if not present:
-                del hooks[event]
-        if not hooks:
-            del doc["hooks"]
+    removed = remove_hook_groups(doc, manifest.get("hooks") or {})
     if not doc and manifest.get("made_settings_file") and target.exists():
         target.unlink()  # install made it, and nothing else is in it
         report.say(f"removed {target}, which install had made")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from typing import Any
 
 from ..exceptions import ConfigurationError, InvalidInput
 from ..i18n import plural
-from .install import Report, _read_json, _write_json
+from .install import Report, _read_json, _write_json, client_version, remove_hook_groups
 
 CLIENTS = ("codex", "gemini", "cursor")
 MIN_VERSION = {"codex": (0, 171, 0), "gemini": (0, 61, 0)}  # verified to block on exit 2
@@ -51,32 +50,11 @@ STRATEGY = {"codex": ("inbox",), "gemini": ("inbox", "native"), "cursor": ("inbo
 MARGIN = 30.0  # seconds between the hook's own deadline and the client's timeout
 
 
-def _version(program: str) -> tuple[int, ...] | None:
-    try:
-        done = subprocess.run(
-            [program, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout or "")
-    if done.returncode != 0 or match is None:
-        raise ConfigurationError(
-            f"`{program} --version` printed no version (exit {done.returncode}); nothing "
-            "was written"
-        )
-    return tuple(int(g) for g in match.groups())
-
-
 def check_version(client: str, program: str, report: Report) -> None:
     """Refuse a client that cannot be made to fail closed (or cannot be found)."""
     want = MIN_VERSION[client]
     shown = ".".join(map(str, want))
-    version = _version(program)
+    version = client_version(program)
     if version is None:
         raise ConfigurationError(
             f"cannot run `{program} --version`: signoff checks {client}'s version before "
@@ -337,21 +315,7 @@ def uninstall(
         )
     target = Path(str(manifest["file"]))
     doc = _read_json(target)
-    hooks = doc.get("hooks")
-    removed = 0
-    if isinstance(hooks, dict):
-        for event, groups in (manifest.get("hooks") or {}).items():
-            present = hooks.get(event)
-            if not isinstance(present, list):
-                continue
-            for group in groups:
-                while group in present:
-                    present.remove(group)
-                    removed += 1
-            if not present:
-                del hooks[event]
-        if not hooks:
-            del doc["hooks"]
+    removed = remove_hook_groups(doc, manifest.get("hooks") or {})
     if removed:
         _write_json(target, doc)
     report.say(f"removed {plural(removed, 'hook group')} from {target}")
