@@ -33,8 +33,10 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .fake_server import LocalServer
 
 BANNER = "FAKE Anthropic Messages API server (scripted replies, no LLM)"
 FAKE_MODEL = "claude-fake-scripted"
@@ -151,7 +153,7 @@ def _pieces(text: str, size: int) -> Iterator[str]:
         yield text[start : start + size]
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(LocalServer):
     """A FAKE Anthropic Messages API server with scripted replies. See the module docstring.
 
     `api_key`, when given, is required in `x-api-key` (or as a bearer token).
@@ -180,16 +182,8 @@ class FakeAnthropicServer:
         self.unknown: list[Received] = []  # requests answered 404
         self._lock = threading.Lock()
         self._counter = 0
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("the fake server is not running")
-        return int(self._httpd.server_address[1])
 
     @property
     def base_url(self) -> str:
@@ -197,29 +191,11 @@ class FakeAnthropicServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> FakeAnthropicServer:
-        handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), name="fake-anthropic", daemon=True
-        )
-        self._thread.start()
+        self._serve(_Handler, "fake-anthropic")
         return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
 
     def __enter__(self) -> FakeAnthropicServer:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # ------------------------------------------------------------------ what was received
 

@@ -76,7 +76,43 @@ class _QuietServer(ThreadingHTTPServer):
         pass  # a client that gave up (a timeout test) is not the fake's error to print
 
 
-class FakeOpenAIServer:
+class LocalServer:
+    """The lifecycle the FAKE servers share: a threaded HTTP server on 127.0.0.1 (port 0:
+    any free one), its handler class bound to the fake, started and stopped with `with`."""
+
+    _port = 0
+    _httpd: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the fake server is not running")
+        return int(self._httpd.server_address[1])
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler], name: str) -> None:
+        bound = type("_BoundHandler", (handler,), {"fake": self})
+        self._httpd = _QuietServer(("127.0.0.1", self._port), bound)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name=name, daemon=True
+        )  # a short poll interval keeps stop() (and every test using the server) quick
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class FakeOpenAIServer(LocalServer):
     """A FAKE OpenAI-compatible HTTP server with scripted replies. See the module docstring.
 
     `api_key`, when given, is required as a bearer token (to test authentication errors).
@@ -106,47 +142,21 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []  # every chat-completions body received
         self.headers: list[dict[str, str]] = []  # their headers, names lower-cased
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("the fake server is not running")
-        return int(self._httpd.server_address[1])
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeOpenAIServer:
-        handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._httpd = _QuietServer(("127.0.0.1", self._port), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True
-        )  # a short poll interval keeps stop() (and every test using the server) quick
-        self._thread.start()
+        self._serve(_Handler, "fake-openai")
         if self.banner:
             print(f"{BANNER} at {self.base_url}", flush=True)
         return self
 
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # ------------------------------------------------------------------ script
 
