@@ -25,7 +25,7 @@ from ..channels.escape import escape_untrusted
 from ..exceptions import InvalidInput
 from ..models import ToolCall
 from ..tools import ALIASES, ToolSpec, alias_spec
-from .core import Adapter, Answer, Client, HookCall, HookEvent, hook_options
+from .core import Adapter, Answer, Client, HookCall, HookEvent, hook_event, hook_options
 
 NAME = "claude-code"
 EVENTS: dict[str, HookEvent] = {
@@ -251,13 +251,7 @@ assert all(name in ALIASES for name in _FILE_TOOLS)
 
 def parse(doc: Any) -> HookCall:
     """Claude Code's hook input; every problem names the field."""
-    if not isinstance(doc, Mapping):
-        raise InvalidInput("hook input is not a JSON object")
-    event_name = doc.get("hook_event_name")
-    if event_name not in EVENTS:
-        raise InvalidInput(
-            f"hook_event_name {event_name!r} is not one signoff handles ({', '.join(EVENTS)})"
-        )
+    event_name = hook_event(doc, EVENTS)
     event = EVENTS[event_name]
 
     def text(key: str, *, required: bool) -> str:

@@ -122,6 +122,19 @@ class HookOptions:
     resume_args: tuple[str, ...] = ()
 
 
+def hook_event(doc: Any, events: Mapping[str, HookEvent]) -> str:
+    """The client's event name in a hook input, checked: the input is a JSON object and
+    the event is one of the client's `events` that signoff handles."""
+    if not isinstance(doc, Mapping):
+        raise InvalidInput("hook input is not a JSON object")
+    name = doc.get("hook_event_name")
+    if name not in events:
+        raise InvalidInput(
+            f"hook_event_name {name!r} is not one signoff handles ({', '.join(events)})"
+        )
+    return str(name)
+
+
 def hook_options(settings: Settings, *, ask: str | None = None) -> HookOptions:
     """Read `[hooks]`; every error names the key and what is wrong."""
     table = settings.extra.get("hooks") or {}
@@ -684,6 +697,7 @@ __all__ = [
     "HookCall",
     "HookOptions",
     "Strategy",
+    "hook_event",
     "hook_options",
     "request_id",
 ]

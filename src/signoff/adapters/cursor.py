@@ -25,7 +25,7 @@ from ..exceptions import InvalidInput
 from ..models import ToolCall
 from ..tools import ToolSpec, alias_spec
 from . import claude_code
-from .core import Answer, Client, HookCall, HookEvent
+from .core import Answer, Client, HookCall, HookEvent, hook_event
 from .shells import Shell, reason_text, text_field
 
 NAME = "cursor"
@@ -74,13 +74,7 @@ def event_of(doc: Any) -> HookEvent | None:
 
 
 def parse(doc: Any) -> HookCall:
-    if not isinstance(doc, dict):
-        raise InvalidInput("hook input is not a JSON object")
-    name = doc.get("hook_event_name")
-    if name not in EVENTS:
-        raise InvalidInput(
-            f"hook_event_name {name!r} is not one signoff handles ({', '.join(EVENTS)})"
-        )
+    name = hook_event(doc, EVENTS)
     roots = doc.get("workspace_roots")
     cwd = text_field(doc, name, "cwd", required=False)
     if not cwd and isinstance(roots, list) and roots and isinstance(roots[0], str):

@@ -27,11 +27,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ..exceptions import InvalidInput
 from ..models import ToolCall
 from ..tools import BUILTIN_SPECS, ToolSpec, alias_spec
 from . import claude_code
-from .core import Answer, Client, HookCall, HookEvent
+from .core import Answer, Client, HookCall, HookEvent, hook_event
 from .shells import Shell, object_field, reason_text, text_field
 
 NAME = "gemini"
@@ -127,13 +126,7 @@ def event_of(doc: Any) -> HookEvent | None:
 
 
 def parse(doc: Any) -> HookCall:
-    if not isinstance(doc, dict):
-        raise InvalidInput("hook input is not a JSON object")
-    name = doc.get("hook_event_name")
-    if name not in EVENTS:
-        raise InvalidInput(
-            f"hook_event_name {name!r} is not one signoff handles ({', '.join(EVENTS)})"
-        )
+    name = hook_event(doc, EVENTS)
     tool = text_field(doc, name, "tool_name", required=True)
     arguments = object_field(doc, name, "tool_input")
     if tool == "web_fetch":
