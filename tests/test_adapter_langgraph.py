@@ -4,13 +4,12 @@ and a scripted chat model (no LLM)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fw_processes import approve_then_resume
 
 pytest.importorskip("langgraph")
 
@@ -21,8 +20,6 @@ from signoff.approvals import decide
 from signoff.models import Decision, Grant, ToolCall
 from signoff.store import open_store
 
-HERE = Path(__file__).resolve().parent
-SRC = HERE.parent / "src"
 EMAIL = ("email_customer", {"to": "bob@example.com", "body": "refund"})
 Steps = list[tuple[str, dict[str, Any]]]
 CFG = {"configurable": {"thread_id": "t1"}}
@@ -72,27 +69,7 @@ def test_ask_decided_elsewhere_and_resumed_in_a_fresh_process(tmp_path: Path) ->
     out = start(tmp_path, steps)
     (request_id,) = asked(out)
     assert resume(tmp_path, steps) is None  # nobody decided yet: nothing to resume
-    env = {**os.environ, "PYTHONPATH": f"{SRC}:{HERE}"}
-    db = str(tmp_path / "s.db")
-    approve = subprocess.run(
-        [sys.executable, "-m", "signoff", "approve", request_id, "--db", db],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert approve.returncode == 0, approve.stderr
-    again = subprocess.run(
-        [sys.executable, str(HERE / "fw_langgraph.py"), str(tmp_path), db, "t1", json.dumps(steps)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert again.returncode == 0, again.stderr
-    done = json.loads(again.stdout)
+    done = approve_then_resume(tmp_path, request_id, "fw_langgraph.py", steps)
     assert done["resumed"] and "sent to bob@example.com" in done["output"]
     assert [r["tool"] for r in ran(tmp_path)] == ["lookup", "email_customer"]
 

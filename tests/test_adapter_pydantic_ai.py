@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fw_processes import approve_then_resume
 
 pytest.importorskip("pydantic_ai")
 
@@ -22,8 +21,6 @@ from signoff.approvals import decide
 from signoff.models import Decision
 from signoff.store import open_store
 
-HERE = Path(__file__).resolve().parent
-SRC = HERE.parent / "src"
 EMAIL = ("email_customer", {"to": "bob@example.com", "body": "refund"})
 Steps = list[tuple[str, dict[str, Any]]]
 
@@ -82,34 +79,7 @@ def test_ask_decided_in_another_process_and_resumed_in_a_fresh_one(tmp_path: Pat
     out = go(tmp_path, steps)
     assert out.status == "paused" and len(out.requests) == 1
     assert [r["tool"] for r in ran(tmp_path)] == ["lookup"]
-    env = {**os.environ, "PYTHONPATH": f"{SRC}:{HERE}"}
-    db = str(tmp_path / "s.db")
-    approve = subprocess.run(
-        [sys.executable, "-m", "signoff", "approve", out.requests[0], "--db", db],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert approve.returncode == 0, approve.stderr
-    again = subprocess.run(
-        [
-            sys.executable,
-            str(HERE / "fw_pydantic_ai.py"),
-            str(tmp_path),
-            db,
-            "t1",
-            json.dumps(steps),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert again.returncode == 0, again.stderr
-    done = json.loads(again.stdout)
+    done = approve_then_resume(tmp_path, out.requests[0], "fw_pydantic_ai.py", steps)
     assert done["status"] == "finished"
     assert "sent to bob@example.com" in done["output"]
     assert [r["tool"] for r in ran(tmp_path)] == ["lookup", "email_customer"]
