@@ -76,7 +76,11 @@ def test_well_formed_comparisons_still_work(
 
 
 def test_paths_that_start_with_tilde_or_bang_are_not_comparisons() -> None:
-    Settings.from_rules(deny=["read_secret(~/.ssh)", "keep(!notes.txt)"])
+    settings = Settings.from_rules(deny=["read_secret(~/.ssh)", "keep(!notes.txt)"])
+    assert [(r.tool, r.specifier) for r in settings.deny] == [
+        ("read_secret", "~/.ssh"),
+        ("keep", "!notes.txt"),
+    ]
 
 
 def test_from_rules_errors_name_the_list_the_item_and_the_caller() -> None:
