@@ -16,8 +16,16 @@ records.
                 a signoff run, so that any process resumes it
 
 The run of a framework thread is leased to the adapter for good (`signoff worker` leaves it
-alone: it cannot rebuild a framework's agent); two processes resuming it at once are kept
-apart by the run's version (compare-and-set), and its calls by their requests' claims.
+alone: it cannot rebuild a framework's agent), unless the adapter names a `factory`
+(`package.module:attr`, kept in the run's metadata: a name, never code) that rebuilds it:
+then a paused run lets its lease go, a worker takes it once every request is decided
+(`signoff.adapters.resumer`), and whoever resumes it takes the lease first (`take`: one
+wins). Two processes resuming it at once are also kept apart by the run's version
+(compare-and-set), and its calls by their requests' claims.
+
+A LangGraph thread goes on after its run finished (another message, another invoke): its
+next run is a new one, named by the finished one (`metadata["next"]`), so that a finished
+run stays finished.
 """
 
 from __future__ import annotations
@@ -37,11 +45,13 @@ from ..models import Request, ToolCall, Verdict, sha256_hex
 from ..policy import Policy
 from ..rules import Rule, parse_rule
 from ..run_state import PendingCall, Run, RunStatus, storable
+from ..runs.agent import REF
 from ..settings import load_settings
 from ..store import Store, open_store
 from ..tools import ToolSpec, spec_from_function, spec_of
 
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease on its runs: the worker never takes them
+STOPPED: frozenset[str] = frozenset({"paused", "finished", "failed", "needs_attention"})
 MAX_BUFFERED = 64  # verdicts kept for the run's next save before they are written anyway
 
 # The idempotency key of the call running now (the request id of an approved call, else
@@ -87,8 +97,17 @@ class Guard:
         tools: Iterable[Callable[..., Any] | ToolSpec] = (),
         approvers: Sequence[str] = (),
         tenant: str = "default",
+        factory: str | None = None,
     ) -> None:
+        if factory is not None and not REF.fullmatch(factory):
+            raise InvalidInput(
+                f"{framework}: factory {factory!r} is not of the form package.module:attr "
+                "(a zero-argument function that rebuilds the agent, for `signoff worker`)"
+            )
         self.framework = framework
+        self.factory = factory
+        self.lease_seconds = FOREVER  # the lease `take` asks for (a worker: its own)
+        self._current: dict[str, str] = {}  # by thread: the id of its latest run
         self.store: Store = (
             open_store(None if store is None else os.fspath(store), workspace=Path(workspace))
             if store is None or isinstance(store, str | os.PathLike)
@@ -138,7 +157,9 @@ class Guard:
     # ------------------------------------------------------------------ ids
 
     def run_id(self, thread: str) -> str:
-        return "run_" + sha256_hex(f"{self.framework}/{thread}")[:16]
+        """The id of the thread's run (its latest, once this process read it)."""
+        current = self._current.get(thread)
+        return current or "run_" + sha256_hex(f"{self.framework}/{thread}")[:16]
 
     def request_id(self, thread: str, call_id: str) -> str:
         return "req_" + sha256_hex(f"{self.framework}/{thread}/{call_id}")[:16]
@@ -199,25 +220,81 @@ class Guard:
     # ------------------------------------------------------------------ the run
 
     def run(self, thread: str) -> Run:
-        """The signoff run of a framework thread, made on first use."""
+        """The signoff run of a framework thread (its latest), made on first use."""
         run_id = self.run_id(thread)
-        try:
-            return self.store.get_run(run_id)
-        except NotFound:
-            pass
+        segment = 0  # the run's place in its thread (the first is 0; see `finish`)
+        for _ in range(10_000):
+            try:
+                run = self.store.get_run(run_id)
+            except NotFound:
+                run = self._create(thread, run_id, segment)
+            following = run.metadata.get("next")
+            if run.status in ("finished", "failed") and isinstance(following, str):
+                run_id = following
+                segment = _segment(run) + 1
+                continue
+            if run.id != self._current.get(thread):
+                with self._lock:
+                    self._current[thread] = run.id
+            return run
+        raise ConflictError(f"thread {thread!r}: its runs do not end (run {run_id})")
+
+    def _create(self, thread: str, run_id: str, segment: int) -> Run:
         now = time.time()
+        metadata: dict[str, Any] = {"framework": self.framework}
+        if segment:
+            metadata["segment"] = segment
+        if self.factory:
+            metadata["factory"] = self.factory
         run = Run(
             id=run_id,
             tenant=self.tenant,
             thread=thread,
             created_at=now,
             updated_at=now,
-            metadata={"framework": self.framework},
+            metadata=metadata,
         )
         try:
             return self.store.create_run(run, [], worker=self.worker, lease_seconds=FOREVER)
         except ConflictError:  # another process made it first: the same run
             return self.store.get_run(run_id)
+
+    def live(self, thread: str) -> Run | None:
+        """The thread's latest run if it exists and has not ended (nothing is made)."""
+        run_id: Any = self.run_id(thread)
+        while isinstance(run_id, str):
+            try:
+                run = self.store.get_run(run_id)
+            except NotFound:
+                return None
+            if run.status not in ("finished", "failed"):
+                return run
+            run_id = run.metadata.get("next")
+        return None
+
+    def has_events(self, thread: str) -> bool:
+        """Whether verdicts of the thread wait for its run's next save."""
+        with self._lock:
+            return bool(self._events.get(thread))
+
+    def take(self, thread: str) -> Run:
+        """Lease the thread's run to this process before resuming it, if a worker may
+        resume it too (it names a factory): AlreadyClaimed while another holds it."""
+        run = self.run(thread)
+        if run.metadata.get("factory") and run.status not in ("finished", "failed"):
+            self.store.claim_run(self.worker, run_id=run.id, lease_seconds=self.lease_seconds)
+        return run
+
+    def finish(self, thread: str, *, note: str | None = None) -> Run:
+        """The thread's run has finished (the framework's agent stopped without a pause);
+        the thread's next run, if it goes on, is a new one, named here."""
+        run = self.run(thread)
+        if run.status in ("finished", "failed"):
+            return run
+        following = "run_" + sha256_hex(f"{self.framework}/{thread}#{_segment(run) + 1}")[:16]
+        return self.save(
+            thread, status="finished", pending=(), note=note, metadata={"next": following}
+        )
 
     def save(
         self,
@@ -238,8 +315,11 @@ class Guard:
             expected = self._expect.get(thread)
         requests = [*requests, *(r for r in held.values() if r.id not in {q.id for q in requests})]
         # A save that moves the run on (messages, status, its calls) must start from the
-        # version this process drove from: another process that saved meanwhile wins.
-        moves = bool(messages) or status is not None or pending is not None
+        # version this process drove from: another process that saved meanwhile wins. A
+        # call that asks marks the run paused (`ask`): that merges like its request.
+        moves = bool(messages) or status not in (None, "paused") or pending is not None
+        if self.factory:
+            metadata = {"factory": self.factory, **(metadata or {})}
         for attempt in range(3):
             run = self.run(thread)
             if moves and expected is not None and run.version != expected:
@@ -255,7 +335,11 @@ class Guard:
                 note=note if note is not None else run.note,
                 metadata={**run.metadata, **(metadata or {})},
             )
-            fresh = [r for r in requests if not self._exists(r.id)]
+            fresh = [  # a request belongs to the thread's run as it is now
+                r if r.run_id == run.id else replace(r, run_id=run.id)
+                for r in requests
+                if not self._exists(r.id)
+            ]
             if pending is None and fresh:  # asked outside a pause: the run waits on it too
                 new = replace(
                     new,
@@ -273,6 +357,8 @@ class Guard:
                         ),
                     ),
                 )
+            # a run a worker may resume lets its lease go when it stops (see `take`)
+            stops = new.status in STOPPED and bool(new.metadata.get("factory"))
             try:
                 saved = self.store.save_run(
                     new,
@@ -280,6 +366,7 @@ class Guard:
                     expected_version=run.version,
                     events=events,
                     requests=[(r, self._idempotent(r), None) for r in fresh],
+                    worker=self.worker if stops else None,
                 )
             except ConflictError:
                 if moves or attempt == 2:
@@ -337,7 +424,24 @@ class Guard:
         run = self.run(thread)
         with self._lock:
             self._expect[thread] = run.version
+        if run.status == "paused" and run.metadata.get("factory") and self.decided(run, thread):
+            run = self.resuming(thread)  # a worker may resume it too: one of us does
         return run
+
+    def decided(self, run: Run, thread: str) -> bool:
+        """Whether every request the run waits on is decided (or expired)."""
+        return all(
+            self.settle(p.request_id, thread=thread).action != "pending"
+            for p in run.pending
+            if p.request_id
+        )
+
+    def resuming(self, thread: str, *, pending: Sequence[PendingCall] | None = None) -> Run:
+        """The paused thread goes on in this process: its lease taken first when a worker
+        may resume it too (AlreadyClaimed: another process resumes it), then marked
+        running."""
+        self.take(thread)
+        return self.save(thread, status="running", pending=pending)
 
     def forget(self, thread: str) -> None:
         """Read the thread's requests and grants again (a run starts or resumes)."""
@@ -363,10 +467,19 @@ class Guard:
             metadata={"framework": self.framework, "thread": thread, "call_id": call.id},
         )
 
-    def ask(self, call: ToolCall, verdict: Verdict, *, thread: str, defer: bool = False) -> Request:
-        """Store the request now (with the thread's run and buffered verdicts), or, with
-        `defer`, with the thread's next save (the pause: one transaction, not two); a
-        replay of the same call finds the request it made before."""
+    def ask(
+        self,
+        call: ToolCall,
+        verdict: Verdict,
+        *,
+        thread: str,
+        defer: bool = False,
+        pause: bool = False,
+    ) -> Request:
+        """Store the request now (with the thread's run and buffered verdicts; with
+        `pause`, the run is marked paused in the same save), or, with `defer`, with the
+        thread's next save (the pause: one transaction, not two); a replay of the same
+        call finds the request it made before."""
         request = self.new_request(call, verdict, thread=thread)
         try:
             existing = self.store.get_request(request.id)
@@ -379,7 +492,7 @@ class Guard:
             with self._lock:
                 self._held.setdefault(thread, {})[request.id] = request
             return request
-        self.save(thread, requests=[request])
+        self.save(thread, requests=[request], status="paused" if pause else None)
         return self.store.get_request(request.id)
 
     # ------------------------------------------------------------------ settling
@@ -531,6 +644,11 @@ class Guard:
         return [
             self.store.get_request(p.request_id) for p in self.run(thread).pending if p.request_id
         ]
+
+
+def _segment(run: Run) -> int:
+    value = run.metadata.get("segment")
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def as_arguments(raw: Any, where: str) -> dict[str, Any]:

@@ -6,6 +6,8 @@
     agent.invoke({"messages": [...]}, cfg)        # paused: its interrupts carry request ids
     # people decide in `signoff inbox`, the web or the CLI; then, in any process:
     resume_decided(agent, so, thread_id="ticket-42")
+    # or let `signoff worker` do it: SignoffMiddleware(..., factory="app.graphs:build"),
+    # `build()` returning (the compiled graph, its SignoffMiddleware)
 
 `wrap_tool_call`: allow / notify run; deny returns the rule's reason as an error tool
 message (the tool never runs); ask stores a signoff request (id from the thread and the
@@ -14,6 +16,10 @@ again from the top: the request is found, not made twice, and the decision is re
 signoff's store, never from the resume value (a forged or early `Command(resume=...)`
 decides nothing: the node interrupts again). An approved call is claimed, run and
 finished once; an edit is judged again first (a deny still wins).
+
+The thread's signoff run says where it is: paused while an interrupt waits on a request,
+running once resumed, finished when the agent stops (the thread's next message starts the
+next run).
 
 People who keep LangChain's own `HumanInTheLoopMiddleware` get signoff as its `when`
 predicate (`hitl_middleware`): the verdict is frozen per call in signoff's store (the
@@ -94,7 +100,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
         approvers: Sequence[str] = (),
         guard: Guard | None = None,
         mode: Mode = "full",
+        factory: str | None = None,
     ) -> None:
+        """`factory`: `package.module:attr` of a zero-argument function returning
+        (the compiled graph, this middleware as it builds it again), so that
+        `signoff worker` resumes the thread's runs once they are decided."""
         super().__init__()
         declared = [t for t in tools if not isinstance(t, BaseTool)]
         self.guard = guard or Guard(
@@ -104,6 +114,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
             policy=policy,
             tools=declared,
             approvers=approvers,
+            factory=factory,
         )
         for item in tools:
             if isinstance(item, BaseTool):
@@ -133,7 +144,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
         if verdict.effect == "deny":
             return thread, call, _message(request, guard.refusal(call, verdict), error=True), None
         if verdict.effect == "ask" and self.mode == "full":
-            return thread, call, None, guard.ask(call, verdict, thread=thread).id
+            return thread, call, None, guard.ask(call, verdict, thread=thread, pause=True).id
         return thread, call, None, None
 
     def _wait(self, request: ToolCallRequest, thread: str, request_id: str) -> Settled:
@@ -208,14 +219,21 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
         return value if ran else _message(request, value, error=False)
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """The run's verdicts go on the record when the agent stops."""
+        """The agent stopped (not paused): its run has finished, with its verdicts on the
+        record. A thread signoff never judged a call of gets no run."""
         try:
             config = get_config()
         except RuntimeError:  # outside a graph run: nothing to flush
             return None
         thread = (config.get("configurable") or {}).get("thread_id")
-        if thread:
-            self.guard.flush(str(thread))
+        if not thread or self.mode != "full":
+            if thread:
+                self.guard.flush(str(thread))
+            return None
+        thread = str(thread)
+        if not self.guard.has_events(thread) and self.guard.live(thread) is None:
+            return None
+        self.guard.finish(thread, note=_last_text(state))
         return None
 
     # ------------------------------------------------------------------ LangChain's HITL
@@ -234,6 +252,15 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
         asked = [*(run.metadata.get(FROZEN) or ()), call.id]
         self.guard.save(thread, metadata={FROZEN: asked})
         return True
+
+
+def _last_text(state: Any) -> str | None:
+    """The agent's last message's text (the run's note when it finishes)."""
+    messages = state.get("messages") if isinstance(state, dict) else None
+    if not messages:
+        return None
+    content = getattr(messages[-1], "content", None)
+    return content[:2000] if isinstance(content, str) else None
 
 
 def _turn(request: ToolCallRequest) -> object:
@@ -288,17 +315,21 @@ def resume_decided(
     config = {**(config or {})}
     config["configurable"] = {**(config.get("configurable") or {}), "thread_id": thread_id}
     state = agent.get_state(config)
+    guard = middleware.guard
+    guard.forget(thread_id)  # decisions made meanwhile count
     answers: dict[str, Any] = {}
     for item in state.interrupts:
         value = item.value if isinstance(item.value, dict) else {}
         request_id = value.get("signoff_request")
         if request_id is None:
             continue
-        if middleware.guard.settle(request_id, thread=thread_id).action == "pending":
+        if guard.settle(request_id, thread=thread_id).action == "pending":
             return None
         answers[item.id] = {"signoff_request": request_id}
     if not answers:
         return None
+    if guard.run(thread_id).status == "paused":
+        guard.resuming(thread_id, pending=())  # one process resumes it: the lease's holder
     return agent.invoke(Command(resume=answers), config, **options)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -52,6 +53,25 @@ class Agent:
     run_recorded: Callable[[ToolCall, str | None], tuple[Any, Any]] | None = None
     # The reviewer model of auto mode; None: built from the policy's `[reviewer]` settings.
     reviewer: Reviewer | None = None
+
+
+# An importable name, `package.module:attr`: what a run stores to rebuild its agent (never code)
+REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+def import_ref(ref: object, what: str) -> Any:
+    """The object named by `package.module:attr` (ConfigurationError, naming `what`, for
+    anything else, or when it does not import)."""
+    if not isinstance(ref, str) or not REF.fullmatch(ref):
+        raise ConfigurationError(f"{what}: {ref!r} is not of the form package.module:attr")
+    module_name, _, attr = ref.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+    except Exception as exc:  # ImportError, AttributeError, or the module's own failure
+        raise ConfigurationError(
+            f"{what}: cannot import {ref!r}: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def load_agent(ref: str, run: Run) -> Agent:
@@ -110,10 +130,12 @@ def parse_tool_calls(message: Mapping[str, Any]) -> list[PendingCall]:
 
 
 __all__ = [
+    "REF",
     "Agent",
     "PendingCall",
     "Run",
     "RunStatus",
+    "import_ref",
     "load_agent",
     "parse_tool_calls",
     "storable",

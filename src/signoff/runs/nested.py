@@ -30,12 +30,11 @@ from ..models import ToolCall, sha256_hex
 from ..run_state import PendingCall, Run
 from ..store import Store
 from ..tools import ToolSpec, spec_from_function
-from .agent import Agent, load_agent
+from .agent import REF, Agent, load_agent
 
 FINAL = ("finished", "failed")
 MAX_DEPTH = 8  # runs in a chain, the outermost included: an agent that delegates to itself ends
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 def child_run_id(parent_id: str, call_id: str) -> str:
@@ -70,7 +69,7 @@ class Delegate:
                 raise ConfigurationError(
                     f"Delegate: agent name {name!r} must be 1 to 64 letters, digits, '_.-'"
                 )
-            if not isinstance(ref, str) or not _REF.fullmatch(ref):
+            if not isinstance(ref, str) or not REF.fullmatch(ref):
                 raise ConfigurationError(
                     f"Delegate: agent {name!r}: {ref!r} is not of the form package.module:factory"
                 )
