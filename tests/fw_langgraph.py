@@ -7,6 +7,7 @@ prints the outcome as JSON."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -89,7 +90,7 @@ def policy(workspace: Path) -> Policy:
 
 
 def build(
-    workspace: Path, db: str, steps: Steps, *, hitl: bool = False
+    workspace: Path, db: str, steps: Steps, *, hitl: bool = False, factory: str | None = None
 ) -> tuple[Any, SignoffMiddleware, sqlite3.Connection]:
     conn = sqlite3.connect(str(workspace / "graph.db"), check_same_thread=False)
     saver = SqliteSaver(conn)
@@ -101,7 +102,7 @@ def build(
         for spec in SPECS:
             so.guard.declare(spec)
     else:
-        so = SignoffMiddleware(store=db, policy=policy(workspace), tools=SPECS)
+        so = SignoffMiddleware(store=db, policy=policy(workspace), tools=SPECS, factory=factory)
         middleware = [so]
     agent = create_agent(
         ScriptedChat(steps=[list(s) for s in steps]),
@@ -110,6 +111,24 @@ def build(
         checkpointer=saver,
     )
     return agent, so, conn
+
+
+def from_env() -> tuple[Path, str, Any]:
+    """The workspace, store and steps a worker's factory rebuilds the agent with (set by
+    the test in the worker's environment: a factory takes no arguments)."""
+    steps = [(n, a) for n, a in json.loads(os.environ["FW_STEPS"])]
+    return Path(os.environ["FW_WORKSPACE"]), os.environ["FW_DB"], steps
+
+
+def factory() -> tuple[Any, SignoffMiddleware]:
+    """What `signoff worker` rebuilds the thread's agent with: (graph, middleware)."""
+    agent, so, _conn = build(*from_env(), factory="fw_langgraph:factory")
+    return agent, so
+
+
+def wrong_type() -> Any:
+    """A factory that returns the graph alone: the worker refuses it."""
+    return build(*from_env())[0]
 
 
 def ran(workspace: Path) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,9 @@ class ScriptedModel(Model):
         raise NotImplementedError
 
 
-def build(workspace: Path, db: str, steps: Steps) -> tuple[Agent[Any], Signoff]:
+def build(
+    workspace: Path, db: str, steps: Steps, *, factory: str | None = None
+) -> tuple[Agent[Any], Signoff]:
     log = workspace / RAN
 
     def note(name: str, **args: Any) -> None:
@@ -109,6 +112,7 @@ def build(workspace: Path, db: str, steps: Steps) -> tuple[Agent[Any], Signoff]:
             ToolSpec(name="lookup", tier="read"),
             ToolSpec(name="email_customer", tier="external", subject_args=("to",)),
         ],
+        factory=factory,
     )
     agent: Agent[Any] = Agent(
         name="support",
@@ -116,6 +120,18 @@ def build(workspace: Path, db: str, steps: Steps) -> tuple[Agent[Any], Signoff]:
         tools=so.guarded([function_tool(lookup), function_tool(email_customer)]),
     )
     return agent, so
+
+
+def from_env() -> tuple[Path, str, Any]:
+    """The workspace, store and steps a worker's factory rebuilds the agent with (set by
+    the test in the worker's environment: a factory takes no arguments)."""
+    steps = [(n, a) for n, a in json.loads(os.environ["FW_STEPS"])]
+    return Path(os.environ["FW_WORKSPACE"]), os.environ["FW_DB"], steps
+
+
+def factory() -> tuple[Agent[Any], Signoff]:
+    """What `signoff worker` rebuilds the thread's agent with: (agent, adapter)."""
+    return build(*from_env(), factory="fw_openai_agents:factory")
 
 
 def ran(workspace: Path) -> list[dict[str, Any]]:

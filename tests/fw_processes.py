@@ -35,3 +35,28 @@ def approve_then_resume(
     result = json.loads(again.stdout)
     assert isinstance(result, dict)
     return result
+
+
+def worker_env(tmp_path: Path, steps: Any) -> dict[str, str]:
+    """The environment of a process that rebuilds a test agent from its factory
+    (fw_*.py `factory()`: it takes no arguments, so it reads these)."""
+    return {
+        **os.environ,
+        "PYTHONPATH": f"{SRC}:{HERE}",
+        "FW_WORKSPACE": str(tmp_path),
+        "FW_DB": str(tmp_path / "s.db"),
+        "FW_STEPS": json.dumps(steps),
+    }
+
+
+def signoff(tmp_path: Path, *argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`signoff ARGV --db <tmp_path>/s.db` in another process; it must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "signoff", *argv, "--db", str(tmp_path / "s.db")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return done

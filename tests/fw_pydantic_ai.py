@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,11 @@ def script_for(steps: list[tuple[str, dict[str, Any]]]) -> FunctionModel:
 
 
 def build(
-    workspace: Path, db: str, steps: list[tuple[str, dict[str, Any]]]
+    workspace: Path,
+    db: str,
+    steps: list[tuple[str, dict[str, Any]]],
+    *,
+    factory: str | None = None,
 ) -> tuple[Agent[None, Any], Signoff]:
     log = workspace / RAN
 
@@ -89,7 +94,7 @@ def build(
         Settings.from_rules(deny=["email_customer(to=*@competitor.com)"], allow=["tag"]),
         workspace=workspace,
     )
-    so = Signoff(store=db, policy=policy, tools=tools)
+    so = Signoff(store=db, policy=policy, tools=tools, factory=factory)
     agent: Agent[None, Any] = Agent(
         script_for(steps),
         tools=tools,
@@ -97,6 +102,18 @@ def build(
         output_type=[str, DeferredToolRequests],
     )
     return agent, so
+
+
+def from_env() -> tuple[Path, str, Any]:
+    """The workspace, store and steps a worker's factory rebuilds the agent with (set by
+    the test in the worker's environment: a factory takes no arguments)."""
+    steps = [(n, a) for n, a in json.loads(os.environ["FW_STEPS"])]
+    return Path(os.environ["FW_WORKSPACE"]), os.environ["FW_DB"], steps
+
+
+def factory() -> tuple[Agent[None, Any], Signoff]:
+    """What `signoff worker` rebuilds the thread's agent with: (agent, capability)."""
+    return build(*from_env(), factory="fw_pydantic_ai:factory")
 
 
 def ran(workspace: Path) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ EventKind = Literal[
     "request.integrity_failed",
     "run.created",
     "run.claimed",
+    "run.not_resumed",
     "grant.added",
     "grant.revoked",
     "notify.delivered",
@@ -52,6 +53,7 @@ REQUEST_RESOLVED: Final = "request.resolved"
 REQUEST_INTEGRITY_FAILED: Final = "request.integrity_failed"
 RUN_CREATED: Final = "run.created"
 RUN_CLAIMED: Final = "run.claimed"
+RUN_NOT_RESUMED: Final = "run.not_resumed"  # a worker could not rebuild a framework's agent
 GRANT_ADDED: Final = "grant.added"
 GRANT_REVOKED: Final = "grant.revoked"
 NOTIFY_DELIVERED: Final = "notify.delivered"
@@ -84,6 +86,7 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     REQUEST_INTEGRITY_FAILED,
     RUN_CREATED,
     RUN_CLAIMED,
+    RUN_NOT_RESUMED,
     GRANT_ADDED,
     GRANT_REVOKED,
     NOTIFY_DELIVERED,

@@ -107,6 +107,7 @@ class Guard:
         self.framework = framework
         self.factory = factory
         self.lease_seconds = FOREVER  # the lease `take` asks for (a worker: its own)
+        self.holding: str | None = None  # a run a worker leased before it called us
         self._current: dict[str, str] = {}  # by thread: the id of its latest run
         self.store: Store = (
             open_store(None if store is None else os.fspath(store), workspace=Path(workspace))
@@ -281,7 +282,8 @@ class Guard:
         """Lease the thread's run to this process before resuming it, if a worker may
         resume it too (it names a factory): AlreadyClaimed while another holds it."""
         run = self.run(thread)
-        if run.metadata.get("factory") and run.status not in ("finished", "failed"):
+        held = run.id == self.holding
+        if run.metadata.get("factory") and run.status not in ("finished", "failed") and not held:
             self.store.claim_run(self.worker, run_id=run.id, lease_seconds=self.lease_seconds)
         return run
 
@@ -419,13 +421,15 @@ class Guard:
 
     def begin(self, thread: str) -> Run:
         """A run starts or resumes in this process: the thread's run as it is now, whose
-        version the run's saves must find (else another process drove it meanwhile)."""
+        version the run's saves must find (else another process drove it meanwhile). A
+        decided run a worker may resume too is taken and marked running first (the run
+        returned is as it was: paused, with the calls it waits on)."""
         self.forget(thread)
         run = self.run(thread)
         with self._lock:
             self._expect[thread] = run.version
         if run.status == "paused" and run.metadata.get("factory") and self.decided(run, thread):
-            run = self.resuming(thread)  # a worker may resume it too: one of us does
+            self.resuming(thread)  # a worker may resume it too: one of us does
         return run
 
     def decided(self, run: Run, thread: str) -> bool:

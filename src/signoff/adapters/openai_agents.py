@@ -86,7 +86,9 @@ class Signoff:
         policy: Policy | None = None,
         tools: Iterable[Callable[..., Any] | ToolSpec] = (),
         approvers: Sequence[str] = (),
+        factory: str | None = None,
     ) -> None:
+        # factory: `package.module:attr` returning (agent, this adapter), for `signoff worker`
         self.guard = Guard(
             "openai_agents",
             store=store,
@@ -94,6 +96,7 @@ class Signoff:
             policy=policy,
             tools=tools,
             approvers=approvers,
+            factory=factory,
         )
         self._verdicts: dict[tuple[str, str], Verdict] = {}
         self.guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(

@@ -77,7 +77,9 @@ class Signoff(AbstractCapability[Any]):
         policy: Policy | None = None,
         tools: Iterable[Callable[..., Any] | ToolSpec] = (),
         approvers: Sequence[str] = (),
+        factory: str | None = None,
     ) -> None:
+        # factory: `package.module:attr` returning (agent, this adapter), for `signoff worker`
         self.guard = Guard(
             "pydantic_ai",
             store=store,
@@ -85,6 +87,7 @@ class Signoff(AbstractCapability[Any]):
             policy=policy,
             tools=tools,
             approvers=approvers,
+            factory=factory,
         )
 
     # ------------------------------------------------------------------ the hook

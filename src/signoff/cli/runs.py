@@ -297,6 +297,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from ..adapters.defer import resume_all  # deferred coding-agent sessions, too
+    from ..adapters.resumer import NotResumed, left_alone
     from ..run_state import Run
     from .progress import one_line
 
@@ -307,10 +308,29 @@ def cmd_worker(args: argparse.Namespace) -> int:
             if not args.quiet:
                 print(one_line(store, before, after, after_seq=seq, flags=flags), flush=True)
 
+        def refused(run: Run, exc: Exception) -> None:
+            if not isinstance(exc, NotResumed):
+                raise exc
+            sys.stderr.write(f"worker: {run.id} not resumed: {escape_untrusted(str(exc))}\n")
+
         if not args.quiet:
             how = "until none is ready" if args.once else "until Ctrl-C"
             sys.stderr.write(f"worker: resuming runs as decisions arrive, {how}\n")
-        count = work(store, once=args.once, poll=args.poll, on_run=tell, also=resume_all)
+            alone = left_alone(store)
+            if alone:
+                sys.stderr.write(
+                    f"worker: left alone: {plural(len(alone), 'paused framework run')} "
+                    f"without a factory (first: {alone[0].id}); their own code resumes "
+                    "them, or give the adapter factory= (docs/frameworks.md)\n"
+                )
+        count = work(
+            store,
+            once=args.once,
+            poll=args.poll,
+            on_run=tell,
+            also=resume_all,
+            on_error=refused,
+        )
     if not args.quiet:
         print(f"worker: resumed {plural(count, 'run')}")
     return 0
@@ -540,7 +560,9 @@ def register(sub: Any) -> None:
         cmd_worker,
         "resume every run that is ready, as decisions arrive",
         "Resume every run whose requests are decided, as decisions arrive, until Ctrl-C: "
-        "one line per run it picks up. Any number of workers may share a store.",
+        "one line per run it picks up. Any number of workers may share a store. A "
+        "framework's run (Pydantic AI, LangGraph, OpenAI Agents SDK) is resumed when its "
+        "adapter names a factory; the others are left to their own code.",
         "signoff worker --once",
     )
     p.add_argument("--once", action="store_true", help="stop when no run is ready")

@@ -1,5 +1,7 @@
 """Resuming runs in any process: rebuild a run's agent from its import string, resume one
-run (`signoff resume`), or every run that becomes ready (`signoff worker`)."""
+run (`signoff resume`), or every run that becomes ready (`signoff worker`). A framework's
+run (Pydantic AI, LangGraph, OpenAI Agents SDK) is rebuilt from its adapter's factory and
+resumed through the adapter (`signoff.adapters.resumer`, imported only for such a run)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,16 @@ from .runner import Runner
 log = logging.getLogger(__name__)
 
 
+def _framework(run: Run) -> bool:
+    return isinstance(run.metadata.get("framework"), str)
+
+
+def _resume_framework(store: Store, run: Run, worker: str, lease_seconds: float) -> Run:
+    from ..adapters.resumer import resume_framework_run
+
+    return resume_framework_run(store, run, worker=worker, lease_seconds=lease_seconds)
+
+
 def runner_for(store: Store, run: Run, **options: Any) -> Runner:
     """A runner rebuilt from the run's own agent reference (any process)."""
     if not run.agent:
@@ -27,7 +39,14 @@ def resume_run(store: Store, run_id: str, **options: Any) -> Run:
     """Rebuild the run's agent from its import string and resume it (its unfinished child
     runs first). A child run that ends hands its answer up: its parent is resumed next,
     and so on up; the run returned is the named one."""
-    run = runner_for(store, store.get_run(run_id), **options).resume(run_id)
+    found = store.get_run(run_id)
+    if _framework(found):  # its adapter resumes it, under this process's lease
+        name = options.get("worker") or worker_name()
+        seconds = float(options.get("lease_seconds", 300.0))
+        claimed = store.claim_run(name, run_id=run_id, lease_seconds=seconds)
+        assert claimed is not None
+        return _resume_framework(store, claimed, name, seconds)
+    run = runner_for(store, found, **options).resume(run_id)
     current = run
     while current.status in ("finished", "failed") and current.parent_id is not None:
         parent = store.get_run(current.parent_id)
@@ -81,9 +100,16 @@ def work(
             continue
         log.info("worker %s claimed run %s (status %s)", name, run.id, run.status)
         try:
-            result = runner_for(store, run, worker=name, **options).continue_claimed(run)
+            if _framework(run):
+                seconds = float(options.get("lease_seconds", 300.0))
+                result = _resume_framework(store, run, name, seconds)
+            else:
+                result = runner_for(store, run, worker=name, **options).continue_claimed(run)
         except Exception as exc:
             if on_error is None:
+                if _refused(exc):  # on the record; the lease keeps it until it lapses
+                    log.warning("worker %s: %s", name, exc)
+                    continue
                 raise
             on_error(run, exc)
             continue
@@ -91,6 +117,12 @@ def work(
         if on_run is not None:
             on_run(run, result, seen)
     return resumed
+
+
+def _refused(exc: Exception) -> bool:
+    from ..adapters.resumer import NotResumed
+
+    return isinstance(exc, NotResumed)
 
 
 __all__ = ["resume_run", "runner_for", "work"]
