@@ -6,6 +6,7 @@ resumes it, with the real packages and scripted models (no LLM)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -71,9 +72,12 @@ def test_the_worker_resumes_an_approved_run_once(tmp_path: Path, framework: str)
     paused = store.get_run(run_id)
     assert paused.status == "paused" and paused.waiting_on == [request_id]
     env = worker_env(tmp_path, STEPS)
+    listed = json.loads(signoff(tmp_path, "runs", "--json", env=env).stdout)
+    assert [(r["id"], r["status"]) for r in listed] == [(run_id, "paused")]
     signoff(tmp_path, "approve", request_id, env=env)
     out = signoff(tmp_path, "worker", "--once", env=env)
     assert "resumed 1 run" in out.stdout, out.stderr
+    assert f"worker: {run_id}: " in out.stdout and out.stdout.count("finished") == 1
     done = store.get_run(run_id)
     assert done.status == "finished" and "sent to bob@example.com" in (done.note or "")
     assert len(ran(tmp_path)) == 1
