@@ -50,7 +50,7 @@ from ..settings import load_settings
 from ..store import Store, open_store
 from ..tools import ToolSpec, spec_from_function, spec_of
 
-FOREVER = 100 * 365 * 86400.0  # the adapter's lease on its runs: the worker never takes them
+FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
 STOPPED: frozenset[str] = frozenset({"paused", "finished", "failed", "needs_attention"})
 MAX_BUFFERED = 64  # verdicts kept for the run's next save before they are written anyway
 
