@@ -22,6 +22,7 @@ apart by the run's version (compare-and-set), and its calls by their requests' c
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import os
 import threading
@@ -337,6 +338,8 @@ class Guard:
         run = self.run(thread)
         with self._lock:
             self._expect[thread] = run.version
+            # what `known` would read next: the requests the run waits on, as just read
+            self._asked[thread] = {p.request_id for p in run.pending if p.request_id}
         return run
 
     def forget(self, thread: str) -> None:
@@ -438,7 +441,9 @@ class Guard:
                     f"refused: {problem}",
                 )
         else:
-            verdict = self.policy.evaluate(call, grants=self.grants(thread))
+            # Only a deny matters here, and grants (allow rules) cannot make or unmake one
+            # (deny is absolute): judged without reading them.
+            verdict = self.policy.evaluate(call)
             if verdict.effect == "deny":  # stricter since the person decided
                 self._note(
                     thread,
@@ -502,7 +507,12 @@ class Guard:
         fn: Callable[[], Awaitable[Any]],
         *,
         keep: Callable[[Any], Any] = _same,
+        later: list[asyncio.Future[None]] | None = None,
     ) -> tuple[bool, Any]:
+        """`run_once`, awaiting `fn`. With `later`, a successful call's finish is written
+        on a worker thread, off the path to the model's next turn, and its future is added
+        to `later`, which the caller awaits before its next save or return (until then the
+        call is claimed: a crash leaves it in doubt, never run again)."""
         token, instead = self._claim(request)
         if token is None:
             return False, instead
@@ -514,7 +524,12 @@ class Guard:
             raise
         finally:
             _KEY.reset(reset)
-        self._finish(request, token, True, result_text(keep(value)))
+        result = result_text(keep(value))
+        if later is None:
+            self._finish(request, token, True, result)
+        else:
+            loop = asyncio.get_running_loop()
+            later.append(loop.run_in_executor(None, self._finish, request, token, True, result))
         return True, value
 
     def keyed(self, thread: str, call_id: str) -> contextvars.Token[str | None]:
