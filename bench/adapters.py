@@ -16,7 +16,8 @@ and goes on. Modes, per framework:
     signoff   signoff's adapter: asked calls are signoff requests in SQLite, approved
               through the store (as `signoff approve` does), resumed by a fresh adapter
 
-Each configuration runs in its own fresh process, repetitions interleaved; medians.
+Each configuration runs in its own fresh process, repetitions interleaved; medians. The
+measured window starts from a collected heap (`gc.collect()`), the same in every mode.
 Figures: total wall, cycle (model returns call i -> next model call entered, at a gated
 i), ungated step, bytes passed to write() over the run (/proc/self/io wchar).
 `<fw>_never_vs_bare` = never / bare wall (LangGraph: / bare_ckpt, the framework without HITL
