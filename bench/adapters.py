@@ -16,7 +16,8 @@ and goes on. Modes, per framework:
     signoff   signoff's adapter: asked calls are signoff requests in SQLite, approved
               through the store (as `signoff approve` does), resumed by a fresh adapter
 
-Each configuration runs in its own fresh process, repetitions interleaved; medians.
+Each configuration runs in its own fresh process, repetitions interleaved; medians. The
+measured window starts from a collected heap (`gc.collect()`), the same in every mode.
 Figures: total wall, cycle (model returns call i -> next model call entered, at a gated
 i), ungated step, bytes passed to write() over the run (/proc/self/io wchar).
 `<fw>_never_vs_bare` = never / bare wall (LangGraph: / bare_ckpt, the framework without HITL
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import random
@@ -456,6 +458,10 @@ def one(fw: str, mode: str, n: int, k: int) -> dict[str, Any]:
             from signoff.store import open_store
 
             open_store(str(work / "signoff.db")).close()
+        # Every mode starts from a collected heap: the warm-up (and, for signoff's modes,
+        # its import) leaves the collector a different debt in each mode, which it would
+        # otherwise pay as a full collection inside one mode's window and not another's.
+        gc.collect()
         before = wchar()
         t0 = time.perf_counter()
         drive(mode, n, eff_k, work)

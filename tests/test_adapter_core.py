@@ -102,3 +102,59 @@ def test_a_grant_turns_an_ask_into_an_allow_and_never_a_deny(tmp_path: Path) -> 
     g.store.add_grant(Grant(rule="wire", scope="project", id="g1"))
     assert g.judge(asked, thread="t1").effect == "allow"
     assert g.judge(denied, thread="t1").effect == "deny"  # a deny still wins
+
+
+def test_an_approved_call_denied_since_is_refused_whatever_the_grants(tmp_path: Path) -> None:
+    from signoff.models import Grant
+
+    lenient = Guard(
+        "testfw",
+        store=str(tmp_path / "s.db"),
+        policy=Policy(workspace=tmp_path),
+        tools=[ToolSpec(name="wire", tier="external")],
+    )
+    call = ToolCall("wire", {"to": "evil corp"}, "c1")
+    request = lenient.ask(call, lenient.judge(call, thread="t1"), thread="t1")
+    decide(lenient.store, request.id, Decision("approve"), actor="alice")
+    lenient.store.add_grant(Grant(rule="wire", scope="project", id="g1"))
+    settled = guard(tmp_path).settle(request.id, thread="t1")  # the deny rule came meanwhile
+    assert settled.action == "refused"
+    assert settled.content is not None and "wire(to=evil*)" in settled.content
+
+
+def test_a_finish_written_later_is_on_the_record_once_awaited(tmp_path: Path) -> None:
+    import asyncio
+
+    g = guard(tmp_path)
+    call = ToolCall("wire", {"to": "bob"}, "c1")
+    request = g.ask(call, g.judge(call, thread="t1"), thread="t1")
+    decide(g.store, request.id, Decision("approve"), actor="alice")
+    settled = g.settle(request.id, thread="t1")
+
+    async def wire() -> str:
+        return f"wired, key {idempotency_key()}"
+
+    async def go() -> tuple[bool, object]:
+        later: list[asyncio.Future[None]] = []
+        ran, value = await g.arun_once(settled.request, wire, later=later)
+        assert len(later) == 1
+        await asyncio.gather(*later)
+        return ran, value
+
+    ran, value = asyncio.run(go())
+    assert (ran, value) == (True, f"wired, key {request.id}")
+    assert g.store.get_request(request.id).state == "finished"
+    outcome = g.store.get_outcome(request.id)
+    assert outcome is not None and outcome.get("result") == f"wired, key {request.id}"
+
+
+def test_messages_are_stored_with_lone_surrogates_replaced(tmp_path: Path) -> None:
+    g = guard(tmp_path)
+    g.begin("t1")
+    said = {"kind": "request", "parts": [{"content": "ok \ud800 then", "n": (1, 2)}]}
+    plain = {"kind": "response", "parts": [{"content": "caf\u00e9", "n": [3]}]}
+    g.save("t1", status="paused", messages=[said, plain])
+    assert g.load_messages("t1") == [
+        {"kind": "request", "parts": [{"content": "ok \ufffd then", "n": [1, 2]}]},
+        plain,
+    ]

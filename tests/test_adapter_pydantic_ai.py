@@ -194,6 +194,36 @@ def test_an_approved_call_runs_once_however_often_it_is_resumed(tmp_path: Path) 
     assert all("sent to bob@example.com" in o for o in outputs)  # the replay reads the result
 
 
+def test_a_resumed_run_returns_only_once_its_approved_call_is_finished(tmp_path: Path) -> None:
+    out = go(tmp_path, [EMAIL])
+    _decide(tmp_path, out.requests[0], Decision("approve"))
+    done = resume(tmp_path, [EMAIL])
+    assert done.status == "finished" and len(ran(tmp_path)) == 1
+    store = open_store(str(tmp_path / "s.db"))
+    assert store.get_request(out.requests[0]).state == "finished"
+    outcome = store.get_outcome(out.requests[0])
+    assert outcome is not None and outcome.get("result") == "sent to bob@example.com"
+
+
+def test_a_finish_that_fails_is_raised_not_lost(tmp_path: Path) -> None:
+    from signoff.exceptions import ConflictError
+
+    out = go(tmp_path, [EMAIL])
+    _decide(tmp_path, out.requests[0], Decision("approve"))
+    agent, so = build(tmp_path, str(tmp_path / "s.db"), [EMAIL])
+
+    def lost_lease(*args: Any, **kwargs: Any) -> None:
+        raise ConflictError("the claim's lease was taken over")
+
+    so.guard.store.finish = lost_lease  # type: ignore[method-assign]
+    with pytest.raises(ConflictError, match="lease was taken over"):
+        asyncio.run(so.resume(agent, thread="t1"))
+    assert len(ran(tmp_path)) == 1  # it ran once; the record says claimed, not finished
+    store = open_store(str(tmp_path / "s.db"))
+    assert store.get_request(out.requests[0]).state == "claimed"
+    assert store.get_run(out.run_id).status == "paused"  # the run was not saved past it
+
+
 def test_a_crash_between_claim_and_finish_leaves_the_call_in_doubt(tmp_path: Path) -> None:
     out = go(tmp_path, [EMAIL])
     _decide(tmp_path, out.requests[0], Decision("approve"))

@@ -22,6 +22,7 @@ is resolving paths (symlinks), done by an injectable resolver.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -145,6 +146,14 @@ class LazyRules(Sequence[Rule]):
         return iter(self._get())
 
 
+@functools.lru_cache(maxsize=32)
+def _path_rules(patterns: tuple[str, ...]) -> tuple[Rule, ...]:
+    """The path patterns as rules, parsed once per process (~120 of them: a policy built
+    in each resuming process, or for each framework adapter, would parse them every time).
+    A rule is immutable; its compiled patterns are cached per path context."""
+    return tuple(parse_rule(f"x({p})") for p in patterns)
+
+
 class Policy:
     """Settings + workspace + registry -> verdicts. Cheap to call; caches per tool name."""
 
@@ -169,9 +178,7 @@ class Policy:
             raise ValueError(f"unknown mode {self.mode!r} (expected one of {', '.join(MODES)})")
         self.ctx = PathContext(self.workspace, self.home, self.workspace)
         self.roots = (self.workspace, *(resolver(d) for d in self.settings.additional_directories))
-        sensitive = tuple(
-            parse_rule(f"x({p})") for p in (*SENSITIVE_WRITE, *self.settings.sensitive)
-        )
+        sensitive = _path_rules((*SENSITIVE_WRITE, *self.settings.sensitive))
         workspace, ctx = self.workspace, self.ctx
         # A project that lives under /var or ~/.config is still the project: a sensitive
         # place that contains the workspace itself does not make every file in it sensitive.
@@ -180,7 +187,7 @@ class Policy:
         self._sensitive: Sequence[Rule] = LazyRules(
             lambda: tuple(r for r in sensitive if not r.matches_path(workspace, ctx))
         )
-        self._secret = tuple(parse_rule(f"x({p})") for p in SECRET_READ)
+        self._secret = _path_rules(SECRET_READ)
         self._candidates: dict[str, _Candidates] = {}
         # Told extras (e.g. the store's files) plus what is always signoff's own state.
         self.extra_protected = tuple(os.fspath(p) for p in protected)

@@ -19,6 +19,7 @@ or replayed approval of a call nobody approved is asked again, an edit is judged
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,7 +43,7 @@ from pydantic_ai.tools import (
 from ..exceptions import InvalidInput
 from ..models import Request, ToolCall
 from ..policy import Policy
-from ..run_state import PendingCall
+from ..run_state import PendingCall, Run
 from ..store import Store
 from ..tools import ToolSpec
 from .frameworks import Guard, as_arguments
@@ -50,6 +51,10 @@ from .frameworks import Guard, as_arguments
 META_KEY = "signoff_request"
 _RUNNING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "signoff_pydantic_ai_thread", default=None
+)
+# Under `run`: the finishes of approved calls still being written (see `Guard.arun_once`).
+_FINISHING: contextvars.ContextVar[list[asyncio.Future[None]] | None] = contextvars.ContextVar(
+    "signoff_pydantic_ai_finishing", default=None
 )
 
 
@@ -144,7 +149,8 @@ class Signoff(AbstractCapability[Any]):
         problem = self.guard.check_payload(settled, call.arguments)
         if problem:
             raise SkipToolExecution(problem)
-        ran, value = await self.guard.arun_once(settled.request, lambda: handler(args))
+        later = _FINISHING.get() if _RUNNING.get() == thread else None
+        ran, value = await self.guard.arun_once(settled.request, lambda: handler(args), later=later)
         if not ran:
             raise SkipToolExecution(value)
         return value
@@ -153,8 +159,11 @@ class Signoff(AbstractCapability[Any]):
 
     def results_for(self, thread: str) -> DeferredToolResults | None:
         """The paused run's decisions as `DeferredToolResults` (None while any waits)."""
+        return self._results(self.guard.run(thread), thread)
+
+    def _results(self, run: Run, thread: str) -> DeferredToolResults | None:
         results = DeferredToolResults()
-        for pending in self.guard.run(thread).pending:
+        for pending in run.pending:
             if not pending.request_id:
                 continue
             settled = self.guard.settle(pending.request_id, thread=thread)
@@ -192,12 +201,13 @@ class Signoff(AbstractCapability[Any]):
         )
         results = None
         if run.status == "paused":
-            results = self.results_for(thread)
+            results = self._results(run, thread)  # the run as `begin` read it
             if results is None:
                 waiting = tuple(p.request_id for p in run.pending if p.request_id)
                 return Outcome("paused", thread, run.id, requests=waiting)
             prompt = None
-        running = _RUNNING.set(thread)
+        finishing: list[asyncio.Future[None]] = []
+        running, later = _RUNNING.set(thread), _FINISHING.set(finishing)
         try:
             result = await agent.run(
                 prompt,
@@ -208,6 +218,12 @@ class Signoff(AbstractCapability[Any]):
             )
         finally:
             _RUNNING.reset(running)
+            _FINISHING.reset(later)
+            # every approved call that ran is finished on the record before the run is
+            # saved or this returns (a failed finish is raised, after the others)
+            for failed in await asyncio.gather(*finishing, return_exceptions=True):
+                if isinstance(failed, BaseException):
+                    raise failed
         every = result.all_messages()
         new = ModelMessagesTypeAdapter.dump_python(every[len(stored) :], mode="json")
         output = result.output
