@@ -158,3 +158,41 @@ def test_messages_are_stored_with_lone_surrogates_replaced(tmp_path: Path) -> No
         {"kind": "request", "parts": [{"content": "ok \ufffd then", "n": [1, 2]}]},
         plain,
     ]
+
+
+_JUDGE_THEN_DIE = """
+import os, signal, sys
+from signoff import Settings
+from signoff.adapters.frameworks import Guard
+from signoff.models import ToolCall
+from signoff.policy import Policy
+from signoff.tools import ToolSpec
+
+root = sys.argv[1]
+policy = Policy(Settings.from_rules(allow=["wire(to=bob)"]), workspace=root)
+g = Guard("testfw", store=os.path.join(root, "s.db"), policy=policy,
+          tools=[ToolSpec(name="wire", tier="external")])
+for n in range(3):
+    assert g.judge(ToolCall("wire", {"to": "bob", "n": n}, f"c{n}"), thread="t1").effect == "allow"
+    # the call would run here; the process dies before the run is ever saved
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.slow  # a process killed with SIGKILL
+def test_a_verdict_is_on_the_record_before_its_call_runs_even_if_the_process_dies(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from signoff.kinds import VERDICT
+    from signoff.store import open_store
+
+    done = subprocess.run([sys.executable, "-c", _JUDGE_THEN_DIE, str(tmp_path)], timeout=60)
+    assert done.returncode == -9
+    store = open_store(str(tmp_path / "s.db"))
+    verdicts = [e for e in store.events_after(0, 100) if e.kind == VERDICT]
+    assert [v.data["call"]["arguments"]["n"] for v in verdicts] == [0, 1, 2]
+    assert {v.data["verdict"]["effect"] for v in verdicts} == {"allow"}
+    assert {v.run_id for v in verdicts} == {guard(tmp_path).run_id("t1")}

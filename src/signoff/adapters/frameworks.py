@@ -54,7 +54,6 @@ from ..tools import ToolSpec, spec_from_function, spec_of
 
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
 STOPPED: frozenset[str] = frozenset({"paused", "finished", "failed", "needs_attention"})
-MAX_BUFFERED = 64  # verdicts kept for the run's next save before they are written anyway
 
 # The idempotency key of the call running now (the request id of an approved call, else
 # "<run>:<call id>"): a tool passes it downstream so that a repeated call is recognised.
@@ -121,7 +120,7 @@ class Guard:
         self.approvers = tuple(approvers)
         self.tenant = tenant
         self.worker = f"signoff.adapters.{framework}"
-        self._events: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+        self._judged: set[str] = set()  # threads with verdicts since their run's last save
         self._held: dict[str, dict[str, Request]] = {}  # deferred requests, by thread
         self._asked: dict[str, set[str]] = {}  # requests each thread's run waits on
         self._settled: dict[str, Settled] = {}  # decided requests, read once per run
@@ -194,7 +193,7 @@ class Guard:
         return tuple(rules)
 
     def judge(self, call: ToolCall, *, thread: str, turn: object = None) -> Verdict:
-        """The verdict on a call, on the record with the run's next save."""
+        """The verdict on a call, on the record before the call can run."""
         verdict = self.policy.evaluate(call)
         if verdict.effect in ("ask", "notify"):  # grants are allow rules: only these can move
             grants = self.grants(thread, turn)
@@ -209,16 +208,13 @@ class Guard:
         return refusal_content(call.name, verdict, None)[1]
 
     def _note(self, thread: str, kind: str, data: Mapping[str, Any]) -> None:
+        """Record a verdict now, not with the run's next save: the call it judges runs
+        right after, and a crash before that save must not lose it (invariant 8). The
+        run it names may be made later (the first save); events do not need it to exist."""
+        doc = {**data, "framework": self.framework}
+        self.store.record(kind, doc, run_id=self.run_id(thread))
         with self._lock:
-            events = self._events.setdefault(thread, [])
-            events.append((kind, {**data, "framework": self.framework}))
-            full = len(events) >= MAX_BUFFERED
-        if full:
-            self.flush(thread)
-
-    def _take(self, thread: str) -> list[tuple[str, Mapping[str, Any]]]:
-        with self._lock:
-            return self._events.pop(thread, [])
+            self._judged.add(thread)
 
     # ------------------------------------------------------------------ the run
 
@@ -276,9 +272,9 @@ class Guard:
         return None
 
     def has_events(self, thread: str) -> bool:
-        """Whether verdicts of the thread wait for its run's next save."""
+        """Whether this process judged calls of the thread since its run's last save."""
         with self._lock:
-            return bool(self._events.get(thread))
+            return thread in self._judged
 
     def take(self, thread: str) -> Run:
         """Lease the thread's run to this process before resuming it, if a worker may
@@ -311,10 +307,10 @@ class Guard:
         metadata: Mapping[str, Any] | None = None,
         requests: Sequence[Request] = (),
     ) -> Run:
-        """Save the thread's run: new messages appended, the buffered verdicts and the new
-        requests in the same transaction (a replayed request is found, not made twice)."""
-        events = self._take(thread)
+        """Save the thread's run: new messages appended and the new requests in the same
+        transaction (a replayed request is found, not made twice)."""
         with self._lock:
+            self._judged.discard(thread)
             held = self._held.pop(thread, {})
             expected = self._expect.get(thread)
         requests = [*requests, *(r for r in held.values() if r.id not in {q.id for q in requests})]
@@ -368,14 +364,13 @@ class Guard:
                     new,
                     [_storable(m) for m in messages],
                     expected_version=run.version,
-                    events=events,
                     requests=[(r, self._idempotent(r), None) for r in fresh],
                     worker=self.worker if stops else None,
                 )
             except ConflictError:
                 if moves or attempt == 2:
                     raise
-                continue  # only verdicts and requests: merged onto the run as it is now
+                continue  # only requests: merged onto the run as it is now
             with self._lock:
                 self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
                 if expected is not None:
@@ -384,8 +379,9 @@ class Guard:
         raise AssertionError("unreachable")
 
     def flush(self, thread: str) -> None:
-        """Write the thread's buffered verdicts now."""
-        if self._events.get(thread):
+        """Save the thread's run if it judged calls since its last save (their verdicts
+        are on the record already: this makes the run they name)."""
+        if self.has_events(thread):
             self.save(thread)
 
     def load_messages(self, thread: str) -> list[dict[str, Any]]:
@@ -484,7 +480,7 @@ class Guard:
         defer: bool = False,
         pause: bool = False,
     ) -> Request:
-        """Store the request now (with the thread's run and buffered verdicts; with
+        """Store the request now (with the thread's run; with
         `pause`, the run is marked paused in the same save), or, with `defer`, with the
         thread's next save (the pause: one transaction, not two); a replay of the same
         call finds the request it made before."""
