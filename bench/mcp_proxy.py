@@ -211,6 +211,24 @@ async def inprocess_bench(ws: Path, calls: int) -> tuple[list[float], list[float
     return direct, gated
 
 
+def fsync_ms(folder: Path, times: int = 50) -> float:
+    """The median time of one small fsync where the store lives: the default records an
+    allowed call's verdict durably before the call, so a busy disk shows in `added`."""
+    path = folder / "fsync.probe"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    taken: list[float] = []
+    try:
+        for _ in range(times):
+            os.write(fd, b"x" * 100)
+            start = time.perf_counter()
+            os.fsync(fd)
+            taken.append((time.perf_counter() - start) * 1000)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return statistics.median(taken)
+
+
 def main() -> None:
     import anyio
 
@@ -227,7 +245,9 @@ def main() -> None:
             "SIGNOFF_DB": "",
         }
         env.pop("SIGNOFF_DB")
+        disk = [fsync_ms(ws)]
         direct, proxied = anyio.run(stdio_bench, ws, env, opts.calls)
+        disk.append(fsync_ms(ws))
         direct_b, beside = anyio.run(stdio_bench, ws, env, opts.calls, "mcp-beside.toml")
         sys.path.insert(0, SRC)
         in_direct, in_gated = anyio.run(inprocess_bench, ws, opts.calls)
@@ -246,6 +266,7 @@ def main() -> None:
     print(f"{'added, record beside':<22} {added_beside:>10.3f}   ([record] allowed = beside)")
     own = statistics.median(in_gated) - statistics.median(in_direct)
     print(f"{'of which signoff':<22} {own:>10.3f}   (in process: judged and recorded, no hop)")
+    print(f"{'disk fsync':<22} {statistics.mean(disk):>10.3f}   (median of 50, before and after)")
     print(f"http, {CLIENTS} clients    calls/s  median ms")
     print(f"{'direct':<22} {base_rate:>7.0f} {base_median:>10.2f}")
     print(f"{'through the proxy':<22} {rate:>7.0f} {http_median:>10.2f}")
@@ -257,6 +278,7 @@ def main() -> None:
                 "stdio_added_ms": round(added, 3),
                 "stdio_added_ms_record_beside": round(added_beside, 3),
                 "signoff_own_ms": round(own, 3),
+                "disk_fsync_ms": round(statistics.mean(disk), 3),
                 "http_calls_per_s": round(rate, 1),
                 "http_median_ms": round(http_median, 2),
                 "http_direct_calls_per_s": round(base_rate, 1),

@@ -293,15 +293,18 @@ class Adapter:
             raise InvalidInput(f"{path}: hook state is not a JSON object")
         return doc
 
-    def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
-        doc = {
+    def _event(self, hc: HookCall, data: Mapping[str, Any]) -> dict[str, Any]:
+        """An event's data as recorded: which client, session and tool use it is about."""
+        return {
             "client": self.client.name,
             "session_id": hc.session_id,
             "tool_use_id": hc.call_id,
             **({"agent_id": hc.agent_id} if hc.agent_id else {}),
             **data,
         }
-        self.store.record(kind, doc, run_id=hc.run_id, **extra)
+
+    def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
+        self.store.record(kind, self._event(hc, data), run_id=hc.run_id, **extra)
 
     # ------------------------------------------------------------------ events
 
