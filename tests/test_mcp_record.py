@@ -129,7 +129,14 @@ async def test_by_default_a_failed_record_refuses_the_call_itself(
                 raise OSError("the disk is full")
             return real(kind, data, **extra)
 
+        def broken_many(drafts: Any, **extra: Any) -> Any:
+            if any(d.kind == VERDICT for d in drafts):
+                raise OSError("the disk is full")
+            return real_many(drafts, **extra)
+
+        real_many = store.record_many
         monkeypatch.setattr(store, "record", broken)
+        monkeypatch.setattr(store, "record_many", broken_many)
         refused = await proxy.call_tool(None, call("lost"))
     assert refused.is_error
     log = (tmp_path / "log.txt").read_text().splitlines()
