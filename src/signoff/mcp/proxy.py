@@ -20,6 +20,7 @@ This module imports the `mcp` package (the `mcp` extra); nothing else in signoff
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import Mapping
@@ -486,16 +487,24 @@ class Proxy:
             event: HookEvent = "post_failure" if getattr(result, "is_error", False) else "post"
             adapter.post(replace(hc, event=event, response=response))
 
+        def hold() -> None:
+            adapter.holding_outcomes = True
+            try:
+                post()
+            except BaseException as exc:  # an outcome not kept: no call runs from now on
+                self.recorder.broken = exc
+            finally:
+                adapter.holding_outcomes = False
+
         if answer.request_id is not None:
             post()
         elif self.config.record_allowed == "beside":
             self.recorder.submit(post)  # after its verdict, by the same writer
-        else:
-            adapter.holding_outcomes = True
+        else:  # once the answer is on its way: the loop's next turn
             try:
-                post()
-            finally:
-                adapter.holding_outcomes = False
+                asyncio.get_running_loop().call_soon(hold)
+            except RuntimeError:  # not asyncio (trio): now
+                hold()
 
     def record_failure(self, hc: HookCall, answer: Answer, exc: BaseException) -> None:
         """The upstream refused or failed a read or a prompt (nothing it does changes

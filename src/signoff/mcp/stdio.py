@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -40,6 +41,13 @@ def _streamable(fd: int) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _flush_stray() -> None:
+    """What was printed while serving goes where fd 1 points now (stderr), not onto the
+    wire once it is put back."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
 
 
 def _dup_above_std(fd: int) -> int:
@@ -146,6 +154,7 @@ async def _loop_pipes(
             if write_transport.get_write_buffer_size() == 0:
                 break
             await asyncio.sleep(0.01)
+        _flush_stray()
         for fd, wire in ((0, wire_in), (1, wire_out)):
             os.dup2(wire, fd)
             os.close(wire)
@@ -165,7 +174,10 @@ async def stdio_wire() -> AsyncIterator[
         from mcp.server.stdio import stdio_server
 
         async with stdio_server() as streams:
-            yield streams
+            try:
+                yield streams
+            finally:
+                _flush_stray()
         return
     async with _loop_pipes(loop) as streams:
         yield streams
