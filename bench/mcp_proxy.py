@@ -99,9 +99,28 @@ def project(root: Path) -> Path:
     return ws
 
 
+def proxy_cpu_seconds(config: str) -> float:
+    """CPU time (user and system) so far of this process's child `signoff mcp proxy`
+    serving `config`: what the proxy costs whatever else the machine runs."""
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == os.getpid() and b"proxy" in argv and config.encode() in argv:
+            return (int(fields[11]) + int(fields[12])) / tick
+    raise SystemExit(f"no signoff mcp proxy process serving {config} found")
+
+
 async def stdio_bench(
     ws: Path, env: dict[str, str], calls: int, config: str = "mcp.toml"
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[float], list[float], float]:
+    """(direct ms, through the proxy ms, the proxy's CPU ms per call)."""
     from mcp import Client, StdioServerParameters
 
     direct_params = StdioServerParameters(
@@ -121,13 +140,16 @@ async def stdio_bench(
             first = await p.call_tool("up__echo", {"text": f"w{n}"})
             if first.is_error:
                 raise SystemExit(f"the proxied call was not allowed: {first.content}")
+        config_path = str(ws / ".signoff" / config)
+        cpu_before = proxy_cpu_seconds(config_path)
         for n in range(calls):
             for client, name, into in ((d, "echo", direct), (p, "up__echo", proxied)):
                 start = time.perf_counter()
                 result = await client.call_tool(name, {"text": f"call {n}"})
                 into.append((time.perf_counter() - start) * 1000)
                 assert not result.is_error
-    return direct, proxied
+        cpu = (proxy_cpu_seconds(config_path) - cpu_before) * 1000 / calls
+    return direct, proxied, cpu
 
 
 async def http_bench(
@@ -246,9 +268,9 @@ def main() -> None:
         }
         env.pop("SIGNOFF_DB")
         disk = [fsync_ms(ws)]
-        direct, proxied = anyio.run(stdio_bench, ws, env, opts.calls)
+        direct, proxied, cpu = anyio.run(stdio_bench, ws, env, opts.calls)
         disk.append(fsync_ms(ws))
-        direct_b, beside = anyio.run(stdio_bench, ws, env, opts.calls, "mcp-beside.toml")
+        direct_b, beside, _ = anyio.run(stdio_bench, ws, env, opts.calls, "mcp-beside.toml")
         sys.path.insert(0, SRC)
         in_direct, in_gated = anyio.run(inprocess_bench, ws, opts.calls)
         base_rate, base_median = anyio.run(
@@ -266,6 +288,7 @@ def main() -> None:
     print(f"{'added, record beside':<22} {added_beside:>10.3f}   ([record] allowed = beside)")
     own = statistics.median(in_gated) - statistics.median(in_direct)
     print(f"{'of which signoff':<22} {own:>10.3f}   (in process: judged and recorded, no hop)")
+    print(f"{'proxy CPU per call':<22} {cpu:>10.3f}   (user+system, whatever else runs)")
     print(f"{'disk fsync':<22} {statistics.mean(disk):>10.3f}   (median of 50, before and after)")
     print(f"http, {CLIENTS} clients    calls/s  median ms")
     print(f"{'direct':<22} {base_rate:>7.0f} {base_median:>10.2f}")
@@ -278,6 +301,7 @@ def main() -> None:
                 "stdio_added_ms": round(added, 3),
                 "stdio_added_ms_record_beside": round(added_beside, 3),
                 "signoff_own_ms": round(own, 3),
+                "proxy_cpu_ms_per_call": round(cpu, 3),
                 "disk_fsync_ms": round(statistics.mean(disk), 3),
                 "http_calls_per_s": round(rate, 1),
                 "http_median_ms": round(http_median, 2),

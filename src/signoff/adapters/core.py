@@ -426,12 +426,14 @@ class Adapter:
             request = self.wait(request)
         return self._decided(hc, request, by_digest=True)
 
-    def post(self, hc: HookCall) -> None:
-        """The tool ran (PostToolUse) or failed (PostToolUseFailure): on the record."""
+    def post(self, hc: HookCall, *, kept: bool = True) -> None:
+        """The tool ran (PostToolUse) or failed (PostToolUseFailure): on the record.
+        `kept=False`: the caller knows `pre` kept nothing for this call (it allowed it
+        outright, in this process), so no state is looked for."""
         call = hc.call()
         ok = hc.event == "post"
-        state = self._unstash(hc.key()) or {}
-        by_digest = self._unstash(hc.key(by_digest=True)) or {}
+        state = (self._unstash(hc.key()) or {}) if kept else {}
+        by_digest = (self._unstash(hc.key(by_digest=True)) or {}) if kept else {}
         if "token" not in state and "token" in by_digest:
             state = {**by_digest, **state}  # approved through the client's dialog hook
         response_digest = None

@@ -44,7 +44,7 @@ from ..tools import ToolSpec
 from .config import SEPARATOR, ProxyConfig, Upstream
 from .declare import Hints, declare
 from .pins import Pins, Seen
-from .recorder import RecordBroken, Recorder
+from .recorder import LINGER, RecordBroken, Recorder
 from .resources import SPECS
 
 if TYPE_CHECKING:
@@ -167,6 +167,7 @@ class _Adapter(Adapter):
         self.recorder = recorder
         self.beside = beside
         self.holding_outcomes = False  # set around `post` of a call with no request
+        self.held_first = False  # what it held was the first held since the last write
 
     def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
         verdict = data.get("verdict")
@@ -174,7 +175,8 @@ class _Adapter(Adapter):
         if self.beside and kind == VERDICT and effect in ("allow", "notify"):
             self.recorder.submit(lambda: Adapter._record(self, hc, kind, data, **extra))
         elif self.holding_outcomes and kind in (SESSION_OUTCOME, REVIEW):
-            self.recorder.later(self._draft(hc, kind, data, **extra))
+            if self.recorder.later(self._draft(hc, kind, data, **extra)):
+                self.held_first = True
         elif kind == VERDICT:
             self._with_held(self._draft(hc, kind, data, **extra))
         else:
@@ -482,29 +484,46 @@ class Proxy:
         call's outcome is held and committed with the next verdict (see `recorder`)."""
         adapter = self.adapter
 
+        # allowed outright, in this process: `pre` kept no state for the call
+        kept = (
+            answer.request_id is not None
+            or answer.verdict is None
+            or answer.verdict.effect != "allow"
+        )
+
         def post() -> None:
             response = result.model_dump(mode="json", by_alias=True, exclude_none=True)
             event: HookEvent = "post_failure" if getattr(result, "is_error", False) else "post"
-            adapter.post(replace(hc, event=event, response=response))
-
-        def hold() -> None:
-            adapter.holding_outcomes = True
-            try:
-                post()
-            except BaseException as exc:  # an outcome not kept: no call runs from now on
-                self.recorder.broken = exc
-            finally:
-                adapter.holding_outcomes = False
+            adapter.post(replace(hc, event=event, response=response), kept=kept)
 
         if answer.request_id is not None:
             post()
         elif self.config.record_allowed == "beside":
             self.recorder.submit(post)  # after its verdict, by the same writer
-        else:  # once the answer is on its way: the loop's next turn
-            try:
-                asyncio.get_running_loop().call_soon(hold)
-            except RuntimeError:  # not asyncio (trio): now
-                hold()
+        else:
+            try:  # once the answer is on its way: the loop's next turn
+                loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:  # not asyncio (trio): now, and written now
+                loop = None
+            if loop is None:
+                self._hold(post)
+                self.recorder.write_held_soon()
+            else:
+                loop.call_soon(self._hold, post, loop)
+
+    def _hold(self, post: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Put the outcome `post` records among the held ones; if none was held, the
+        writer writes them in `LINGER` seconds unless a verdict took them meanwhile."""
+        adapter = self.adapter
+        adapter.holding_outcomes, adapter.held_first = True, False
+        try:
+            post()
+        except BaseException as exc:  # an outcome not kept: no call runs from now on
+            self.recorder.broken = exc
+        finally:
+            adapter.holding_outcomes = False
+        if adapter.held_first and loop is not None:
+            loop.call_later(LINGER, self.recorder.write_held_soon)
 
     def record_failure(self, hc: HookCall, answer: Answer, exc: BaseException) -> None:
         """The upstream refused or failed a read or a prompt (nothing it does changes

@@ -3,7 +3,7 @@
 By default an allowed call's verdict is committed before the call goes upstream, like
 every other record; only its outcome is written after the answer is on its way to the
 client: held here (`later`) and committed together with the next call's verdict, in one
-transaction, or by this writer after `LINGER` seconds when no call comes. A crash in
+transaction, or by this writer when no call came within `LINGER` seconds. A crash in
 that moment leaves a verdict without its outcome (the call ran or not: nobody knows),
 never an outcome without its verdict.
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-import time
 from collections.abc import Callable, Sequence
 
 from ..store import Draft
@@ -72,20 +71,22 @@ class Recorder:
 
     # ------------------------------------------------------------------ held outcomes
 
-    def later(self, draft: Draft) -> None:
-        """Hold an event to be written with the next verdict, or soon by the writer."""
+    def later(self, draft: Draft) -> bool:
+        """Hold an event to be written with the next verdict; True when nothing else was
+        held, so the caller makes sure it is written within `LINGER` if no verdict comes
+        (`write_held_soon` then, from a timer of its event loop)."""
         self.check()
         with self._held_lock:
             self._held.append(draft)
-        self._wake()
+            return len(self._held) == 1
 
-    def _wake(self) -> None:
-        """One write waiting in the queue at a time, for everything held meanwhile."""
+    def write_held_soon(self) -> None:
+        """The writer writes what is still held (one such write waiting at a time)."""
         with self._held_lock:
-            if self._woken:
+            if self._woken or not self._held:
                 return
             self._woken = True
-        self._queue.put(self._linger_then_write)
+        self._queue.put(self._write_held_now)
 
     def take(self) -> list[Draft]:
         """What is held, for the caller to write in its own transaction (`give_back` if
@@ -100,10 +101,9 @@ class Recorder:
             return
         with self._held_lock:
             self._held[:0] = drafts
-        self._wake()
+        self.write_held_soon()
 
-    def _linger_then_write(self) -> None:
-        time.sleep(LINGER)  # a call coming meanwhile takes them into its own commit
+    def _write_held_now(self) -> None:
         with self._held_lock:
             self._woken = False
         self._write_held()
