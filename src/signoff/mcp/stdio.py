@@ -128,20 +128,29 @@ async def _loop_pipes(
     loop: asyncio.AbstractEventLoop,
 ) -> AsyncIterator[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]:
     wire_in, wire_out = _dup_above_std(0), _dup_above_std(1)
+    # the transports own (and close) a duplicate each: the wire itself is put back on 0/1
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    read_transport: asyncio.ReadTransport | None = None
+    try:
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader),
+            os.fdopen(_dup_above_std(wire_in), "rb", 0),
+        )
+        write_transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(_dup_above_std(wire_out), "wb", 0)
+        )
+    except BaseException:  # nothing diverted yet: 0 and 1 are as they were
+        if read_transport is not None:
+            read_transport.close()
+        os.close(wire_in)
+        os.close(wire_out)
+        raise
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         os.dup2(null, 0)
         os.dup2(2, 1)
     finally:
         os.close(null)
-    # the transports own (and close) a duplicate each: the wire itself is put back on 0/1
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(_dup_above_std(wire_in), "rb", 0)
-    )
-    write_transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(_dup_above_std(wire_out), "wb", 0)
-    )
     writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
     try:
         yield _Incoming(reader), _Outgoing(writer)
