@@ -6,7 +6,11 @@ server through the proxy (`signoff mcp proxy` as a process, the upstream behind 
 same run, calls alternating so a slow moment of the shared machine lands on both. The tool
 is read-only (allowed): each call through the proxy is judged and recorded (a verdict and an
 outcome in the project's SQLite store), as in use. Added = median(proxy) - median(direct).
-Target (issue 16): `stdio_added_ms` <= 2.
+Target (issue 16): `stdio_added_ms` <= 2. Beside it, what the proxy process spends per call
+in CPU (`proxy_cpu_ms_per_call`: from /proc, whatever else the machine runs) and the disk's
+median fsync where the store is (`disk_fsync_ms`): each allowed call waits for one commit
+of its verdict, so on a busy disk that commit is most of `added`. TMPDIR=/dev/shm puts the
+store in memory, to see the rest.
 
 HTTP: the proxy served with `--http`, 8 clients at once, each with its own connection,
 calling the same allowed tool; calls/s over the whole run, beside the same 8 clients
