@@ -6,7 +6,11 @@ server through the proxy (`signoff mcp proxy` as a process, the upstream behind 
 same run, calls alternating so a slow moment of the shared machine lands on both. The tool
 is read-only (allowed): each call through the proxy is judged and recorded (a verdict and an
 outcome in the project's SQLite store), as in use. Added = median(proxy) - median(direct).
-Target (issue 16): `stdio_added_ms` <= 2.
+Target (issue 16): `stdio_added_ms` <= 2. Beside it, what the proxy process spends per call
+in CPU (`proxy_cpu_ms_per_call`: from /proc, whatever else the machine runs) and the disk's
+median fsync where the store is (`disk_fsync_ms`): each allowed call waits for one commit
+of its verdict, so on a busy disk that commit is most of `added`. TMPDIR=/dev/shm puts the
+store in memory, to see the rest.
 
 HTTP: the proxy served with `--http`, 8 clients at once, each with its own connection,
 calling the same allowed tool; calls/s over the whole run, beside the same 8 clients
@@ -99,9 +103,28 @@ def project(root: Path) -> Path:
     return ws
 
 
+def proxy_cpu_seconds(config: str) -> float:
+    """CPU time (user and system) so far of this process's child `signoff mcp proxy`
+    serving `config`: what the proxy costs whatever else the machine runs."""
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == os.getpid() and b"proxy" in argv and config.encode() in argv:
+            return (int(fields[11]) + int(fields[12])) / tick
+    raise SystemExit(f"no signoff mcp proxy process serving {config} found")
+
+
 async def stdio_bench(
     ws: Path, env: dict[str, str], calls: int, config: str = "mcp.toml"
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[float], list[float], float]:
+    """(direct ms, through the proxy ms, the proxy's CPU ms per call)."""
     from mcp import Client, StdioServerParameters
 
     direct_params = StdioServerParameters(
@@ -121,13 +144,16 @@ async def stdio_bench(
             first = await p.call_tool("up__echo", {"text": f"w{n}"})
             if first.is_error:
                 raise SystemExit(f"the proxied call was not allowed: {first.content}")
+        config_path = str(ws / ".signoff" / config)
+        cpu_before = proxy_cpu_seconds(config_path)
         for n in range(calls):
             for client, name, into in ((d, "echo", direct), (p, "up__echo", proxied)):
                 start = time.perf_counter()
                 result = await client.call_tool(name, {"text": f"call {n}"})
                 into.append((time.perf_counter() - start) * 1000)
                 assert not result.is_error
-    return direct, proxied
+        cpu = (proxy_cpu_seconds(config_path) - cpu_before) * 1000 / calls
+    return direct, proxied, cpu
 
 
 async def http_bench(
@@ -211,6 +237,24 @@ async def inprocess_bench(ws: Path, calls: int) -> tuple[list[float], list[float
     return direct, gated
 
 
+def fsync_ms(folder: Path, times: int = 50) -> float:
+    """The median time of one small fsync where the store lives: the default records an
+    allowed call's verdict durably before the call, so a busy disk shows in `added`."""
+    path = folder / "fsync.probe"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    taken: list[float] = []
+    try:
+        for _ in range(times):
+            os.write(fd, b"x" * 100)
+            start = time.perf_counter()
+            os.fsync(fd)
+            taken.append((time.perf_counter() - start) * 1000)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return statistics.median(taken)
+
+
 def main() -> None:
     import anyio
 
@@ -227,8 +271,10 @@ def main() -> None:
             "SIGNOFF_DB": "",
         }
         env.pop("SIGNOFF_DB")
-        direct, proxied = anyio.run(stdio_bench, ws, env, opts.calls)
-        direct_b, beside = anyio.run(stdio_bench, ws, env, opts.calls, "mcp-beside.toml")
+        disk = [fsync_ms(ws)]
+        direct, proxied, cpu = anyio.run(stdio_bench, ws, env, opts.calls)
+        disk.append(fsync_ms(ws))
+        direct_b, beside, _ = anyio.run(stdio_bench, ws, env, opts.calls, "mcp-beside.toml")
         sys.path.insert(0, SRC)
         in_direct, in_gated = anyio.run(inprocess_bench, ws, opts.calls)
         base_rate, base_median = anyio.run(
@@ -246,6 +292,8 @@ def main() -> None:
     print(f"{'added, record beside':<22} {added_beside:>10.3f}   ([record] allowed = beside)")
     own = statistics.median(in_gated) - statistics.median(in_direct)
     print(f"{'of which signoff':<22} {own:>10.3f}   (in process: judged and recorded, no hop)")
+    print(f"{'proxy CPU per call':<22} {cpu:>10.3f}   (user+system, whatever else runs)")
+    print(f"{'disk fsync':<22} {statistics.mean(disk):>10.3f}   (median of 50, before and after)")
     print(f"http, {CLIENTS} clients    calls/s  median ms")
     print(f"{'direct':<22} {base_rate:>7.0f} {base_median:>10.2f}")
     print(f"{'through the proxy':<22} {rate:>7.0f} {http_median:>10.2f}")
@@ -257,6 +305,8 @@ def main() -> None:
                 "stdio_added_ms": round(added, 3),
                 "stdio_added_ms_record_beside": round(added_beside, 3),
                 "signoff_own_ms": round(own, 3),
+                "proxy_cpu_ms_per_call": round(cpu, 3),
+                "disk_fsync_ms": round(statistics.mean(disk), 3),
                 "http_calls_per_s": round(rate, 1),
                 "http_median_ms": round(http_median, 2),
                 "http_direct_calls_per_s": round(base_rate, 1),

@@ -2,6 +2,8 @@
 package: `note` (write a line to a file) whose description, annotations and schema come
 from a JSON file read at every tools/list (so a test can change them under the proxy, as a
 rug-pulling server would), and `slow` (sleeps, then writes; for killing the proxy mid-call).
+The JSON file's `resources` (a list of URIs) are offered as resources; a read of one is
+written to the log (`read URI`) and answers the file's text for a `file://` URI.
 
     python mcp_upstream.py TOOLS.json LOG
 """
@@ -14,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import mcp.types as types
@@ -66,10 +69,36 @@ async def call_tool(
     return types.CallToolResult(content=[types.TextContent(type="text", text="noted")])
 
 
+async def list_resources(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    uris = json.loads(TOOLS.read_text()).get("resources", [])
+    return types.ListResourcesResult(
+        resources=[types.Resource(uri=uri, name=uri.rsplit("/", 1)[-1]) for uri in uris]
+    )
+
+
+async def read_resource(
+    ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult:
+    _log(f"read {params.uri}")
+    path = urlsplit(params.uri).path
+    text = Path(unquote(path)).read_text() if params.uri.startswith("file:") else params.uri
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=params.uri, text=text, mime_type="text/plain")]
+    )
+
+
 async def main() -> None:
     with LOG.with_suffix(".pids").open("a") as handle:  # for tests that must stop it
         handle.write(f"{os.getpid()}\n")
-    server = Server("test-upstream", on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server(
+        "test-upstream",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

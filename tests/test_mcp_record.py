@@ -129,7 +129,14 @@ async def test_by_default_a_failed_record_refuses_the_call_itself(
                 raise OSError("the disk is full")
             return real(kind, data, **extra)
 
+        def broken_many(drafts: Any, **extra: Any) -> Any:
+            if any(d.kind == VERDICT for d in drafts):
+                raise OSError("the disk is full")
+            return real_many(drafts, **extra)
+
+        real_many = store.record_many
         monkeypatch.setattr(store, "record", broken)
+        monkeypatch.setattr(store, "record_many", broken_many)
         refused = await proxy.call_tool(None, call("lost"))
     assert refused.is_error
     log = (tmp_path / "log.txt").read_text().splitlines()
@@ -201,3 +208,69 @@ async def test_a_retried_ask_is_one_call_in_stats(tmp_path: Path) -> None:
     assert stats.returncode == 0, stats.stderr
     figures = json.loads(stats.stdout)
     assert (figures["calls"], figures["asked"], figures["questions"]) == (2, 2, 2), figures
+
+
+def recorded(ws: Path) -> list[Any]:
+    store = open_store(workspace=ws)
+    try:
+        return [e for e in store.events_after(0, limit=1000) if "call" in e.data]
+    finally:
+        store.close()
+
+
+async def test_an_outcome_is_committed_with_the_next_verdict(tmp_path: Path) -> None:
+    """By default: each verdict before its call, each outcome in the next verdict's commit
+    (one transaction, so one timestamp), the last one when the proxy stops."""
+    ws, path = project(tmp_path, "before")
+    async with Proxy(load_config(path)) as proxy:
+        for n in range(3):
+            assert not (await proxy.call_tool(None, call(f"n{n}"))).is_error
+            await anyio.sleep(0)  # the loop's next turn: the outcome is held
+    events = recorded(ws)
+    order = [(e.kind, e.data["call"]["arguments"]["text"]) for e in events]
+    assert order == [
+        (VERDICT, "n0"),
+        ("session.outcome", "n0"),
+        (VERDICT, "n1"),
+        ("session.outcome", "n1"),
+        (VERDICT, "n2"),
+        ("session.outcome", "n2"),
+    ]
+    assert events[1].ts == events[2].ts and events[3].ts == events[4].ts
+
+
+async def test_a_held_outcome_is_written_soon_when_no_call_comes(tmp_path: Path) -> None:
+    ws, path = project(tmp_path, "before")
+    async with Proxy(load_config(path)) as proxy:
+        assert not (await proxy.call_tool(None, call("alone"))).is_error
+        for _ in range(100):  # LINGER, then the writer's turn
+            if [e.kind for e in recorded(ws)] == [VERDICT, "session.outcome"]:
+                break
+            await anyio.sleep(0.05)
+        assert [e.kind for e in recorded(ws)] == [VERDICT, "session.outcome"]
+
+
+async def test_a_held_outcome_that_cannot_be_written_refuses_later_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ws, path = project(tmp_path, "before")
+    async with Proxy(load_config(path)) as proxy:
+        store = proxy.adapter_store()
+        real = store.record_many
+
+        def outcomes_fail(drafts: Any, **extra: Any) -> Any:
+            if all(d.kind == "session.outcome" for d in drafts):
+                raise OSError("the disk is full")
+            return real(drafts, **extra)
+
+        monkeypatch.setattr(store, "record_many", outcomes_fail)
+        assert not (await proxy.call_tool(None, call("ran"))).is_error
+        for _ in range(100):
+            if proxy.recorder.broken is not None:
+                break
+            await anyio.sleep(0.05)
+        refused = await proxy.call_tool(None, call("after"))
+    assert refused.is_error
+    assert "cannot write its record" in refused.content[0].text  # type: ignore[union-attr]
+    log = (tmp_path / "log.txt").read_text().splitlines()
+    assert "note ran" in log and "note after" not in log

@@ -22,7 +22,7 @@ from signoff.exceptions import (
     SchemaVersionError,
 )
 from signoff.models import Decision, Grant, Verdict
-from signoff.store import Store, open_store
+from signoff.store import Draft, Store, open_store
 from store_helpers import (  # the fixtures register themselves by name
     Backend,
     backend_fixture,  # noqa: F401
@@ -104,6 +104,31 @@ def test_deliveries_of_a_request_at_any_age(store: Store) -> None:
     assert [e.data["n"] for e in found] == list(range(0, 30, 3))
     assert found[0].kind == "notify.failed" and {e.request_id for e in found} == {a.id}
     assert store.deliveries("no-such-request") == []
+
+
+def test_several_events_in_one_transaction(store: Store) -> None:
+    """record_many: all the events, in order, at one time, chained like any other; or,
+    when one of them is bad, none of them."""
+    before = store.last_seq()
+    drafts = [
+        Draft("session.outcome", None, "run-1", None, {"n": 1}),
+        Draft("verdict", "req-1", "run-2", "ann", {"n": 2}),
+    ]
+    seqs = store.record_many(drafts, now=NOW)
+    found = store.events_after(before, 10)
+    assert [e.seq for e in found] == seqs and len(seqs) == 2
+    assert [(e.kind, e.run_id, e.request_id, e.actor, e.data) for e in found] == [
+        ("session.outcome", "run-1", None, None, {"n": 1}),
+        ("verdict", "run-2", "req-1", "ann", {"n": 2}),
+    ]
+    assert {e.ts for e in found} == {NOW}
+    with pytest.raises(InvalidInput, match=r"record"):
+        store.record_many(
+            [Draft("verdict", None, None, None, {"n": 3}), Draft("", None, None, None, {})]
+        )
+    assert store.last_seq() == seqs[-1]  # nothing of the bad batch was written
+    assert store.record_many([]) == []
+    assert store.verify_chain()[0]
 
 
 def test_outcomes_of_a_list_in_one_call(store: Store) -> None:

@@ -293,15 +293,18 @@ class Adapter:
             raise InvalidInput(f"{path}: hook state is not a JSON object")
         return doc
 
-    def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
-        doc = {
+    def _event(self, hc: HookCall, data: Mapping[str, Any]) -> dict[str, Any]:
+        """An event's data as recorded: which client, session and tool use it is about."""
+        return {
             "client": self.client.name,
             "session_id": hc.session_id,
             "tool_use_id": hc.call_id,
             **({"agent_id": hc.agent_id} if hc.agent_id else {}),
             **data,
         }
-        self.store.record(kind, doc, run_id=hc.run_id, **extra)
+
+    def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
+        self.store.record(kind, self._event(hc, data), run_id=hc.run_id, **extra)
 
     # ------------------------------------------------------------------ events
 
@@ -423,12 +426,14 @@ class Adapter:
             request = self.wait(request)
         return self._decided(hc, request, by_digest=True)
 
-    def post(self, hc: HookCall) -> None:
-        """The tool ran (PostToolUse) or failed (PostToolUseFailure): on the record."""
+    def post(self, hc: HookCall, *, kept: bool = True) -> None:
+        """The tool ran (PostToolUse) or failed (PostToolUseFailure): on the record.
+        `kept=False`: the caller knows `pre` kept nothing for this call (it allowed it
+        outright, in this process), so no state is looked for."""
         call = hc.call()
         ok = hc.event == "post"
-        state = self._unstash(hc.key()) or {}
-        by_digest = self._unstash(hc.key(by_digest=True)) or {}
+        state = (self._unstash(hc.key()) or {}) if kept else {}
+        by_digest = (self._unstash(hc.key(by_digest=True)) or {}) if kept else {}
         if "token" not in state and "token" in by_digest:
             state = {**by_digest, **state}  # approved through the client's dialog hook
         response_digest = None

@@ -20,7 +20,9 @@ This module imports the `mcp` package (the `mcp` extra); nothing else in signoff
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
@@ -35,13 +37,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..adapters.core import Adapter, Answer, HookCall, HookEvent, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
 from ..exceptions import NotFound
-from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, SESSION_OUTCOME, VERDICT
+from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, REVIEW, SESSION_OUTCOME, VERDICT
 from ..models import ToolCall, Verdict, canonical_json
+from ..store import Draft
 from ..tools import ToolSpec
 from .config import SEPARATOR, ProxyConfig, Upstream
 from .declare import Hints, declare
 from .pins import Pins, Seen
-from .recorder import RecordBroken, Recorder
+from .recorder import LINGER, RecordBroken, Recorder
+from .resources import SPECS
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -69,6 +73,8 @@ def _preview(routed: Mapping[str, Routed]) -> Any:
     def preview(call: ToolCall, workspace: str) -> str:
         r = routed.get(call.name)
         about = f"{r.upstream} MCP server, tool {r.original}" if r else "an MCP tool"
+        if call.name in SPECS:
+            about = f"{call.arguments.get('server')} MCP server: {SPECS[call.name].description}"
         words = f"\n{r.tool.description}" if r and r.tool.description else ""
         args = canonical_json(dict(call.arguments), where="arguments")
         changed = (
@@ -150,27 +156,51 @@ def _changed_files(routed: Mapping[str, Routed]) -> Any:
 
 
 class _Adapter(Adapter):
-    """The adapter core. With `[record] allowed = "beside"`, an allowed call's verdict is
-    written by the recorder (beside the call, see `recorder`); by default, and always for
-    every other record, it is written before anything happens."""
+    """The adapter core, with the proxy's ways of writing the record (see `recorder`):
+    an allowed call's outcome is held and committed with the next verdict
+    (`holding_outcomes`); with `[record] allowed = "beside"`, an allowed call's verdict
+    too is written by the recorder, beside the call. Every other record is written
+    before anything happens."""
 
-    def __init__(self, recorder: Recorder | None, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, recorder: Recorder, beside: bool, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.recorder = recorder
+        self.beside = beside
+        self.holding_outcomes = False  # set around `post` of a call with no request
+        self.held_first = False  # what it held was the first held since the last write
 
     def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
         verdict = data.get("verdict")
         effect = verdict.get("effect") if isinstance(verdict, Mapping) else None
-        if self.recorder is not None and kind == VERDICT and effect in ("allow", "notify"):
+        if self.beside and kind == VERDICT and effect in ("allow", "notify"):
             self.recorder.submit(lambda: Adapter._record(self, hc, kind, data, **extra))
+        elif self.holding_outcomes and kind in (SESSION_OUTCOME, REVIEW):
+            if self.recorder.later(self._draft(hc, kind, data, **extra)):
+                self.held_first = True
+        elif kind == VERDICT:
+            self._with_held(self._draft(hc, kind, data, **extra))
         else:
             super()._record(hc, kind, data, **extra)
+
+    def _draft(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> Draft:
+        return Draft(
+            kind, extra.get("request_id"), hc.run_id, extra.get("actor"), self._event(hc, data)
+        )
+
+    def _with_held(self, draft: Draft) -> None:
+        """This verdict and the outcomes held before it, in one commit."""
+        held = self.recorder.take()
+        try:
+            self.store.record_many([*held, draft])
+        except BaseException:
+            self.recorder.give_back(held)  # the writer tries them again (or stops the proxy)
+            raise
 
     def refuse(self, hc: HookCall, verdict: Verdict) -> None:
         """A call refused before the policy saw it, on the record as a deny."""
         call = hc.call().to_json()
         data = {"call": call, "verdict": verdict.to_json(), "event": hc.event, "ask": "defer"}
-        super()._record(hc, VERDICT, data)
+        self._with_held(self._draft(hc, VERDICT, data))
 
 
 def _properties(routed: Routed) -> list[str]:
@@ -200,7 +230,7 @@ class Proxy:
         self._adapter: _Adapter | None = None
         self._store: Store | None = None
         self.pins = Pins(config.workspace)
-        self.recorder = Recorder()
+        self.recorder = Recorder(lambda drafts: self.adapter_store().record_many(drafts))
         self._told: set[tuple[str, str]] = set()  # changes already on the record
 
     # ------------------------------------------------------------------ upstreams
@@ -235,6 +265,10 @@ class Proxy:
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
         self.recorder.close()  # what is waiting is written before the store closes
+        if self.recorder.broken is not None:
+            sys.stderr.write(
+                f"signoff mcp proxy: the record is incomplete: {self.recorder.broken}\n"
+            )
         if self._store is not None:
             self._store.close()
 
@@ -299,10 +333,11 @@ class Proxy:
         if self._adapter is not None:
             self._adapter.close()
         self._adapter = _Adapter(
-            self.recorder if self.config.record_allowed == "beside" else None,
+            self.recorder,
+            self.config.record_allowed == "beside",
             AdapterClient(
                 name=CLIENT,
-                specs={name: r.spec for name, r in routed.items()},
+                specs={**SPECS, **{name: r.spec for name, r in routed.items()}},
                 preview=_preview(routed),
                 protected=lambda ws, home: client_config_paths(ws, home),
                 changed_files=_changed_files(routed),
@@ -431,15 +466,7 @@ class Proxy:
                 error=True,
             )
 
-        def post() -> None:
-            response = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            event: HookEvent = "post_failure" if result.is_error else "post"
-            adapter.post(replace(hc, event=event, response=response))
-
-        if answer.request_id is None and self.config.record_allowed == "beside":
-            self.recorder.submit(post)  # after its verdict, by the same writer
-        else:
-            post()  # a claimed request is finished before the client hears it ran
+        self.record_outcome(hc, answer, result)
         if routed.changed is not None and answer.request_id:
             # a person approved a call of the changed tool and it ran: the change is trusted
             self.pins.trust(routed.seen)
@@ -450,6 +477,85 @@ class Proxy:
             )
             self._repinned(routed)
         return result
+
+    def record_outcome(self, hc: HookCall, answer: Answer, result: Any) -> None:
+        """What the upstream answered (a tool's result, a resource, a prompt), on the
+        record: a claimed request is finished before the client hears it ran; an allowed
+        call's outcome is held and committed with the next verdict (see `recorder`)."""
+        adapter = self.adapter
+
+        # allowed outright, in this process: `pre` kept no state for the call
+        kept = (
+            answer.request_id is not None
+            or answer.verdict is None
+            or answer.verdict.effect != "allow"
+        )
+
+        def post() -> None:
+            response = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            event: HookEvent = "post_failure" if getattr(result, "is_error", False) else "post"
+            adapter.post(replace(hc, event=event, response=response), kept=kept)
+
+        if answer.request_id is not None:
+            post()
+        elif self.config.record_allowed == "beside":
+            self.recorder.submit(post)  # after its verdict, by the same writer
+        else:
+            try:  # once the answer is on its way: the loop's next turn
+                loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:  # not asyncio (trio): now, and written now
+                loop = None
+            if loop is None:
+                self._hold(post)
+                self.recorder.write_held_soon()
+            else:
+                loop.call_soon(self._hold, post, loop)
+
+    def _hold(self, post: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Put the outcome `post` records among the held ones; if none was held, the
+        writer writes them in `LINGER` seconds unless a verdict took them meanwhile."""
+        adapter = self.adapter
+        adapter.holding_outcomes, adapter.held_first = True, False
+        try:
+            post()
+        except BaseException as exc:  # an outcome not kept: no call runs from now on
+            self.recorder.broken = exc
+        finally:
+            adapter.holding_outcomes = False
+        if adapter.held_first and loop is not None:
+            loop.call_later(LINGER, self.recorder.write_held_soon)
+
+    def record_failure(self, hc: HookCall, answer: Answer, exc: BaseException) -> None:
+        """The upstream refused or failed a read or a prompt (nothing it does changes
+        anything), on the record as failed."""
+        failed = {
+            "client": CLIENT,
+            "session_id": hc.session_id,
+            "call": hc.call().to_json(),
+            "outcome": "failed",
+            "error": f"{type(exc).__name__}: {exc}",
+            **({"request": answer.request_id} if answer.request_id else {}),
+        }
+        self.adapter_store().record(SESSION_OUTCOME, failed, run_id=hc.run_id)
+
+    def gate(self, name: str, arguments: Mapping[str, Any]) -> tuple[HookCall, Answer]:
+        """Judge a resource read or a prompt (recorded); raise the refusal as an MCP error
+        unless it may go upstream."""
+        from mcp.shared.exceptions import MCPError
+
+        self.recorder.check()
+        adapter = self.adapter
+        hc = self._hook_call(name, arguments, "")
+        if adapter.policy(hc).evaluate(hc.call()).effect == "ask":
+            hc = self._hook_call(name, arguments, self._call_id(hc))
+        answer = adapter.pre(hc)
+        if answer.behavior == "allow":
+            return hc, answer
+        if answer.behavior == "defer":
+            text = self._pending_text(answer, answer.reason, then="read or get it again")
+        else:
+            text = answer.reason
+        raise MCPError(types.INVALID_REQUEST, text)
 
     def _trusted_since(self, routed: Routed) -> Routed:
         """A changed tool that a person trusted since (`signoff mcp trust`) is pinned now."""
@@ -555,22 +661,24 @@ class Proxy:
         self.adapter_store().decide(rid, decision, actor=actor)
 
     def _pending(self, answer: Answer, routed: Routed) -> types.CallToolResult:
-        rid = answer.request_id or ""
         reason = answer.reason
         if routed.changed is not None:
             reason = (
                 f"signoff asks: the tool {routed.tool.name} changed since it was pinned "
                 "(its description, schema or annotations; the request shows the diff)"
             )
+        return _text_result(self._pending_text(answer, reason), error=True)
+
+    def _pending_text(self, answer: Answer, reason: str, then: str = "retry") -> str:
+        rid = answer.request_id or ""
         where = (
             f"--db {self.store_url}" if self.store_url else f"--workspace {self.config.workspace}"
         )
         page = f" or at {self.config.inbox}/requests/{rid}" if self.config.inbox else ""
-        return _text_result(
+        return (
             f"signoff: this call needs a person's approval and has NOT run. {reason}. "
             f"Approval pending on request {rid}: decide with `signoff approve {rid} {where}` "
-            f"(or reject/edit){page}, then retry exactly the same call.",
-            error=True,
+            f"(or reject/edit){page}, then {then} exactly the same call."
         )
 
     def _refused(self, answer: Answer) -> types.CallToolResult:
@@ -593,23 +701,31 @@ class Proxy:
         return routed.tool.input_schema if routed is not None else None
 
     def server(self) -> Server[Any]:
+        from .catalog import Catalog
+
+        catalog = Catalog(self)
         return Server(
             "signoff-mcp-proxy",
             version="1",
-            instructions="signoff gates every tool call of the servers behind it.",
+            instructions="signoff gates the tool calls and reads of the servers behind it.",
             on_list_tools=self.list_tools,
             # over HTTP a call's input schema is looked up per call: from what was listed
             get_tool_input_schema=self._input_schema,
             on_call_tool=self.call_tool,
+            on_list_resources=catalog.list_resources,
+            on_list_resource_templates=catalog.list_resource_templates,
+            on_read_resource=catalog.read_resource,
+            on_list_prompts=catalog.list_prompts,
+            on_get_prompt=catalog.get_prompt,
         )
 
 
 async def serve_stdio(config: ProxyConfig, *, store_url: str | None = None) -> None:
-    from mcp.server.stdio import stdio_server
+    from .stdio import stdio_wire
 
     async with Proxy(config, store_url=store_url) as proxy:
         server = proxy.server()
-        async with stdio_server() as (read, write):
+        async with stdio_wire() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
 

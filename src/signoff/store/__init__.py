@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..exceptions import ConfigurationError
 from ..models import Decision, Grant, Request, Verdict
-from .base import DEFAULT_LEASE_SECONDS, Claim, Event, InDoubtOutcome
+from .base import DEFAULT_LEASE_SECONDS, Claim, Draft, Event, InDoubtOutcome
 from .runstore import DEFAULT_RUN_LEASE_SECONDS
 
 if TYPE_CHECKING:
     from ..run_state import Run
 
-__all__ = ["Claim", "Event", "InDoubtOutcome", "Store", "default_url", "open_store"]
+__all__ = ["Claim", "Draft", "Event", "InDoubtOutcome", "Store", "default_url", "open_store"]
 
 DEFAULT_PATH = Path(".signoff") / "signoff.db"
 
@@ -112,6 +112,7 @@ class Store(Protocol):
         actor: str | None = None,
         now: float | None = None,
     ) -> int: ...
+    def record_many(self, drafts: Sequence[Draft], *, now: float | None = None) -> list[int]: ...
     def events_after(self, seq: int, limit: int = 100) -> list[Event]: ...
     def last_seq(self) -> int: ...
     def deliveries(self, request_id: str) -> list[Event]: ...

@@ -519,6 +519,18 @@ class Engine(KeyedLog, RunsAPI):
         self._maybe_anchor()
         return seq
 
+    def record_many(self, drafts: Sequence[Draft], *, now: float | None = None) -> list[int]:
+        """Append several events of your own in one transaction (one commit): all or none."""
+        ts = base.clock(now)
+        for draft in drafts:
+            base.check_kind(draft.kind, "record")
+            canonical_json(dict(draft.data), where=f"record {draft.kind}")
+        entries = [self._entry(draft, ts) for draft in drafts]
+        with self._write() as tx:
+            seqs = tx.append(entries, ts) if entries else []
+        self._maybe_anchor()
+        return seqs
+
     def events_after(self, seq: int, limit: int = 100) -> list[Event]:
         with self._read() as tx:
             rows = tx.events_after(int(seq), int(limit))
