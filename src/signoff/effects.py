@@ -18,12 +18,12 @@ import itertools
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from .models import ToolCall, ToolKind, Verdict
 from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match, spellings
+from .records import field, record
 from .rules import PathContext, Rule
 from .tools import ToolSpec
 
@@ -36,7 +36,7 @@ _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
 PROTECTED = "protected"  # the rule named by verdicts about signoff's own state
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Effects:
     """What one call touches (paths read and written, trees, links, programs, URL, host,
     arguments), worked out once before any rule or boundary is matched."""
@@ -168,7 +168,7 @@ def _programs(argv: Sequence[str]) -> tuple[str, ...]:
 # ------------------------------------------------------------------ judging path effects
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PathVerdict:
     """A path boundary's verdict on a call: deny or ask, the rule that decided and why."""
 
@@ -177,7 +177,7 @@ class PathVerdict:
     reason: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PathRules:
     """What paths are judged by: protected state, path rules by access, and the secret
     (read) and sensitive (write) boundary lists."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from .exceptions import InvalidInput, SchemaVersionError
+from .records import field, record, replace
 
 Effect = Literal["allow", "notify", "ask", "deny"]
 Risk = Literal["none", "low", "medium", "high", "critical"]
@@ -127,7 +127,7 @@ def _require(doc: Mapping[str, Any], key: str, kind: str) -> Any:
 # --------------------------------------------------------------------------- tool call
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ToolCall:
     """One call the model proposed: the tool's name, a JSON object of arguments, its id."""
 
@@ -192,7 +192,7 @@ def _refuse_constant(token: str) -> Any:
 # --------------------------------------------------------------------------- verdict
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ShellPartSummary:
     """One effective simple command inside a shell command, as the verdict reports it."""
 
@@ -222,7 +222,7 @@ class ShellPartSummary:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Verdict:
     """What the policy says about one call, and why."""
 
@@ -274,7 +274,7 @@ class Verdict:
 # --------------------------------------------------------------------------- decision
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Decision:
     """A person's answer to a request.
 
@@ -342,7 +342,7 @@ class Decision:
 # --------------------------------------------------------------------------- grant
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Grant:
     """A remembered approval: an allow rule with a scope and an optional expiry."""
 
@@ -396,7 +396,7 @@ RequestState = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Request:
     """One pending call awaiting a decision."""
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import urlsplit
 
@@ -34,6 +33,7 @@ from .exceptions import InvalidInput
 from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
 from .normalize import canonical_host
 from .protected import ProtectedPaths, default_protected
+from .records import record
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .runs_later import SENSITIVE_PATTERNS as _RUNS_LATER
 from .settings import MODES, Mode, Settings
@@ -108,7 +108,7 @@ _SHELL_RISK: dict[str, Risk] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Candidates:
     """The rules that may apply to one tool, by list."""
 

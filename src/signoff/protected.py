@@ -18,11 +18,11 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from .lazyre import lazy
+from .records import field, record
 
 Relation = Literal["inside", "holds"]
 
@@ -75,7 +75,7 @@ def is_pattern(path: str) -> bool:
     return any(char in _GLOB_CHARS for char in path)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProtectedPaths:
     """Absolute, resolved protected paths; compared case-insensitively (macOS and Windows
     file systems fold case, so `.SIGNOFF` may be `.signoff`)."""

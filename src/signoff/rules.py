@@ -18,12 +18,12 @@ import fnmatch
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
 from .lazyre import lazy
+from .records import field, record
 from .rule_checks import (
     looks_like_argument_matchers,
     matcher_value_problem,
@@ -44,7 +44,7 @@ _ARG_RE = lazy(r"^\s*([A-Za-z_][\w.\-]*)?\s*([<>=!]+)(.*?)\s*$", re.DOTALL)
 _SPACES = lazy(r"\s+")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PathContext:
     """Where relative paths in rules start from; all already resolved (realpath)."""
 
@@ -53,7 +53,7 @@ class PathContext:
     project_root: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """One parsed rule (`Tool` or `Tool(specifier)`), with where it was written."""
 

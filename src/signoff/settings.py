@@ -35,13 +35,13 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .exceptions import InvalidInput, SettingsError
 from .lazyre import lazy
 from .normalize import domain_pattern_problem
+from .records import field, record, replace
 from .reviewer_settings import KEYS as REVIEWER_KEYS
 from .reviewer_settings import (
     ReviewerSettings,
@@ -71,7 +71,7 @@ _DURATION = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """The merged settings of a workspace: rules, mode, boundaries and their sources."""
 

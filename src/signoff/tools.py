@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .exceptions import InvalidInput
 from .models import Tier, ToolKind
+from .records import field, record, replace
 from .tool_schema import argument_fields, arguments_schema
 
 if TYPE_CHECKING:  # pydantic is imported where a validator is made or used
@@ -32,7 +32,7 @@ TIERS: tuple[Tier, ...] = ("read", "write", "destructive", "external", "privileg
 KINDS: tuple[ToolKind, ...] = ("shell", "file_read", "file_write", "network", "other")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ToolSpec:
     """What signoff knows about one tool."""
 

@@ -31,7 +31,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
@@ -39,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 from ..exceptions import ConfigurationError, InvalidInput, NotFound
 from ..kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, VERDICT
 from ..models import Request, Tier, ToolCall, Verdict, canonical_json, sha256_hex
+from ..records import field, record, replace
 from ..settings import Mode, Settings, load_settings, parse_duration
 from ..tools import TIERS, Registry, ToolSpec
 
@@ -63,7 +63,7 @@ _HOOK_KEYS = frozenset({"ask", "wait", "defer_expiry", "poll", "tiers", "claude"
 # ----------------------------------------------------------------------- vocabulary
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class HookCall:
     """One hook event about one tool call, whatever client sent it."""
 
@@ -98,7 +98,7 @@ def request_id(key: str) -> str:
     return "req_" + sha256_hex(key)[:24]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Answer:
     """What the shell tells the client. `none`: no decision (the client's own flow)."""
 
@@ -109,7 +109,7 @@ class Answer:
     request_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class HookOptions:
     """The `[hooks]` table of the settings (`--ask` overrides `ask`)."""
 
@@ -171,7 +171,7 @@ def hook_options(settings: Settings, *, ask: str | None = None) -> HookOptions:
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Client:
     """What a client shell tells the core about its tools."""
 

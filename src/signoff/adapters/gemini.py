@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
 from typing import Any
 
 from ..models import ToolCall
+from ..records import replace
 from ..tools import BUILTIN_SPECS, ToolSpec, alias_spec
 from . import claude_code
 from .core import Answer, Client, HookCall, HookEvent, hook_event

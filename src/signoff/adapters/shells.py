@@ -18,18 +18,18 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..channels.escape import escape_untrusted
 from ..exceptions import InvalidInput
+from ..records import record
 from .core import Adapter, Answer, Client, HookCall, HookEvent, Strategy, hook_options
 
 MAX_INPUT = 64 * 1024 * 1024
 MAX_REASON = 9000
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shell:
     """One client's hook protocol over the adapter core."""
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
 
 from ..lazyre import lazy
 from ..models import Effect
+from ..records import record, replace
 from . import knowledge as K
 from .args import lookalike
 from .content import judge_races
@@ -27,7 +27,7 @@ from .reach import STDIN_ARGS, note_mentions, note_trees
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CommandPart:
     """One effective simple command of a command line and its verdict."""
 
@@ -51,7 +51,7 @@ class CommandPart:
     exact_rule: bool = False  # "always" may only save an exact rule (see Facts.exact_rule)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ShellAnalysis:
     """A whole command line's verdict: the worst of its parts, with the reasons."""
 

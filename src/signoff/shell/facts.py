@@ -10,10 +10,10 @@ import os
 import posixpath
 import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Literal
 
 from ..lazyre import lazy
+from ..records import field, record
 from .parse import Word
 
 ShellClass = Literal[
@@ -35,7 +35,7 @@ ScriptRunner = Callable[[str, "str | None", "dict[str, str | None]"], "list[Fact
 ContextRunner = Callable[[str, "str | None", "dict[str, str | None]", "Context"], "list[Facts]"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Facts:
     """What one effective command does; mutable while it is being worked out."""
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import posixpath
 import re
 from _thread import _local
-from dataclasses import dataclass, field
 
 from tree_sitter import Language, Node, Parser, Tree
 
+from ..records import field, record
 from .arith import (
     NAME_TAKING_BUILTINS,
     ArithmeticChecks,
@@ -73,7 +73,7 @@ def parse(source: str) -> tuple[Tree, bytes]:
 _ASCII_ONLY = bytes(b if b < 0x80 else 0x78 for b in range(256))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Heredoc:
     """A here-document's body as it is read, with what it expands."""
 

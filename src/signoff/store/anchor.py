@@ -19,16 +19,16 @@ import contextlib
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..exceptions import IntegrityError
 from ..keys import Keys, config_dir
+from ..records import record
 
 ANCHOR_EVERY = 64  # a long-lived store anchors after this many appends (and on close)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Anchor:
     first: str  # hash of entry 1
     seq: int

@@ -29,7 +29,6 @@ import hmac
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..exceptions import (
@@ -64,6 +63,7 @@ from ..models import (
     parent_runs,
     sha256_hex,
 )
+from ..records import field, record, replace
 from ..times import when
 from .integrity import (
     bind,
@@ -101,7 +101,7 @@ def clock(now: float | None) -> float:
 # --------------------------------------------------------------------------- types
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Event:
     """One entry of the events feed, which is also the audit log."""
 
@@ -153,7 +153,7 @@ class Event:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Claim:
     """What a worker gets from claim(): the secret token finish() needs, and the payload."""
 
@@ -163,7 +163,7 @@ class Claim:
     worker: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Draft:
     """An event about to be appended."""
 
@@ -217,7 +217,7 @@ def dumps(value: Any, where: str = "document") -> str:
         raise InvalidInput(f"{where}: not JSON ({exc})") from exc
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Row:
     """A stored request plus the execution columns that are not part of its document."""
 
@@ -296,7 +296,7 @@ class Row:
         )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Plan:
     """What one transition writes: the new row (or None), its events, and maybe an error
     to raise after the commit (a refused decision that still expired the request)."""

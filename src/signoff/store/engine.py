@@ -16,13 +16,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
-from dataclasses import replace
 from typing import Any, Protocol
 
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
 from ..kinds import GRANT_ADDED, GRANT_REVOKED, REQUEST_INTEGRITY_FAILED
 from ..lazylog import INFO, get_logger
 from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
+from ..records import replace
 from ..times import when
 from . import base, chain, integrity
 from .anchor import Anchor

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import (
@@ -36,6 +35,7 @@ from ..keys import Keys
 from ..kinds import RUN_CLAIMED, RUN_CREATED
 from ..lazylog import get_logger
 from ..models import Request
+from ..records import record, replace
 from ..times import when
 from . import base
 from .base import Draft
@@ -51,7 +51,7 @@ FINAL = frozenset({"finished", "failed"})
 DEFAULT_RUN_LEASE_SECONDS = 300.0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RunRow:
     """A stored run plus its lease columns (which are not part of the document)."""
 
