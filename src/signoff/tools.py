@@ -14,14 +14,13 @@ the built-in declarations, so their calls can be judged too. A tool nobody decla
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .exceptions import InvalidInput
 from .models import Tier, ToolKind
 from .records import field, record, replace
-from .tool_schema import argument_fields, arguments_schema
+from .tool_schema import argument_fields, arguments_schema, summary
 
 if TYPE_CHECKING:  # pydantic is imported where a validator is made or used
     from pydantic import BaseModel
@@ -105,6 +104,8 @@ def unknown_spec(name: str) -> ToolSpec:
 
 def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
     """A pydantic model of the function's keyword parameters (extra keys refused)."""
+    import inspect
+
     from pydantic import ConfigDict, create_model
 
     hints = inspect.get_annotations(fn, eval_str=True)
@@ -128,6 +129,8 @@ def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
 def spec_from_function(fn: Callable[..., Any], **options: Any) -> ToolSpec:
     name = options.pop("name", None) or fn.__name__
     validator = _validator_for(fn, name)
+    import inspect
+
     description = options.pop("description", None) or inspect.getdoc(fn) or ""
     spec = ToolSpec(
         name=name,
@@ -295,7 +298,7 @@ def _builtin_spec(fn: Callable[..., Any]) -> ToolSpec:
         name=name,
         tier=tier,
         kind=kind,
-        description=(inspect.getdoc(fn) or "").split("\n\n")[0],
+        description=summary(fn),
         schema=arguments_schema(fields, name),
         lazy_validator=make_validator,
         **roles,
