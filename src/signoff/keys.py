@@ -30,8 +30,6 @@ never taken for one.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -39,6 +37,7 @@ import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from .digests import compare_digest, hmac_sha256, hmac_sha256_hex, sha256_hex
 from .exceptions import ConfigurationError, IntegrityError
 
 SECRET_ENV = ("SIGNOFF_KEY", "SIGNOFF_KEY_FILE")  # never passed on to the agent's commands
@@ -92,15 +91,15 @@ class Keys:
                     f"made with key id {kid!r}, which {self.source} does "
                     "not hold (a forged record, or a key that was removed)"
                 )
-            found = hmac.digest(master, f"signoff/{purpose}".encode(), "sha256")
+            found = hmac_sha256(master, f"signoff/{purpose}".encode())
             self._derived[(purpose, kid)] = found
         return found
 
     def mac(self, purpose: str, message: str, kid: str | None = None) -> str:
         """``KID:HEX``, the HMAC-SHA256 of `message` under the purpose's key."""
         kid = self.current if kid is None else kid
-        tag = hmac.new(self.key(purpose, kid), message.encode("utf-8"), hashlib.sha256)
-        return f"{kid}:{tag.hexdigest()}"
+        tag = hmac_sha256_hex(self.key(purpose, kid), message.encode("utf-8"))
+        return f"{kid}:{tag}"
 
     def check(self, purpose: str, message: str, tag: object) -> bool:
         """Whether `tag` is a `mac` of `message` under any key id this ring holds."""
@@ -109,7 +108,7 @@ class Keys:
         kid = tag.split(":", 1)[0]
         if kid not in self.masters:
             return False
-        return hmac.compare_digest(self.mac(purpose, message, kid), tag)
+        return compare_digest(self.mac(purpose, message, kid), tag)
 
     def legacy_key(self, kid: str) -> bytes | None:
         return self.legacy.get(kid)
@@ -130,7 +129,7 @@ def _secret() -> bytes:
 
 def legacy_kid(key: bytes) -> str:
     """A legacy key's id: its fingerprint (the same key moved twice gets one id)."""
-    return "L" + hashlib.sha256(b"signoff/legacy-id" + key).hexdigest()[:8]
+    return "L" + sha256_hex(b"signoff/legacy-id" + key)[:8]
 
 
 # --------------------------------------------------------------------------- where
@@ -206,7 +205,7 @@ def parse_env_keys(value: str) -> Keys:
                 "least 32 hex digits (e.g. from `openssl rand -hex 32`)"
             )
         key = bytes.fromhex(hexkey)
-        kid = kid.strip() if sep else "e" + hashlib.sha256(b"signoff/env-id" + key).hexdigest()[:8]
+        kid = kid.strip() if sep else "e" + sha256_hex(b"signoff/env-id" + key)[:8]
         masters[kid] = key
         order.append(kid)
     return Keys(order[0], masters, source="$SIGNOFF_KEY")

@@ -16,11 +16,11 @@ with PostgreSQL each machine anchors what it wrote or verified.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
 
+from ..digests import sha256_hex
 from ..exceptions import IntegrityError
 from ..keys import Keys, config_dir
 from ..records import record
@@ -36,7 +36,7 @@ class Anchor:
 
 
 def anchor_path(location: str) -> Path:
-    name = hashlib.sha256(location.encode("utf-8")).hexdigest()[:32]
+    name = sha256_hex(location.encode("utf-8"))[:32]
     return config_dir() / "anchors" / f"{name}.json"
 
 

@@ -25,12 +25,12 @@ where the chain ends is recorded too (see store/chain.py), so a deleted tail sho
 
 from __future__ import annotations
 
-import hmac
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..digests import compare_digest
 from ..exceptions import (
     AlreadyClaimed,
     AlreadyDecided,
@@ -400,7 +400,7 @@ def plan_decide(
         raise AlreadyDecided(f"request {req.id} was already decided ({who}); it is {row.state}")
     if not row.checked:
         verify_integrity(req, keys)
-    if binding is not None and not hmac.compare_digest(binding, req.binding):
+    if binding is not None and not compare_digest(binding, req.binding):
         raise IntegrityError(
             f"request {req.id}: the decision carries a binding that is not this request's; "
             "it was made for another request or another payload"
@@ -537,7 +537,7 @@ def plan_finish(
         raise AlreadyClaimed(f"request {req.id} was already reported: {row.state}")
     if row.state not in ("claimed", "in_doubt"):
         raise ConflictError(f"request {req.id} is {row.state}, not claimed; nothing to finish")
-    if row.token_hash is None or not hmac.compare_digest(token_hash(token), row.token_hash):
+    if row.token_hash is None or not compare_digest(token_hash(token), row.token_hash):
         raise NotAuthorized(
             f"request {req.id}: the claim token does not match the current "
             f"claim (held by {row.worker})"
