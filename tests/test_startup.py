@@ -360,8 +360,10 @@ def test_check_without_argparse(tmp_path: Path) -> None:
 # never needed by a hook that judges a call and records the verdict in a SQLite store:
 # the other commands' parser, logging (nothing configured it), threads (no notification
 # to send), uuid (and platform), tempfile (and shutil), what only a run or a preview needs;
-# dataclasses and inspect (signoff.records makes its classes), OpenSSL (signoff.digests)
+# dataclasses and inspect (signoff.records makes its classes), OpenSSL (signoff.digests),
+# typing (signoff.hints; tree-sitter's compiled module is loaded without its package)
 HOOK_NEVER = (
+    "typing",
     "dataclasses",
     "inspect",
     "ast",

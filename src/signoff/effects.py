@@ -18,20 +18,35 @@ import itertools
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from .models import ToolCall, ToolKind, Verdict
+from .hints import literal_type
+from .models import ToolCall, Verdict
 from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match, spellings
 from .records import field, record
 from .rules import PathContext, Rule
 from .tools import ToolSpec
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from .models import ToolKind
     from .shell import CommandPart
 
+    Access = Literal["read", "write"]
+
 Resolve = Callable[[str], tuple[str, ...]]
-Access = Literal["read", "write"]
+ACCESSES: tuple[Access, ...] = ("read", "write")
+_LITERALS: dict[str, tuple[str, ...]] = {"Access": ACCESSES}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
+
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
 PROTECTED = "protected"  # the rule named by verdicts about signoff's own state
 

@@ -11,22 +11,84 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
 
 from .exceptions import InvalidInput, SchemaVersionError
+from .hints import literal_type
 from .records import field, record, replace
 
-Effect = Literal["allow", "notify", "ask", "deny"]
-Risk = Literal["none", "low", "medium", "high", "critical"]
-Tier = Literal["read", "write", "destructive", "external", "privileged", "unknown"]
-ToolKind = Literal["shell", "file_read", "file_write", "network", "other"]
-DecisionKind = Literal["approve", "approve_always", "reject", "edit", "skip", "respond"]
-GrantScope = Literal["run", "session", "project", "pattern"]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
-EFFECTS: tuple[Effect, ...] = get_args(Effect)
-RISKS: tuple[Risk, ...] = get_args(Risk)
-DECISION_KINDS: tuple[DecisionKind, ...] = get_args(DecisionKind)
-GRANT_SCOPES: tuple[GrantScope, ...] = get_args(GrantScope)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Effect = Literal["allow", "notify", "ask", "deny"]
+    Risk = Literal["none", "low", "medium", "high", "critical"]
+    Tier = Literal["read", "write", "destructive", "external", "privileged", "unknown"]
+    ToolKind = Literal["shell", "file_read", "file_write", "network", "other"]
+    DecisionKind = Literal["approve", "approve_always", "reject", "edit", "skip", "respond"]
+    GrantScope = Literal["run", "session", "project", "pattern"]
+    RequestState = Literal[
+        "pending",
+        "approved",
+        "claimed",
+        "finished",
+        "rejected",
+        "skipped",
+        "answered",
+        "expired",
+        "in_doubt",
+        "failed",
+    ]
+
+# the values of the Literal types, at run time (see signoff.hints)
+EFFECTS: tuple[Effect, ...] = ("allow", "notify", "ask", "deny")
+RISKS: tuple[Risk, ...] = ("none", "low", "medium", "high", "critical")
+ALL_TIERS: tuple[Tier, ...] = (
+    "read",
+    "write",
+    "destructive",
+    "external",
+    "privileged",
+    "unknown",
+)
+TOOL_KINDS: tuple[ToolKind, ...] = ("shell", "file_read", "file_write", "network", "other")
+DECISION_KINDS: tuple[DecisionKind, ...] = (
+    "approve",
+    "approve_always",
+    "reject",
+    "edit",
+    "skip",
+    "respond",
+)
+GRANT_SCOPES: tuple[GrantScope, ...] = ("run", "session", "project", "pattern")
+REQUEST_STATES: tuple[RequestState, ...] = (
+    "pending",
+    "approved",
+    "claimed",
+    "finished",
+    "rejected",
+    "skipped",
+    "answered",
+    "expired",
+    "in_doubt",
+    "failed",
+)
+_LITERALS: dict[str, tuple[str, ...]] = {
+    "Effect": EFFECTS,
+    "Risk": RISKS,
+    "Tier": ALL_TIERS,
+    "ToolKind": TOOL_KINDS,
+    "DecisionKind": DECISION_KINDS,
+    "GrantScope": GRANT_SCOPES,
+    "RequestState": REQUEST_STATES,
+}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
+
 # What a person may choose for "always" on a stored run (web, CLI, terminal): this run,
 # or the project (written to .signoff/settings.local.toml). In-process gates offer
 # "session" in place of "run".
@@ -381,19 +443,6 @@ class Grant:
 
 
 # --------------------------------------------------------------------------- request
-
-RequestState = Literal[
-    "pending",
-    "approved",
-    "claimed",
-    "finished",
-    "rejected",
-    "skipped",
-    "answered",
-    "expired",
-    "in_doubt",
-    "failed",
-]
 
 
 @record(frozen=True, slots=True)

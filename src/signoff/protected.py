@@ -19,12 +19,26 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Literal
 
+from .hints import literal_type
 from .lazyre import lazy
 from .records import field, record
 
-Relation = Literal["inside", "holds"]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Relation = Literal["inside", "holds"]
+
+RELATIONS: tuple[Relation, ...] = ("inside", "holds")
+_LITERALS: dict[str, tuple[str, ...]] = {"Relation": RELATIONS}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
 
 STATE_DIR = ".signoff"
 _STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")

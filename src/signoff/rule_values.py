@@ -11,7 +11,6 @@ import fnmatch
 import math
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from .lazyre import lazy
@@ -24,6 +23,11 @@ from .normalize import (
     is_ip,
     strip_invisible,
 )
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
 
 MISSING: Any = object()
 

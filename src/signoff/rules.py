@@ -18,7 +18,6 @@ import fnmatch
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
@@ -34,7 +33,11 @@ from .rule_checks import (
 from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:  # loaded by the first shell deny or ask rule matched (~2 ms otherwise)
+    from typing import Any
+
     from .shell.normalize import CommandPattern
 
 _RULE_RE = lazy(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)

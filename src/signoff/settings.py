@@ -36,9 +36,9 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
 
 from .exceptions import InvalidInput, SettingsError
+from .hints import literal_type
 from .lazyre import lazy
 from .normalize import domain_pattern_problem
 from .records import field, record, replace
@@ -51,8 +51,21 @@ from .reviewer_settings import (
 )
 from .rules import Rule, parse_rule
 
-Mode = Literal["default", "accept-edits", "plan", "auto"]
-MODES: tuple[Mode, ...] = get_args(Mode)
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Mode = Literal["default", "accept-edits", "plan", "auto"]
+
+MODES: tuple[Mode, ...] = ("default", "accept-edits", "plan", "auto")
+_LITERALS: dict[str, tuple[str, ...]] = {"Mode": MODES}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
 
 PROJECT_FILE = Path(".signoff/settings.toml")
 LOCAL_FILE = Path(".signoff/settings.local.toml")

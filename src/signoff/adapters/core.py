@@ -33,23 +33,43 @@ import time
 from collections.abc import Callable, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from ..exceptions import ConfigurationError, InvalidInput, NotFound
+from ..hints import cast, literal_type
 from ..kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, VERDICT
-from ..models import Request, Tier, ToolCall, Verdict, canonical_json, sha256_hex
+from ..models import Request, ToolCall, Verdict, canonical_json, sha256_hex
 from ..records import field, record, replace
-from ..settings import Mode, Settings, load_settings, parse_duration
+from ..settings import Settings, load_settings, parse_duration
 from ..tools import TIERS, Registry, ToolSpec
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from ..models import Tier
     from ..policy import Policy
+    from ..settings import Mode
     from ..store import Store
 
-Strategy = Literal["native", "inbox", "defer"]
-STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
-HookEvent = Literal["pre", "permission", "post", "post_failure"]
-Behavior = Literal["allow", "deny", "ask", "defer", "none"]
+    Strategy = Literal["native", "inbox", "defer"]
+    HookEvent = Literal["pre", "permission", "post", "post_failure"]
+    Behavior = Literal["allow", "deny", "ask", "defer", "none"]
+
+STRATEGIES: tuple[Strategy, ...] = ("native", "inbox", "defer")
+HOOK_EVENTS: tuple[HookEvent, ...] = ("pre", "permission", "post", "post_failure")
+BEHAVIORS: tuple[Behavior, ...] = ("allow", "deny", "ask", "defer", "none")
+_LITERALS: dict[str, tuple[str, ...]] = {
+    "Strategy": STRATEGIES,
+    "HookEvent": HOOK_EVENTS,
+    "Behavior": BEHAVIORS,
+}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
 
 DEFAULT_WAIT = 600.0  # seconds an inbox request waits for a decision
 DEFAULT_DEFER_EXPIRY = 86400.0  # a deferred session waits longer: nobody holds a process
@@ -239,7 +259,7 @@ class Adapter:
         for pattern, tier in self.options.tiers.items():
             if fnmatchcase(name, pattern):
                 policy.registry.add(
-                    ToolSpec(name=name, tier=cast(Tier, tier), kind="other", subject_args=())
+                    ToolSpec(name=name, tier=cast("Tier", tier), kind="other", subject_args=())
                 )
                 return
 

@@ -18,12 +18,18 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TextIO
 
-from ..channels.escape import escape_untrusted
+from ..escape import escape_untrusted
 from ..exceptions import InvalidInput
 from ..records import record
-from .core import Adapter, Answer, Client, HookCall, HookEvent, Strategy, hook_options
+from .core import Adapter, Answer, Client, HookCall, hook_options
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from .core import HookEvent, Strategy
 
 MAX_INPUT = 64 * 1024 * 1024
 MAX_REASON = 9000

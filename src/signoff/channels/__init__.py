@@ -10,8 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from ..models import Decision, GrantScope, Request
+from ..models import Decision, Request
 from ..records import record
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..models import GrantScope
 
 # Returns None when the edited arguments are acceptable, else a message naming the problem
 # (schema violation, or the policy denies the edited call).

@@ -32,7 +32,7 @@ from mcp import StdioServerParameters
 from mcp.server import Server, ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..adapters.core import Adapter, Answer, HookCall, HookEvent, HookOptions, request_id
+from ..adapters.core import Adapter, Answer, HookCall, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
 from ..exceptions import NotFound
 from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, SESSION_OUTCOME, VERDICT
@@ -44,6 +44,7 @@ from .pins import Pins, Seen
 from .recorder import RecordBroken, Recorder
 
 if TYPE_CHECKING:
+    from ..adapters.core import HookEvent
     from ..store import Store
 
 CLIENT = "mcp"

@@ -9,12 +9,11 @@ import posixpath
 from collections.abc import Callable, Iterable
 
 from ..lazyre import lazy
-from ..models import Effect
 from ..records import record, replace
 from . import knowledge as K
 from .args import lookalike
 from .content import judge_races
-from .facts import Context, Facts, Reader, ShellClass
+from .facts import Context, Facts, Reader
 from .judges.feeds import judge_payloads
 from .judges.option_programs import note_program_env
 from .links import judge_link_writes
@@ -23,6 +22,12 @@ from .paths import note_read, note_write
 from .places import revoke_hidden_skip, within_bounds
 from .programs import judge_words
 from .reach import STDIN_ARGS, note_mentions, note_trees
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..models import Effect
+    from .facts import ShellClass
 
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
 

@@ -10,15 +10,37 @@ import os
 import posixpath
 import stat
 from collections.abc import Callable, Iterable
-from typing import Literal
 
+from ..hints import literal_type
 from ..lazyre import lazy
 from ..records import field, record
 from .parse import Word
 
-ShellClass = Literal[
-    "read_only", "reversible_write", "destructive", "network", "privilege", "opaque"
-]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    ShellClass = Literal[
+        "read_only", "reversible_write", "destructive", "network", "privilege", "opaque"
+    ]
+
+SHELL_CLASSES: tuple[ShellClass, ...] = (
+    "read_only",
+    "reversible_write",
+    "destructive",
+    "network",
+    "privilege",
+    "opaque",
+)
+_LITERALS: dict[str, tuple[str, ...]] = {"ShellClass": SHELL_CLASSES}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
+
 _CLASS_RANK = {
     "read_only": 0,
     "reversible_write": 1,

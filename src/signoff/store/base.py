@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
 
 from ..digests import compare_digest
 from ..exceptions import (
@@ -40,6 +39,7 @@ from ..exceptions import (
     NotAuthorized,
     RequestExpired,
 )
+from ..hints import literal_type
 from ..keys import Keys
 from ..kinds import (
     NOTIFY_DELIVERED,
@@ -56,7 +56,6 @@ from ..models import (
     SCHEMA_VERSION,
     Decision,
     Request,
-    RequestState,
     Verdict,
     canonical_json,
     check_version,
@@ -85,7 +84,22 @@ DECISION_STATE: dict[str, RequestState] = {
     "respond": "answered",
 }
 
-InDoubtOutcome = Literal["done", "failed", "retry"]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from ..models import RequestState
+
+    InDoubtOutcome = Literal["done", "failed", "retry"]
+
+IN_DOUBT_OUTCOMES: tuple[InDoubtOutcome, ...] = ("done", "failed", "retry")
+_LITERALS: dict[str, tuple[str, ...]] = {"InDoubtOutcome": IN_DOUBT_OUTCOMES}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
 
 
 def new_id() -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
 
 from ..exceptions import (
     AlreadyClaimed,
@@ -42,7 +41,11 @@ from .base import Draft
 
 log = get_logger(__name__)  # see store.engine for what is logged at which level
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..run_state import Run
     from .engine import Tx
 

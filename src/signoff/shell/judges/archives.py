@@ -12,13 +12,17 @@ import posixpath
 import stat
 import zlib
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from ..args import has_flag, option_values, positionals, texts_of
 from ..content import MAX_MEMBERS, judge_targets, read_content, strip_name
 from ..facts import Context, Facts
 from ..parse import Cmd, Word
 from ..paths import note_link_target, note_read, unjudged
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def judge_tar_extract(
