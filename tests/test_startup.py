@@ -361,9 +361,13 @@ def test_check_without_argparse(tmp_path: Path) -> None:
 # the other commands' parser, logging (nothing configured it), threads (no notification
 # to send), uuid (and platform), tempfile (and shutil), what only a run or a preview needs;
 # dataclasses and inspect (signoff.records makes its classes), OpenSSL (signoff.digests),
-# typing (signoff.hints; tree-sitter's compiled module is loaded without its package)
+# typing (signoff.hints; tree-sitter's compiled module is loaded without its package),
+# the sqlite3 package's date adapters (with datetime: the store uses _sqlite3 itself)
 HOOK_NEVER = (
     "typing",
+    "sqlite3",
+    "datetime",
+    "zlib",
     "dataclasses",
     "inspect",
     "ast",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import _thread  # threading's RLock, without importing threading (a hook's start-up)
 import os
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,11 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
+
+try:  # the sqlite3 package is this compiled module plus adapters for dates, whose datetime
+    import _sqlite3 as sqlite3  # import is a third of opening a store; signoff stores none
+except ImportError:  # pragma: no cover - an interpreter without it
+    import sqlite3  # type: ignore[no-redef]
 
 from ..exceptions import ConfigurationError
 from ..keys import Keys

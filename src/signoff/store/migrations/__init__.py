@@ -68,13 +68,16 @@ def check_not_newer(applied: list[int], dialect: str, where: str) -> None:
 
 def sqlite_statements(script: str) -> list[str]:
     """Split a SQLite script into statements (a trigger's body keeps its own ';')."""
-    import sqlite3
+    try:  # the sqlite3 package's own, without its date adapters (see store.sqlite)
+        from _sqlite3 import complete_statement
+    except ImportError:  # pragma: no cover - an interpreter without it
+        from sqlite3 import complete_statement
 
     out: list[str] = []
     pending = ""
     for piece in script.split(";"):
         pending += piece + ";"
-        if sqlite3.complete_statement(pending):
+        if complete_statement(pending):
             if pending.strip(" \n\t;"):
                 out.append(pending.strip())
             pending = ""
