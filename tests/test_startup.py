@@ -362,8 +362,12 @@ def test_check_without_argparse(tmp_path: Path) -> None:
 # to send), uuid (and platform), tempfile (and shutil), what only a run or a preview needs;
 # dataclasses and inspect (signoff.records makes its classes), OpenSSL (signoff.digests),
 # typing (signoff.hints; tree-sitter's compiled module is loaded without its package),
-# the sqlite3 package's date adapters (with datetime: the store uses _sqlite3 itself)
+# the sqlite3 package's date adapters (with datetime: the store uses _sqlite3 itself),
+# pathlib with urllib.parse and ipaddress (signoff.plainpath; URLs parsed where judged)
 HOOK_NEVER = (
+    "pathlib",
+    "urllib",
+    "ipaddress",
     "typing",
     "sqlite3",
     "datetime",

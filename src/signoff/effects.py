@@ -18,7 +18,6 @@ import itertools
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from urllib.parse import urlsplit
 
 from .hints import literal_type
 from .models import ToolCall, Verdict
@@ -91,6 +90,8 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
         if not isinstance(url, str):
             problem = f"argument {spec.url_arg!r} must be a URL string"
             return Effects(problem=problem, arguments=args)
+        from urllib.parse import urlsplit  # a URL tool's call only (with ipaddress: slow)
+
         parts = urlsplit(url)
         local = resolve(parts.path) if parts.scheme.lower() == "file" and parts.path else ()
         return Effects(reads=local, url=url, host=parts.hostname or "", arguments=args)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from urllib.parse import urlsplit
 
 from .always import suggest_argument_rule
 from .effects import PROTECTED, Effects, PathRules, by_access, of_call, of_part, touches_protected
@@ -396,6 +395,8 @@ class Policy:
                 )
             return match_paths, boundary, suggest_path
         if spec.kind == "network" and effects.url is not None:
+            from urllib.parse import urlsplit  # a URL tool's call only (slow to import)
+
             url, host = effects.url, canonical_host(effects.host or "")
             parts = urlsplit(url)
             boundary = None

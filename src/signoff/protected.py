@@ -18,10 +18,10 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 
 from .hints import literal_type
 from .lazyre import lazy
+from .plainpath import joined
 from .records import field, record
 
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
@@ -49,7 +49,7 @@ def user_config_dir(env: Mapping[str, str] | None = None) -> str:
     """`$XDG_CONFIG_HOME/signoff`, else `~/.config/signoff` (settings and the key file)."""
     env = os.environ if env is None else env
     config_home = env.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return str(Path(config_home) / "signoff")
+    return joined(config_home, "signoff")
 
 
 def store_files(url: str | os.PathLike[str] | None) -> tuple[str, ...]:

@@ -11,7 +11,6 @@ import fnmatch
 import math
 import re
 from collections.abc import Iterator, Mapping
-from urllib.parse import urlsplit
 
 from .lazyre import lazy
 from .normalize import (
@@ -35,6 +34,8 @@ MISSING: Any = object()
 def canonical_url(url: str) -> str:
     """`HTTP://User@LOCAL\\u00adHOST:80/x` -> `http://localhost:80/x`: scheme and host
     canonical, user info dropped (it never changes where the request goes)."""
+    from urllib.parse import urlsplit  # a URL's only (with ipaddress: slow to import)
+
     try:
         parts = urlsplit(strip_invisible(url).strip())
         port = parts.port

@@ -18,7 +18,6 @@ import fnmatch
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
 from .lazyre import lazy
@@ -169,6 +168,8 @@ def _split_words(command: str) -> tuple[str, ...]:
 
 
 def _url_host(url: str) -> str:
+    from urllib.parse import urlsplit  # a URL rule's only (with ipaddress: slow to import)
+
     try:
         return urlsplit(url).hostname or ""
     except ValueError:

@@ -27,17 +27,18 @@ a block (see `claude_code.main`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 from collections.abc import Callable, Mapping
 from fnmatch import fnmatchcase
-from pathlib import Path
 
 from ..exceptions import ConfigurationError, InvalidInput, NotFound
 from ..hints import cast, literal_type
 from ..kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, VERDICT
 from ..models import Request, ToolCall, Verdict, canonical_json, sha256_hex
+from ..plainpath import joined
 from ..records import field, record, replace
 from ..settings import Settings, load_settings, parse_duration
 from ..tools import TIERS, Registry, ToolSpec
@@ -76,7 +77,7 @@ DEFAULT_DEFER_EXPIRY = 86400.0  # a deferred session waits longer: nobody holds 
 DEFAULT_POLL = 0.5
 CLAIM_LEASE = 3600.0  # a tool may run for a while before its PostToolUse reports
 STALE_STATE = 7 * 86400.0  # kept state no later event took (a call refused in a dialog)
-STATE_DIR = Path(".signoff") / "hooks"
+STATE_DIR = ".signoff/hooks"  # under the workspace
 _HOOK_KEYS = frozenset({"ask", "wait", "defer_expiry", "poll", "tiers", "claude", "resume_args"})
 
 
@@ -285,17 +286,17 @@ class Adapter:
             self._policies[mode] = policy
         return policy
 
-    def _stash_path(self, key: str) -> Path:
-        return (
-            Path(self.workspace) / STATE_DIR / self.client.name / (sha256_hex(key)[:32] + ".json")
-        )
+    def _stash_path(self, key: str) -> str:
+        name = sha256_hex(key)[:32]
+        return joined(self.workspace, STATE_DIR, self.client.name, name + ".json")
 
     def _stash(self, key: str, doc: Mapping[str, Any]) -> None:
         path = self._stash_path(key)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True, mode=0o700)
         if int.from_bytes(os.urandom(1), "big") < 4:  # now and then: what no event took
-            _sweep(path.parent, self.clock() - STALE_STATE)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            _sweep(folder, self.clock() - STALE_STATE)
+        tmp = path.removesuffix(".json") + f".{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(canonical_json(dict(doc), where="hook state"))
@@ -304,10 +305,12 @@ class Adapter:
     def _unstash(self, key: str) -> dict[str, Any] | None:
         path = self._stash_path(key)
         try:
-            text = path.read_text("utf-8")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
         except FileNotFoundError:
             return None
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):  # Path.unlink(missing_ok=True)
+            os.unlink(path)
         doc = json.loads(text)
         if not isinstance(doc, dict):
             raise InvalidInput(f"{path}: hook state is not a JSON object")
@@ -686,13 +689,16 @@ def _guarding_signoff(settings: Settings) -> Settings:
     return replace(settings, sensitive=(*settings.sensitive, "/" + package))
 
 
-def _sweep(folder: Path, before: float) -> None:
-    for entry in folder.glob("*.json"):
-        try:
-            if entry.stat().st_mtime < before:
-                entry.unlink()
-        except OSError:
-            continue  # taken by another hook meanwhile
+def _sweep(folder: str, before: float) -> None:
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if not entry.name.endswith(".json"):
+                continue
+            try:
+                if entry.stat().st_mtime < before:
+                    os.unlink(entry.path)
+            except OSError:
+                continue  # taken by another hook meanwhile
 
 
 def deny_reason(verdict: Verdict) -> str:

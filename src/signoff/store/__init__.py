@@ -14,14 +14,16 @@ in `store.runstore`.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..exceptions import ConfigurationError
+from ..plainpath import joined
 from .base import Claim, Event
 
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .base import InDoubtOutcome
     from .protocol import Store
 else:
@@ -41,7 +43,7 @@ else:
 
 __all__ = ["Claim", "Event", "InDoubtOutcome", "Store", "default_url", "open_store"]
 
-DEFAULT_PATH = Path(".signoff") / "signoff.db"
+DEFAULT_PATH = ".signoff/signoff.db"  # under the workspace (`root / DEFAULT_PATH` reads the same)
 
 
 def default_url(workspace: str | Path | None = None) -> str:
@@ -49,7 +51,7 @@ def default_url(workspace: str | Path | None = None) -> str:
     env = os.environ.get("SIGNOFF_DB")
     if env:
         return env
-    return str(Path(workspace or Path.cwd()) / DEFAULT_PATH)
+    return joined(workspace or os.getcwd(), DEFAULT_PATH)
 
 
 def open_store(url: str | Path | None = None, *, workspace: str | Path | None = None) -> Store:
