@@ -10,7 +10,7 @@ from operator import attrgetter
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     Specs = tuple[tuple[str, "Field"], ...]
@@ -218,27 +218,95 @@ class _LazyDataclass:
 
 
 def _init(cls: type, specs: Specs, frozen: bool) -> Callable[..., None]:
-    setter: Callable[[object, str, Any], None] = object.__setattr__ if frozen else setattr
     params = tuple((name, spec) for name, spec in specs if spec.init)
-    param_names = tuple(name for name, _ in params)
     count = len(params)
-    later = tuple((name, spec) for name, spec in specs if not spec.init)
+    store = _storer(cls, tuple(name for name, _ in params), frozen)
+    later = tuple((name, spec) for name, spec in specs if not spec.init and not spec.required)
+    store_later = _storer(cls, tuple(name for name, _ in later), frozen)
+    fill = _filler(cls, params)
     post_init = hasattr(cls, "__post_init__")
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        values = args if len(args) == count and not kwargs else _bind(cls, params, args, kwargs)
-        for name, value in zip(param_names, values, strict=True):
-            setter(self, name, value)
-        for name, spec in later:
-            if spec.default is not MISSING:
-                setter(self, name, spec.default)
-            elif spec.default_factory is not MISSING:
-                setter(self, name, spec.default_factory())
+        store(self, args if len(args) == count and not kwargs else fill(args, kwargs))
+        if later:
+            store_later(self, [_default(spec) for _, spec in later])
         if post_init:
             self.__post_init__()
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+def _default(spec: Field) -> Any:
+    return spec.default if spec.default is not MISSING else spec.default_factory()
+
+
+def _storer(
+    cls: type, names: tuple[str, ...], frozen: bool
+) -> Callable[[Any, Sequence[Any]], None]:
+    """Sets `names` to values as dataclass's `__init__` does (object.__setattr__ when
+    frozen, else setattr), by the quickest way that is the same: a slot's own setter, or
+    the instance dict when no `__setattr__` of the class's stands in between."""
+    own: Any = cls.__setattr__  # a class of records may define one; none of signoff's do
+    if not frozen and own is not object.__setattr__:
+
+        def store(self: Any, values: Sequence[Any]) -> None:
+            for name, value in zip(names, values, strict=True):
+                setattr(self, name, value)
+
+    elif "__slots__" in cls.__dict__:
+        setters = tuple(cls.__dict__[name].__set__ for name in names)
+
+        def store(self: Any, values: Sequence[Any]) -> None:
+            for setter, value in zip(setters, values, strict=True):
+                setter(self, value)
+
+    else:
+
+        def store(self: Any, values: Sequence[Any]) -> None:
+            self.__dict__.update(zip(names, values, strict=True))
+
+    return store
+
+
+_REQUIRED: Any = _Missing()
+_FACTORY: Any = _Missing()
+
+
+def _filler(cls: type, params: Specs) -> Callable[[tuple[Any, ...], dict[str, Any]], Sequence[Any]]:
+    """The values of `__init__`'s parameters from a call with keywords or defaults left
+    out; a call Python would refuse goes to `_bind`, which raises Python's TypeError."""
+    index = {name: at for at, (name, _) in enumerate(params)}
+    template = [
+        _REQUIRED if spec.required else _FACTORY if spec.default is MISSING else spec.default
+        for _, spec in params
+    ]
+    required = [at for at, (_, spec) in enumerate(params) if spec.required]
+    factories = [
+        (at, spec.default_factory)
+        for at, (_, spec) in enumerate(params)
+        if spec.default_factory is not MISSING
+    ]
+
+    def fill(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sequence[Any]:
+        given = len(args)
+        if given > len(params):
+            return _bind(cls, params, args, kwargs)
+        values = [*args, *template[given:]]
+        for name, value in kwargs.items():
+            at = index.get(name, -1)
+            if at < given:  # unknown, or given by position too
+                return _bind(cls, params, args, kwargs)
+            values[at] = value
+        for at in required:
+            if values[at] is _REQUIRED:
+                return _bind(cls, params, args, kwargs)
+        for at, factory in factories:
+            if values[at] is _FACTORY:
+                values[at] = factory()
+        return values
+
+    return fill
 
 
 def _bind(cls: type, params: Specs, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
