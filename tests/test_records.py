@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import signoff
-from signoff import records
+from signoff import _records, records
 
 
 def _sample(decorate: Any, field: Any, *, frozen: bool, slots: bool) -> Any:
@@ -43,8 +43,12 @@ def _sample(decorate: Any, field: Any, *, frozen: bool, slots: bool) -> Any:
 KINDS = [(frozen, slots) for frozen in (False, True) for slots in (False, True)]
 
 
-def _pair(frozen: bool, slots: bool) -> tuple[Any, Any]:
+def _pair(frozen: bool, slots: bool, compiled: bool = False) -> tuple[Any, Any]:
+    """The record and its dataclass twin; `compiled`: the record's `__init__` as a
+    long-lived process has it once the class made `HOT` instances."""
     ours = _sample(records.record, records.field, frozen=frozen, slots=slots)
+    if compiled:
+        ours.__init__ = _records.compiled_init(ours)
     theirs = _sample(dataclasses.dataclass, dataclasses.field, frozen=frozen, slots=slots)
     return ours, theirs
 
@@ -72,13 +76,31 @@ def _outcome(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return repr(made), made.worked_out, made.twice()
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize(("frozen", "slots"), KINDS)
 @pytest.mark.parametrize(("args", "kwargs"), CALLS)
 def test_init_takes_and_refuses_what_dataclass_s_does(
-    frozen: bool, slots: bool, args: tuple[Any, ...], kwargs: dict[str, Any]
+    frozen: bool, slots: bool, compiled: bool, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    ours, theirs = _pair(frozen, slots, compiled)
+    assert _outcome(ours, args, kwargs) == _outcome(theirs, args, kwargs)
+
+
+@pytest.mark.parametrize(("frozen", "slots"), KINDS)
+def test_a_class_made_often_gets_its_init_compiled_with_the_same_results(
+    frozen: bool, slots: bool
 ) -> None:
     ours, theirs = _pair(frozen, slots)
-    assert _outcome(ours, args, kwargs) == _outcome(theirs, args, kwargs)
+    first = ours.__init__
+    made = [ours(f"n{n}", n, tags=[str(n)]) for n in range(_records.HOT + 1)]
+    assert (
+        ours.__init__ is not first
+        and ours.__init__.__qualname__ == "_sample.<locals>.Sample.__init__"
+    )
+    again = [ours(f"n{n}", n, tags=[str(n)]) for n in range(3)]
+    assert [repr(m) for m in made[:3]] == [repr(m) for m in again]
+    assert [repr(m) for m in again] == [repr(theirs(f"n{n}", n, tags=[str(n)])) for n in range(3)]
+    assert again[0].worked_out == "N0" and again[0].tags is not again[1].tags
 
 
 @pytest.mark.parametrize(("frozen", "slots"), KINDS)

@@ -1,7 +1,8 @@
 """How `signoff.records` makes a dataclass without `dataclasses` (read that module first).
 
 Every method is a closure over the class's fields, made once per class; nothing is
-compiled at run time."""
+compiled when a class is made. Only a class a process makes `HOT` instances of gets its
+`__init__` compiled (`compiled_init`), as dataclass writes it."""
 
 from __future__ import annotations
 
@@ -225,16 +226,68 @@ def _init(cls: type, specs: Specs, frozen: bool) -> Callable[..., None]:
     store_later = _storer(cls, tuple(name for name, _ in later), frozen)
     fill = _filler(cls, params)
     post_init = hasattr(cls, "__post_init__")
+    made = [0]
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         store(self, args if len(args) == count and not kwargs else fill(args, kwargs))
         if later:
             store_later(self, [_default(spec) for _, spec in later])
+        made[0] += 1
+        if made[0] == HOT and type(self).__init__ is __init__:  # a long-lived process's
+            type.__setattr__(cls, "__init__", compiled_init(cls))
         if post_init:
             self.__post_init__()
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+HOT = 256  # instances made, after which a class's __init__ is compiled (see compiled_init)
+
+
+def compiled_init(cls: Any) -> Callable[..., None]:
+    """The `__init__` dataclass would write for a record, compiled. A hook process makes
+    few of each record and is better off without compiling anything; a process that makes
+    many (a server, a batch) gets this one once a class has made `HOT` instances: the same
+    behaviour, in straight-line code. `tests/test_records.py` checks both against dataclass."""
+    specs: Specs = cls.__dict__["_record_fields"]
+    frozen: bool = cls.__dict__["_record_frozen"]
+    names: dict[str, Any] = {"__records_setattr": object.__setattr__, "__FACTORY": _FACTORY}
+    params, body = [], []
+    for name, spec in specs:
+        if spec.default is not MISSING:
+            names[f"__default_{name}"] = spec.default
+        if spec.default_factory is not MISSING:
+            names[f"__factory_{name}"] = spec.default_factory
+        if spec.init:
+            value = name
+            if spec.default is not MISSING:
+                params.append(f"{name}=__default_{name}")
+            elif spec.default_factory is not MISSING:
+                params.append(f"{name}=__FACTORY")
+                value = f"__factory_{name}() if {name} is __FACTORY else {name}"
+            else:
+                params.append(name)
+        elif spec.default is not MISSING:
+            value = f"__default_{name}"
+        elif spec.default_factory is not MISSING:
+            value = f"__factory_{name}()"
+        else:
+            continue  # set by __post_init__, or never
+        body.append(
+            f"__records_setattr(__records_self, {name!r}, {value})"
+            if frozen
+            else f"__records_self.{name} = {value}"
+        )
+    if hasattr(cls, "__post_init__"):
+        body.append("__records_self.__post_init__()")
+    source = f"def __init__(__records_self, {', '.join(params)}):\n"
+    source += "".join(f"    {line}\n" for line in body or ["pass"])
+    made: dict[str, Any] = {}
+    exec(source, names, made)  # the source is made of the class's own field names
+    init: Callable[..., None] = made["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
 
 
 def _default(spec: Field) -> Any:
@@ -410,4 +463,13 @@ def _state(
     return __getstate__, __setstate__
 
 
-__all__ = ["MISSING", "Field", "FrozenInstanceError", "field", "record", "replace"]
+__all__ = [
+    "HOT",
+    "MISSING",
+    "Field",
+    "FrozenInstanceError",
+    "compiled_init",
+    "field",
+    "record",
+    "replace",
+]
