@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import shlex
 from collections.abc import Callable, Mapping, Sequence
 
 from .exceptions import InvalidInput
@@ -161,6 +160,8 @@ def _pattern_catches(pattern: CommandPattern, words: tuple[str, ...], depth: int
 
 
 def _split_words(command: str) -> tuple[str, ...]:
+    import shlex  # a shell rule's words only (it compiles a pattern at import)
+
     try:
         return tuple(shlex.split(command))
     except ValueError:
