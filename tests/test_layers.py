@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
         "hints",
         "digests",
         "escape",
+        "plainpath",
     },  # the tools the vocabulary is written with
     {"exceptions", "models", "kinds", "times", "i18n", "_moved", "lazyre", "lazylog"},
     {"normalize", "run_state", "tools", "tool_schema", "project_rules"},
