@@ -100,3 +100,73 @@ def test_optional_arguments_read_as_pydantic_reads_them() -> None:
         "title": "Meta",
         "type": "object",
     }
+
+
+def _signature_reading(fn: Any) -> dict[str, tuple[Any, bool]]:
+    """What `inspect` reads of the same function (the reading argument_fields replaced)."""
+    hints = inspect.get_annotations(fn, eval_str=True)
+    return {
+        p.name: (hints[p.name], p.default is p.empty)
+        for p in inspect.signature(fn).parameters.values()
+        if p.name not in ("self", "ctx", "idempotency_key") and p.kind != p.KEYWORD_ONLY
+    }
+
+
+def _samples() -> list[Any]:
+    def plain(a: str, b: int, c: float = 1.0, d: bool = False) -> str:
+        return a
+
+    def with_context(ctx: object, /, text: str, *, flag: bool = False) -> str:
+        return text
+
+    def catch_all_context(text: str, *ctx: str, idempotency_key: str = "") -> str:
+        return text
+
+    def listed(items: list[str], table: dict[str, int] | None = None) -> str:
+        return ""
+
+    from signoff.tools import BuiltinTools
+
+    builtins = [fn for fn in vars(BuiltinTools).values() if hasattr(fn, "__signoff_builtin__")]
+    return [plain, with_context, catch_all_context, listed, *builtins]
+
+
+@pytest.mark.parametrize("fn", _samples(), ids=lambda fn: fn.__name__)
+def test_arguments_are_read_from_the_code_as_inspect_reads_them(fn: Any) -> None:
+    """argument_fields reads code, defaults and annotations without inspect (start-up)."""
+    from signoff.tool_schema import summary
+
+    fields = argument_fields(fn, fn.__name__)
+    reading = _signature_reading(fn)
+    assert list(fields) == list(reading)
+    for key, (annotation, required) in fields.items():
+        assert required == reading[key][1]
+        assert annotation in (reading[key][0], *getattr(reading[key][0], "__args__", ()))
+    assert summary(fn) == (inspect.getdoc(fn) or "").split("\n\n")[0]
+
+
+def test_a_declaration_is_a_plain_function() -> None:
+    import functools
+
+    def base(text: str) -> str:
+        return text
+
+    @functools.wraps(base)
+    def wrapped(*args: Any, **kwargs: Any) -> str:
+        return base(*args, **kwargs)
+
+    with pytest.raises(InvalidInput, match="tool 'wrapped': declare it with a plain function"):
+        argument_fields(wrapped, "wrapped")
+
+
+def test_a_summary_is_the_first_paragraph_without_indentation() -> None:
+    from signoff.tool_schema import summary
+
+    def long(text: str) -> str:
+        """Do one thing
+        over two lines.
+
+        Then the details."""
+        return text
+
+    assert summary(long) == "Do one thing\nover two lines."

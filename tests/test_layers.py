@@ -14,6 +14,14 @@ PKG = Path(__file__).resolve().parent.parent / "src" / "signoff"
 
 # Bottom to top. A module may import from its own layer and the layers below, never above.
 LAYERS: list[set[str]] = [
+    {
+        "records",
+        "_records",
+        "hints",
+        "digests",
+        "escape",
+        "plainpath",
+    },  # the tools the vocabulary is written with
     {"exceptions", "models", "kinds", "times", "i18n", "_moved", "lazyre", "lazylog"},
     {"normalize", "run_state", "tools", "tool_schema", "project_rules"},
     {

@@ -359,8 +359,27 @@ def test_check_without_argparse(tmp_path: Path) -> None:
 
 # never needed by a hook that judges a call and records the verdict in a SQLite store:
 # the other commands' parser, logging (nothing configured it), threads (no notification
-# to send), uuid (and platform), tempfile (and shutil), what only a run or a preview needs
+# to send), uuid (and platform), tempfile (and shutil), what only a run or a preview needs;
+# dataclasses and inspect (signoff.records makes its classes), OpenSSL (signoff.digests),
+# typing (signoff.hints; tree-sitter's compiled module is loaded without its package),
+# the sqlite3 package's date adapters (with datetime: the store uses _sqlite3 itself),
+# pathlib with urllib.parse and ipaddress (signoff.plainpath; URLs parsed where judged)
 HOOK_NEVER = (
+    "shlex",  # imported by the rule or judge that splits words
+    "pathlib",
+    "urllib",
+    "ipaddress",
+    "typing",
+    "sqlite3",
+    "datetime",
+    "zlib",
+    "dataclasses",
+    "inspect",
+    "ast",
+    "tokenize",
+    "hashlib",
+    "hmac",
+    "_hashlib",
     "argparse",
     "gettext",
     "locale",
@@ -449,7 +468,7 @@ def test_a_hook_process_loads_only_what_it_judges_and_records_with(
         modules, out = _hook_modules(ws, _hook_event(ws, tool, args, n), env)
         assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == answer
         assert "signoff.store.sqlite" in modules and "signoff.policy" in modules  # it did
-        never = HOOK_NEVER if n == 2 else ("argparse", "logging", "threading", "uuid")
+        never = HOOK_NEVER if n == 2 else ("argparse", "logging", "threading", "uuid", "inspect")
         assert [name for name in (*never, *heavy) if _loaded(modules, name)] == []
     from signoff.kinds import VERDICT
     from signoff.store import open_store

@@ -12,13 +12,17 @@ approved call had (`tests/attacks/test_attack_always.py` checks this as a proper
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from .exceptions import InvalidInput
 from .models import ToolCall
 from .normalize import addresses
 from .rules import parse_rule
 from .tools import ToolSpec
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _MAX_VALUE = 200
 _NEEDS_QUOTES = set(",()= ")

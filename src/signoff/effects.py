@@ -18,25 +18,39 @@ import itertools
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
-from .models import ToolCall, ToolKind, Verdict
+from .hints import literal_type
+from .models import ToolCall, Verdict
 from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match, spellings
+from .records import field, record
 from .rules import PathContext, Rule
 from .tools import ToolSpec
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from .models import ToolKind
     from .shell import CommandPart
 
+    Access = Literal["read", "write"]
+
 Resolve = Callable[[str], tuple[str, ...]]
-Access = Literal["read", "write"]
+ACCESSES: tuple[Access, ...] = ("read", "write")
+_LITERALS: dict[str, tuple[str, ...]] = {"Access": ACCESSES}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
+
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
 PROTECTED = "protected"  # the rule named by verdicts about signoff's own state
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Effects:
     """What one call touches (paths read and written, trees, links, programs, URL, host,
     arguments), worked out once before any rule or boundary is matched."""
@@ -76,6 +90,8 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
         if not isinstance(url, str):
             problem = f"argument {spec.url_arg!r} must be a URL string"
             return Effects(problem=problem, arguments=args)
+        from urllib.parse import urlsplit  # a URL tool's call only (with ipaddress: slow)
+
         parts = urlsplit(url)
         local = resolve(parts.path) if parts.scheme.lower() == "file" and parts.path else ()
         return Effects(reads=local, url=url, host=parts.hostname or "", arguments=args)
@@ -168,7 +184,7 @@ def _programs(argv: Sequence[str]) -> tuple[str, ...]:
 # ------------------------------------------------------------------ judging path effects
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PathVerdict:
     """A path boundary's verdict on a call: deny or ask, the rule that decided and why."""
 
@@ -177,7 +193,7 @@ class PathVerdict:
     reason: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PathRules:
     """What paths are judged by: protected state, path rules by access, and the secret
     (read) and sensitive (write) boundary lists."""

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .channels import Channel, Prompt, RejectingChannel
 from .exceptions import CallDenied, RunStopped
-from .models import Decision, Grant, GrantScope, Request, ToolCall, Verdict
+from .models import Decision, Grant, Request, ToolCall, Verdict
 from .policy import Policy, touches_protected
 from .rules import Rule, parse_rule
-from .settings import Mode, add_local_allow_rule
+from .settings import add_local_allow_rule
 from .targets import (
     TargetChanged,
     Targets,
@@ -47,7 +47,9 @@ from .tool_schema import bind_arguments, call_by_name
 from .tools import ToolSpec, spec_from_function, spec_of
 
 if TYPE_CHECKING:
+    from .models import GrantScope
     from .reviewer import Reviewer
+    from .settings import Mode
 
 Outcome = Literal["ran", "denied", "rejected", "skipped", "answered", "failed"]
 Previewer = Callable[[ToolCall, ToolSpec], str]

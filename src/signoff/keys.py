@@ -30,16 +30,20 @@ never taken for one.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import re
 import stat
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
+from .digests import compare_digest, hmac_sha256, hmac_sha256_hex, sha256_hex
 from .exceptions import ConfigurationError, IntegrityError
+from .plainpath import joined
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SECRET_ENV = ("SIGNOFF_KEY", "SIGNOFF_KEY_FILE")  # never passed on to the agent's commands
 PURPOSES = ("binding", "decision", "grant", "audit", "session")
@@ -92,15 +96,15 @@ class Keys:
                     f"made with key id {kid!r}, which {self.source} does "
                     "not hold (a forged record, or a key that was removed)"
                 )
-            found = hmac.digest(master, f"signoff/{purpose}".encode(), "sha256")
+            found = hmac_sha256(master, f"signoff/{purpose}".encode())
             self._derived[(purpose, kid)] = found
         return found
 
     def mac(self, purpose: str, message: str, kid: str | None = None) -> str:
         """``KID:HEX``, the HMAC-SHA256 of `message` under the purpose's key."""
         kid = self.current if kid is None else kid
-        tag = hmac.new(self.key(purpose, kid), message.encode("utf-8"), hashlib.sha256)
-        return f"{kid}:{tag.hexdigest()}"
+        tag = hmac_sha256_hex(self.key(purpose, kid), message.encode("utf-8"))
+        return f"{kid}:{tag}"
 
     def check(self, purpose: str, message: str, tag: object) -> bool:
         """Whether `tag` is a `mac` of `message` under any key id this ring holds."""
@@ -109,7 +113,7 @@ class Keys:
         kid = tag.split(":", 1)[0]
         if kid not in self.masters:
             return False
-        return hmac.compare_digest(self.mac(purpose, message, kid), tag)
+        return compare_digest(self.mac(purpose, message, kid), tag)
 
     def legacy_key(self, kid: str) -> bytes | None:
         return self.legacy.get(kid)
@@ -130,7 +134,7 @@ def _secret() -> bytes:
 
 def legacy_kid(key: bytes) -> str:
     """A legacy key's id: its fingerprint (the same key moved twice gets one id)."""
-    return "L" + hashlib.sha256(b"signoff/legacy-id" + key).hexdigest()[:8]
+    return "L" + sha256_hex(b"signoff/legacy-id" + key)[:8]
 
 
 # --------------------------------------------------------------------------- where
@@ -138,17 +142,30 @@ def legacy_kid(key: bytes) -> str:
 
 def config_dir() -> Path:
     """$SIGNOFF_CONFIG_DIR, else the directory of the user settings file."""
+    from pathlib import Path
+
+    return Path(config_folder())
+
+
+def config_folder() -> str:
+    """`config_dir()` as a string (pathlib is not imported by a hook process)."""
     env = os.environ.get("SIGNOFF_CONFIG_DIR")
     if env:
-        return Path(env)
-    from .settings import user_settings_path
+        return joined(env)
+    from .settings import user_settings_file
 
-    return user_settings_path().parent
+    return os.path.dirname(user_settings_file())
 
 
 def key_file_path() -> Path:
+    from pathlib import Path
+
+    return Path(key_file())
+
+
+def key_file() -> str:
     env = os.environ.get("SIGNOFF_KEY_FILE")
-    return Path(env) if env else config_dir() / KEY_FILE
+    return joined(env) if env else joined(config_folder(), KEY_FILE)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -206,7 +223,7 @@ def parse_env_keys(value: str) -> Keys:
                 "least 32 hex digits (e.g. from `openssl rand -hex 32`)"
             )
         key = bytes.fromhex(hexkey)
-        kid = kid.strip() if sep else "e" + hashlib.sha256(b"signoff/env-id" + key).hexdigest()[:8]
+        kid = kid.strip() if sep else "e" + sha256_hex(b"signoff/env-id" + key)[:8]
         masters[kid] = key
         order.append(kid)
     return Keys(order[0], masters, source="$SIGNOFF_KEY")
@@ -231,7 +248,7 @@ def load_keys(*, create: bool = True) -> Keys:
     env = os.environ.get("SIGNOFF_KEY")
     if env:
         return parse_env_keys(env)
-    path = key_file_path()
+    path = key_file()
     try:
         return _read(path)
     except FileNotFoundError:
@@ -243,7 +260,7 @@ def load_keys(*, create: bool = True) -> Keys:
     return _create(path)
 
 
-def _read(path: Path) -> Keys:
+def _read(path: str | Path) -> Keys:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     try:
         mode = os.fstat(fd).st_mode
@@ -262,13 +279,13 @@ def _read(path: Path) -> Keys:
             os.close(fd)
 
 
-def _create(path: Path) -> Keys:
+def _create(path: str | Path) -> Keys:
     """A new key file, race-safe: written whole under a temporary name, then linked into
     place (which fails if another process got there first: then its file is the one)."""
     kid = new_kid()
     keys = Keys(kid, {kid: _secret()}, source=f"key file {path}")
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
         _write_new(path, _dump(keys))
     except FileExistsError:
         return _read(path)
@@ -279,10 +296,10 @@ def _create(path: Path) -> Keys:
     return keys
 
 
-def _write_new(path: Path, text: str, *, replace: bool = False) -> None:
+def _write_new(path: str | Path, text: str, *, replace: bool = False) -> None:
     import tempfile
 
-    fd, tmp = tempfile.mkstemp(prefix=".keys-", dir=path.parent)  # mode 0600
+    fd, tmp = tempfile.mkstemp(prefix=".keys-", dir=os.path.dirname(path) or ".")  # mode 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -4,41 +4,46 @@ and write these constants, never retyped strings; `EventKind` lets mypy check a 
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from .hints import literal_type
 
-EventKind = Literal[
-    "verdict",
-    "review",
-    "review.reverted",
-    "request.created",
-    "request.decided",
-    "request.claimed",
-    "request.finished",
-    "request.expired",
-    "request.in_doubt",
-    "request.resolved",
-    "request.integrity_failed",
-    "run.created",
-    "run.claimed",
-    "run.not_resumed",
-    "grant.added",
-    "grant.revoked",
-    "notify.delivered",
-    "notify.failed",
-    "mcp.tool_pinned",
-    "mcp.tool_changed",
-    "session.decided",
-    "session.grant",
-    "session.outcome",
-    "reviewer.verdict",
-    "task.created",
-    "task.claimed",
-    "task.completed",
-    "task.released",
-    "task.lapsed",
-    "mail.sent",
-    "mail.acked",
-]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    EventKind = Literal[
+        "verdict",
+        "review",
+        "review.reverted",
+        "request.created",
+        "request.decided",
+        "request.claimed",
+        "request.finished",
+        "request.expired",
+        "request.in_doubt",
+        "request.resolved",
+        "request.integrity_failed",
+        "run.created",
+        "run.claimed",
+        "run.not_resumed",
+        "grant.added",
+        "grant.revoked",
+        "notify.delivered",
+        "notify.failed",
+        "mcp.tool_pinned",
+        "mcp.tool_changed",
+        "session.decided",
+        "session.grant",
+        "session.outcome",
+        "reviewer.verdict",
+        "task.created",
+        "task.claimed",
+        "task.completed",
+        "task.released",
+        "task.lapsed",
+        "mail.sent",
+        "mail.acked",
+    ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
 REVIEW: Final = "review"  # a notify-tier change ran and is kept for review after
@@ -105,3 +110,9 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     MAIL_SENT,
     MAIL_ACKED,
 )
+_LITERALS: dict[str, tuple[str, ...]] = {"EventKind": EVENT_KINDS}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)

@@ -11,22 +11,84 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
 
 from .exceptions import InvalidInput, SchemaVersionError
+from .hints import literal_type
+from .records import field, record, replace
 
-Effect = Literal["allow", "notify", "ask", "deny"]
-Risk = Literal["none", "low", "medium", "high", "critical"]
-Tier = Literal["read", "write", "destructive", "external", "privileged", "unknown"]
-ToolKind = Literal["shell", "file_read", "file_write", "network", "other"]
-DecisionKind = Literal["approve", "approve_always", "reject", "edit", "skip", "respond"]
-GrantScope = Literal["run", "session", "project", "pattern"]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
-EFFECTS: tuple[Effect, ...] = get_args(Effect)
-RISKS: tuple[Risk, ...] = get_args(Risk)
-DECISION_KINDS: tuple[DecisionKind, ...] = get_args(DecisionKind)
-GRANT_SCOPES: tuple[GrantScope, ...] = get_args(GrantScope)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Effect = Literal["allow", "notify", "ask", "deny"]
+    Risk = Literal["none", "low", "medium", "high", "critical"]
+    Tier = Literal["read", "write", "destructive", "external", "privileged", "unknown"]
+    ToolKind = Literal["shell", "file_read", "file_write", "network", "other"]
+    DecisionKind = Literal["approve", "approve_always", "reject", "edit", "skip", "respond"]
+    GrantScope = Literal["run", "session", "project", "pattern"]
+    RequestState = Literal[
+        "pending",
+        "approved",
+        "claimed",
+        "finished",
+        "rejected",
+        "skipped",
+        "answered",
+        "expired",
+        "in_doubt",
+        "failed",
+    ]
+
+# the values of the Literal types, at run time (see signoff.hints)
+EFFECTS: tuple[Effect, ...] = ("allow", "notify", "ask", "deny")
+RISKS: tuple[Risk, ...] = ("none", "low", "medium", "high", "critical")
+ALL_TIERS: tuple[Tier, ...] = (
+    "read",
+    "write",
+    "destructive",
+    "external",
+    "privileged",
+    "unknown",
+)
+TOOL_KINDS: tuple[ToolKind, ...] = ("shell", "file_read", "file_write", "network", "other")
+DECISION_KINDS: tuple[DecisionKind, ...] = (
+    "approve",
+    "approve_always",
+    "reject",
+    "edit",
+    "skip",
+    "respond",
+)
+GRANT_SCOPES: tuple[GrantScope, ...] = ("run", "session", "project", "pattern")
+REQUEST_STATES: tuple[RequestState, ...] = (
+    "pending",
+    "approved",
+    "claimed",
+    "finished",
+    "rejected",
+    "skipped",
+    "answered",
+    "expired",
+    "in_doubt",
+    "failed",
+)
+_LITERALS: dict[str, tuple[str, ...]] = {
+    "Effect": EFFECTS,
+    "Risk": RISKS,
+    "Tier": ALL_TIERS,
+    "ToolKind": TOOL_KINDS,
+    "DecisionKind": DECISION_KINDS,
+    "GrantScope": GRANT_SCOPES,
+    "RequestState": REQUEST_STATES,
+}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
+
 # What a person may choose for "always" on a stored run (web, CLI, terminal): this run,
 # or the project (written to .signoff/settings.local.toml). In-process gates offer
 # "session" in place of "run".
@@ -104,9 +166,9 @@ def canonical_json(value: Any, *, where: str = "value") -> str:
 
 
 def sha256_hex(text: str) -> str:
-    import hashlib  # ~2 ms at import; judging a call never digests it
+    from .digests import sha256_hex as digest
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return digest(text.encode("utf-8"))
 
 
 def check_version(doc: Mapping[str, Any], kind: str) -> None:
@@ -127,7 +189,7 @@ def _require(doc: Mapping[str, Any], key: str, kind: str) -> Any:
 # --------------------------------------------------------------------------- tool call
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ToolCall:
     """One call the model proposed: the tool's name, a JSON object of arguments, its id."""
 
@@ -192,7 +254,7 @@ def _refuse_constant(token: str) -> Any:
 # --------------------------------------------------------------------------- verdict
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ShellPartSummary:
     """One effective simple command inside a shell command, as the verdict reports it."""
 
@@ -222,7 +284,7 @@ class ShellPartSummary:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Verdict:
     """What the policy says about one call, and why."""
 
@@ -274,7 +336,7 @@ class Verdict:
 # --------------------------------------------------------------------------- decision
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Decision:
     """A person's answer to a request.
 
@@ -342,7 +404,7 @@ class Decision:
 # --------------------------------------------------------------------------- grant
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Grant:
     """A remembered approval: an allow rule with a scope and an optional expiry."""
 
@@ -382,21 +444,8 @@ class Grant:
 
 # --------------------------------------------------------------------------- request
 
-RequestState = Literal[
-    "pending",
-    "approved",
-    "claimed",
-    "finished",
-    "rejected",
-    "skipped",
-    "answered",
-    "expired",
-    "in_doubt",
-    "failed",
-]
 
-
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Request:
     """One pending call awaiting a decision."""
 

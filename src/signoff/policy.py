@@ -25,23 +25,28 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
-from urllib.parse import urlsplit
 
 from .always import suggest_argument_rule
 from .effects import PROTECTED, Effects, PathRules, by_access, of_call, of_part, touches_protected
 from .exceptions import InvalidInput
-from .models import Effect, Risk, ShellPartSummary, ToolCall, Verdict
+from .hints import overload
+from .models import ShellPartSummary, ToolCall, Verdict
 from .normalize import canonical_host
 from .protected import ProtectedPaths, default_protected
+from .records import record
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .runs_later import SENSITIVE_PATTERNS as _RUNS_LATER
-from .settings import MODES, Mode, Settings
+from .settings import MODES, Settings
 from .tools import Registry, ToolSpec
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from . import shell
+    from .models import Effect, Risk
+    from .settings import Mode
 
 Resolver = Callable[[str], str]
 
@@ -109,7 +114,7 @@ _SHELL_RISK: dict[str, Risk] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Candidates:
     """The rules that may apply to one tool, by list."""
 
@@ -397,6 +402,8 @@ class Policy:
                 )
             return match_paths, boundary, suggest_path
         if spec.kind == "network" and effects.url is not None:
+            from urllib.parse import urlsplit  # a URL tool's call only (slow to import)
+
             url, host = effects.url, canonical_host(effects.host or "")
             parts = urlsplit(url)
             boundary = None

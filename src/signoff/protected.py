@@ -18,13 +18,27 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
 
+from .hints import literal_type
 from .lazyre import lazy
+from .plainpath import joined
+from .records import field, record
 
-Relation = Literal["inside", "holds"]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Relation = Literal["inside", "holds"]
+
+RELATIONS: tuple[Relation, ...] = ("inside", "holds")
+_LITERALS: dict[str, tuple[str, ...]] = {"Relation": RELATIONS}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
 
 STATE_DIR = ".signoff"
 _STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
@@ -35,7 +49,7 @@ def user_config_dir(env: Mapping[str, str] | None = None) -> str:
     """`$XDG_CONFIG_HOME/signoff`, else `~/.config/signoff` (settings and the key file)."""
     env = os.environ if env is None else env
     config_home = env.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return str(Path(config_home) / "signoff")
+    return joined(config_home, "signoff")
 
 
 def store_files(url: str | os.PathLike[str] | None) -> tuple[str, ...]:
@@ -75,7 +89,7 @@ def is_pattern(path: str) -> bool:
     return any(char in _GLOB_CHARS for char in path)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProtectedPaths:
     """Absolute, resolved protected paths; compared case-insensitively (macOS and Windows
     file systems fold case, so `.SIGNOFF` may be `.signoff`)."""

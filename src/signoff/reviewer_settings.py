@@ -23,11 +23,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
 
 from .exceptions import SettingsError
-from .models import RISKS, Risk, Verdict
+from .models import RISKS, Verdict
+from .records import record, replace
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .models import Risk
 
 # The rule a reviewer-allowed verdict names, and how an escalation's note starts: the
 # note is information for the person, not a reason the policy asked (see targets).
@@ -54,7 +60,7 @@ KEYS = (
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ReviewerSettings:
     """What the `[reviewer]` table says (see the module docstring)."""
 

@@ -11,8 +11,6 @@ import fnmatch
 import math
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
-from urllib.parse import urlsplit
 
 from .lazyre import lazy
 from .normalize import (
@@ -25,12 +23,19 @@ from .normalize import (
     strip_invisible,
 )
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
+
 MISSING: Any = object()
 
 
 def canonical_url(url: str) -> str:
     """`HTTP://User@LOCAL\\u00adHOST:80/x` -> `http://localhost:80/x`: scheme and host
     canonical, user info dropped (it never changes where the request goes)."""
+    from urllib.parse import urlsplit  # a URL's only (with ipaddress: slow to import)
+
     try:
         parts = urlsplit(strip_invisible(url).strip())
         port = parts.port

@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from .exceptions import InvalidInput
 from .lazyre import lazy
+from .records import field, record
 from .rule_checks import (
     looks_like_argument_matchers,
     matcher_value_problem,
@@ -34,7 +31,11 @@ from .rule_checks import (
 from .rule_values import MISSING, canonical_url, canonical_url_pattern, host_matches, values_match
 from .tools import ALIASES, BUILTIN_SPECS, RULE_GROUPS, ToolSpec, canonical_tool_name
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:  # loaded by the first shell deny or ask rule matched (~2 ms otherwise)
+    from typing import Any
+
     from .shell.normalize import CommandPattern
 
 _RULE_RE = lazy(r"^\s*([A-Za-z_*][\w.\-*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
@@ -44,7 +45,7 @@ _ARG_RE = lazy(r"^\s*([A-Za-z_][\w.\-]*)?\s*([<>=!]+)(.*?)\s*$", re.DOTALL)
 _SPACES = lazy(r"\s+")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PathContext:
     """Where relative paths in rules start from; all already resolved (realpath)."""
 
@@ -53,7 +54,7 @@ class PathContext:
     project_root: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """One parsed rule (`Tool` or `Tool(specifier)`), with where it was written."""
 
@@ -159,6 +160,8 @@ def _pattern_catches(pattern: CommandPattern, words: tuple[str, ...], depth: int
 
 
 def _split_words(command: str) -> tuple[str, ...]:
+    import shlex  # a shell rule's words only (it compiles a pattern at import)
+
     try:
         return tuple(shlex.split(command))
     except ValueError:
@@ -166,6 +169,8 @@ def _split_words(command: str) -> tuple[str, ...]:
 
 
 def _url_host(url: str) -> str:
+    from urllib.parse import urlsplit  # a URL rule's only (with ipaddress: slow to import)
+
     try:
         return urlsplit(url).hostname or ""
     except ValueError:

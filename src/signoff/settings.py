@@ -35,13 +35,13 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal, get_args
 
 from .exceptions import InvalidInput, SettingsError
+from .hints import literal_type
 from .lazyre import lazy
 from .normalize import domain_pattern_problem
+from .plainpath import joined
+from .records import field, record, replace
 from .reviewer_settings import KEYS as REVIEWER_KEYS
 from .reviewer_settings import (
     ReviewerSettings,
@@ -51,11 +51,26 @@ from .reviewer_settings import (
 )
 from .rules import Rule, parse_rule
 
-Mode = Literal["default", "accept-edits", "plan", "auto"]
-MODES: tuple[Mode, ...] = get_args(Mode)
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
-PROJECT_FILE = Path(".signoff/settings.toml")
-LOCAL_FILE = Path(".signoff/settings.local.toml")
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Literal
+
+    Mode = Literal["default", "accept-edits", "plan", "auto"]
+
+MODES: tuple[Mode, ...] = ("default", "accept-edits", "plan", "auto")
+_LITERALS: dict[str, tuple[str, ...]] = {"Mode": MODES}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
+
+# under a workspace (strings, not Paths: `workspace / PROJECT_FILE` reads the same)
+PROJECT_FILE = ".signoff/settings.toml"
+LOCAL_FILE = ".signoff/settings.local.toml"
 
 _KNOWN = {
     "permissions": {"allow", "ask", "deny", "default_mode", "additional_directories"},
@@ -71,7 +86,7 @@ _DURATION = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """The merged settings of a workspace: rules, mode, boundaries and their sources."""
 
@@ -274,14 +289,16 @@ def parse_settings(text: str, path: str) -> Settings:
 
     reviewer = parse_reviewer(doc["reviewer"], path, fail) if "reviewer" in doc else None
 
-    base_dir = Path(path).resolve().parent.parent if path.endswith(".toml") else Path.cwd()
+    # the folder holding .signoff/ (Path.resolve is os.path.realpath)
+    there = os.path.dirname(os.path.dirname(os.path.realpath(path)))
+    base_dir = there if path.endswith(".toml") else os.getcwd()
     return Settings(
         deny=lists["deny"],
         ask=lists["ask"],
         allow=lists["allow"],
         mode=mode,
         additional_directories=tuple(
-            str((base_dir / os.path.expanduser(d)).resolve()) for d in directories
+            os.path.realpath(joined(base_dir, os.path.expanduser(d))) for d in directories
         ),
         sensitive=tuple(sensitive),
         allowed_domains=tuple(domains),
@@ -297,23 +314,31 @@ def parse_settings(text: str, path: str) -> Settings:
 
 
 def user_settings_path() -> Path:
+    from pathlib import Path
+
+    return Path(user_settings_file())
+
+
+def user_settings_file() -> str:
+    """`user_settings_path()` as a string (without importing pathlib: a hook's start-up)."""
     config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return Path(config_home) / "signoff" / "settings.toml"
+    return joined(config_home, "signoff", "settings.toml")
 
 
 def load_settings(workspace: str | os.PathLike[str], *, user: bool = True) -> Settings:
     """User, then project, then local settings of a workspace, merged."""
-    root = Path(workspace)
-    files = [user_settings_path()] if user else []
-    files += [root / PROJECT_FILE, root / LOCAL_FILE]
+    project = joined(workspace, PROJECT_FILE)
+    files = [user_settings_file()] if user else []
+    files += [project, joined(workspace, LOCAL_FILE)]
     settings = Settings()
     for file in files:
-        if file.is_file():
-            text = file.read_text("utf-8")
-            one = parse_settings(text, str(file))
-            problem = committed_problem(one.reviewer) if file == root / PROJECT_FILE else None
+        if os.path.isfile(file):
+            with open(file, encoding="utf-8") as handle:
+                text = handle.read()
+            one = parse_settings(text, file)
+            problem = committed_problem(one.reviewer) if file == project else None
             if problem is not None:
-                raise SettingsError(problem[0], path=str(file), line=_line_of(text, problem[1]))
+                raise SettingsError(problem[0], path=file, line=_line_of(text, problem[1]))
             settings = settings.merged_with(one)
     unfinished = unfinished_problem(settings.reviewer)
     if unfinished is not None:
@@ -323,6 +348,8 @@ def load_settings(workspace: str | os.PathLike[str], *, user: bool = True) -> Se
 
 def add_local_allow_rule(workspace: str | os.PathLike[str], rule: str) -> Path:
     """Append an allow rule to `.signoff/settings.local.toml`, keeping comments and layout."""
+    from pathlib import Path
+
     parse_rule(rule)  # never write a rule we could not read back
     path = Path(workspace) / LOCAL_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -352,6 +379,8 @@ def add_local_allow_rule(workspace: str | os.PathLike[str], rule: str) -> Path:
 def remove_local_allow_rule(workspace: str | os.PathLike[str], rule: str) -> bool:
     """Take an allow rule out of `.signoff/settings.local.toml` (comments and layout kept).
     Returns whether it was there."""
+    from pathlib import Path
+
     path = Path(workspace) / LOCAL_FILE
     if not path.exists():
         return False

@@ -13,19 +13,23 @@ for the same fields, key order included (tests/test_startup.py compares the two)
 
 from __future__ import annotations
 
-import inspect
+import sys
 import types
-import typing
-from collections.abc import Callable
-from typing import Any
 
 from .exceptions import InvalidInput
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    import inspect
+    from collections.abc import Callable
+    from typing import Any
 
 # Parameters that are not arguments of the call: the bound object, a framework's context,
 # and the idempotency key the executor passes.
 NOT_ARGUMENTS = frozenset({"self", "ctx", "idempotency_key"})
 
-_SCALARS: dict[Any, dict[str, Any]] = {
+_SCALARS: dict[type, dict[str, Any]] = {
     str: {"type": "string"},
     int: {"type": "integer"},
     bool: {"type": "boolean"},
@@ -34,19 +38,51 @@ _SCALARS: dict[Any, dict[str, Any]] = {
 
 
 def argument_fields(fn: Callable[..., Any], name: str) -> dict[str, tuple[Any, bool]]:
-    """Each argument of `fn`, in order: (its type without `| None`, required?)."""
-    hints = inspect.get_annotations(fn, eval_str=True)
+    """Each argument of `fn`, in order: (its type without `| None`, required?). Read from
+    the function's code, defaults and annotations as `inspect.signature` and
+    `inspect.get_annotations(eval_str=True)` read them, without importing inspect (the
+    built-ins are declared at every start-up, a hook's included)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or hasattr(fn, "__wrapped__") or isinstance(fn, (staticmethod, classmethod)):
+        raise InvalidInput(f"tool {name!r}: declare it with a plain function")
+    hints = {
+        key: eval(value, fn.__globals__) if isinstance(value, str) else value
+        for key, value in fn.__annotations__.items()
+    }
+    positional = code.co_varnames[: code.co_argcount]
+    after = code.co_argcount + code.co_kwonlyargcount
+    catch_all = [
+        code.co_varnames[after + n]
+        for n, flag in enumerate(f for f in (0x04, 0x08) if code.co_flags & f)  # *args, **kw
+    ]
+    defaults = len(fn.__defaults__ or ())
     fields: dict[str, tuple[Any, bool]] = {}
-    for param in inspect.signature(fn).parameters.values():
-        if param.name in NOT_ARGUMENTS or param.kind == param.KEYWORD_ONLY:
+    for at, key in enumerate(positional):
+        if key in NOT_ARGUMENTS:
             continue
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise InvalidInput(f"tool {name!r}: *{param.name} cannot be a declared argument")
-        if param.name not in hints:
-            raise InvalidInput(f"tool {name!r}: argument {param.name!r} has no type annotation")
-        required = param.default is inspect.Parameter.empty
-        fields[param.name] = (_without_none(hints[param.name], name, param.name), required)
+        if key not in hints:
+            raise InvalidInput(f"tool {name!r}: argument {key!r} has no type annotation")
+        required = at < len(positional) - defaults
+        fields[key] = (_without_none(hints[key], name, key), required)
+    for key in catch_all:
+        if key not in NOT_ARGUMENTS:
+            raise InvalidInput(f"tool {name!r}: *{key} cannot be a declared argument")
     return fields
+
+
+def summary(fn: Callable[..., Any]) -> str:
+    """The first paragraph of `fn`'s docstring, as `inspect.getdoc` reads it (imported only
+    for a docstring of several lines, to take its indentation off)."""
+    doc = fn.__doc__
+    if not isinstance(doc, str):
+        import inspect
+
+        doc = inspect.getdoc(fn)  # a method may inherit one
+    elif "\n" in doc:
+        import inspect
+
+        doc = inspect.cleandoc(doc)
+    return (doc or "").strip().split("\n\n")[0]
 
 
 def arguments_schema(fields: dict[str, tuple[Any, bool]], name: str) -> dict[str, Any]:
@@ -65,9 +101,16 @@ def arguments_schema(fields: dict[str, tuple[Any, bool]], name: str) -> dict[str
     return schema
 
 
+def _union(annotation: Any) -> bool:
+    """`X | Y`, or `typing.Union[X, Y]` (which only a program that imported typing has)."""
+    typing = sys.modules.get("typing")
+    union = getattr(typing, "Union", types.UnionType)
+    return isinstance(annotation, types.UnionType) or getattr(annotation, "__origin__", 0) is union
+
+
 def _without_none(annotation: Any, name: str, key: str) -> Any:
-    if typing.get_origin(annotation) in (types.UnionType, typing.Union):
-        rest = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if _union(annotation):
+        rest = [a for a in annotation.__args__ if a is not type(None)]
         if len(rest) != 1:
             raise InvalidInput(f"tool {name!r}: argument {key!r}: one type or `X | None`")
         return rest[0]
@@ -77,11 +120,14 @@ def _without_none(annotation: Any, name: str, key: str) -> Any:
 def _json_type(annotation: Any, name: str, key: str) -> dict[str, Any]:
     if annotation in _SCALARS:
         return dict(_SCALARS[annotation])
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    origin = getattr(annotation, "__origin__", None)  # as typing.get_origin for list[...]
+    args: tuple[Any, ...] = getattr(annotation, "__args__", ())
     if origin is list and len(args) == 1:
         return {"items": _json_type(args[0], name, key), "type": "array"}
     if origin is dict and len(args) == 2 and args[0] is str:
-        values = True if args[1] is Any else _json_type(args[1], name, key)
+        typing = sys.modules.get("typing")  # Any exists once typing is imported
+        anything = typing is not None and args[1] is typing.Any
+        values = True if anything else _json_type(args[1], name, key)
         return {"additionalProperties": values, "type": "object"}
     raise InvalidInput(
         f"tool {name!r}: argument {key!r} has a type ({annotation!r}) that a built-in "
@@ -95,6 +141,8 @@ def bind_arguments(
     """The named arguments of the call `fn(*args, **kwargs)`, in signature order, so that a
     positional call becomes the same tool call as its keyword form. A call the signature
     does not accept is refused before anything is judged, naming the tool and argument."""
+    import inspect
+
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # no signature to read (some C functions): names only
@@ -122,6 +170,8 @@ def bind_arguments(
 
 def call_by_name(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn`, callable with every argument by name (positional-only ones included)."""
+    import inspect
+
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -152,4 +202,11 @@ def _bind_problem(exc: TypeError, signature: inspect.Signature, args: tuple[Any,
     return text
 
 
-__all__ = ["NOT_ARGUMENTS", "argument_fields", "arguments_schema", "bind_arguments", "call_by_name"]
+__all__ = [
+    "NOT_ARGUMENTS",
+    "argument_fields",
+    "arguments_schema",
+    "bind_arguments",
+    "call_by_name",
+    "summary",
+]

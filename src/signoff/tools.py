@@ -14,25 +14,29 @@ the built-in declarations, so their calls can be judged too. A tool nobody decla
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .exceptions import InvalidInput
-from .models import Tier, ToolKind
-from .tool_schema import argument_fields, arguments_schema
+from .hints import cast
+from .records import field, record, replace
+from .tool_schema import argument_fields, arguments_schema, summary
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:  # pydantic is imported where a validator is made or used
+    from typing import Any, TypeVar
+
     from pydantic import BaseModel
 
-F = TypeVar("F", bound=Callable[..., Any])
+    from .models import Tier, ToolKind
+
+    F = TypeVar("F", bound=Callable[..., Any])
 
 TIERS: tuple[Tier, ...] = ("read", "write", "destructive", "external", "privileged")
 KINDS: tuple[ToolKind, ...] = ("shell", "file_read", "file_write", "network", "other")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ToolSpec:
     """What signoff knows about one tool."""
 
@@ -105,6 +109,9 @@ def unknown_spec(name: str) -> ToolSpec:
 
 def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
     """A pydantic model of the function's keyword parameters (extra keys refused)."""
+    import inspect
+    from typing import Any as Unannotated  # pydantic's reading of a bare parameter
+
     from pydantic import ConfigDict, create_model
 
     hints = inspect.get_annotations(fn, eval_str=True)
@@ -116,7 +123,7 @@ def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
             "idempotency_key",
         ):
             continue
-        annotation = hints.get(param.name, Any)
+        annotation = hints.get(param.name, Unannotated)
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, default)
     model: type[BaseModel] = create_model(
@@ -128,6 +135,8 @@ def _validator_for(fn: Callable[..., Any], name: str) -> type[BaseModel]:
 def spec_from_function(fn: Callable[..., Any], **options: Any) -> ToolSpec:
     name = options.pop("name", None) or fn.__name__
     validator = _validator_for(fn, name)
+    import inspect
+
     description = options.pop("description", None) or inspect.getdoc(fn) or ""
     spec = ToolSpec(
         name=name,
@@ -295,7 +304,7 @@ def _builtin_spec(fn: Callable[..., Any]) -> ToolSpec:
         name=name,
         tier=tier,
         kind=kind,
-        description=(inspect.getdoc(fn) or "").split("\n\n")[0],
+        description=summary(fn),
         schema=arguments_schema(fields, name),
         lazy_validator=make_validator,
         **roles,

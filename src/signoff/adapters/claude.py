@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..exceptions import ConfigurationError, InvalidInput
 from ..models import Decision, Request
 from .claude_code import CLIENT as CLAUDE_CODE
-from .core import Adapter, Answer, HookCall, HookEvent, HookOptions, deny_reason, hook_options
+from .core import Adapter, Answer, HookCall, HookOptions, deny_reason, hook_options
 
 if TYPE_CHECKING:
     from claude_agent_sdk import (
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     )
 
     from ..settings import Settings
+    from .core import HookEvent
 
 NAME = "claude-agent-sdk"
 CLIENT = replace(CLAUDE_CODE, name=NAME)

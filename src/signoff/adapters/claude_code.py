@@ -19,13 +19,19 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from typing import Any, TextIO
 
-from ..channels.escape import escape_untrusted
+from ..escape import escape_untrusted
 from ..exceptions import InvalidInput
 from ..models import ToolCall
 from ..tools import ALIASES, ToolSpec, alias_spec
-from .core import Adapter, Answer, Client, HookCall, HookEvent, hook_event, hook_options
+from .core import Adapter, Answer, Client, HookCall, hook_event, hook_options
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from .core import HookEvent
 
 NAME = "claude-code"
 EVENTS: dict[str, HookEvent] = {

@@ -27,43 +27,64 @@ a block (see `claude_code.main`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from ..exceptions import ConfigurationError, InvalidInput, NotFound
+from ..hints import cast, literal_type
 from ..kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, VERDICT
-from ..models import Request, Tier, ToolCall, Verdict, canonical_json, sha256_hex
-from ..settings import Mode, Settings, load_settings, parse_duration
+from ..models import Request, ToolCall, Verdict, canonical_json, sha256_hex
+from ..plainpath import joined
+from ..records import field, record, replace
+from ..settings import Settings, load_settings, parse_duration
 from ..tools import TIERS, Registry, ToolSpec
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from ..models import Tier
     from ..policy import Policy
+    from ..settings import Mode
     from ..store import Store
 
-Strategy = Literal["native", "inbox", "defer"]
-STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
-HookEvent = Literal["pre", "permission", "post", "post_failure"]
-Behavior = Literal["allow", "deny", "ask", "defer", "none"]
+    Strategy = Literal["native", "inbox", "defer"]
+    HookEvent = Literal["pre", "permission", "post", "post_failure"]
+    Behavior = Literal["allow", "deny", "ask", "defer", "none"]
+
+STRATEGIES: tuple[Strategy, ...] = ("native", "inbox", "defer")
+HOOK_EVENTS: tuple[HookEvent, ...] = ("pre", "permission", "post", "post_failure")
+BEHAVIORS: tuple[Behavior, ...] = ("allow", "deny", "ask", "defer", "none")
+_LITERALS: dict[str, tuple[str, ...]] = {
+    "Strategy": STRATEGIES,
+    "HookEvent": HOOK_EVENTS,
+    "Behavior": BEHAVIORS,
+}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
 
 DEFAULT_WAIT = 600.0  # seconds an inbox request waits for a decision
 DEFAULT_DEFER_EXPIRY = 86400.0  # a deferred session waits longer: nobody holds a process
 DEFAULT_POLL = 0.5
 CLAIM_LEASE = 3600.0  # a tool may run for a while before its PostToolUse reports
 STALE_STATE = 7 * 86400.0  # kept state no later event took (a call refused in a dialog)
-STATE_DIR = Path(".signoff") / "hooks"
+STATE_DIR = ".signoff/hooks"  # under the workspace
 _HOOK_KEYS = frozenset({"ask", "wait", "defer_expiry", "poll", "tiers", "claude", "resume_args"})
 
 
 # ----------------------------------------------------------------------- vocabulary
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class HookCall:
     """One hook event about one tool call, whatever client sent it."""
 
@@ -98,7 +119,7 @@ def request_id(key: str) -> str:
     return "req_" + sha256_hex(key)[:24]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Answer:
     """What the shell tells the client. `none`: no decision (the client's own flow)."""
 
@@ -109,7 +130,7 @@ class Answer:
     request_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class HookOptions:
     """The `[hooks]` table of the settings (`--ask` overrides `ask`)."""
 
@@ -171,7 +192,7 @@ def hook_options(settings: Settings, *, ask: str | None = None) -> HookOptions:
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Client:
     """What a client shell tells the core about its tools."""
 
@@ -239,7 +260,7 @@ class Adapter:
         for pattern, tier in self.options.tiers.items():
             if fnmatchcase(name, pattern):
                 policy.registry.add(
-                    ToolSpec(name=name, tier=cast(Tier, tier), kind="other", subject_args=())
+                    ToolSpec(name=name, tier=cast("Tier", tier), kind="other", subject_args=())
                 )
                 return
 
@@ -265,17 +286,17 @@ class Adapter:
             self._policies[mode] = policy
         return policy
 
-    def _stash_path(self, key: str) -> Path:
-        return (
-            Path(self.workspace) / STATE_DIR / self.client.name / (sha256_hex(key)[:32] + ".json")
-        )
+    def _stash_path(self, key: str) -> str:
+        name = sha256_hex(key)[:32]
+        return joined(self.workspace, STATE_DIR, self.client.name, name + ".json")
 
     def _stash(self, key: str, doc: Mapping[str, Any]) -> None:
         path = self._stash_path(key)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True, mode=0o700)
         if int.from_bytes(os.urandom(1), "big") < 4:  # now and then: what no event took
-            _sweep(path.parent, self.clock() - STALE_STATE)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            _sweep(folder, self.clock() - STALE_STATE)
+        tmp = path.removesuffix(".json") + f".{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(canonical_json(dict(doc), where="hook state"))
@@ -284,10 +305,12 @@ class Adapter:
     def _unstash(self, key: str) -> dict[str, Any] | None:
         path = self._stash_path(key)
         try:
-            text = path.read_text("utf-8")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
         except FileNotFoundError:
             return None
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):  # Path.unlink(missing_ok=True)
+            os.unlink(path)
         doc = json.loads(text)
         if not isinstance(doc, dict):
             raise InvalidInput(f"{path}: hook state is not a JSON object")
@@ -671,13 +694,16 @@ def _guarding_signoff(settings: Settings) -> Settings:
     return replace(settings, sensitive=(*settings.sensitive, "/" + package))
 
 
-def _sweep(folder: Path, before: float) -> None:
-    for entry in folder.glob("*.json"):
-        try:
-            if entry.stat().st_mtime < before:
-                entry.unlink()
-        except OSError:
-            continue  # taken by another hook meanwhile
+def _sweep(folder: str, before: float) -> None:
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if not entry.name.endswith(".json"):
+                continue
+            try:
+                if entry.stat().st_mtime < before:
+                    os.unlink(entry.path)
+            except OSError:
+                continue  # taken by another hook meanwhile
 
 
 def deny_reason(verdict: Verdict) -> str:

@@ -25,8 +25,13 @@ from ..exceptions import InvalidInput
 from ..models import ToolCall
 from ..tools import ToolSpec, alias_spec
 from . import claude_code
-from .core import Answer, Client, HookCall, HookEvent, hook_event
+from .core import Answer, Client, HookCall, hook_event
 from .shells import Shell, reason_text, text_field
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from .core import HookEvent
 
 NAME = "cursor"
 EVENTS: dict[str, HookEvent] = {

@@ -19,7 +19,7 @@ The run of a framework thread is leased to the adapter for good (`signoff worker
 alone: it cannot rebuild a framework's agent), unless the adapter names a `factory`
 (`package.module:attr`, kept in the run's metadata: a name, never code) that rebuilds it:
 then a paused run lets its lease go, a worker takes it once every request is decided
-(`signoff.adapters.resumer`), and whoever resumes it takes the lease first (`take`: one
+(`signoff.runs.framework_runs`), and whoever resumes it takes the lease first (`take`: one
 wins). Two processes resuming it at once are also kept apart by the run's version
 (compare-and-set), and its calls by their requests' claims.
 

@@ -24,14 +24,20 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
-from typing import Any
 
 from ..models import ToolCall
+from ..records import replace
 from ..tools import BUILTIN_SPECS, ToolSpec, alias_spec
 from . import claude_code
-from .core import Answer, Client, HookCall, HookEvent, hook_event
+from .core import Answer, Client, HookCall, hook_event
 from .shells import Shell, object_field, reason_text, text_field
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .core import HookEvent
 
 NAME = "gemini"
 EVENTS: dict[str, HookEvent] = {"BeforeTool": "pre", "AfterTool": "post"}

@@ -125,6 +125,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
     def name(self) -> str:
         return "SignoffMiddleware"
 
+    def resume(self, agent: Any, *, thread: str) -> Any | None:
+        """`resume_decided(agent, self, thread_id=thread)`: what `signoff worker` calls,
+        as it calls the other adapters' `resume`."""
+        return resume_decided(agent, self, thread_id=thread)
+
     # ------------------------------------------------------------------ the hook
 
     def _prepare(

@@ -18,18 +18,24 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TextIO
 
-from ..channels.escape import escape_untrusted
+from ..escape import escape_untrusted
 from ..exceptions import InvalidInput
-from .core import Adapter, Answer, Client, HookCall, HookEvent, Strategy, hook_options
+from ..records import record
+from .core import Adapter, Answer, Client, HookCall, hook_options
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from .core import HookEvent, Strategy
 
 MAX_INPUT = 64 * 1024 * 1024
 MAX_REASON = 9000
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shell:
     """One client's hook protocol over the adapter core."""
 

@@ -8,10 +8,15 @@ no reviewer, end of input or unreadable answers all mean reject.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..models import Decision, GrantScope, Request
+from ..models import Decision, Request
+from ..records import record
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..models import GrantScope
 
 # Returns None when the edited arguments are acceptable, else a message naming the problem
 # (schema violation, or the policy denies the edited call).
@@ -21,7 +26,7 @@ EditValidator = Callable[[Mapping[str, Any]], str | None]
 EditJudge = Callable[[Mapping[str, Any]], Request]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Prompt:
     """What a channel shows a person: the request, and what it needs to check an edit and to
     explain an "always" grant."""

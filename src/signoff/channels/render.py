@@ -19,10 +19,10 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..escape import escape_json_text, escape_untrusted, safe_json
 from ..i18n import Lang, resolve_lang, t
 from ..models import Request
 from ..times import relative, when
-from .escape import escape_json_text, escape_untrusted, safe_json
 
 VALUE_LIMIT = 120  # characters of one argument value shown before it is cut
 PREVIEW_LINES = 40  # lines of preview shown before the rest is hidden

@@ -40,7 +40,7 @@ from rich.text import Text
 from ..deciders import os_user
 from ..exceptions import InvalidInput
 from ..i18n import Lang, resolve_lang, t
-from ..models import Decision, DecisionKind, GrantScope, Request
+from ..models import Decision, Request
 from . import Prompt, StopRequested
 from .keyboard import LineSource
 from .render import (
@@ -53,6 +53,11 @@ from .render import (
     question_parts,
     render_request,
 )
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..models import DecisionKind, GrantScope
 
 NO_REVIEWER = "no reviewer available"
 UNREADABLE_REASON = "five unreadable answers in a row"

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..channels.escape import safe_json
+from ..escape import safe_json
 
 if TYPE_CHECKING:  # rich and the store load only for the commands that print or read them
     from rich.console import Console

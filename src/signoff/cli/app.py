@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..channels.escape import escape_untrusted, safe_json
+from ..escape import escape_untrusted, safe_json
 from ..exceptions import InvalidInput, SignoffError
 from ..models import ToolCall, Verdict
 from ..reviewer_settings import AUTO_WITHOUT_REVIEWER

@@ -15,7 +15,7 @@ import os
 from contextlib import closing
 from typing import Any
 
-from ..channels.escape import escape_untrusted
+from ..escape import escape_untrusted
 from ..exceptions import InvalidInput
 from ..times import when
 from ._output import console, plain_table, print_json, store_for

@@ -37,10 +37,15 @@ from ..protected import store_files
 from ..review import record_review
 from ..reviewer_settings import AUTO_WITHOUT_REVIEWER, REVIEWER_RULE
 from ..run_state import storable
-from ..settings import MODES, Mode, load_settings
+from ..settings import MODES, load_settings
 from ..store import Store, default_url, open_store
 from ..workspace.snapshots import Snapshot
 from ._output import HelpFormatter, where_flags
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..settings import Mode
 
 HELP = """\
 Commands:

@@ -67,7 +67,7 @@ def cmd_pins(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from ..channels.escape import escape_untrusted
+    from ..escape import escape_untrusted
     from ..mcp.pins import Pins
 
     pins = Pins(os.path.abspath(args.workspace))
@@ -119,7 +119,7 @@ def _entry_json(entry: Any, *, diff: bool = False) -> dict[str, Any]:
 def cmd_trust(args: argparse.Namespace) -> int:
     from contextlib import closing
 
-    from ..channels.escape import escape_untrusted
+    from ..escape import escape_untrusted
     from ..kinds import MCP_TOOL_PINNED
     from ..mcp.config import SEPARATOR
     from ..mcp.pins import Pins

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..audit import iter_events
-from ..channels.escape import escape_untrusted
+from ..escape import escape_untrusted
 from ..models import Request
 from ..present import summary_of
 from ..run_state import Run

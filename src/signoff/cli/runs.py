@@ -297,8 +297,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from ..adapters.defer import resume_all  # deferred coding-agent sessions, too
-    from ..adapters.resumer import NotResumed, left_alone
     from ..run_state import Run
+    from ..runs.framework_runs import NotResumed, left_alone
     from .progress import one_line
 
     flags = store_flags(args)

@@ -22,9 +22,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import Tier, ToolKind, canonical_json, sha256_hex
+from ..models import canonical_json, sha256_hex
 from ..tools import ToolSpec
 from .config import ToolSetting
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..models import Tier, ToolKind
 
 # How strict a tier is: a tier may be replaced only by one at least as strict.
 _RANK: dict[str, int] = {

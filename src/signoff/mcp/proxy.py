@@ -34,7 +34,7 @@ from mcp import StdioServerParameters
 from mcp.server import Server, ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..adapters.core import Adapter, Answer, HookCall, HookEvent, HookOptions, request_id
+from ..adapters.core import Adapter, Answer, HookCall, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
 from ..exceptions import NotFound
 from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, REVIEW, SESSION_OUTCOME, VERDICT
@@ -48,6 +48,7 @@ from .recorder import LINGER, RecordBroken, Recorder
 from .resources import SPECS
 
 if TYPE_CHECKING:
+    from ..adapters.core import HookEvent
     from ..store import Store
 
 CLIENT = "mcp"

@@ -1,7 +1,7 @@
 """Resuming runs in any process: rebuild a run's agent from its import string, resume one
 run (`signoff resume`), or every run that becomes ready (`signoff worker`). A framework's
 run (Pydantic AI, LangGraph, OpenAI Agents SDK) is rebuilt from its adapter's factory and
-resumed through the adapter (`signoff.adapters.resumer`, imported only for such a run)."""
+resumed through the adapter (`signoff.runs.framework_runs`, imported only for such a run)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _framework(run: Run) -> bool:
 
 
 def _resume_framework(store: Store, run: Run, worker: str, lease_seconds: float) -> Run:
-    from ..adapters.resumer import resume_framework_run
+    from .framework_runs import resume_framework_run
 
     return resume_framework_run(store, run, worker=worker, lease_seconds=lease_seconds)
 
@@ -120,7 +120,7 @@ def work(
 
 
 def _refused(exc: Exception) -> bool:
-    from ..adapters.resumer import NotResumed
+    from .framework_runs import NotResumed
 
     return isinstance(exc, NotResumed)
 

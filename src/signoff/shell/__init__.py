@@ -23,7 +23,8 @@ TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 if TYPE_CHECKING:
     from typing import Any
 
-    from .analysis import CommandPart, ShellAnalysis, ShellClass, analyze, combine, suggest_rule
+    from .analysis import CommandPart, ShellAnalysis, analyze, combine, suggest_rule
+    from .facts import ShellClass
 
 _PUBLIC = frozenset(
     {"CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"}
@@ -33,9 +34,9 @@ _PUBLIC = frozenset(
 def __getattr__(name: str) -> Any:
     if name not in _PUBLIC:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import analysis
+    from . import analysis, facts
 
-    value = getattr(analysis, name)
+    value = getattr(facts if name == "ShellClass" else analysis, name)
     globals()[name] = value
     return value
 

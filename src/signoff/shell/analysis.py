@@ -7,14 +7,13 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
 
 from ..lazyre import lazy
-from ..models import Effect
+from ..records import record, replace
 from . import knowledge as K
 from .args import lookalike
 from .content import judge_races
-from .facts import Context, Facts, Reader, ShellClass
+from .facts import Context, Facts, Reader
 from .judges.feeds import judge_payloads
 from .judges.option_programs import note_program_env
 from .links import judge_link_writes
@@ -24,10 +23,16 @@ from .places import revoke_hidden_skip, within_bounds
 from .programs import judge_words
 from .reach import STDIN_ARGS, note_mentions, note_trees
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..models import Effect
+    from .facts import ShellClass
+
 __all__ = ["CommandPart", "ShellAnalysis", "ShellClass", "analyze", "combine", "suggest_rule"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CommandPart:
     """One effective simple command of a command line and its verdict."""
 
@@ -51,7 +56,7 @@ class CommandPart:
     exact_rule: bool = False  # "always" may only save an exact rule (see Facts.exact_rule)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ShellAnalysis:
     """A whole command line's verdict: the worst of its parts, with the reasons."""
 

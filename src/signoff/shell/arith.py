@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
-
-from tree_sitter import Node
 
 from ..lazyre import lazy
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:
+    from tree_sitter import Node
+
     from .parse import Walk, Word
 
 # Set by bash itself to numbers (or unset): their values cannot carry code.

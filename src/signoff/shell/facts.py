@@ -10,15 +10,37 @@ import os
 import posixpath
 import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Literal
 
+from ..hints import literal_type
 from ..lazyre import lazy
+from ..records import field, record
 from .parse import Word
 
-ShellClass = Literal[
-    "read_only", "reversible_write", "destructive", "network", "privilege", "opaque"
-]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    ShellClass = Literal[
+        "read_only", "reversible_write", "destructive", "network", "privilege", "opaque"
+    ]
+
+SHELL_CLASSES: tuple[ShellClass, ...] = (
+    "read_only",
+    "reversible_write",
+    "destructive",
+    "network",
+    "privilege",
+    "opaque",
+)
+_LITERALS: dict[str, tuple[str, ...]] = {"ShellClass": SHELL_CLASSES}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
+
 _CLASS_RANK = {
     "read_only": 0,
     "reversible_write": 1,
@@ -35,7 +57,7 @@ ScriptRunner = Callable[[str, "str | None", "dict[str, str | None]"], "list[Fact
 ContextRunner = Callable[[str, "str | None", "dict[str, str | None]", "Context"], "list[Facts]"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Facts:
     """What one effective command does; mutable while it is being worked out."""
 

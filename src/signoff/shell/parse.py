@@ -12,10 +12,8 @@ from __future__ import annotations
 import posixpath
 import re
 from _thread import _local
-from dataclasses import dataclass, field
 
-from tree_sitter import Language, Node, Parser, Tree
-
+from ..records import field, record
 from .arith import (
     NAME_TAKING_BUILTINS,
     ArithmeticChecks,
@@ -25,31 +23,20 @@ from .arith import (
     subscript_problem,
     test_problem,
 )
+from .grammar import binding
 from .words import BRACE_SEQ_RE, Cmd, Redir, Walk, Word, decode_ansi_c, expand_braces
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Tree
 
 # The records live in shell_words; importing them from here keeps working.
 __all__ = ["Cmd", "Redir", "Walk", "Walker", "Word", "decode_ansi_c", "expand_braces", "parse"]
 
 
-def _bash_grammar() -> object:
-    """`tree_sitter_bash.language()`, loaded without the package's `__init__`, which imports
-    importlib.resources (~2 ms, a third of parsing's start-up) for query files we never
-    read. The same extension module; if its layout ever changes, the ordinary import."""
-    from importlib.machinery import ExtensionFileLoader, PathFinder
-
-    package = PathFinder.find_spec("tree_sitter_bash")
-    where = package.submodule_search_locations if package else None
-    spec = PathFinder.find_spec("tree_sitter_bash._binding", where) if where else None
-    if spec is None or not isinstance(spec.loader, ExtensionFileLoader):
-        import tree_sitter_bash
-
-        return tree_sitter_bash.language()
-    binding = spec.loader.create_module(spec)
-    spec.loader.exec_module(binding)
-    return binding.language()
-
-
-_LANGUAGE = Language(_bash_grammar())
+_TREE_SITTER = binding("tree_sitter")
+_LANGUAGE = _TREE_SITTER.Language(binding("tree_sitter_bash").language())
 _LOCAL = _local()  # threading.local without threading: a Parser is not thread-safe, one per thread
 MAX_DEPTH = 120  # deeper nesting is reported as a problem (opaque), not recursed into
 
@@ -64,7 +51,7 @@ def parse(source: str) -> tuple[Tree, bytes]:
     """
     parser: Parser | None = getattr(_LOCAL, "parser", None)
     if parser is None:
-        parser = _LOCAL.parser = Parser(_LANGUAGE)
+        parser = _LOCAL.parser = _TREE_SITTER.Parser(_LANGUAGE)
     raw = source.encode("utf-8", "surrogatepass")
     safe = raw if raw.isascii() else raw.translate(_ASCII_ONLY)
     return parser.parse(safe), raw
@@ -73,7 +60,7 @@ def parse(source: str) -> tuple[Tree, bytes]:
 _ASCII_ONLY = bytes(b if b < 0x80 else 0x78 for b in range(256))
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Heredoc:
     """A here-document's body as it is read, with what it expands."""
 

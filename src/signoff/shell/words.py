@@ -8,12 +8,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ..lazyre import lazy
+from ..records import field, record
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Word:
     """One shell word after quote removal, and what is known about its value."""
 
@@ -23,7 +23,7 @@ class Word:
     quoted: bool = False
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Redir:
     """One redirection: operator, descriptor and target."""
 
@@ -32,7 +32,7 @@ class Redir:
     target: Word | None  # None for a descriptor duplication such as 2>&1
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Cmd:
     """One simple command as the walker found it: words, assignments, redirections, context."""
 
@@ -52,7 +52,7 @@ class Cmd:
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Walk:
     """Everything the walker found in a command line: commands, pipelines, functions, problems."""
 

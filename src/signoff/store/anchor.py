@@ -16,28 +16,27 @@ with PostgreSQL each machine anchors what it wrote or verified.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
+from ..digests import sha256_hex
 from ..exceptions import IntegrityError
-from ..keys import Keys, config_dir
+from ..keys import Keys, config_folder
+from ..records import record
 
 ANCHOR_EVERY = 64  # a long-lived store anchors after this many appends (and on close)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Anchor:
     first: str  # hash of entry 1
     seq: int
     hash: str
 
 
-def anchor_path(location: str) -> Path:
-    name = hashlib.sha256(location.encode("utf-8")).hexdigest()[:32]
-    return config_dir() / "anchors" / f"{name}.json"
+def anchor_path(location: str) -> str:
+    name = sha256_hex(location.encode("utf-8"))[:32]
+    return os.path.join(config_folder(), "anchors", f"{name}.json")
 
 
 def _message(location: str, anchor: Anchor) -> str:
@@ -49,7 +48,8 @@ def read_anchor(keys: Keys, location: str) -> Anchor | None:
     edited (its MAC does not verify)."""
     path = anchor_path(location)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except FileNotFoundError:
         return None
     try:
@@ -66,7 +66,7 @@ def read_anchor(keys: Keys, location: str) -> Anchor | None:
     return anchor
 
 
-def _new_private_file(folder: Path) -> tuple[int, str]:
+def _new_private_file(folder: str) -> tuple[int, str]:
     """A new file in `folder` that only this user may read, opened for writing: what
     `tempfile.mkstemp` makes (tempfile, with shutil, would be most of what writing the
     anchor costs a hook process to import)."""
@@ -86,8 +86,9 @@ def write_anchor(keys: Keys, location: str, anchor: Anchor, *, reset: bool = Fal
     import fcntl
 
     path = anchor_path(location)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    lock = os.open(path.parent / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    lock = os.open(os.path.join(folder, ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not reset:
@@ -104,7 +105,7 @@ def write_anchor(keys: Keys, location: str, anchor: Anchor, *, reset: bool = Fal
             "hash": anchor.hash,
             "mac": keys.mac("audit", _message(location, anchor)),
         }
-        fd, tmp = _new_private_file(path.parent)
+        fd, tmp = _new_private_file(folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(json.dumps(doc) + "\n")

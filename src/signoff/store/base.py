@@ -25,13 +25,11 @@ where the chain ends is recorded too (see store/chain.py), so a deleted tail sho
 
 from __future__ import annotations
 
-import hmac
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
 
+from ..digests import compare_digest
 from ..exceptions import (
     AlreadyClaimed,
     AlreadyDecided,
@@ -41,6 +39,7 @@ from ..exceptions import (
     NotAuthorized,
     RequestExpired,
 )
+from ..hints import literal_type
 from ..keys import Keys
 from ..kinds import (
     NOTIFY_DELIVERED,
@@ -57,13 +56,13 @@ from ..models import (
     SCHEMA_VERSION,
     Decision,
     Request,
-    RequestState,
     Verdict,
     canonical_json,
     check_version,
     parent_runs,
     sha256_hex,
 )
+from ..records import field, record, replace
 from ..times import when
 from .integrity import (
     bind,
@@ -85,7 +84,22 @@ DECISION_STATE: dict[str, RequestState] = {
     "respond": "answered",
 }
 
-InDoubtOutcome = Literal["done", "failed", "retry"]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from ..models import RequestState
+
+    InDoubtOutcome = Literal["done", "failed", "retry"]
+
+IN_DOUBT_OUTCOMES: tuple[InDoubtOutcome, ...] = ("done", "failed", "retry")
+_LITERALS: dict[str, tuple[str, ...]] = {"InDoubtOutcome": IN_DOUBT_OUTCOMES}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
 
 
 def new_id() -> str:
@@ -101,7 +115,7 @@ def clock(now: float | None) -> float:
 # --------------------------------------------------------------------------- types
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Event:
     """One entry of the events feed, which is also the audit log."""
 
@@ -153,7 +167,7 @@ class Event:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Claim:
     """What a worker gets from claim(): the secret token finish() needs, and the payload."""
 
@@ -163,7 +177,7 @@ class Claim:
     worker: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Draft:
     """An event about to be appended."""
 
@@ -217,7 +231,7 @@ def dumps(value: Any, where: str = "document") -> str:
         raise InvalidInput(f"{where}: not JSON ({exc})") from exc
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Row:
     """A stored request plus the execution columns that are not part of its document."""
 
@@ -296,7 +310,7 @@ class Row:
         )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Plan:
     """What one transition writes: the new row (or None), its events, and maybe an error
     to raise after the commit (a refused decision that still expired the request)."""
@@ -400,7 +414,7 @@ def plan_decide(
         raise AlreadyDecided(f"request {req.id} was already decided ({who}); it is {row.state}")
     if not row.checked:
         verify_integrity(req, keys)
-    if binding is not None and not hmac.compare_digest(binding, req.binding):
+    if binding is not None and not compare_digest(binding, req.binding):
         raise IntegrityError(
             f"request {req.id}: the decision carries a binding that is not this request's; "
             "it was made for another request or another payload"
@@ -537,7 +551,7 @@ def plan_finish(
         raise AlreadyClaimed(f"request {req.id} was already reported: {row.state}")
     if row.state not in ("claimed", "in_doubt"):
         raise ConflictError(f"request {req.id} is {row.state}, not claimed; nothing to finish")
-    if row.token_hash is None or not hmac.compare_digest(token_hash(token), row.token_hash):
+    if row.token_hash is None or not compare_digest(token_hash(token), row.token_hash):
         raise NotAuthorized(
             f"request {req.id}: the claim token does not match the current "
             f"claim (held by {row.worker})"

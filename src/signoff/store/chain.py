@@ -24,12 +24,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from typing import Any
 
 from ..exceptions import InvalidInput
 from ..keys import Keys
 from ..models import sha256_hex
 from .anchor import Anchor
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
 
 GENESIS_HASH = "0" * 64
 

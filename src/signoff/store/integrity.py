@@ -15,10 +15,9 @@ store; it verifies, by the old formula, with that key once moved to the key file
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Callable, Iterable
 
+from ..digests import compare_digest, hmac_sha256_hex
 from ..exceptions import IntegrityError, SignoffError
 from ..keys import Keys
 from ..models import Decision, Grant, Request, canonical_json
@@ -34,7 +33,7 @@ def binding_of(
     message = canonical_json(
         {"id": request_id, "approvers": list(approvers), "digest": digest, "expires_at": expires_at}
     )
-    return hmac.new(key, message.encode("utf-8"), hashlib.sha256).hexdigest()
+    return hmac_sha256_hex(key, message.encode("utf-8"))
 
 
 def binding_message(request: Request) -> str:
@@ -84,7 +83,7 @@ def _malformed(request: Request, exc: Exception) -> IntegrityError:
 
 def _verify_integrity(request: Request, keys: Keys) -> None:
     actual = request.call.digest()
-    if not hmac.compare_digest(actual, request.digest):
+    if not compare_digest(actual, request.digest):
         raise IntegrityError(
             f"request {request.id}: the stored call does not match its digest "
             f"({actual[:12]}… vs {request.digest[:12]}…); the payload was changed in the "
@@ -105,7 +104,7 @@ def _verify_integrity(request: Request, keys: Keys) -> None:
             "(ask again)"
         )
     expected = binding_of(legacy, request.id, request.approvers, request.digest, request.expires_at)
-    if not hmac.compare_digest(expected, request.binding):
+    if not compare_digest(expected, request.binding):
         raise IntegrityError(
             f"request {request.id}: the binding does not verify (approvers, digest or expiry "
             "were changed, or the binding was forged)"

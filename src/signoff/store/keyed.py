@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager, suppress
-from typing import TYPE_CHECKING
 
 from ..exceptions import IntegrityError, SignoffError
 from ..keys import Keys, load_keys, register_store
@@ -18,6 +17,8 @@ from . import chain
 from .anchor import ANCHOR_EVERY, Anchor, read_anchor, write_anchor
 from .base import Row
 from .integrity import check_request, read_grant, signed_grant
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
     from .engine import Tx

@@ -21,8 +21,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
 
 from ..exceptions import (
     AlreadyClaimed,
@@ -36,13 +34,18 @@ from ..keys import Keys
 from ..kinds import RUN_CLAIMED, RUN_CREATED
 from ..lazylog import get_logger
 from ..models import Request
+from ..records import record, replace
 from ..times import when
 from . import base
 from .base import Draft
 
 log = get_logger(__name__)  # see store.engine for what is logged at which level
 
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..run_state import Run
     from .engine import Tx
 
@@ -51,7 +54,7 @@ FINAL = frozenset({"finished", "failed"})
 DEFAULT_RUN_LEASE_SECONDS = 300.0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class RunRow:
     """A stored run plus its lease columns (which are not part of the document)."""
 

@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
 
+from ..hints import literal_type
 from .anchor import Anchor
 from .base import DELIVERY_KINDS, Draft
 from .chain import GENESIS_HASH, chain_hash
 
-Dialect = Literal["sqlite", "postgres"]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Dialect = Literal["sqlite", "postgres"]
+
+DIALECTS: tuple[Dialect, ...] = ("sqlite", "postgres")
+_LITERALS: dict[str, tuple[str, ...]] = {"Dialect": DIALECTS}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        return literal_type(__name__, _LITERALS, name)
+
 
 # SQLite indexes requests by state only while they are open (migrations 0009, 0011); a
 # query on open states repeats the index's condition verbatim so the planner can use the

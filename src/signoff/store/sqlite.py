@@ -13,23 +13,32 @@ from __future__ import annotations
 
 import _thread  # threading's RLock, without importing threading (a hook's start-up)
 import os
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+try:  # the sqlite3 package is this compiled module plus adapters for dates, whose datetime
+    import _sqlite3 as sqlite3  # import is a third of opening a store; signoff stores none
+except ImportError:  # pragma: no cover - an interpreter without it
+    import sqlite3  # type: ignore[no-redef]
+
 from ..exceptions import ConfigurationError
 from ..keys import Keys
 from ..lazylog import get_logger
+from ..plainpath import joined
 from . import migrations
 from .engine import Engine, RowCache
 from .sql import SQLTx
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BUSY_TIMEOUT_S = 30.0
 WAL_CHECKPOINT_PAGES = 100
@@ -42,20 +51,20 @@ class SQLiteStore(Engine):
     _duplicate = (sqlite3.IntegrityError,)
 
     def __init__(self, path: str | Path, *, migrate: bool = True, keys: Keys | None = None) -> None:
-        self.path = Path(path)
+        self.file = joined(path)  # as str(Path(path)) spells it, without pathlib
         if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(self.file) or ".", exist_ok=True)
         self._lock = _thread.RLock()
         try:
             self._conn = sqlite3.connect(
-                str(self.path),
+                self.file,
                 timeout=BUSY_TIMEOUT_S,
                 isolation_level=None,
                 check_same_thread=False,
                 cached_statements=256,
             )
         except sqlite3.Error as exc:
-            raise ConfigurationError(f"cannot open SQLite store {self.path}: {exc}") from exc
+            raise ConfigurationError(f"cannot open SQLite store {self.file}: {exc}") from exc
         try:
             self._open(path, migrate, keys)
         except sqlite3.OperationalError as exc:
@@ -68,7 +77,7 @@ class SQLiteStore(Engine):
         cause = str(exc)
         if "readonly" in cause or "unable to open" in cause:
             cause += " (is the file, or its directory, read-only?)"
-        return ConfigurationError(f"SQLite store {self.path}: {cause}")
+        return ConfigurationError(f"SQLite store {self.file}: {cause}")
 
     def _open(self, path: str | Path, migrate: bool, keys: Keys | None) -> None:
         self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -81,18 +90,25 @@ class SQLiteStore(Engine):
         self._lockfd: int | None = None
         if fcntl is not None and str(path) != ":memory:":
             try:
-                self._lockfd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+                self._lockfd = os.open(f"{self.file}.lock", os.O_RDWR | os.O_CREAT, 0o644)
             except OSError:
                 self._lockfd = None  # e.g. a read-only directory: SQLite's locking alone
         self._rows = RowCache(ROW_CACHE_SIZE)  # see Engine._transition
         if migrate:
             self.migrate()
         if str(path) != ":memory:":
-            self._anchor_location = f"sqlite:{self.path.resolve()}"
+            self._anchor_location = f"sqlite:{os.path.realpath(self.file)}"  # Path.resolve
         self._load_keys(keys)
 
     def __repr__(self) -> str:
-        return f"SQLiteStore({str(self.path)!r})"
+        return f"SQLiteStore({self.file!r})"
+
+    @property
+    def path(self) -> Path:
+        """The database file (`file` as a Path)."""
+        from pathlib import Path
+
+        return Path(self.file)
 
     @staticmethod
     def _retry(fn: object) -> None:
@@ -174,7 +190,7 @@ class SQLiteStore(Engine):
                 "(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
             )
             done = [r[0] for r in tx.conn.execute("SELECT version FROM schema_migrations")]
-            migrations.check_not_newer(done, "sqlite", str(self.path))
+            migrations.check_not_newer(done, "sqlite", self.file)
             for version, script in migrations.load("sqlite"):
                 if version in done:
                     continue
@@ -184,7 +200,7 @@ class SQLiteStore(Engine):
                     "INSERT INTO schema_migrations VALUES (?, ?)", (version, time.time())
                 )
                 applied_now.append(version)
-                log.info("SQLite store %s: applied migration %04d", self.path, version)
+                log.info("SQLite store %s: applied migration %04d", self.file, version)
         return applied_now
 
     def _erased(self) -> None:

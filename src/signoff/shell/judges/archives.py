@@ -10,15 +10,18 @@ from __future__ import annotations
 import io
 import posixpath
 import stat
-import zlib
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from ..args import has_flag, option_values, positionals, texts_of
 from ..content import MAX_MEMBERS, judge_targets, read_content, strip_name
 from ..facts import Context, Facts
 from ..parse import Cmd, Word
 from ..paths import note_link_target, note_read, unjudged
+
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def judge_tar_extract(
@@ -64,6 +67,7 @@ def judge_tar_extract(
     keep_absolute = has_flag(args, "-P", "--absolute-names")
     import lzma  # here, not at import: every shell check loads this module
     import tarfile
+    import zlib
 
     for data in contents:
         try:
@@ -129,10 +133,11 @@ MAX_UNPACKED = 64 << 20  # a compressed tar is listed only up to this many bytes
 
 
 def _decompressed(data: bytes) -> bytes | None:
+    """gzip / bzip2 / xz unpacked with a bound (a small bomb must not cost a gigabyte)."""
     import bz2
     import lzma
+    import zlib
 
-    """gzip / bzip2 / xz unpacked with a bound (a small bomb must not cost a gigabyte)."""
     makers: dict[bytes, Callable[[], Any]] = {
         b"\x1f\x8b": lambda: zlib.decompressobj(wbits=31),
         b"BZh": bz2.BZ2Decompressor,

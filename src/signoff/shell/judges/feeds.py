@@ -21,7 +21,6 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-import shlex
 from itertools import pairwise
 
 from ...lazyre import lazy
@@ -261,6 +260,8 @@ def _printf(args: list[str]) -> str | None:
 
 def _xargs(args: list[Word], text: str, f: Facts, cmd: Cmd, ctx: Context) -> None:
     """xargs completes its command with the items it reads: judge the completed argv."""
+    import shlex
+
     replace = ""
     delimiter: str | None = None
     j = 0
@@ -309,6 +310,8 @@ def _xargs(args: list[Word], text: str, f: Facts, cmd: Cmd, ctx: Context) -> Non
 
 
 def _deny_completed(prefix: str, words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> bool:
+    import shlex
+
     text = shlex.join(w.text for w in words)
     fake = Cmd(words, [], [], cmd.cwd, cmd.vars, text)
     for inner in judge_words(list(words), Facts(texts_of(words)), fake, ctx)[0]:
@@ -320,6 +323,8 @@ def _deny_completed(prefix: str, words: list[Word], f: Facts, cmd: Cmd, ctx: Con
 
 def _parallel(texts: list[str], fed: str | None, f: Facts, cmd: Cmd, ctx: Context) -> None:
     """parallel runs its command through a shell once per argument (`:::` or stdin)."""
+    import shlex
+
     cut = next((k for k, t in enumerate(texts) if t in _PARALLEL_SEPARATORS), len(texts))
     items: list[str] = []
     sep = ""

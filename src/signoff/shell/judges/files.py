@@ -24,14 +24,6 @@ from ..paths import (
     unjudged,
 )
 from ..places import note_implicit_reads
-from .archives import (
-    judge_rsync_files_from,
-    judge_tar_extract,
-    judge_unzip,
-    tar_letters,
-    tar_values,
-)
-from .network import is_remote, judge_network
 
 
 def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
@@ -126,6 +118,11 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
 
 
 def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
+    # archives' and network's judges load with the first writer (a read-only pipeline
+    # meets neither)
+    from .archives import judge_tar_extract, tar_letters, tar_values
+    from .network import is_remote, judge_network
+
     cwd = cmd.cwd
     args = expand_long(args, TAR_LONG if base == "tar" else long_options(base))
     exec_flags = K.WRITER_EXEC_FLAGS.get(base)
@@ -356,6 +353,8 @@ def _content_defined(
     base: str, args: list[Word], pos: list[Word], f: Facts, cmd: Cmd, ctx: Context
 ) -> None:
     """Programs whose targets are named inside a patch, an archive or a file list."""
+    from .archives import judge_rsync_files_from, judge_unzip
+
     if base == "patch":
         judge_patch(args, f, cmd, ctx)
     elif base == "unzip":

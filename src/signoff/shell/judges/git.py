@@ -8,14 +8,19 @@ from ...runs_later import git_config_key_asks, relative
 from .. import knowledge as K
 from ..args import has_flag, positionals, texts_of
 from ..content import judge_git_patch
-from ..facts import Context, Facts, ShellClass
+from ..facts import Context, Facts
 from ..options import GIT_CONFIG_LONG, expand_long
 from ..parse import Cmd, Word
 from ..paths import note_delete, note_write, plant
 from ..places import note_cwd_read
 from .git_redirects import checkout_may_discard, judge_git_redirects
 
-Write = Callable[[ShellClass, str], None]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..facts import ShellClass
+
+    Write = Callable[[ShellClass, str], None]
 
 
 def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:

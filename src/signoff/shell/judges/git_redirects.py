@@ -19,9 +19,15 @@ import posixpath
 from collections.abc import Callable
 
 from ...lazyre import lazy
-from ..facts import Context, Facts, ShellClass
+from ..facts import Context, Facts
 
-Write = Callable[[ShellClass, str], None]
+TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
+
+if TYPE_CHECKING:
+    from ..facts import ShellClass
+
+    Write = Callable[[ShellClass, str], None]
+
 
 _REDIRECTING_REMOTE = {
     "add": "adds a remote that later fetches and pushes can name",

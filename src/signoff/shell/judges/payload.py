@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
 from ...lazyre import lazy
 from ..facts import Context, Facts
@@ -164,6 +163,8 @@ def shell_strings(code: str) -> list[str]:
 
 
 def _add_run(run: list[str], found: list[str]) -> None:
+    import shlex
+
     if len(run) > 1:
         found.append(" ".join(shlex.quote(w) for w in run))  # an argv list
         found.append("".join(run))  # a concatenation

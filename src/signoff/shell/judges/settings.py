@@ -10,7 +10,6 @@ setting already asks; a catastrophic value is denied wherever it is visible.
 from __future__ import annotations
 
 import fnmatch
-import shlex
 
 from ...lazyre import lazy
 from ..args import texts_of
@@ -162,6 +161,8 @@ def judge_git(args: list[Word], f: Facts, cwd: str | None, ctx: Context) -> None
 def _ext_command(spec: str) -> str:
     """`ext::sh -c rm% -rf% ~` is the argv sh, -c, "rm -rf ~" (`% ` is a space inside an
     argument, `%%` a percent sign): as a shell command line."""
+    import shlex
+
     args: list[str] = [""]
     i = 0
     while i < len(spec):

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import functools
 import os
-from pathlib import Path
 
 from ...exceptions import SchemaVersionError
 
-HERE = Path(__file__).parent
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @functools.cache
@@ -22,7 +21,7 @@ def _names(dialect: str) -> tuple[str, ...]:
     return tuple(
         sorted(
             name
-            for name in os.listdir(HERE / dialect)
+            for name in os.listdir(os.path.join(HERE, dialect))
             if name.endswith(".sql")
             and name[:4].isascii()
             and name[:4].isdigit()
@@ -39,9 +38,13 @@ def _versions(dialect: str) -> set[int]:
 @functools.cache
 def _load(dialect: str) -> tuple[tuple[int, str], ...]:
     return tuple(
-        (int(name[:4]), (HERE / dialect / name).read_text(encoding="utf-8"))
-        for name in _names(dialect)
+        (int(name[:4]), _read(os.path.join(HERE, dialect, name))) for name in _names(dialect)
     )
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def load(dialect: str) -> list[tuple[int, str]]:
@@ -68,13 +71,16 @@ def check_not_newer(applied: list[int], dialect: str, where: str) -> None:
 
 def sqlite_statements(script: str) -> list[str]:
     """Split a SQLite script into statements (a trigger's body keeps its own ';')."""
-    import sqlite3
+    try:  # the sqlite3 package's own, without its date adapters (see store.sqlite)
+        from _sqlite3 import complete_statement
+    except ImportError:  # pragma: no cover - an interpreter without it
+        from sqlite3 import complete_statement
 
     out: list[str] = []
     pending = ""
     for piece in script.split(";"):
         pending += piece + ";"
-        if sqlite3.complete_statement(pending):
+        if complete_statement(pending):
             if pending.strip(" \n\t;"):
                 out.append(pending.strip())
             pending = ""

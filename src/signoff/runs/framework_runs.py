@@ -26,8 +26,8 @@ from typing import Any
 from ..exceptions import ConfigurationError
 from ..kinds import RUN_NOT_RESUMED
 from ..run_state import Run
-from ..runs.agent import import_ref
 from ..store import Store
+from .agent import import_ref
 
 # framework -> (its adapter's module, the adapter's class, what the agent is)
 ADAPTERS: dict[str, tuple[str, str, str]] = {
@@ -109,10 +109,8 @@ def rebuild(run: Run) -> tuple[Any, Any]:
 
 def _drive(framework: str, agent: Any, adapter: Any, thread: str) -> bool:
     """Resume the thread through the adapter's own path; False if nothing was resumed."""
-    if framework == "langgraph":
-        from .langgraph import resume_decided
-
-        return resume_decided(agent, adapter, thread_id=thread) is not None
+    if framework == "langgraph":  # the middleware's resume is synchronous
+        return adapter.resume(agent, thread=thread) is not None
     outcome = asyncio.run(adapter.resume(agent, thread=thread))
     return outcome is not None
 
