@@ -46,6 +46,7 @@ from .declare import Hints, declare
 from .pins import Pins, Seen
 from .recorder import LINGER, RecordBroken, Recorder
 from .resources import SPECS
+from .stdio import upstream_transport
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -253,7 +254,7 @@ class Proxy:
             env={**os.environ, **up.env} if up.env else None,
             cwd=up.cwd or self.config.workspace,
         )
-        return McpClient(params)
+        return McpClient(upstream_transport(params))
 
     async def __aenter__(self) -> Proxy:
         for name, up in self.config.servers.items():
