@@ -46,6 +46,7 @@ from .declare import Hints, declare
 from .pins import Pins, Seen
 from .recorder import LINGER, RecordBroken, Recorder
 from .resources import SPECS
+from .stdio import upstream_transport
 
 if TYPE_CHECKING:
     from ..adapters.core import HookEvent
@@ -254,7 +255,7 @@ class Proxy:
             env={**os.environ, **up.env} if up.env else None,
             cwd=up.cwd or self.config.workspace,
         )
-        return McpClient(params)
+        return McpClient(upstream_transport(params))
 
     async def __aenter__(self) -> Proxy:
         for name, up in self.config.servers.items():
@@ -705,7 +706,7 @@ class Proxy:
         from .catalog import Catalog
 
         catalog = Catalog(self)
-        return Server(
+        server: Server[Any] = Server(
             "signoff-mcp-proxy",
             version="1",
             instructions="signoff gates the tool calls and reads of the servers behind it.",
@@ -719,6 +720,11 @@ class Proxy:
             on_list_prompts=catalog.list_prompts,
             on_get_prompt=catalog.get_prompt,
         )
+        # the SDK wraps every request in an OpenTelemetry span (its documented opt-out is
+        # this list): the proxy's calls are on signoff's own record, and the span's cost
+        # is paid on every call whether or not anything collects it
+        server.middleware = []
+        return server
 
 
 async def serve_stdio(config: ProxyConfig, *, store_url: str | None = None) -> None:

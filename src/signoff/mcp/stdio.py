@@ -7,6 +7,10 @@ every call. Here the pipes are non-blocking and served by the event loop itself.
 messages are still parsed and serialised by the SDK's own JSON-RPC models, and the
 protocol (initialize, listings, calls, notifications) is the SDK's `Server.run`.
 
+The proxy's own connections to stdio upstreams are served the same way (`upstream_stdio`):
+the SDK's `stdio_client` hands each message to a writer task and each line to a reader
+task through memory streams, two extra turns of the loop for every message each way.
+
 As in the SDK, while serving, fd 0 reads the null device and fd 1 writes to stderr, so
 a stray print or a child process never writes on the wire; both are restored on exit.
 Where stdin or stdout is not a pipe, socket or terminal (a regular file), or the loop
@@ -19,6 +23,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import signal
 import stat
 import sys
 from collections.abc import AsyncIterator
@@ -28,10 +33,13 @@ from typing import Any
 
 import anyio
 import mcp_types
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
 LINE_LIMIT = 1 << 28  # one message may be large (a file's content), not unbounded
+EXIT_WAIT = 2.0  # seconds an upstream has to exit once its stdin closes (as in the SDK)
+KILL_WAIT = 2.0  # then its process group is sent SIGTERM, and SIGKILL after this
 
 
 def _streamable(fd: int) -> bool:
@@ -192,4 +200,66 @@ async def stdio_wire() -> AsyncIterator[
         yield streams
 
 
-__all__ = ["stdio_wire"]
+async def _exited_within(process: asyncio.subprocess.Process, seconds: float) -> bool:
+    """Polled, not `wait()`: that also waits for the pipes, which a grandchild may hold."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while process.returncode is None:
+        if asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """Close its stdin; kill its process group if it has not exited in `EXIT_WAIT`."""
+    if process.stdin is not None:
+        process.stdin.close()
+    if await _exited_within(process, EXIT_WAIT):
+        return
+    _signal_group(process.pid, signal.SIGTERM)
+    if not await _exited_within(process, KILL_WAIT):
+        _signal_group(process.pid, signal.SIGKILL)
+        await _exited_within(process, KILL_WAIT)
+
+
+@asynccontextmanager
+async def upstream_stdio(
+    params: StdioServerParameters,
+) -> AsyncIterator[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]:
+    """An upstream MCP server started from `params` (in a session of its own, with the
+    SDK's default environment under `params.env`, its stderr on ours), its stdin and
+    stdout served by the event loop. Run only under asyncio (see `upstream_transport`)."""
+    process = await asyncio.create_subprocess_exec(
+        params.command,
+        *params.args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=get_default_environment() | (params.env or {}),
+        cwd=params.cwd,
+        start_new_session=True,  # its children are stopped with it
+        limit=LINE_LIMIT,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        yield _Incoming(process.stdout), _Outgoing(process.stdin)
+    finally:
+        with anyio.CancelScope(shield=True):  # the server is stopped even when cancelled
+            await _stop(process)
+
+
+def upstream_transport(params: StdioServerParameters) -> Any:
+    """The transport for a stdio upstream: `upstream_stdio` under asyncio, otherwise
+    (trio) the SDK's own, which `mcp.Client` starts from the parameters."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return params
+    return upstream_stdio(params)
+
+
+__all__ = ["stdio_wire", "upstream_stdio", "upstream_transport"]
