@@ -706,7 +706,7 @@ class Proxy:
         from .catalog import Catalog
 
         catalog = Catalog(self)
-        server: Server[Any] = Server(
+        return Server(
             "signoff-mcp-proxy",
             version="1",
             instructions="signoff gates the tool calls and reads of the servers behind it.",
@@ -720,11 +720,6 @@ class Proxy:
             on_list_prompts=catalog.list_prompts,
             on_get_prompt=catalog.get_prompt,
         )
-        # the SDK wraps every request in an OpenTelemetry span (its documented opt-out is
-        # this list): the proxy's calls are on signoff's own record, and the span's cost
-        # is paid on every call whether or not anything collects it
-        server.middleware = []
-        return server
 
 
 async def serve_stdio(config: ProxyConfig, *, store_url: str | None = None) -> None:
