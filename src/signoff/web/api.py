@@ -19,7 +19,7 @@ from ..accounts import Account
 from ..audit import event_json, verify_store
 from ..audit.stats import load_stats
 from ..exceptions import InvalidInput, SignoffError
-from ..models import RISKS
+from ..models import REQUEST_STATES, RISKS
 from . import audit_view
 from .auth import csrf_ok, principal
 from .core import Context, JSONResponse, ctx_of, error, error_code, status_of, whole_number
@@ -27,19 +27,7 @@ from .service import Filters, api_request, api_requests, decide, decision_from
 from .stats_view import min_count_param, since_param
 
 MAX_LIMIT = 500
-STATES = (
-    "pending",
-    "approved",
-    "claimed",
-    "finished",
-    "rejected",
-    "skipped",
-    "answered",
-    "expired",
-    "in_doubt",
-    "failed",
-    "all",
-)
+STATES = (*REQUEST_STATES, "all")  # a request's states, or all of them
 
 
 def _who(request: HTTPRequest, *, write: bool = False) -> Account | Response:
