@@ -29,7 +29,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import mcp_types
@@ -62,7 +62,26 @@ def _dup_above_std(fd: int) -> int:
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
 
 
-class _Incoming:
+class _Stream:
+    """What the SDK's stream protocols ask besides sending or receiving: closing and `async
+    with` do nothing here (the pipe is closed when serving ends)."""
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        return None
+
+
+class _Incoming(_Stream):
     """The client's messages, one JSON-RPC message a line (a bad line: its error)."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
@@ -90,22 +109,8 @@ class _Incoming:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        return None  # the pipe is closed when serving ends
 
-    async def __aenter__(self) -> _Incoming:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        return None
-
-
-class _Outgoing:
+class _Outgoing(_Stream):
     """Messages to the client: each written whole, in one call, so none interleave."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
@@ -115,20 +120,6 @@ class _Outgoing:
         text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
         self._writer.write(text.encode("utf-8") + b"\n")
         await self._writer.drain()
-
-    async def aclose(self) -> None:
-        return None
-
-    async def __aenter__(self) -> _Outgoing:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        return None
 
 
 @asynccontextmanager
