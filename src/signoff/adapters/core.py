@@ -339,12 +339,17 @@ class Adapter:
         self.post(hc)
         return Answer("none")
 
-    def verdict(self, hc: HookCall) -> Verdict:
-        """The policy's verdict on the call, on the record."""
-        call = hc.call()
+    def judge(self, hc: HookCall) -> Verdict:
+        """The policy's verdict on the call, not recorded (see `verdict`)."""
         policy = self.policy(hc)
-        self._declare(policy, call.name)
-        verdict = policy.evaluate(call)
+        self._declare(policy, hc.tool)
+        return policy.evaluate(hc.call())
+
+    def verdict(self, hc: HookCall, *, judged: Verdict | None = None) -> Verdict:
+        """The policy's verdict on the call (`judged`: from `judge` on the same call), on
+        the record."""
+        call = hc.call()
+        verdict = judged if judged is not None else self.judge(hc)
         self._record(
             hc,
             VERDICT,
@@ -358,12 +363,12 @@ class Adapter:
         )
         return verdict
 
-    def pre(self, hc: HookCall, *, wait: bool = True) -> Answer:
+    def pre(self, hc: HookCall, *, wait: bool = True, judged: Verdict | None = None) -> Answer:
         """Before the tool runs (Claude Code's PreToolUse). With `wait=False` an inbox
         request still pending is answered `ask` with its id (someone else decides it;
-        then `decided`)."""
+        then `decided`). `judged`: the call's verdict from `judge`, not worked out again."""
         call = hc.call()
-        verdict = self.verdict(hc)
+        verdict = self.verdict(hc, judged=judged)
         spec = self.policy(hc).registry.get(call.name)
         strategy = self.options.ask
         if verdict.effect == "deny":

@@ -375,6 +375,15 @@ class Proxy:
             cwd=self.config.workspace,
         )
 
+    def _judged(self, name: str, arguments: Mapping[str, Any]) -> tuple[HookCall, Verdict]:
+        """The call and its verdict, worked out once: a call that asks gets an id (its
+        digest and generation), so a retry finds its request."""
+        hc = self._hook_call(name, arguments, "")
+        verdict = self.adapter.judge(hc)
+        if verdict.effect == "ask":
+            hc = self._hook_call(name, arguments, self._call_id(hc))
+        return hc, verdict
+
     def _call_id(self, hc: HookCall) -> str:
         """The call's digest and generation: a call that ran (finished or failed) leaves
         its request behind, and the same call made again is a new call."""
@@ -419,18 +428,17 @@ class Proxy:
             )
         routed = self._trusted_since(routed)
         adapter = self.adapter
-        hc = self._hook_call(name, arguments, "")
         unknown = _unknown_arguments(routed.tool.input_schema, arguments)
         if unknown:  # not judged, so not sent: smuggled past the declaration otherwise
             reason = (
                 f"signoff denied this call: argument {unknown[0]!r} is not in the input "
                 f"schema of {name} (its arguments: {', '.join(_properties(routed)) or 'none'})"
             )
+            hc = self._hook_call(name, arguments, "")
             adapter.refuse(hc, Verdict("deny", "high", "schema", (reason,), routed.spec.tier))
             return _text_result(reason, error=True)
-        if adapter.policy(hc).evaluate(hc.call()).effect == "ask":
-            hc = self._hook_call(name, arguments, self._call_id(hc))
-        answer = adapter.pre(hc)
+        hc, judged = self._judged(name, arguments)
+        answer = adapter.pre(hc, judged=judged)
         if answer.behavior == "defer":
             asked = await self._ask(ctx, params, answer, routed)
             if asked is not None:
@@ -547,10 +555,8 @@ class Proxy:
 
         self.recorder.check()
         adapter = self.adapter
-        hc = self._hook_call(name, arguments, "")
-        if adapter.policy(hc).evaluate(hc.call()).effect == "ask":
-            hc = self._hook_call(name, arguments, self._call_id(hc))
-        answer = adapter.pre(hc)
+        hc, judged = self._judged(name, arguments)
+        answer = adapter.pre(hc, judged=judged)
         if answer.behavior == "allow":
             return hc, answer
         if answer.behavior == "defer":
