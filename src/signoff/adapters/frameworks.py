@@ -271,7 +271,7 @@ class Guard:
             run_id = run.metadata.get("next")
         return None
 
-    def has_events(self, thread: str) -> bool:
+    def judged_since_save(self, thread: str) -> bool:
         """Whether this process judged calls of the thread since its run's last save."""
         with self._lock:
             return thread in self._judged
@@ -381,7 +381,7 @@ class Guard:
     def flush(self, thread: str) -> None:
         """Save the thread's run if it judged calls since its last save (their verdicts
         are on the record already: this makes the run they name)."""
-        if self.has_events(thread):
+        if self.judged_since_save(thread):
             self.save(thread)
 
     def load_messages(self, thread: str) -> list[dict[str, Any]]:

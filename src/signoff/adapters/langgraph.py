@@ -236,7 +236,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
                 self.guard.flush(str(thread))
             return None
         thread = str(thread)
-        if not self.guard.has_events(thread) and self.guard.live(thread) is None:
+        if not self.guard.judged_since_save(thread) and self.guard.live(thread) is None:
             return None
         self.guard.finish(thread, note=_last_text(state))
         return None
