@@ -40,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -442,8 +444,15 @@ def wchar() -> int:
     return 0
 
 
-def one(fw: str, mode: str, n: int, k: int) -> dict[str, Any]:
-    """One run in this process (after a small warm-up run in a scratch directory)."""
+def one(
+    fw: str,
+    mode: str,
+    n: int,
+    k: int,
+    around: Callable[[], AbstractContextManager[None]] = nullcontext,
+) -> dict[str, Any]:
+    """One run in this process (after a small warm-up run in a scratch directory);
+    `around` wraps the measured run alone (bench/adapters_instructions.py counts it)."""
     drive = {"pydantic_ai": pydantic_ai, "langgraph": langgraph, "openai_agents": openai_agents}[fw]
     eff_k = 0 if mode in ("bare", "bare_ckpt", "never") else k
     warm = Path(tempfile.mkdtemp(prefix="adapters-warm-"))
@@ -464,7 +473,8 @@ def one(fw: str, mode: str, n: int, k: int) -> dict[str, Any]:
         gc.collect()
         before = wchar()
         t0 = time.perf_counter()
-        drive(mode, n, eff_k, work)
+        with around():
+            drive(mode, n, eff_k, work)
         wall = time.perf_counter() - t0
         written = wchar() - before
     finally:

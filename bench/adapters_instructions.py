@@ -4,10 +4,11 @@
 
 Wall-clock ratios on a shared machine move by tens of percent between identical runs; the
 number of instructions a run executes does not. Each framework and mode runs once under
-`valgrind --tool=callgrind`, in its own process: the same warm-up and collected heap as
-`bench/adapters.py`, then the counters are zeroed, the measured run is driven, and the
-counters are dumped (`callgrind_control`). Disk waits are not instructions: this measures the
-work done, `bench/adapters.py` the time taken; read them together.
+`valgrind --tool=callgrind`, in its own process, through `bench/adapters.py`'s own `one`
+(the same warm-up and collected heap): the counters are zeroed, the measured run is
+driven, and the counters are dumped (`callgrind_control`). Disk waits are not
+instructions: this measures the work done, `bench/adapters.py` the time taken; read them
+together.
 
 Ratios: `<fw>_never_vs_bare_instr` (signoff never asking / the framework without HITL;
 LangGraph: / the checkpointer without HITL) and `<fw>_pauses_vs_native_instr` (signoff
@@ -17,7 +18,6 @@ asking every K-th call / the framework's own HITL, whole run). Needs valgrind.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.util
 import json
 import os
@@ -25,6 +25,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,27 +41,13 @@ def _workload() -> Any:
     return module
 
 
-def measured(fw: str, mode: str, n: int, k: int) -> None:
-    """The child, under callgrind: warm up, zero the counters, run, dump them."""
-    workload = _workload()
-    drive = getattr(workload, fw)
-    eff_k = 0 if mode in ("bare", "bare_ckpt", "never") else k
-    warm = Path(tempfile.mkdtemp(prefix="instr-warm-"))
-    work = Path(tempfile.mkdtemp(prefix="instr-"))
-    try:
-        drive(mode, 10, eff_k, warm)
-        if mode in ("never", "signoff"):
-            from signoff.store import open_store
-
-            open_store(str(work / "signoff.db")).close()
-        gc.collect()
-        pid = str(os.getpid())
-        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
-        drive(mode, n, eff_k, work)
-        subprocess.run(["callgrind_control", "-d", "window", pid], check=True, capture_output=True)
-    finally:
-        shutil.rmtree(warm, ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True)
+@contextmanager
+def _counted() -> Iterator[None]:
+    """Callgrind's counters zeroed before the measured run and dumped after it."""
+    pid = str(os.getpid())
+    subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+    yield
+    subprocess.run(["callgrind_control", "-d", "window", pid], check=True, capture_output=True)
 
 
 def count(fw: str, mode: str, n: int, k: int, out: Path) -> int:
@@ -99,8 +87,8 @@ def main() -> None:
     parser.add_argument("--fw", default="pydantic_ai,langgraph,openai_agents")
     parser.add_argument("--one", nargs=2, metavar=("FW", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one:
-        measured(args.one[0], args.one[1], args.n, args.k)
+    if args.one:  # the child, under callgrind: bench/adapters.py's run, counted
+        _workload().one(args.one[0], args.one[1], args.n, args.k, around=_counted)
         return
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind (with callgrind_control) is needed: apt-get install valgrind")
