@@ -39,7 +39,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..exceptions import AlreadyClaimed, ConflictError, InvalidInput, NotFound
 from ..gate import default_preview, refusal_content, result_text
@@ -51,6 +51,9 @@ from ..runs.agent import REF
 from ..settings import load_settings
 from ..store import Store, open_store
 from ..tools import ToolSpec, spec_from_function, spec_of
+
+if TYPE_CHECKING:
+    from ..store.base import Flush
 
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
 STOPPED: frozenset[str] = frozenset({"paused", "finished", "failed", "needs_attention"})
@@ -199,7 +202,11 @@ class Guard:
             grants = self.grants(thread, turn)
             if grants:
                 verdict = self.policy.evaluate(call, grants=grants)
-        self._note(thread, "verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
+        # a call that runs without a person: its verdict is written before it runs and
+        # reaches the disk moments later (see Store.record); the rest wait for the disk
+        flush: Flush = "soon" if verdict.effect in ("allow", "notify") else "now"
+        data = {"call": call.to_json(), "verdict": verdict.to_json()}
+        self._note(thread, "verdict", data, flush=flush)
         return verdict
 
     @staticmethod
@@ -207,12 +214,14 @@ class Guard:
         """What the model reads for a denied call: the rule's reason."""
         return refusal_content(call.name, verdict, None)[1]
 
-    def _note(self, thread: str, kind: str, data: Mapping[str, Any]) -> None:
+    def _note(
+        self, thread: str, kind: str, data: Mapping[str, Any], *, flush: Flush = "now"
+    ) -> None:
         """Record a verdict now, not with the run's next save: the call it judges runs
         right after, and a crash before that save must not lose it (invariant 8). The
         run it names may be made later (the first save); events do not need it to exist."""
         doc = {**data, "framework": self.framework}
-        self.store.record(kind, doc, run_id=self.run_id(thread))
+        self.store.record(kind, doc, run_id=self.run_id(thread), flush=flush)
         with self._lock:
             self._judged.add(thread)
 

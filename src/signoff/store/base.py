@@ -92,9 +92,14 @@ if TYPE_CHECKING:
     from ..models import RequestState
 
     InDoubtOutcome = Literal["done", "failed", "retry"]
+    # "now": on disk when the write returns; "soon": written when it returns (it survives
+    # the process being killed), on disk moments later (a background flush; see
+    # store.flusher). Only for records of what runs without a person: see Store.record.
+    Flush = Literal["now", "soon"]
 
 IN_DOUBT_OUTCOMES: tuple[InDoubtOutcome, ...] = ("done", "failed", "retry")
-_LITERALS: dict[str, tuple[str, ...]] = {"InDoubtOutcome": IN_DOUBT_OUTCOMES}
+FLUSHES: tuple[Flush, ...] = ("now", "soon")
+_LITERALS: dict[str, tuple[str, ...]] = {"InDoubtOutcome": IN_DOUBT_OUTCOMES, "Flush": FLUSHES}
 
 if not TYPE_CHECKING:
 

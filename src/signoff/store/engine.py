@@ -34,6 +34,8 @@ TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 if TYPE_CHECKING:  # the interface each backend's transactions offer
     from typing import Any, Protocol
 
+    from .base import Flush
+
     Cols = Sequence[Any]
 
     class Tx(Protocol):
@@ -129,11 +131,16 @@ class Engine(KeyedLog, RunsAPI):
     _duplicate: tuple[type[BaseException], ...] = ()  # what insert raises on a taken id
 
     # backends provide these
-    def _write(self) -> AbstractContextManager[Tx]:
+    def _write(self, flush: Flush = "now") -> AbstractContextManager[Tx]:
         raise NotImplementedError
 
     def _read(self) -> AbstractContextManager[Tx]:
         raise NotImplementedError
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every write made with `flush="soon"` is on disk (True), or for
+        `timeout` seconds (False). A backend whose every commit is durable: True."""
+        return True
 
     def migrate(self) -> list[int]:
         raise NotImplementedError
@@ -510,26 +517,36 @@ class Engine(KeyedLog, RunsAPI):
         request_id: str | None = None,
         actor: str | None = None,
         now: float | None = None,
+        flush: Flush = "now",
     ) -> int:
-        """Append an event of your own (a verdict, a run event) to the feed and audit log."""
+        """Append an event of your own (a verdict, a run event) to the feed and audit log.
+
+        `flush="soon"` returns once the event is written, before it is on disk (a
+        background flush puts it there moments later): the record of a call that runs
+        without a person (an allowed call's verdict) need not wait for the disk, and it
+        still survives the process being killed. Everything a person or exactly-once
+        relies on (requests, decisions, claims) is written with "now"."""
         base.check_kind(kind, "record")
         ts = base.clock(now)
         canonical_json(dict(data), where=f"record {kind}")
         draft = Draft(kind, request_id, run_id, actor, dict(data))
         entries = [self._entry(draft, ts)]
-        with self._write() as tx:
+        with self._write(flush) as tx:
             seq = tx.append(entries, ts)[0]
         self._maybe_anchor()
         return seq
 
-    def record_many(self, drafts: Sequence[Draft], *, now: float | None = None) -> list[int]:
-        """Append several events of your own in one transaction (one commit): all or none."""
+    def record_many(
+        self, drafts: Sequence[Draft], *, now: float | None = None, flush: Flush = "now"
+    ) -> list[int]:
+        """Append several events of your own in one transaction (one commit): all or none
+        (`flush` as for `record`)."""
         ts = base.clock(now)
         for draft in drafts:
             base.check_kind(draft.kind, "record")
             canonical_json(dict(draft.data), where=f"record {draft.kind}")
         entries = [self._entry(draft, ts) for draft in drafts]
-        with self._write() as tx:
+        with self._write(flush) as tx:
             seqs = tx.append(entries, ts) if entries else []
         self._maybe_anchor()
         return seqs

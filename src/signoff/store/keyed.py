@@ -21,6 +21,7 @@ from .integrity import check_request, read_grant, signed_grant
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
+    from .base import Flush
     from .engine import Tx
 
 MAX_REQUESTS_CHECKED = 10_000_000
@@ -31,7 +32,7 @@ class KeyedLog:
     _anchor_location: str | None = None  # where the chain's head is anchored (None: nowhere)
     _since_anchor: int = 0  # entries appended since this store last anchored
 
-    def _write(self) -> AbstractContextManager[Tx]:
+    def _write(self, flush: Flush = "now") -> AbstractContextManager[Tx]:
         raise NotImplementedError
 
     def _read(self) -> AbstractContextManager[Tx]:

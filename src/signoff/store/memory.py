@@ -10,13 +10,16 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..keys import Keys
 from .anchor import Anchor
 from .base import DELIVERY_KINDS, Draft
 from .chain import GENESIS_HASH, chain_hash
 from .engine import Engine
+
+if TYPE_CHECKING:
+    from .base import Flush
 
 
 @dataclass
@@ -289,11 +292,14 @@ class MemoryStore(Engine):
         return "MemoryStore()"
 
     @contextmanager
-    def _write(self) -> Iterator[MemoryTx]:
-        with self._lock:
+    def _write(self, flush: Flush = "now") -> Iterator[MemoryTx]:
+        with self._lock:  # nothing here outlives the process: "now" and "soon" are alike
             yield self._tx
 
-    _read = _write
+    @contextmanager
+    def _read(self) -> Iterator[MemoryTx]:
+        with self._lock:
+            yield self._tx
 
     def migrate(self) -> list[int]:
         return []

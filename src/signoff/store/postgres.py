@@ -22,12 +22,15 @@ import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import ConfigurationError
 from ..keys import Keys
 from . import migrations
 from .base import Draft, Plan, Row
+
+if TYPE_CHECKING:
+    from .base import Flush
 from .engine import Engine, RowCache
 from .sql import PG_SQL, SQLTx
 
@@ -174,16 +177,18 @@ class PostgresStore(Engine):
         return False
 
     @contextmanager
-    def _write(self) -> Iterator[SQLTx]:
+    def _write(self, flush: Flush = "now") -> Iterator[SQLTx]:
         # A transaction that appended events holds the chain-head lock until it commits:
         # it commits asynchronously and then waits for a flush (as migration 0005 explains).
+        # `flush="soon"` does not wait: the server's WAL writer flushes it within
+        # `wal_writer_delay` (200 ms by default), and any later durable commit first.
         with self._connection() as conn:
             tx = SQLTx(conn, "postgres")
             with conn.transaction():
                 yield tx
-                if tx.appended:
+                if tx.appended or flush == "soon":
                     conn.execute(ASYNC_COMMIT)
-            if tx.appended:
+            if tx.appended and flush == "now":
                 conn.execute(FLUSH)
 
     # The hot path: a transition is one call (`signoff_commit_transition`: compare-and-set

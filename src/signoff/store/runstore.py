@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..run_state import Run
+    from .base import Flush
     from .engine import Tx
 
 STATUSES = frozenset({"running", "paused", "finished", "failed", "needs_attention"})
@@ -308,7 +309,7 @@ class RunsAPI:
     def _remember_row(self, row: base.Row) -> None:
         """Keep a request row this store just wrote (the engine caches them)."""
 
-    def _write(self) -> AbstractContextManager[Tx]:
+    def _write(self, flush: Flush = "now") -> AbstractContextManager[Tx]:
         raise NotImplementedError
 
     def _read(self) -> AbstractContextManager[Tx]:

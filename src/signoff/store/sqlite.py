@@ -32,6 +32,7 @@ from ..keys import Keys
 from ..lazylog import get_logger
 from ..plainpath import joined
 from . import migrations
+from .anchor import ANCHOR_EVERY
 from .engine import Engine, RowCache
 from .sql import SQLTx
 
@@ -40,8 +41,12 @@ TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .base import Flush
+    from .flusher import Flusher
+
 BUSY_TIMEOUT_S = 30.0
 WAL_CHECKPOINT_PAGES = 100
+CHECKPOINT_EVERY_COMMITS = 32  # with a flush thread: it checkpoints after this many commits
 ROW_CACHE_SIZE = 1024
 _LEFT_TO_THE_EXIT: list[sqlite3.Connection] = []  # see SQLiteStore.close(process_ends=True)
 log = get_logger(__name__)  # see store.engine for what is logged at which level
@@ -83,6 +88,12 @@ class SQLiteStore(Engine):
         self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         self._conn.execute("PRAGMA synchronous = FULL")
+        self._sync = "FULL"
+        self._flusher: Flusher | None = None  # made by the first `flush="soon"` commit
+        self._checkpointer: sqlite3.Connection | None = None  # the flush thread's
+        self._since_checkpoint = 0  # commits since the flush thread last checkpointed
+        # an in-memory database has no WAL file to flush: every commit is as durable as it gets
+        self._can_defer = str(path) != ":memory:"
         # A short WAL keeps short the checkpoint SQLite runs when the last connection closes,
         # which every CLI command and every resuming process pays (pause/resume: -0.5 ms).
         self._conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
@@ -125,8 +136,13 @@ class SQLiteStore(Engine):
                 time.sleep(0.01)
 
     @contextmanager
-    def _write(self) -> Iterator[SQLTx]:
+    def _write(self, flush: Flush = "now") -> Iterator[SQLTx]:
+        """One write transaction. `flush="now"`: on disk when it returns; `"soon"`: in the
+        WAL when it returns (it survives this process being killed) and on disk moments
+        later, by the background flush (see `flusher`)."""
         with self._lock, self._writer_turn():
+            self._check_flushed()
+            self._synchronous("NORMAL" if flush == "soon" and self._can_defer else "FULL")
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -139,6 +155,60 @@ class SQLiteStore(Engine):
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise self._unusable(exc) from None
+            if self._sync == "NORMAL":
+                self._flusher_for_wal().due()
+            if self._flusher is not None:
+                self._since_checkpoint += 1
+
+    def _synchronous(self, mode: str) -> None:
+        if mode != self._sync:
+            self._conn.execute(f"PRAGMA synchronous = {mode}")
+            self._sync = mode
+
+    def _flusher_for_wal(self) -> Flusher:
+        if self._flusher is None:
+            from .flusher import Flusher
+
+            # From now on the WAL is checkpointed and the chain anchored by the flush
+            # thread (`_upkeep`), not by whichever commit crosses the line; the
+            # connection's own checkpoint stays as a backstop should that thread lag.
+            self._conn.execute(f"PRAGMA wal_autocheckpoint = {10 * WAL_CHECKPOINT_PAGES}")
+            self._flusher = Flusher(f"{self.file}-wal", upkeep=self._upkeep)
+        return self._flusher
+
+    def _upkeep(self) -> None:
+        """On the flush thread, after a flush: fold the WAL into the database now and
+        then (a passive checkpoint on a connection of its own, which no writer waits
+        for) and anchor the chain's head (see keyed)."""
+        if self._since_checkpoint >= CHECKPOINT_EVERY_COMMITS:
+            self._since_checkpoint = 0
+            if self._checkpointer is None:
+                self._checkpointer = sqlite3.connect(
+                    self.file, timeout=1.0, isolation_level=None, check_same_thread=False
+                )
+            self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        if self._since_anchor >= ANCHOR_EVERY:
+            self._anchor()
+
+    def _maybe_anchor(self) -> None:
+        if self._flusher is None:  # with a flush thread, its upkeep anchors
+            super()._maybe_anchor()
+
+    def _check_flushed(self) -> None:
+        """A background flush that failed: what was written since may be gone, and a store
+        that cannot say what is on disk writes nothing more (nothing runs)."""
+        failure = self._flusher.failure if self._flusher is not None else None
+        if failure is not None:
+            raise ConfigurationError(
+                f"SQLite store {self.file}: flushing its WAL to disk failed ({failure}); "
+                "the last records may be lost, so it takes no more writes: reopen it"
+            )
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every commit written with `flush="soon"` is on disk (True), or for
+        `timeout` seconds (False)."""
+        flusher = self._flusher
+        return True if flusher is None else flusher.wait(timeout)
 
     @contextmanager
     def _writer_turn(self) -> Iterator[None]:
@@ -223,6 +293,12 @@ class SQLiteStore(Engine):
         on after all, its teardown closes the connection, checkpoint included."""
         self._anchor()
         with self._lock:
+            if self._flusher is not None:  # what was written "soon" goes to disk first
+                self._flusher.close()
+                self._flusher = None
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+                self._checkpointer = None
             if process_ends:
                 _LEFT_TO_THE_EXIT.append(self._conn)
             else:
