@@ -49,7 +49,7 @@ from ..rules import Rule, parse_rule
 from ..run_state import PendingCall, Run, RunStatus, storable
 from ..runs.agent import REF
 from ..settings import load_settings
-from ..store import Store, open_store
+from ..store import Store, default_url, open_store
 from ..tools import ToolSpec, spec_from_function, spec_of
 
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
@@ -110,8 +110,9 @@ class Guard:
         self.lease_seconds = FOREVER  # the lease `take` asks for (a worker: its own)
         self.holding: str | None = None  # a run a worker leased before it called us
         self._current: dict[str, str] = {}  # by thread: the id of its latest run
+        self._shared = store is None or isinstance(store, str | os.PathLike)
         self.store: Store = (
-            open_store(None if store is None else os.fspath(store), workspace=Path(workspace))
+            shared_store(None if store is None else os.fspath(store), workspace=Path(workspace))
             if store is None or isinstance(store, str | os.PathLike)
             else store
         )
@@ -129,6 +130,14 @@ class Guard:
         self._lock = threading.Lock()
         for item in tools:
             self.declare(item)
+
+    def use_store(self, store: Store) -> None:
+        """Work on `store` from now on (a worker's: where the run and its decisions are);
+        the store this guard opened itself is closed, unless other guards of this process
+        share it (see `shared_store`)."""
+        own, self.store = self.store, store
+        if own is not store and not self._shared:
+            own.close()
 
     # ------------------------------------------------------------------ declarations
 
@@ -660,6 +669,41 @@ class Guard:
         return [
             self.store.get_request(p.request_id) for p in self.run(thread).pending if p.request_id
         ]
+
+
+# (process, database file) -> its open store and the file's (device, inode) when opened
+_SHARED: dict[tuple[int, str], tuple[Store, tuple[int, int] | None]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_store(url: str | None, *, workspace: Path) -> Store:
+    """The store named by `url` (see `open_store`), opened once per process and database
+    file and kept open for the guards built after: an adapter built afresh at each
+    resume does not open, migrate and read the keys of its store again, and closing it
+    does not fold the WAL into the database (two fsyncs) for the next one to make anew
+    (a third). Stores that are not SQLite files are opened for each guard."""
+    target = url if url is not None else default_url(workspace)
+    if target.startswith("sqlite:///"):
+        target = target[len("sqlite:///") :]
+    if not target or ":" in target.split("/", 1)[0] or target == ":memory:":
+        return open_store(url, workspace=workspace)  # memory:, postgresql://, a bad URL
+    path = os.path.realpath(target)
+    key = (os.getpid(), path)  # a forked child opens its own
+    with _SHARED_LOCK:
+        kept = _SHARED.get(key)
+        if kept is not None and kept[1] == _identity(path):
+            return kept[0]
+        store = open_store(url, workspace=workspace)  # first, or the file was replaced
+        _SHARED[key] = (store, _identity(path))
+        return store
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _segment(run: Run) -> int:
