@@ -133,8 +133,8 @@ class Guard:
 
     def use_store(self, store: Store) -> None:
         """Work on `store` from now on (a worker's: where the run and its decisions are);
-        the store this guard opened itself is closed, unless other guards of this process
-        share it (see `shared_store`)."""
+        the store it had is closed, unless other guards of this process share it (see
+        `shared_store`)."""
         own, self.store = self.store, store
         if own is not store and not self._shared:
             own.close()
@@ -671,8 +671,8 @@ class Guard:
         ]
 
 
-# (process, database file) -> its open store and the file's (device, inode) when opened
-_SHARED: dict[tuple[int, str], tuple[Store, tuple[int, int] | None]] = {}
+# (process, database file) -> its open store, and a descriptor of the file it opened
+_SHARED: dict[tuple[int, str], tuple[Store, int]] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -691,19 +691,26 @@ def shared_store(url: str | None, *, workspace: Path) -> Store:
     key = (os.getpid(), path)  # a forked child opens its own
     with _SHARED_LOCK:
         kept = _SHARED.get(key)
-        if kept is not None and kept[1] == _identity(path):
+        if kept is not None and _still(kept[1], path):
             return kept[0]
         store = open_store(url, workspace=workspace)  # first, or the file was replaced
-        _SHARED[key] = (store, _identity(path))
+        if kept is not None:
+            os.close(kept[1])
+        try:
+            _SHARED[key] = (store, os.open(path, os.O_RDONLY))
+        except OSError:  # not kept: the next guard opens its own
+            _SHARED.pop(key, None)
         return store
 
 
-def _identity(path: str) -> tuple[int, int] | None:
+def _still(fd: int, path: str) -> bool:
+    """Whether `path` is still the file open as `fd` (held open, its inode cannot be
+    reused by a file made at the same path after it was deleted)."""
     try:
-        found = os.stat(path)
+        held, now = os.fstat(fd), os.stat(path)
     except OSError:
-        return None
-    return found.st_dev, found.st_ino
+        return False
+    return held.st_nlink > 0 and (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
 def _segment(run: Run) -> int:
