@@ -127,6 +127,7 @@ class Guard:
         self._settled: dict[str, Settled] = {}  # decided requests, read once per run
         self._expect: dict[str, int] = {}  # the run version each thread's drive started at
         self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
+        self._taken: set[str] = set()  # runs this guard leased by `take`, until they stop
         self._lock = threading.Lock()
         for item in tools:
             self.declare(item)
@@ -289,10 +290,23 @@ class Guard:
         """Lease the thread's run to this process before resuming it, if a worker may
         resume it too (it names a factory): AlreadyClaimed while another holds it."""
         run = self.run(thread)
-        held = run.id == self.holding
+        held = run.id == self.holding or run.id in self._taken
         if run.metadata.get("factory") and run.status not in ("finished", "failed") and not held:
             self.store.claim_run(self.worker, run_id=run.id, lease_seconds=self.lease_seconds)
+            with self._lock:
+                self._taken.add(run.id)
         return run
+
+    def fail(self, thread: str, error: BaseException) -> Run | None:
+        """The thread's agent raised: its run ends `failed`, the error as its note (its
+        pending requests stay as they are); the thread's next run, if it goes on, is a
+        new one, named here. None if the thread has no run to end."""
+        if not self.judged_since_save(thread) and self.live(thread) is None:
+            return None
+        run = self.run(thread)
+        following = "run_" + sha256_hex(f"{self.framework}/{thread}#{_segment(run) + 1}")[:16]
+        note = f"the agent raised {type(error).__name__}: {error}"[:2000]
+        return self.save(thread, status="failed", note=note, metadata={"next": following})
 
     def finish(self, thread: str, *, note: str | None = None) -> Run:
         """The thread's run has finished (the framework's agent stopped without a pause);
@@ -381,6 +395,8 @@ class Guard:
                     raise
                 continue  # only requests: merged onto the run as it is now
             with self._lock:
+                if stops:
+                    self._taken.discard(saved.id)  # its lease was let go
                 self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
                 if expected is not None:
                     self._expect[thread] = saved.version
