@@ -200,20 +200,6 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
             except Exception:  # the agent's error is the one to raise, not this one
                 log.warning("run of thread %r: not marked failed", thread, exc_info=True)
 
-    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        try:
-            return handler(request)
-        except BaseException as exc:
-            self._failed(exc)
-            raise
-
-    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        try:
-            return await handler(request)
-        except BaseException as exc:
-            self._failed(exc)
-            raise
-
     def _decided(
         self, request: ToolCallRequest, settled: Settled
     ) -> tuple[ToolCallRequest | None, ToolMessage | None]:
@@ -397,7 +383,12 @@ def resume_decided(
         return None
     if guard.run(thread_id).status == "paused":
         guard.resuming(thread_id, pending=())  # one process resumes it: the lease's holder
-    return agent.invoke(Command(resume=answers), config, **options)
+    try:
+        return agent.invoke(Command(resume=answers), config, **options)
+    except Exception as exc:  # the model failed, say (a tool's error is caught where it ran)
+        if not isinstance(exc, AlreadyClaimed) and guard.run(thread_id).status == "running":
+            guard.fail(thread_id, exc)
+        raise
 
 
 __all__ = ["SignoffMiddleware", "hitl_middleware", "resume_decided", "thread_of"]
