@@ -48,6 +48,8 @@ class ScriptedChat(BaseChatModel):
         done = len(results)
         if done < len(self.steps):
             name, args = self.steps[done]
+            if name == "!raise":  # the model fails here (an API error, say)
+                raise RuntimeError(args["message"])
             call = {"name": name, "args": args, "id": f"call_{done + 1}", "type": "tool_call"}
             message = AIMessage(content="", tool_calls=[call])
         else:

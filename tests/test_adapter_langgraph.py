@@ -182,3 +182,32 @@ def test_langchain_hitl_with_signoff_as_its_when_predicate(tmp_path: Path) -> No
         conn.close()
     assert ran(tmp_path) == [{"tool": "lookup", "order": "A1"}]  # the denied edit never ran
     assert "denied by policy" in final_text(done)
+
+
+def test_an_agent_that_raises_ends_its_run_failed_and_the_thread_goes_on(tmp_path: Path) -> None:
+    steps: Steps = [EMAIL, ("!raise", {"message": "model down"})]
+    out = start(tmp_path, steps)
+    (request_id,) = asked(out)
+    _decide(tmp_path, request_id, Decision("approve"))
+    agent, so, conn = build(tmp_path, str(tmp_path / "s.db"), steps)
+    first_id = so.guard.run_id("t1")  # the thread's first run: the one that paused
+    try:
+        with pytest.raises(RuntimeError, match="model down"):
+            resume_decided(agent, so, thread_id="t1")
+    finally:
+        conn.close()
+    store = open_store(str(tmp_path / "s.db"))
+    first = store.get_run(first_id)
+    assert first.status == "failed" and "RuntimeError: model down" in (first.note or "")
+    assert store.get_request(request_id).state == "finished"  # the email ran, once
+    # the thread goes on (another message) in a new run; the failed one stays failed
+    lookup = ("lookup", {"order": "A1"})
+    agent, so, conn = build(tmp_path, str(tmp_path / "s.db"), [EMAIL, lookup])
+    try:
+        agent.invoke({"messages": [{"role": "user", "content": "again"}]}, CFG)
+    finally:
+        conn.close()
+    following = store.get_run(first.id).metadata["next"]
+    assert store.get_run(following).status == "finished"
+    assert store.get_run(first.id).status == "failed"
+    assert [r["tool"] for r in ran(tmp_path)] == ["email_customer", "lookup"]

@@ -148,3 +148,13 @@ def test_a_crash_after_the_claim_leaves_the_call_in_doubt(tmp_path: Path) -> Non
     open_store(str(tmp_path / "s.db")).claim(out.requests[0], worker="crashed", lease_seconds=0.0)
     done = resume(tmp_path, [EMAIL])
     assert ran(tmp_path) == [] and "in doubt" in done.output
+
+
+def test_an_approved_call_is_finished_on_the_record_when_resume_returns(tmp_path: Path) -> None:
+    # the finish is written off the path to the model's next turn, but before the return
+    out = start(tmp_path, [EMAIL])
+    _decide(tmp_path, out.requests[0], Decision("approve"))
+    assert resume(tmp_path, [EMAIL]).status == "finished"
+    store = open_store(str(tmp_path / "s.db"))
+    assert store.get_request(out.requests[0]).state == "finished"
+    assert "sent to bob@example.com" in str(store.get_outcome(out.requests[0]))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fw_processes import signoff, worker_env
+from signoff.exceptions import AlreadyClaimed
 from signoff.kinds import RUN_CLAIMED, RUN_NOT_RESUMED
 from signoff.store import open_store
 
@@ -148,3 +149,38 @@ def test_a_run_without_a_factory_is_left_alone_and_the_worker_says_so(tmp_path: 
     assert out.stderr.count("left alone") == 1 and "resumed 0 runs" in out.stdout
     assert open_store(str(tmp_path / "s.db")).get_run(run_id).status == "paused"
     assert ran(tmp_path) == []
+
+
+def test_a_direct_resume_of_a_run_a_worker_holds_does_not_run_its_call(tmp_path: Path) -> None:
+    """`graph.invoke(Command(resume=...))` without `resume_decided` takes the run's lease
+    too: while a worker (another process) holds it, the call does not run here."""
+    pytest.importorskip("langgraph")
+    from langgraph.types import Command
+
+    from fw_langgraph import build
+
+    run_id, request_id = start("langgraph", tmp_path)
+    env = worker_env(tmp_path, STEPS)
+    signoff(tmp_path, "approve", request_id, env=env)
+    db = str(tmp_path / "s.db")
+    holds = (
+        "import sys; from signoff.store import open_store; "
+        "open_store(sys.argv[1]).claim_run('worker-2', run_id=sys.argv[2], lease_seconds=600)"
+    )
+    subprocess.run([sys.executable, "-c", holds, db, run_id], env=env, check=True)
+    steps = [(n, a) for n, a in STEPS]
+    graph, _mw, conn = build(tmp_path, db, steps, factory="fw_langgraph:factory")
+    cfg = {"configurable": {"thread_id": "t1"}}
+    try:
+        (item,) = graph.get_state(cfg).interrupts
+        with pytest.raises(AlreadyClaimed, match="worker-2"):
+            graph.invoke(Command(resume={item.id: {"signoff_request": request_id}}), cfg)
+    finally:
+        conn.close()
+    store = open_store(db)
+    assert ran(tmp_path) == [] and store.get_run(run_id).status == "paused"
+    assert store.get_request(request_id).state == "approved"  # not claimed here
+    store.release_run(run_id, "worker-2")  # the worker let it go: another one resumes it
+    out = signoff(tmp_path, "worker", "--once", env=env)
+    assert "resumed 1 run" in out.stdout, out.stderr
+    assert store.get_run(run_id).status == "finished" and len(ran(tmp_path)) == 1

@@ -49,7 +49,7 @@ from ..rules import Rule, parse_rule
 from ..run_state import PendingCall, Run, RunStatus, storable
 from ..runs.agent import REF
 from ..settings import load_settings
-from ..store import Store, open_store
+from ..store import Store, default_url, open_store
 from ..tools import ToolSpec, spec_from_function, spec_of
 
 if TYPE_CHECKING:
@@ -113,8 +113,9 @@ class Guard:
         self.lease_seconds = FOREVER  # the lease `take` asks for (a worker: its own)
         self.holding: str | None = None  # a run a worker leased before it called us
         self._current: dict[str, str] = {}  # by thread: the id of its latest run
+        self._shared = store is None or isinstance(store, str | os.PathLike)
         self.store: Store = (
-            open_store(None if store is None else os.fspath(store), workspace=Path(workspace))
+            shared_store(None if store is None else os.fspath(store), workspace=Path(workspace))
             if store is None or isinstance(store, str | os.PathLike)
             else store
         )
@@ -129,9 +130,18 @@ class Guard:
         self._settled: dict[str, Settled] = {}  # decided requests, read once per run
         self._expect: dict[str, int] = {}  # the run version each thread's drive started at
         self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
+        self._taken: set[str] = set()  # runs this guard leased by `take`, until they stop
         self._lock = threading.Lock()
         for item in tools:
             self.declare(item)
+
+    def use_store(self, store: Store) -> None:
+        """Work on `store` from now on (a worker's: where the run and its decisions are);
+        the store it had is closed, unless other guards of this process share it (see
+        `shared_store`)."""
+        own, self.store = self.store, store
+        if own is not store and not self._shared:
+            own.close()
 
     # ------------------------------------------------------------------ declarations
 
@@ -289,10 +299,23 @@ class Guard:
         """Lease the thread's run to this process before resuming it, if a worker may
         resume it too (it names a factory): AlreadyClaimed while another holds it."""
         run = self.run(thread)
-        held = run.id == self.holding
+        held = run.id == self.holding or run.id in self._taken
         if run.metadata.get("factory") and run.status not in ("finished", "failed") and not held:
             self.store.claim_run(self.worker, run_id=run.id, lease_seconds=self.lease_seconds)
+            with self._lock:
+                self._taken.add(run.id)
         return run
+
+    def fail(self, thread: str, error: BaseException) -> Run | None:
+        """The thread's agent raised: its run ends `failed`, the error as its note (its
+        pending requests stay as they are); the thread's next run, if it goes on, is a
+        new one, named here. None if the thread has no run to end."""
+        if not self.judged_since_save(thread) and self.live(thread) is None:
+            return None
+        run = self.run(thread)
+        following = "run_" + sha256_hex(f"{self.framework}/{thread}#{_segment(run) + 1}")[:16]
+        note = f"the agent raised {type(error).__name__}: {error}"[:2000]
+        return self.save(thread, status="failed", note=note, metadata={"next": following})
 
     def finish(self, thread: str, *, note: str | None = None) -> Run:
         """The thread's run has finished (the framework's agent stopped without a pause);
@@ -381,6 +404,8 @@ class Guard:
                     raise
                 continue  # only requests: merged onto the run as it is now
             with self._lock:
+                if stops:
+                    self._taken.discard(saved.id)  # its lease was let go
                 self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
                 if expected is not None:
                     self._expect[thread] = saved.version
@@ -669,6 +694,48 @@ class Guard:
         return [
             self.store.get_request(p.request_id) for p in self.run(thread).pending if p.request_id
         ]
+
+
+# (process, database file) -> its open store, and a descriptor of the file it opened
+_SHARED: dict[tuple[int, str], tuple[Store, int]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_store(url: str | None, *, workspace: Path) -> Store:
+    """The store named by `url` (see `open_store`), opened once per process and database
+    file and kept open for the guards built after: an adapter built afresh at each
+    resume does not open, migrate and read the keys of its store again, and closing it
+    does not fold the WAL into the database (two fsyncs) for the next one to make anew
+    (a third). Stores that are not SQLite files are opened for each guard."""
+    target = url if url is not None else default_url(workspace)
+    if target.startswith("sqlite:///"):
+        target = target[len("sqlite:///") :]
+    if not target or ":" in target.split("/", 1)[0] or target == ":memory:":
+        return open_store(url, workspace=workspace)  # memory:, postgresql://, a bad URL
+    path = os.path.realpath(target)
+    key = (os.getpid(), path)  # a forked child opens its own
+    with _SHARED_LOCK:
+        kept = _SHARED.get(key)
+        if kept is not None and _still(kept[1], path):
+            return kept[0]
+        store = open_store(url, workspace=workspace)  # first, or the file was replaced
+        if kept is not None:
+            os.close(kept[1])
+        try:
+            _SHARED[key] = (store, os.open(path, os.O_RDONLY))
+        except OSError:  # not kept: the next guard opens its own
+            _SHARED.pop(key, None)
+        return store
+
+
+def _still(fd: int, path: str) -> bool:
+    """Whether `path` is still the file open as `fd` (held open, its inode cannot be
+    reused by a file made at the same path after it was deleted)."""
+    try:
+        held, now = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return held.st_nlink > 0 and (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
 def _segment(run: Run) -> int:

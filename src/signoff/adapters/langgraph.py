@@ -29,6 +29,7 @@ middleware refuses denied calls and judges the reviewer's edits again.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal, cast
@@ -39,10 +40,11 @@ from langchain_core.messages import ToolCall as LCToolCall
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from ..exceptions import ConfigurationError
+from ..exceptions import AlreadyClaimed, ConfigurationError
 from ..models import ToolCall
 from ..policy import Policy
 from ..store import Store
@@ -52,6 +54,7 @@ from .frameworks import Guard, Settled, as_arguments
 Handler = Callable[[ToolCallRequest], ToolMessage | Command[Any]]
 AsyncHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
 Mode = Literal["full", "deny_only"]
+log = logging.getLogger(__name__)
 FROZEN = "asked_calls"  # run metadata: the calls the `when` predicate sent to a reviewer
 
 
@@ -170,6 +173,33 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
                 }
             )
 
+    def _hold(self, thread: str) -> None:
+        """A decided call goes on only in the process that holds the thread's run: a
+        resume that did not go through `resume_decided` (`graph.invoke(Command(resume=
+        ...))`) takes it here, and AlreadyClaimed stops it while `signoff worker` holds it
+        (the worker resumes it; its calls run there)."""
+        run = self.guard.run(thread)
+        if run.status == "paused":
+            self.guard.resuming(thread, pending=())
+        elif run.status == "running":
+            self.guard.take(thread)  # held here already (resume_decided): nothing is read
+
+    def _failed(self, error: BaseException) -> None:
+        """The agent raised (not an interrupt, which pauses it): the thread's run ends
+        `failed` with the error on the record, then the error goes on up. A run another
+        process holds is left to it."""
+        if isinstance(error, GraphBubbleUp | AlreadyClaimed) or self.mode != "full":
+            return
+        try:
+            thread = (get_config().get("configurable") or {}).get("thread_id")
+        except RuntimeError:
+            return
+        if thread:
+            try:
+                self.guard.fail(str(thread), error)
+            except Exception:  # the agent's error is the one to raise, not this one
+                log.warning("run of thread %r: not marked failed", thread, exc_info=True)
+
     def _decided(
         self, request: ToolCallRequest, settled: Settled
     ) -> tuple[ToolCallRequest | None, ToolMessage | None]:
@@ -184,6 +214,13 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Handler
     ) -> ToolMessage | Command[Any]:
+        try:
+            return self._tool_call(request, handler)
+        except BaseException as exc:
+            self._failed(exc)
+            raise
+
+    def _tool_call(self, request: ToolCallRequest, handler: Handler) -> ToolMessage | Command[Any]:
         thread, call, instead, request_id = self._prepare(request)
         if instead is not None:
             return instead
@@ -195,6 +232,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
             finally:
                 guard.unkey(token)
         settled = self._wait(request, thread, request_id)
+        self._hold(thread)
         to_run, message = self._decided(request, settled)
         if to_run is None:
             assert message is not None
@@ -203,6 +241,15 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
         return value if ran else _message(request, value, error=False)
 
     async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: AsyncHandler
+    ) -> ToolMessage | Command[Any]:
+        try:
+            return await self._atool_call(request, handler)
+        except BaseException as exc:
+            self._failed(exc)
+            raise
+
+    async def _atool_call(
         self, request: ToolCallRequest, handler: AsyncHandler
     ) -> ToolMessage | Command[Any]:
         thread, call, instead, request_id = self._prepare(request)
@@ -216,6 +263,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
             finally:
                 guard.unkey(token)
         settled = self._wait(request, thread, request_id)
+        self._hold(thread)
         to_run, message = self._decided(request, settled)
         if to_run is None:
             assert message is not None
@@ -335,7 +383,12 @@ def resume_decided(
         return None
     if guard.run(thread_id).status == "paused":
         guard.resuming(thread_id, pending=())  # one process resumes it: the lease's holder
-    return agent.invoke(Command(resume=answers), config, **options)
+    try:
+        return agent.invoke(Command(resume=answers), config, **options)
+    except Exception as exc:  # the model failed, say (a tool's error is caught where it ran)
+        if not isinstance(exc, AlreadyClaimed) and guard.run(thread_id).status == "running":
+            guard.fail(thread_id, exc)
+        raise
 
 
 __all__ = ["SignoffMiddleware", "hitl_middleware", "resume_decided", "thread_of"]

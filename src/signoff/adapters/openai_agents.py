@@ -18,6 +18,7 @@ An answer reaches the model as the rejection message (the SDK has no other chann
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextvars
 import json
@@ -39,7 +40,7 @@ from ..approvals import decide as decide_request
 from ..exceptions import ConfigurationError, InvalidInput
 from ..models import Decision, Request, ToolCall, Verdict
 from ..policy import Policy
-from ..run_state import PendingCall
+from ..run_state import PendingCall, Run
 from ..store import Store
 from ..tools import ToolSpec
 from .frameworks import Guard, as_arguments
@@ -51,6 +52,11 @@ EDIT_REFUSED = (
 
 _THREAD: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "signoff_openai_thread", default=None
+)
+# The finishes of the approved calls run under Signoff.run, written off the path to the
+# model's next turn (see Guard.arun_once): awaited before the run is saved or returns.
+_FINISHING: contextvars.ContextVar[list[asyncio.Future[None]] | None] = contextvars.ContextVar(
+    "signoff_openai_finishing", default=None
 )
 
 
@@ -198,7 +204,10 @@ class Signoff:
             settled = guard.settle(request_id, thread=thread)
             if settled.action != "run":  # the guardrail refuses these first
                 return settled.content
-            _ran, value = await guard.arun_once(settled.request, lambda: invoke(ctx, arguments))
+            later = _FINISHING.get()
+            _ran, value = await guard.arun_once(
+                settled.request, lambda: invoke(ctx, arguments), later=later
+            )
             return value
 
         return guarded
@@ -245,12 +254,28 @@ class Signoff:
         """Run the thread, or go on with it once every request is decided."""
         guard = self.guard
         run = guard.begin(thread)  # decisions and grants made meanwhile count
-        token = _THREAD.set(thread)
+        finishing: list[asyncio.Future[None]] = []
+        token, later = _THREAD.set(thread), _FINISHING.set(finishing)
         try:
-            if run.status == "finished":
-                if input is None:
-                    return Outcome("finished", thread, run.id, output=run.note)
-                raise InvalidInput(f"thread {thread!r} (run {run.id}) has finished")
+            return await self._drive(agent, input, thread, run, finishing, **options)
+        finally:
+            _THREAD.reset(token)
+            _FINISHING.reset(later)
+
+    async def _drive(
+        self,
+        agent: Agent[Any],
+        input: str | None,
+        thread: str,
+        run: Run,
+        finishing: list[asyncio.Future[None]],
+        **options: Any,
+    ) -> Outcome:
+        if run.status == "finished":
+            if input is None:
+                return Outcome("finished", thread, run.id, output=run.note)
+            raise InvalidInput(f"thread {thread!r} (run {run.id}) has finished")
+        try:
             if run.status == "paused":
                 state = await RunState.from_json(agent, unpack(run.metadata["state"]))
                 if not self.apply_decisions(state, thread):
@@ -261,18 +286,22 @@ class Signoff:
                 if input is None:
                     raise InvalidInput(f"thread {thread!r} has nothing to resume")
                 result = await Runner.run(agent, input, **options)
-            if result.interruptions:
-                return self._pause(thread, result)
-            saved = guard.save(
-                thread,
-                status="finished",
-                pending=(),
-                note=str(result.final_output)[:2000],
-                metadata={"state": None},
-            )
-            return Outcome("finished", thread, saved.id, output=result.final_output)
         finally:
-            _THREAD.reset(token)
+            # every approved call that ran is finished on the record before the run is
+            # saved or this returns (a failed finish is raised, after the others)
+            for failed in await asyncio.gather(*finishing, return_exceptions=True):
+                if isinstance(failed, BaseException):
+                    raise failed
+        if result.interruptions:
+            return self._pause(thread, result)
+        saved = self.guard.save(
+            thread,
+            status="finished",
+            pending=(),
+            note=str(result.final_output)[:2000],
+            metadata={"state": None},
+        )
+        return Outcome("finished", thread, saved.id, output=result.final_output)
 
     async def resume(self, agent: Agent[Any], *, thread: str, **options: Any) -> Outcome:
         return await self.run(agent, None, thread=thread, **options)

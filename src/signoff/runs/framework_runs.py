@@ -146,8 +146,7 @@ def resume_framework_run(
         raise
     guard = adapter.guard
     if guard.store is not store:  # the worker's store: where the run and its decisions are
-        own, guard.store = guard.store, store
-        own.close()
+        guard.use_store(store)
     guard.worker = worker
     guard.lease_seconds = lease_seconds
     guard.holding = run.id  # leased by `claim_run` already: not claimed a second time
