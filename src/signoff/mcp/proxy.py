@@ -21,6 +21,8 @@ This module imports the `mcp` package (the `mcp` extra); nothing else in signoff
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import os
 import sys
 from collections.abc import Mapping
@@ -36,8 +38,16 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..adapters.core import Adapter, Answer, HookCall, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
+from ..audit.outcomes import Writer
 from ..exceptions import NotFound
-from ..kinds import MCP_TOOL_CHANGED, MCP_TOOL_PINNED, REVIEW, SESSION_OUTCOME, VERDICT
+from ..kinds import (
+    MCP_TOOL_CHANGED,
+    MCP_TOOL_PINNED,
+    REVIEW,
+    SESSION_OUTCOME,
+    VERDICT,
+    WRITER_ENDED,
+)
 from ..models import ToolCall, Verdict, canonical_json
 from ..store import Draft
 from ..tools import ToolSpec
@@ -162,18 +172,25 @@ class _Adapter(Adapter):
     an allowed call's outcome is held and committed with the next verdict
     (`holding_outcomes`); with `[record] allowed = "beside"`, an allowed call's verdict
     too is written by the recorder, beside the call. Every other record is written
-    before anything happens."""
+    before anything happens. An allowed call's verdict names this process
+    (`outcome_by`): should its outcome never come, the call shows as in doubt once the
+    process is gone (`audit.outcomes`)."""
 
-    def __init__(self, recorder: Recorder, beside: bool, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, recorder: Recorder, beside: bool, writer: str, *args: Any, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.recorder = recorder
         self.beside = beside
+        self.writer = writer
         self.holding_outcomes = False  # set around `post` of a call with no request
         self.held_first = False  # what it held was the first held since the last write
 
     def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
         verdict = data.get("verdict")
         effect = verdict.get("effect") if isinstance(verdict, Mapping) else None
+        if kind == VERDICT and effect in ("allow", "notify") and hc.event == "pre":
+            data = {**data, "outcome_by": self.writer}  # its outcome comes later, from us
         if self.beside and kind == VERDICT and effect in ("allow", "notify"):
             self.recorder.submit(lambda: Adapter._record(self, hc, kind, data, **extra))
         elif self.holding_outcomes and kind in (SESSION_OUTCOME, REVIEW):
@@ -234,6 +251,10 @@ class Proxy:
         self.pins = Pins(config.workspace)
         self.recorder = Recorder(lambda drafts: self.adapter_store().record_many(drafts))
         self._told: set[tuple[str, str]] = set()  # changes already on the record
+        # who writes allowed calls' outcomes, and their call ids (unique across proxies)
+        self.writer = Writer.this_process().token
+        self._call_prefix = os.urandom(4).hex()
+        self._call_numbers = itertools.count(1)
 
     # ------------------------------------------------------------------ upstreams
 
@@ -271,6 +292,11 @@ class Proxy:
             sys.stderr.write(
                 f"signoff mcp proxy: the record is incomplete: {self.recorder.broken}\n"
             )
+        if self._adapter is not None:  # it judged: calls left without outcome are in doubt
+            try:
+                self.adapter_store().record(WRITER_ENDED, {"writer": self.writer, "client": CLIENT})
+            except Exception as exc:  # its process ending says the same, on this machine
+                sys.stderr.write(f"signoff mcp proxy: could not record its end: {exc}\n")
         if self._store is not None:
             self._store.close()
 
@@ -337,6 +363,7 @@ class Proxy:
         self._adapter = _Adapter(
             self.recorder,
             self.config.record_allowed == "beside",
+            self.writer,
             AdapterClient(
                 name=CLIENT,
                 specs={**SPECS, **{name: r.spec for name, r in routed.items()}},
@@ -382,6 +409,8 @@ class Proxy:
         verdict = self.adapter.judge(hc)
         if verdict.effect == "ask":
             hc = self._hook_call(name, arguments, self._call_id(hc))
+        elif verdict.effect in ("allow", "notify"):  # its outcome is matched by this id
+            hc = self._hook_call(name, arguments, f"{self._call_prefix}.{next(self._call_numbers)}")
         return hc, verdict
 
     def _call_id(self, hc: HookCall) -> str:
@@ -453,7 +482,8 @@ class Proxy:
         sent = dict(answer.updated_input) if answer.updated_input is not None else arguments
         try:
             result = await self.upstreams[routed.upstream].call_tool(routed.original, sent)
-        except Exception as exc:  # the transport failed: whether it ran is unknown
+        except BaseException as exc:  # the transport failed, or the client cancelled the
+            # call: whether it ran is unknown
             doubt = {
                 "client": CLIENT,
                 "session_id": hc.session_id,
@@ -466,10 +496,11 @@ class Proxy:
             def record_doubt() -> None:
                 adapter.store.record(SESSION_OUTCOME, doubt, run_id=hc.run_id)
 
-            if answer.request_id is None and self.config.record_allowed == "beside":
-                self.recorder.submit(record_doubt)  # after its verdict, by the same writer
-            else:
-                record_doubt()
+            if not isinstance(exc, Exception):  # cancelled: recorded if it can be, then on
+                with contextlib.suppress(Exception):
+                    self._after_verdict(answer, record_doubt)
+                raise
+            self._after_verdict(answer, record_doubt)
             return _text_result(
                 f"signoff: the {routed.upstream} server failed during the call ({exc}); "
                 "whether it ran is unknown, and it is not retried",
@@ -487,6 +518,14 @@ class Proxy:
             )
             self._repinned(routed)
         return result
+
+    def _after_verdict(self, answer: Answer, write: Any) -> None:
+        """A record of an allowed call's end: by the writer of its verdict when that is the
+        recorder (`[record] allowed = "beside"`), so it comes after it; else now."""
+        if answer.request_id is None and self.config.record_allowed == "beside":
+            self.recorder.submit(write)
+        else:
+            write()
 
     def record_outcome(self, hc: HookCall, answer: Answer, result: Any) -> None:
         """What the upstream answered (a tool's result, a resource, a prompt), on the
