@@ -51,6 +51,7 @@ from ..kinds import (
 from ..models import ToolCall, Verdict, canonical_json
 from ..store import Draft
 from ..tools import ToolSpec
+from .changes import changed_verdict, close_changed_requests
 from .config import SEPARATOR, ProxyConfig, Upstream
 from .declare import Hints, declare
 from .pins import Pins, Seen
@@ -402,21 +403,28 @@ class Proxy:
             cwd=self.config.workspace,
         )
 
-    def _judged(self, name: str, arguments: Mapping[str, Any]) -> tuple[HookCall, Verdict]:
+    def _judged(
+        self, name: str, arguments: Mapping[str, Any], routed: Routed | None = None
+    ) -> tuple[HookCall, Verdict]:
         """The call and its verdict, worked out once: a call that asks gets an id (its
-        digest and generation), so a retry finds its request."""
+        digest and generation), so a retry finds its request. A call of a changed tool
+        asks for the change (see `changes`), under an id of that version."""
         hc = self._hook_call(name, arguments, "")
         verdict = self.adapter.judge(hc)
+        version = ""
+        if routed is not None and routed.changed is not None:
+            verdict = changed_verdict(name, verdict)
+            version = "@" + routed.seen.pin[:16]
         if verdict.effect == "ask":
-            hc = self._hook_call(name, arguments, self._call_id(hc))
+            hc = self._hook_call(name, arguments, self._call_id(hc, version))
         elif verdict.effect in ("allow", "notify"):  # its outcome is matched by this id
             hc = self._hook_call(name, arguments, f"{self._call_prefix}.{next(self._call_numbers)}")
         return hc, verdict
 
-    def _call_id(self, hc: HookCall) -> str:
+    def _call_id(self, hc: HookCall, version: str = "") -> str:
         """The call's digest and generation: a call that ran (finished or failed) leaves
         its request behind, and the same call made again is a new call."""
-        digest = hc.call().digest()
+        digest = hc.call().digest() + version
         store = self.adapter.store
         generation = 0
         while True:
@@ -466,17 +474,17 @@ class Proxy:
             hc = self._hook_call(name, arguments, "")
             adapter.refuse(hc, Verdict("deny", "high", "schema", (reason,), routed.spec.tier))
             return _text_result(reason, error=True)
-        hc, judged = self._judged(name, arguments)
+        hc, judged = self._judged(name, arguments, routed)
         answer = adapter.pre(hc, judged=judged)
         if answer.behavior == "defer":
             asked = await self._ask(ctx, params, answer, routed)
             if asked is not None:
                 return asked
-            answer = adapter.pre(hc)  # decided meanwhile: from the decision
+            answer = adapter.pre(hc, judged=judged)  # decided meanwhile: from the decision
             if answer.behavior == "defer":
                 return self._pending(answer, routed)
         if answer.behavior == "deny" and self._retry_in_doubt(answer, routed):
-            answer = adapter.pre(hc)  # approved again: claimed afresh below
+            answer = adapter.pre(hc, judged=judged)  # approved again: claimed afresh below
         if answer.behavior != "allow":
             return self._refused(answer)
         sent = dict(answer.updated_input) if answer.updated_input is not None else arguments
@@ -516,7 +524,7 @@ class Proxy:
                 {"tool": name, "server": routed.upstream, "pin": routed.seen.pin},
                 request_id=answer.request_id,
             )
-            self._repinned(routed)
+            self._repinned(routed, f"a person approved request {answer.request_id}, which ran")
         return result
 
     def _after_verdict(self, answer: Answer, write: Any) -> None:
@@ -608,10 +616,11 @@ class Proxy:
         """A changed tool that a person trusted since (`signoff mcp trust`) is pinned now."""
         if routed.changed is None or self.pins.pinned_as(routed.seen.name) != routed.seen.pin:
             return routed
-        return self._repinned(routed)
+        return self._repinned(routed, "signoff mcp trust")
 
-    def _repinned(self, routed: Routed) -> Routed:
-        """The tool as pinned now: its calls judged by the rules again."""
+    def _repinned(self, routed: Routed, how: str) -> Routed:
+        """The tool as pinned now: its calls judged by the rules again; the requests still
+        pending for its change are closed (`how`: what trusted it)."""
         name = routed.tool.name
         declared = declare(
             name,
@@ -623,6 +632,7 @@ class Proxy:
         )
         self.routed[name] = replace(routed, changed=None, spec=declared)
         self._build_adapter()
+        close_changed_requests(self.adapter_store(), name, actor="signoff mcp proxy", how=how)
         return self.routed[name]
 
     def _retry_in_doubt(self, answer: Answer, routed: Routed) -> bool:
@@ -708,13 +718,7 @@ class Proxy:
         self.adapter_store().decide(rid, decision, actor=actor)
 
     def _pending(self, answer: Answer, routed: Routed) -> types.CallToolResult:
-        reason = answer.reason
-        if routed.changed is not None:
-            reason = (
-                f"signoff asks: the tool {routed.tool.name} changed since it was pinned "
-                "(its description, schema or annotations; the request shows the diff)"
-            )
-        return _text_result(self._pending_text(answer, reason), error=True)
+        return _text_result(self._pending_text(answer, answer.reason), error=True)
 
     def _pending_text(self, answer: Answer, reason: str, then: str = "retry") -> str:
         rid = answer.request_id or ""
