@@ -114,6 +114,7 @@ def test_page_shows_the_figures_the_chart_and_the_suggestions(live: LiveServer) 
         "ttd": "2.0d",
         "expired": "0",
         "in-doubt": "0",
+        "outcome-unknown": "0",
         "pending": "1",
     }
     assert "allow 6 · notify 0 · ask 12 · deny 0" in text and "12 of 18 calls" in text

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         "task.lapsed",
         "mail.sent",
         "mail.acked",
+        "writer.ended",
     ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
@@ -76,6 +77,7 @@ TASK_RELEASED: Final = "task.released"
 TASK_LAPSED: Final = "task.lapsed"  # its owner's lease ran out: claimable again
 MAIL_SENT: Final = "mail.sent"
 MAIL_ACKED: Final = "mail.acked"
+WRITER_ENDED: Final = "writer.ended"  # a writer of outcomes after the calls stopped
 
 EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     VERDICT,
@@ -109,6 +111,7 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     TASK_LAPSED,
     MAIL_SENT,
     MAIL_ACKED,
+    WRITER_ENDED,
 )
 _LITERALS: dict[str, tuple[str, ...]] = {"EventKind": EVENT_KINDS}
 

@@ -44,6 +44,7 @@ from ..kinds import (
     SESSION_GRANT,
     SESSION_OUTCOME,
     VERDICT,
+    WRITER_ENDED,
 )
 from ..models import Grant
 from ..store import Event, Store
@@ -144,8 +145,9 @@ def read_log(
     return found[-limit:] if limit is not None else found
 
 
-def describe(event: Event) -> str:
-    """One line a person reads: what happened, to what, by whom."""
+def describe(event: Event, fate: str | None = None) -> str:
+    """One line a person reads: what happened, to what, by whom. `fate`: what became
+    of an allowed call whose outcome is not on the record (`outcomes.Awaiting.text_of`)."""
     data = event.data
     kind = event.kind
     if kind in (VERDICT, REQUEST_CREATED):
@@ -153,7 +155,8 @@ def describe(event: Event) -> str:
         text = _call_text(data)
         effect = verdict.get("effect", "?")
         rule = verdict.get("rule")
-        return f"{effect}: {text}" + (f" (rule {rule})" if rule else "")
+        line = f"{effect}: {text}" + (f" (rule {rule})" if rule else "")
+        return f"{line}; {fate}" if fate else line
     if kind == REQUEST_DECIDED:
         decision = data.get("decision") or {}
         out = f"{decision.get('kind', '?')} -> {data.get('state', '?')}"
@@ -167,6 +170,8 @@ def describe(event: Event) -> str:
     if kind == REQUEST_FINISHED:
         digest = data.get("result_digest")
         return f"{data.get('state', '?')}" + (f", result {digest[:12]}…" if digest else "")
+    if kind == WRITER_ENDED:
+        return f"{data.get('client', '?')} writer {data.get('writer')} stopped"
     if kind == REQUEST_IN_DOUBT:
         return f"in doubt: {data.get('worker')} did not report before its lease lapsed"
     if kind == REQUEST_RESOLVED:
@@ -182,7 +187,8 @@ def describe(event: Event) -> str:
             out += f" (edited to {_short(decision['arguments'])})"
         return out
     if kind == SESSION_OUTCOME:
-        return f"{data.get('outcome', '?')}: {_call_text(data)}"
+        doubt = "outcome unknown (in doubt)" if data.get("outcome") == "in_doubt" else None
+        return f"{doubt or data.get('outcome', '?')}: {_call_text(data)}"
     if kind == REVIEW:
         return f"ran without asking, to review: {_call_text(data)}"
     if kind == REVIEWER_VERDICT:

@@ -15,7 +15,10 @@ What counts (see docs/audit.md):
   mean of the two middle ones), p90 the nearest-rank 90th percentile;
 - decision kinds: approve (approve and approve_always), edit, reject, skip, answer (respond);
 - the reviewer model (`audit.reviewer`): asks it settled, asks it escalated, and how often
-  people overruled it (reverted what it allowed, approved what it escalated).
+  people overruled it (reverted what it allowed, approved what it escalated);
+- **outcome unknown (in doubt)**: an allowed call whose outcome was to be written after it
+  (`outcome_by`) and never was, its writer being over (`audit.outcomes`), or whose outcome
+  is `in_doubt` (the MCP upstream failed under it); a call still running is not counted.
 
 Suggestions never allow what was ever rejected or denied (the whole log is consulted, not
 just the window): an asked call whose verdict had no rule and whose narrow rule
@@ -31,14 +34,16 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..kinds import SESSION_OUTCOME
 from ..models import Request
 from ..store import Event
 from .history import JudgedCall, Question, gather
+from .outcomes import awaiting_outcome, process_gone
 from .reviewer import ReviewerFigures, reviewer_figures
 from .suggestions import Suggestion, granted_rules, suggest
 
@@ -113,6 +118,7 @@ class Stats:
     suggestions: tuple[Suggestion, ...] = ()
     by_day: tuple[Day, ...] = ()
     reviewer: ReviewerFigures = field(default_factory=ReviewerFigures)
+    outcome_unknown: int = 0  # allowed calls whose outcome never came (in doubt)
 
     @property
     def ask_share(self) -> float | None:
@@ -142,6 +148,7 @@ class Stats:
             "expired": self.expired,
             "in_doubt": self.in_doubt,
             "in_doubt_unresolved": self.in_doubt_unresolved,
+            "outcome_unknown": self.outcome_unknown,
             "pending": self.pending,
             "suggestions": [s.to_json() for s in self.suggestions],
             "by_day": [d.to_json() for d in self.by_day],
@@ -174,14 +181,18 @@ def compute_stats(
     *,
     since: float | None = None,
     min_count: int = DEFAULT_MIN_COUNT,
+    writer_gone: Callable[[str], bool | None] | None = None,
 ) -> Stats:
     """Figures for the calls and questions since `since` (epoch seconds; None: all).
 
     `events` should be the whole log in seq order (`signoff.audit.iter_events(store)`):
     the window is applied here, and suggestions consult every earlier rejection and denial.
     `requests` may add requests the events do not cover; a request in both counts once.
+    `writer_gone`: whether a writer of outcomes stopped, as this machine sees it
+    (`outcomes.process_gone`; None: only what the log says).
     """
     events = list(events)
+    lost = awaiting_outcome(events, gone=writer_gone).in_doubt
     reqs, all_calls, verdict_keys = gather(events, requests)
     granted = granted_rules(events)
 
@@ -239,6 +250,20 @@ def compute_stats(
         suggestions=suggest(window, list(reqs.values()), all_calls, min_count, granted),
         by_day=_days(calls, extra, window),
         reviewer=reviewer_figures(events, inside),
+        outcome_unknown=sum(1 for e in events if _outcome_unknown(e, lost) and inside(e.ts)),
+    )
+
+
+def _outcome_unknown(event: Event, lost: set[int]) -> bool:
+    """An allowed call whose outcome never came, or came as in doubt (the upstream
+    failed under it); an approved call's doubt is its request's (`in_doubt`)."""
+    if event.seq in lost:
+        return True
+    data = event.data
+    return (
+        event.kind == SESSION_OUTCOME
+        and data.get("outcome") == "in_doubt"
+        and not data.get("request")
     )
 
 
@@ -294,7 +319,9 @@ def load_stats(
     """`compute_stats` over a store's whole log (read through its public API)."""
     from . import iter_events
 
-    return compute_stats(iter_events(store), since=since, min_count=min_count)
+    return compute_stats(
+        iter_events(store), since=since, min_count=min_count, writer_gone=process_gone
+    )
 
 
 __all__ = [

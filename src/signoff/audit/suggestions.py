@@ -19,7 +19,7 @@ from ..store import Event
 from ..tools import BUILTIN_SPECS, canonical_tool_name
 from .history import JudgedCall, Question
 
-_PSEUDO_RULES = ("boundary", "mode", "policy", "catastrophic", "protected")
+_PSEUDO_RULES = ("boundary", "mode", "policy", "catastrophic", "protected", "tool_changed")
 _PATH_KEYS = ("path", "file_path", "filename")
 
 SuggestionKind = Literal["allow", "deny", "remove_ask_rule"]

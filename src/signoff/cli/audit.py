@@ -12,9 +12,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, cast
 
-from ..audit import AuditFilter, describe, event_json, export_jsonl, parse_since, read_log
+from ..audit import AuditFilter, describe, export_jsonl, parse_since, read_log
 from ..audit import verify_file as verify_exported
 from ..audit import verify_store as verify_stored
+from ..audit.outcomes import awaiting_in, listed_json
 from ..audit.stats import DEFAULT_MIN_COUNT, Stats, load_stats
 from ..channels.render import escape_json_text, escape_untrusted
 from ..exceptions import InvalidInput, SignoffError
@@ -55,8 +56,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if args.children:
             where = replace(where, also_runs=tuple(descendants(store, args.run)))
         events = read_log(store, where, args.limit or None)
+        awaiting = awaiting_in(store, events)
     if args.json:
-        print_json([event_json(e) for e in events])
+        print_json(listed_json(events, awaiting))
         return 0
     out = console()
     if not events:
@@ -71,7 +73,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             e.run_id or "-",
             e.request_id or "-",
             escape_untrusted(e.actor or "-"),
-            escape_untrusted(describe(e), newline=False),
+            escape_untrusted(describe(e, awaiting.text_of(e)), newline=False),
         )
     out.print(table)
     count = f"{len(events)} {'entry' if len(events) == 1 else 'entries'}"
@@ -190,6 +192,13 @@ def print_stats(stats: Stats, since_text: str | None = None, *, flags: str = "")
         f"  expired {stats.expired}, in doubt {stats.in_doubt} "
         f"({stats.in_doubt_unresolved} unresolved), still pending {stats.pending}"
     )
+    if stats.outcome_unknown:
+        out.print(
+            f"  outcome unknown (in doubt) {stats.outcome_unknown} allowed "
+            f"{'call' if stats.outcome_unknown == 1 else 'calls'}: the process that ran "
+            f"{'it' if stats.outcome_unknown == 1 else 'them'} stopped before recording "
+            f"what happened (signoff audit --kind verdict{flags})"
+        )
     rv = stats.reviewer
     if rv.reviewed:
         out.print(

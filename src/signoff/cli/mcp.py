@@ -120,7 +120,9 @@ def cmd_trust(args: argparse.Namespace) -> int:
     from contextlib import closing
 
     from ..escape import escape_untrusted
+    from ..i18n import plural
     from ..kinds import MCP_TOOL_PINNED
+    from ..mcp.changes import close_changed_requests
     from ..mcp.config import SEPARATOR
     from ..mcp.pins import Pins
     from ._output import store_for
@@ -146,6 +148,8 @@ def cmd_trust(args: argparse.Namespace) -> int:
             actor=actor,
         )
         before = pins.trust_change(args.tool, entry.changed_pin)  # the version recorded
+        # the calls that asked for the change: closed, not left waiting in the inbox
+        closed = close_changed_requests(store, entry.name, actor=actor, how="signoff mcp trust")
     now = (before.changed_pin or "")[:16]
     print(
         escape_untrusted(
@@ -153,6 +157,11 @@ def cmd_trust(args: argparse.Namespace) -> int:
             "judged by the rules again."
         )
     )
+    if closed:
+        print(
+            f"Closed {plural(len(closed), 'pending request')} for the change "
+            f"({', '.join(closed)}): the same call made again is judged by the rules."
+        )
     return 0
 
 

@@ -23,7 +23,7 @@ from .resources import PROMPT, prompt_call, read_call, route, shown
 if TYPE_CHECKING:
     from mcp import Client as McpClient
 
-    from .proxy import Proxy
+    from .core import Proxy
 
 Page = TypeVar("Page")
 

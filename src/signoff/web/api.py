@@ -16,7 +16,8 @@ from starlette.routing import Route
 
 from .. import approvals
 from ..accounts import Account
-from ..audit import event_json, verify_store
+from ..audit import verify_store
+from ..audit.outcomes import listed_json
 from ..audit.stats import load_stats
 from ..exceptions import InvalidInput, SignoffError
 from ..models import REQUEST_STATES, RISKS
@@ -203,10 +204,10 @@ async def list_audit(request: HTTPRequest) -> Response:
     if isinstance(who, Response):
         return who
     try:
-        found = await _run(lambda: audit_view.entries(request))
+        found, awaiting = await _run(lambda: audit_view.listed(request))
     except SignoffError as exc:
         return _fail(exc)
-    return JSONResponse([event_json(e) for e in found])
+    return JSONResponse(listed_json(found, awaiting))
 
 
 async def verify_audit(request: HTTPRequest) -> Response:

@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..audit import AuditFilter, describe, read_log, verify_store
+from ..audit.outcomes import Awaiting, awaiting_in
 from ..channels.render import escape_untrusted
 from ..exceptions import SignoffError
 from ..store import Event
@@ -42,11 +43,17 @@ def entries(request: HTTPRequest) -> list[Event]:
     return read_log(ctx_of(request).store, where, limit)
 
 
-def _row(event: Event) -> dict[str, Any]:
+def listed(request: HTTPRequest) -> tuple[list[Event], Awaiting]:
+    """`entries`, and which allowed calls among them have no outcome on the record."""
+    found = entries(request)
+    return found, awaiting_in(ctx_of(request).store, found)
+
+
+def _row(event: Event, awaiting: Awaiting) -> dict[str, Any]:
     return {
         "event": event,
         "actor": escape_untrusted(event.actor or "-", newline=False),
-        "what": escape_untrusted(describe(event), newline=False),
+        "what": escape_untrusted(describe(event, awaiting.text_of(event)), newline=False),
     }
 
 
@@ -62,16 +69,17 @@ async def audit_page(request: HTTPRequest) -> Response:
         "report": None,
     }
     try:
-        events = await anyio.to_thread.run_sync(lambda: entries(request))
+        events, awaiting = await anyio.to_thread.run_sync(lambda: listed(request))
         if q.get("verify"):
             values["report"] = await anyio.to_thread.run_sync(
                 lambda: verify_store(ctx_of(request).store)
             )
     except SignoffError as exc:
         return render(request, "audit.html", status_of(exc), error=str(exc), rows=[], **values)
-    return render(request, "audit.html", rows=[_row(e) for e in reversed(events)], **values)
+    rows = [_row(e, awaiting) for e in reversed(events)]
+    return render(request, "audit.html", rows=rows, **values)
 
 
 ROUTES = [Route("/audit", audit_page)]
 
-__all__ = ["ROUTES", "entries"]
+__all__ = ["ROUTES", "entries", "listed"]

@@ -258,6 +258,11 @@ WEB: dict[str, dict[Lang, str]] = {
     "expired_n": {"en": "Expired", "zh": "已过期"},
     "in_doubt_n": {"en": "In doubt", "zh": "状态不明"},
     "unresolved_line": {"en": "{n} unresolved", "zh": "{n} 个未解决"},
+    "outcome_unknown_n": {"en": "Outcome unknown (in doubt)", "zh": "结果未知（状态不明）"},
+    "outcome_unknown_line": {
+        "en": "allowed calls whose process stopped before recording what happened",
+        "zh": "已放行的调用，其进程在记录结果前停止",
+    },
     "pending_n": {"en": "Still pending", "zh": "仍待决定"},
     "decisions": {"en": "Decisions", "zh": "决定"},
     "count": {"en": "Count", "zh": "次数"},
