@@ -58,7 +58,11 @@ class Proxy(Listing, Asking, OutcomeRecording):
         self._adapter: RecordingAdapter | None = None
         self._store: Store | None = None
         self.pins = Pins(config.workspace)
-        self.recorder = Recorder(lambda drafts: self.adapter_store().record_many(drafts))
+        # what the recorder writes (held outcomes, verdicts written beside their call) is
+        # waited for by nothing: it need not wait for the disk either (Store.record)
+        self.recorder = Recorder(
+            lambda drafts: self.adapter_store().record_many(drafts, flush="soon")
+        )
         self._told: set[tuple[str, str]] = set()  # changes already on the record
         # who writes allowed calls' outcomes, and their call ids (unique across proxies)
         self.writer = Writer.this_process().token

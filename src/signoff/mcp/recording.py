@@ -20,6 +20,7 @@ from .routed import CLIENT
 if TYPE_CHECKING:
     from ..adapters.core import HookEvent
     from ..store import Store
+    from ..store.base import Flush
 
 
 class ProxyParts:
@@ -67,7 +68,10 @@ class RecordingAdapter(Adapter):
             if self.recorder.later(self._draft(hc, kind, data, **extra)):
                 self.held_first = True
         elif kind == VERDICT:
-            self._with_held(self._draft(hc, kind, data, **extra))
+            # a call that runs without a person: its verdict is in the store before the
+            # call goes upstream, on disk moments later (Store.record); the rest wait
+            soon = effect in ("allow", "notify")
+            self._with_held(self._draft(hc, kind, data, **extra), flush="soon" if soon else "now")
         else:
             super()._record(hc, kind, data, **extra)
 
@@ -76,11 +80,11 @@ class RecordingAdapter(Adapter):
             kind, extra.get("request_id"), hc.run_id, extra.get("actor"), self._event(hc, data)
         )
 
-    def _with_held(self, draft: Draft) -> None:
+    def _with_held(self, draft: Draft, *, flush: Flush = "now") -> None:
         """This verdict and the outcomes held before it, in one commit."""
         held = self.recorder.take()
         try:
-            self.store.record_many([*held, draft])
+            self.store.record_many([*held, draft], flush=flush)
         except BaseException:
             self.recorder.give_back(held)  # the writer tries them again (or stops the proxy)
             raise
