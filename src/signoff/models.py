@@ -159,6 +159,11 @@ def _check_json(value: Any, where: str, depth: int = 0) -> None:
     raise InvalidInput(f"{where}: {type(value).__name__} is not a JSON value")
 
 
+def check_json(value: Any, *, where: str = "value") -> None:
+    """Refuse what `canonical_json` refuses (naming `where`), without encoding it."""
+    _check_json(value, where)
+
+
 def canonical_json(value: Any, *, where: str = "value") -> str:
     """Deterministic JSON: sorted keys, no spaces, UTF-8 kept, NaN refused."""
     _check_json(value, where)

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, suppress
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
 from ..kinds import GRANT_ADDED, GRANT_REVOKED, REQUEST_INTEGRITY_FAILED
 from ..lazylog import INFO, get_logger
-from ..models import Decision, Grant, Request, Verdict, canonical_json, check_version
+from ..models import Decision, Grant, Request, Verdict, check_json, check_version
 from ..records import replace
 from ..times import when
 from . import base, chain, integrity
@@ -528,7 +528,7 @@ class Engine(KeyedLog, RunsAPI):
         relies on (requests, decisions, claims) is written with "now"."""
         base.check_kind(kind, "record")
         ts = base.clock(now)
-        canonical_json(dict(data), where=f"record {kind}")
+        check_json(data, where=f"record {kind}")
         draft = Draft(kind, request_id, run_id, actor, dict(data))
         entries = [self._entry(draft, ts)]
         with self._write(flush) as tx:
@@ -544,7 +544,7 @@ class Engine(KeyedLog, RunsAPI):
         ts = base.clock(now)
         for draft in drafts:
             base.check_kind(draft.kind, "record")
-            canonical_json(dict(draft.data), where=f"record {draft.kind}")
+            check_json(draft.data, where=f"record {draft.kind}")
         entries = [self._entry(draft, ts) for draft in drafts]
         with self._write(flush) as tx:
             seqs = tx.append(entries, ts) if entries else []
