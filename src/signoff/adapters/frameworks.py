@@ -49,8 +49,9 @@ from ..rules import Rule, parse_rule
 from ..run_state import PendingCall, Run, RunStatus, storable
 from ..runs.agent import REF
 from ..settings import load_settings
-from ..store import Store, open_store
+from ..store import Store
 from ..tools import ToolSpec, spec_from_function, spec_of
+from .stores import shared_store
 
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
 STOPPED: frozenset[str] = frozenset({"paused", "finished", "failed", "needs_attention"})
@@ -110,8 +111,8 @@ class Guard:
         self.lease_seconds = FOREVER  # the lease `take` asks for (a worker: its own)
         self.holding: str | None = None  # a run a worker leased before it called us
         self._current: dict[str, str] = {}  # by thread: the id of its latest run
-        self.store: Store = (
-            open_store(None if store is None else os.fspath(store), workspace=Path(workspace))
+        self.store: Store = (  # by path: the process's open store for that file
+            shared_store(store, workspace=Path(workspace))
             if store is None or isinstance(store, str | os.PathLike)
             else store
         )
