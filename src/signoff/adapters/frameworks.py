@@ -307,9 +307,12 @@ class Guard:
         note: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         requests: Sequence[Request] = (),
+        checked: bool = False,
     ) -> Run:
         """Save the thread's run: new messages appended and the new requests in the same
-        transaction (a replayed request is found, not made twice)."""
+        transaction (a replayed request is found, not made twice). `checked`: the messages
+        are known to hold no lone surrogate (the framework's JSON encoder refused any), so
+        they are stored as they are, not checked again (see `_storable`)."""
         with self._lock:
             self._judged.discard(thread)
             held = self._held.pop(thread, {})
@@ -363,7 +366,7 @@ class Guard:
             try:
                 saved = self.store.save_run(
                     new,
-                    [_storable(m) for m in messages],
+                    list(messages) if checked else [_storable(m) for m in messages],
                     expected_version=run.version,
                     requests=[(r, self._idempotent(r), None) for r in fresh],
                     worker=self.worker if stops else None,
