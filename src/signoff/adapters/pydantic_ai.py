@@ -290,7 +290,7 @@ class Signoff(AbstractCapability[Any]):
         )
 
 
-def _dumped(messages: Sequence[ModelMessage]) -> tuple[list[dict[str, Any]], bool]:
+def _dumped(messages: list[ModelMessage]) -> tuple[list[dict[str, Any]], bool]:
     """The messages as JSON objects, and whether they are known to hold no lone surrogate:
     Pydantic's JSON encoder refuses one, so a message it encodes needs no other check
     before it is stored (one encoding pass, not two); one it refuses is dumped as Python
