@@ -76,6 +76,27 @@ def test_two_processes_driving_one_thread_one_wins(tmp_path: Path) -> None:
     assert "verdict" in kinds
 
 
+def test_a_save_after_begin_reads_no_run_and_a_stale_one_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = guard(tmp_path), guard(tmp_path)
+    a.begin("t1")
+    reads: list[str] = []
+    get_run = a.store.get_run
+    monkeypatch.setattr(a.store, "get_run", lambda run_id: reads.append(run_id) or get_run(run_id))
+    a.save("t1", messages=[{"kind": "request", "n": 1}])
+    assert reads == []  # the run as begin read it, at the version it expects
+    b.begin("t1")
+    b.save("t1", messages=[{"kind": "response", "n": 2}])
+    reads.clear()  # (a and b share the process's store: b's reads were counted too)
+    # a's copy is stale now: a call it asks is merged onto the run as it is (read again)
+    call = ToolCall("wire", {"to": "bob"}, "c1")
+    asked = a.ask(call, a.judge(call, thread="t1"), thread="t1")
+    assert reads and a.store.get_request(asked.id).state == "pending"
+    assert [p.request_id for p in a.run("t1").pending] == [asked.id]
+    assert a.load_messages("t1") == [{"kind": "request", "n": 1}, {"kind": "response", "n": 2}]
+
+
 def test_an_approved_call_runs_once_with_its_request_as_key(tmp_path: Path) -> None:
     g = guard(tmp_path)
     call = ToolCall("wire", {"to": "bob"}, "c1")

@@ -55,6 +55,7 @@ from .stores import shared_store
 
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
 STOPPED: frozenset[str] = frozenset({"paused", "finished", "failed", "needs_attention"})
+FINAL: frozenset[str] = frozenset({"finished", "failed"})  # a run that cannot change
 
 # The idempotency key of the call running now (the request id of an approved call, else
 # "<run>:<call id>"): a tool passes it downstream so that a repeated call is recognised.
@@ -126,6 +127,7 @@ class Guard:
         self._asked: dict[str, set[str]] = {}  # requests each thread's run waits on
         self._settled: dict[str, Settled] = {}  # decided requests, read once per run
         self._expect: dict[str, int] = {}  # the run version each thread's drive started at
+        self._driven: dict[str, Run] = {}  # by thread: its run at that version, as last read
         self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
         self._lock = threading.Lock()
         for item in tools:
@@ -324,8 +326,17 @@ class Guard:
         moves = bool(messages) or status not in (None, "paused") or pending is not None
         if self.factory:
             metadata = {"factory": self.factory, **(metadata or {})}
-        for attempt in range(3):
-            run = self.run(thread)
+        # The run as this process last read or saved it, at the version its drive expects:
+        # no read before the save. Should another process have saved it since, the save's
+        # compare-and-set on the version fails and it is read again (one more attempt).
+        cached = self._driven.get(thread) if expected is not None else None
+        if cached is not None and (cached.version != expected or cached.status in FINAL):
+            cached = None
+        tries = 3 + (cached is not None)
+        for attempt in range(tries):
+            from_cache = cached is not None
+            run = cached if cached is not None else self.run(thread)
+            cached = None
             if moves and expected is not None and run.version != expected:
                 raise ConflictError(
                     f"run {run.id} (thread {thread!r}) was saved by another process while "
@@ -372,13 +383,16 @@ class Guard:
                     worker=self.worker if stops else None,
                 )
             except ConflictError:
-                if moves or attempt == 2:
+                if from_cache:
+                    continue  # saved meanwhile: read again, and the checks above say so
+                if moves or attempt == tries - 1:
                     raise
                 continue  # only requests: merged onto the run as it is now
             with self._lock:
                 self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
                 if expected is not None:
                     self._expect[thread] = saved.version
+                    self._driven[thread] = saved
             return saved
         raise AssertionError("unreachable")
 
@@ -430,6 +444,7 @@ class Guard:
         run = self.run(thread)
         with self._lock:
             self._expect[thread] = run.version
+            self._driven[thread] = run
             # what `known` would read next: the requests the run waits on, as just read
             self._asked[thread] = {p.request_id for p in run.pending if p.request_id}
         if run.status == "paused" and run.metadata.get("factory") and self.decided(run, thread):
