@@ -97,6 +97,17 @@ def test_a_save_after_begin_reads_no_run_and_a_stale_one_is_read_again(
     assert a.load_messages("t1") == [{"kind": "request", "n": 1}, {"kind": "response", "n": 2}]
 
 
+def test_a_held_request_made_meanwhile_elsewhere_is_found_not_made_twice(tmp_path: Path) -> None:
+    a, b = guard(tmp_path), guard(tmp_path)
+    call = ToolCall("wire", {"to": "bob"}, "c1")
+    held = a.ask(call, a.judge(call, thread="t1"), thread="t1", defer=True)  # with the next save
+    made = b.ask(call, b.judge(call, thread="t1"), thread="t1")  # another process, stored now
+    assert made.id == held.id
+    a.flush("t1")  # its held request is refused as a duplicate, looked for, and found
+    assert [r.id for r in a.store.list_requests(run_id=a.run_id("t1"))] == [made.id]
+    assert [p.request_id for p in a.run("t1").pending] == [made.id]
+
+
 def test_an_approved_call_runs_once_with_its_request_as_key(tmp_path: Path) -> None:
     g = guard(tmp_path)
     call = ToolCall("wire", {"to": "bob"}, "c1")

@@ -332,7 +332,10 @@ class Guard:
         cached = self._driven.get(thread) if expected is not None else None
         if cached is not None and (cached.version != expected or cached.status in FINAL):
             cached = None
-        tries = 3 + (cached is not None)
+        # Held requests were looked for by `ask` (not found): not looked for again, unless
+        # the save finds one made meanwhile (refused as a duplicate: then every one is).
+        unchecked = set(held)
+        tries = 3 + (cached is not None or bool(unchecked))
         for attempt in range(tries):
             from_cache = cached is not None
             run = cached if cached is not None else self.run(thread)
@@ -353,8 +356,9 @@ class Guard:
             fresh = [  # a request belongs to the thread's run as it is now
                 r if r.run_id == run.id else replace(r, run_id=run.id)
                 for r in requests
-                if not self._exists(r.id)
+                if r.id in unchecked or not self._exists(r.id)
             ]
+            skipped, unchecked = bool(unchecked), set()
             if pending is None and fresh:  # asked outside a pause: the run waits on it too
                 new = replace(
                     new,
@@ -382,6 +386,10 @@ class Guard:
                     requests=[(r, self._idempotent(r), None) for r in fresh],
                     worker=self.worker if stops else None,
                 )
+            except InvalidInput:
+                if skipped:
+                    continue  # a held request was made meanwhile: look for each one
+                raise
             except ConflictError:
                 if from_cache:
                     continue  # saved meanwhile: read again, and the checks above say so
