@@ -180,6 +180,45 @@ def test_a_finish_written_later_is_on_the_record_once_awaited(tmp_path: Path) ->
     assert outcome is not None and outcome.get("result") == f"wired, key {request.id}"
 
 
+def test_finishes_are_written_by_one_thread_for_every_run_of_the_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import threading
+
+    from signoff.adapters import finisher
+
+    g = guard(tmp_path)
+    writers: set[threading.Thread] = set()
+    finish = g._finish
+
+    def noted(*args: object) -> None:
+        writers.add(threading.current_thread())
+        finish(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(g, "_finish", noted)
+
+    async def wire() -> str:
+        return "wired"
+
+    async def one(call_id: str) -> None:  # a run of its own: asyncio.run makes a new loop
+        call = ToolCall("wire", {"to": "bob"}, call_id)
+        request = g.ask(call, g.judge(call, thread="t1"), thread="t1")
+        decide(g.store, request.id, Decision("approve"), actor="alice")
+        later: list[asyncio.Future[None]] = []
+        await g.arun_once(g.settle(request.id, thread="t1").request, wire, later=later)
+        await asyncio.gather(*later)
+        assert g.store.get_request(request.id).state == "finished"
+
+    for call_id in ("c1", "c2"):
+        asyncio.run(one(call_id))
+    assert len(writers) == 1 and next(iter(writers)).name.startswith("signoff-finish")
+    pool = finisher.finisher()
+    assert finisher.finisher() is pool
+    monkeypatch.setattr(finisher.os, "getpid", lambda: -1)  # as a child of fork() sees it
+    assert finisher.finisher() is not pool
+
+
 def test_messages_are_stored_with_lone_surrogates_replaced(tmp_path: Path) -> None:
     g = guard(tmp_path)
     g.begin("t1")

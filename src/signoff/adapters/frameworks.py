@@ -51,6 +51,7 @@ from ..runs.agent import REF
 from ..settings import load_settings
 from ..store import Store
 from ..tools import ToolSpec, spec_from_function, spec_of
+from .finisher import finisher
 from .stores import shared_store
 
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
@@ -651,9 +652,10 @@ class Guard:
         later: list[asyncio.Future[None]] | None = None,
     ) -> tuple[bool, Any]:
         """`run_once`, awaiting `fn`. With `later`, a successful call's finish is written
-        on a worker thread, off the path to the model's next turn, and its future is added
-        to `later`, which the caller awaits before its next save or return (until then the
-        call is claimed: a crash leaves it in doubt, never run again)."""
+        on the process's finishing thread (`finisher`), off the path to the model's next
+        turn, and its future is added to `later`, which the caller awaits before its next
+        save or return (until then the call is claimed: a crash leaves it in doubt, never
+        run again)."""
         token, instead = self._claim(request)
         if token is None:
             return False, instead
@@ -670,7 +672,8 @@ class Guard:
             self._finish(request, token, True, result)
         else:
             loop = asyncio.get_running_loop()
-            later.append(loop.run_in_executor(None, self._finish, request, token, True, result))
+            finish = loop.run_in_executor(finisher(), self._finish, request, token, True, result)
+            later.append(finish)
         return True, value
 
     def keyed(self, thread: str, call_id: str) -> contextvars.Token[str | None]:
