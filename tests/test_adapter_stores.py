@@ -91,3 +91,17 @@ def test_a_forked_process_opens_its_own(tmp_path: Path, monkeypatch: pytest.Monk
     first = Guard("testfw", store=db, workspace=tmp_path)
     monkeypatch.setattr(stores.os, "getpid", lambda: -1)  # as a child of fork() sees it
     assert Guard("testfw", store=db, workspace=tmp_path).store is not first.store
+
+
+def test_only_the_last_files_used_are_kept_open(tmp_path: Path) -> None:
+    first = Guard("testfw", store=str(tmp_path / "0.db"), workspace=tmp_path)
+    for i in range(1, stores.KEPT + 1):  # KEPT other files: the first one drops off the list
+        Guard("testfw", store=str(tmp_path / f"{i}.db"), workspace=tmp_path)
+    assert Guard("testfw", store=str(tmp_path / "0.db"), workspace=tmp_path).store is not (
+        first.store
+    )
+    assert first.store.last_seq() >= 0  # not closed under the adapter that holds it
+    last = Guard("testfw", store=str(tmp_path / f"{stores.KEPT}.db"), workspace=tmp_path)
+    assert Guard("testfw", store=str(tmp_path / f"{stores.KEPT}.db"), workspace=tmp_path).store is (
+        last.store
+    )

@@ -5,22 +5,26 @@ script that drops its objects at every pause). Opening the store each time conne
 reads the schema's version, loads the audit keys and, on its first commit, makes SQLite
 sync the directory of its WAL (a new connection does that once): work done again for a
 file this process has open already. So adapters given a SQLite path (or none: the
-workspace's default) share the store the first of them opened, for as long as the process
-lives, and open another when the file at that path is not the one they opened (replaced,
-removed), the store was closed, or the process forked since. A `Store` object passed in
-is used as it is; `memory:` and PostgreSQL URLs are opened anew (a memory store is private
-to whoever opens it; a PostgreSQL store pools its own connections).
+workspace's default) share the store the first of them opened, and open another when the
+file at that path is not the one they opened (replaced, removed), the store was closed, or
+the process forked since. The stores of the last `KEPT` files used stay open for the
+adapters to come (one dropped from that list stays open while an adapter holds it). A
+`Store` object passed in is used as it is; `memory:` and PostgreSQL URLs are opened anew
+(a memory store is private to whoever opens it; a PostgreSQL store pools its own
+connections).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from ..store import Store, default_url, open_store
 
-_SHARED: dict[str, tuple[int, tuple[int, int], Store]] = {}  # real path -> (pid, file id, store)
+KEPT = 8  # files whose stores stay open with no adapter holding them (the newest used)
+_SHARED: OrderedDict[str, tuple[int, tuple[int, int], Store]] = OrderedDict()  # by real path
 _LOCK = threading.Lock()
 
 
@@ -65,11 +69,15 @@ def shared_store(url: str | os.PathLike[str] | None, *, workspace: Path) -> Stor
         if held is not None:
             held_pid, held_id, store = held
             if held_pid == pid and held_id == _file_id(key) and _usable(store):
+                _SHARED.move_to_end(key)
                 return store
+            del _SHARED[key]  # not closed: an adapter may still hold it
         store = open_store(target, workspace=workspace)
         opened = _file_id(key)
         if opened is not None:
             _SHARED[key] = (pid, opened, store)
+            while len(_SHARED) > KEPT:
+                _SHARED.popitem(last=False)
         return store
 
 
