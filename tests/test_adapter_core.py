@@ -76,6 +76,38 @@ def test_two_processes_driving_one_thread_one_wins(tmp_path: Path) -> None:
     assert "verdict" in kinds
 
 
+def test_a_save_after_begin_reads_no_run_and_a_stale_one_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = guard(tmp_path), guard(tmp_path)
+    a.begin("t1")
+    reads: list[str] = []
+    get_run = a.store.get_run
+    monkeypatch.setattr(a.store, "get_run", lambda run_id: reads.append(run_id) or get_run(run_id))
+    a.save("t1", messages=[{"kind": "request", "n": 1}])
+    assert reads == []  # the run as begin read it, at the version it expects
+    b.begin("t1")
+    b.save("t1", messages=[{"kind": "response", "n": 2}])
+    reads.clear()  # (a and b share the process's store: b's reads were counted too)
+    # a's copy is stale now: a call it asks is merged onto the run as it is (read again)
+    call = ToolCall("wire", {"to": "bob"}, "c1")
+    asked = a.ask(call, a.judge(call, thread="t1"), thread="t1")
+    assert reads and a.store.get_request(asked.id).state == "pending"
+    assert [p.request_id for p in a.run("t1").pending] == [asked.id]
+    assert a.load_messages("t1") == [{"kind": "request", "n": 1}, {"kind": "response", "n": 2}]
+
+
+def test_a_held_request_made_meanwhile_elsewhere_is_found_not_made_twice(tmp_path: Path) -> None:
+    a, b = guard(tmp_path), guard(tmp_path)
+    call = ToolCall("wire", {"to": "bob"}, "c1")
+    held = a.ask(call, a.judge(call, thread="t1"), thread="t1", defer=True)  # with the next save
+    made = b.ask(call, b.judge(call, thread="t1"), thread="t1")  # another process, stored now
+    assert made.id == held.id
+    a.flush("t1")  # its held request is refused as a duplicate, looked for, and found
+    assert [r.id for r in a.store.list_requests(run_id=a.run_id("t1"))] == [made.id]
+    assert [p.request_id for p in a.run("t1").pending] == [made.id]
+
+
 def test_an_approved_call_runs_once_with_its_request_as_key(tmp_path: Path) -> None:
     g = guard(tmp_path)
     call = ToolCall("wire", {"to": "bob"}, "c1")
@@ -146,6 +178,45 @@ def test_a_finish_written_later_is_on_the_record_once_awaited(tmp_path: Path) ->
     assert g.store.get_request(request.id).state == "finished"
     outcome = g.store.get_outcome(request.id)
     assert outcome is not None and outcome.get("result") == f"wired, key {request.id}"
+
+
+def test_finishes_are_written_by_one_thread_for_every_run_of_the_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import threading
+
+    from signoff.adapters import finisher
+
+    g = guard(tmp_path)
+    writers: set[threading.Thread] = set()
+    finish = g._finish
+
+    def noted(*args: object) -> None:
+        writers.add(threading.current_thread())
+        finish(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(g, "_finish", noted)
+
+    async def wire() -> str:
+        return "wired"
+
+    async def one(call_id: str) -> None:  # a run of its own: asyncio.run makes a new loop
+        call = ToolCall("wire", {"to": "bob"}, call_id)
+        request = g.ask(call, g.judge(call, thread="t1"), thread="t1")
+        decide(g.store, request.id, Decision("approve"), actor="alice")
+        later: list[asyncio.Future[None]] = []
+        await g.arun_once(g.settle(request.id, thread="t1").request, wire, later=later)
+        await asyncio.gather(*later)
+        assert g.store.get_request(request.id).state == "finished"
+
+    for call_id in ("c1", "c2"):
+        asyncio.run(one(call_id))
+    assert len(writers) == 1 and next(iter(writers)).name.startswith("signoff-finish")
+    pool = finisher.finisher()
+    assert finisher.finisher() is pool
+    monkeypatch.setattr(finisher.os, "getpid", lambda: -1)  # as a child of fork() sees it
+    assert finisher.finisher() is not pool
 
 
 def test_messages_are_stored_with_lone_surrogates_replaced(tmp_path: Path) -> None:

@@ -243,3 +243,20 @@ def test_the_run_and_its_messages_are_in_the_store(tmp_path: Path) -> None:
     assert run.status == "finished" and run.thread == "t1"
     kinds = [m.get("kind") for m in store.load_messages(out.run_id)]
     assert kinds[:2] == ["request", "response"] and len(kinds) == 4
+
+
+def test_stored_messages_are_what_pydantic_ai_dumps(tmp_path: Path) -> None:
+    out = go(tmp_path, [("lookup", {"order": "A1"})])
+    stored = open_store(str(tmp_path / "s.db")).load_messages(out.run_id)
+    again = ModelMessagesTypeAdapter.validate_python(stored)
+    assert ModelMessagesTypeAdapter.dump_python(again, mode="json") == stored
+
+
+def test_a_message_with_a_lone_surrogate_is_stored_cleaned(tmp_path: Path) -> None:
+    agent, so = build(tmp_path, str(tmp_path / "s.db"), [("lookup", {"order": "A1"})])
+    out = asyncio.run(so.run(agent, "go \ud800 on", thread="t1"))  # JSON cannot encode it
+    assert out.status == "finished"
+    stored = open_store(str(tmp_path / "s.db")).load_messages(out.run_id)
+    prompt = stored[0]["parts"][0]["content"]
+    assert prompt == "go \ufffd on"
+    assert ModelMessagesTypeAdapter.validate_python(stored)[1].kind == "response"

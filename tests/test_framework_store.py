@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from signoff.adapters.frameworks import Guard, shared_store
+from signoff.adapters.frameworks import Guard
+from signoff.adapters.stores import shared_store
 from signoff.store import open_store
 
 

@@ -49,14 +49,17 @@ from ..rules import Rule, parse_rule
 from ..run_state import PendingCall, Run, RunStatus, storable
 from ..runs.agent import REF
 from ..settings import load_settings
-from ..store import Store, default_url, open_store
+from ..store import Store
 from ..tools import ToolSpec, spec_from_function, spec_of
+from .finisher import finisher
+from .stores import shared_store
 
 if TYPE_CHECKING:
     from ..store.base import Flush
 
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
 STOPPED: frozenset[str] = frozenset({"paused", "finished", "failed", "needs_attention"})
+FINAL: frozenset[str] = frozenset({"finished", "failed"})  # a run that cannot change
 
 # The idempotency key of the call running now (the request id of an approved call, else
 # "<run>:<call id>"): a tool passes it downstream so that a repeated call is recognised.
@@ -114,8 +117,8 @@ class Guard:
         self.holding: str | None = None  # a run a worker leased before it called us
         self._current: dict[str, str] = {}  # by thread: the id of its latest run
         self._shared = store is None or isinstance(store, str | os.PathLike)
-        self.store: Store = (
-            shared_store(None if store is None else os.fspath(store), workspace=Path(workspace))
+        self.store: Store = (  # by path: the process's open store for that file
+            shared_store(store, workspace=Path(workspace))
             if store is None or isinstance(store, str | os.PathLike)
             else store
         )
@@ -129,6 +132,7 @@ class Guard:
         self._asked: dict[str, set[str]] = {}  # requests each thread's run waits on
         self._settled: dict[str, Settled] = {}  # decided requests, read once per run
         self._expect: dict[str, int] = {}  # the run version each thread's drive started at
+        self._driven: dict[str, Run] = {}  # by thread: its run at that version, as last read
         self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
         self._taken: set[str] = set()  # runs this guard leased by `take`, until they stop
         self._lock = threading.Lock()
@@ -338,9 +342,12 @@ class Guard:
         note: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         requests: Sequence[Request] = (),
+        checked: bool = False,
     ) -> Run:
         """Save the thread's run: new messages appended and the new requests in the same
-        transaction (a replayed request is found, not made twice)."""
+        transaction (a replayed request is found, not made twice). `checked`: the messages
+        are known to hold no lone surrogate (the framework's JSON encoder refused any), so
+        they are stored as they are, not checked again (see `_storable`)."""
         with self._lock:
             self._judged.discard(thread)
             held = self._held.pop(thread, {})
@@ -352,8 +359,20 @@ class Guard:
         moves = bool(messages) or status not in (None, "paused") or pending is not None
         if self.factory:
             metadata = {"factory": self.factory, **(metadata or {})}
-        for attempt in range(3):
-            run = self.run(thread)
+        # The run as this process last read or saved it, at the version its drive expects:
+        # no read before the save. Should another process have saved it since, the save's
+        # compare-and-set on the version fails and it is read again (one more attempt).
+        cached = self._driven.get(thread) if expected is not None else None
+        if cached is not None and (cached.version != expected or cached.status in FINAL):
+            cached = None
+        # Held requests were looked for by `ask` (not found): not looked for again, unless
+        # the save finds one made meanwhile (refused as a duplicate: then every one is).
+        unchecked = set(held)
+        tries = 3 + (cached is not None or bool(unchecked))
+        for attempt in range(tries):
+            from_cache = cached is not None
+            run = cached if cached is not None else self.run(thread)
+            cached = None
             if moves and expected is not None and run.version != expected:
                 raise ConflictError(
                     f"run {run.id} (thread {thread!r}) was saved by another process while "
@@ -370,8 +389,9 @@ class Guard:
             fresh = [  # a request belongs to the thread's run as it is now
                 r if r.run_id == run.id else replace(r, run_id=run.id)
                 for r in requests
-                if not self._exists(r.id)
+                if r.id in unchecked or not self._exists(r.id)
             ]
+            skipped, unchecked = bool(unchecked), set()
             if pending is None and fresh:  # asked outside a pause: the run waits on it too
                 new = replace(
                     new,
@@ -394,13 +414,19 @@ class Guard:
             try:
                 saved = self.store.save_run(
                     new,
-                    [_storable(m) for m in messages],
+                    list(messages) if checked else [_storable(m) for m in messages],
                     expected_version=run.version,
                     requests=[(r, self._idempotent(r), None) for r in fresh],
                     worker=self.worker if stops else None,
                 )
+            except InvalidInput:
+                if skipped:
+                    continue  # a held request was made meanwhile: look for each one
+                raise
             except ConflictError:
-                if moves or attempt == 2:
+                if from_cache:
+                    continue  # saved meanwhile: read again, and the checks above say so
+                if moves or attempt == tries - 1:
                     raise
                 continue  # only requests: merged onto the run as it is now
             with self._lock:
@@ -409,6 +435,7 @@ class Guard:
                 self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
                 if expected is not None:
                     self._expect[thread] = saved.version
+                    self._driven[thread] = saved
             return saved
         raise AssertionError("unreachable")
 
@@ -460,6 +487,7 @@ class Guard:
         run = self.run(thread)
         with self._lock:
             self._expect[thread] = run.version
+            self._driven[thread] = run
             # what `known` would read next: the requests the run waits on, as just read
             self._asked[thread] = {p.request_id for p in run.pending if p.request_id}
         if run.status == "paused" and run.metadata.get("factory") and self.decided(run, thread):
@@ -658,9 +686,10 @@ class Guard:
         later: list[asyncio.Future[None]] | None = None,
     ) -> tuple[bool, Any]:
         """`run_once`, awaiting `fn`. With `later`, a successful call's finish is written
-        on a worker thread, off the path to the model's next turn, and its future is added
-        to `later`, which the caller awaits before its next save or return (until then the
-        call is claimed: a crash leaves it in doubt, never run again)."""
+        on the process's finishing thread (`finisher`), off the path to the model's next
+        turn, and its future is added to `later`, which the caller awaits before its next
+        save or return (until then the call is claimed: a crash leaves it in doubt, never
+        run again)."""
         token, instead = self._claim(request)
         if token is None:
             return False, instead
@@ -677,7 +706,8 @@ class Guard:
             self._finish(request, token, True, result)
         else:
             loop = asyncio.get_running_loop()
-            later.append(loop.run_in_executor(None, self._finish, request, token, True, result))
+            finish = loop.run_in_executor(finisher(), self._finish, request, token, True, result)
+            later.append(finish)
         return True, value
 
     def keyed(self, thread: str, call_id: str) -> contextvars.Token[str | None]:
@@ -694,48 +724,6 @@ class Guard:
         return [
             self.store.get_request(p.request_id) for p in self.run(thread).pending if p.request_id
         ]
-
-
-# (process, database file) -> its open store, and a descriptor of the file it opened
-_SHARED: dict[tuple[int, str], tuple[Store, int]] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def shared_store(url: str | None, *, workspace: Path) -> Store:
-    """The store named by `url` (see `open_store`), opened once per process and database
-    file and kept open for the guards built after: an adapter built afresh at each
-    resume does not open, migrate and read the keys of its store again, and closing it
-    does not fold the WAL into the database (two fsyncs) for the next one to make anew
-    (a third). Stores that are not SQLite files are opened for each guard."""
-    target = url if url is not None else default_url(workspace)
-    if target.startswith("sqlite:///"):
-        target = target[len("sqlite:///") :]
-    if not target or ":" in target.split("/", 1)[0] or target == ":memory:":
-        return open_store(url, workspace=workspace)  # memory:, postgresql://, a bad URL
-    path = os.path.realpath(target)
-    key = (os.getpid(), path)  # a forked child opens its own
-    with _SHARED_LOCK:
-        kept = _SHARED.get(key)
-        if kept is not None and _still(kept[1], path):
-            return kept[0]
-        store = open_store(url, workspace=workspace)  # first, or the file was replaced
-        if kept is not None:
-            os.close(kept[1])
-        try:
-            _SHARED[key] = (store, os.open(path, os.O_RDONLY))
-        except OSError:  # not kept: the next guard opens its own
-            _SHARED.pop(key, None)
-        return store
-
-
-def _still(fd: int, path: str) -> bool:
-    """Whether `path` is still the file open as `fd` (held open, its inode cannot be
-    reused by a file made at the same path after it was deleted)."""
-    try:
-        held, now = os.fstat(fd), os.stat(path)
-    except OSError:
-        return False
-    return held.st_nlink > 0 and (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
 def _segment(run: Run) -> int:

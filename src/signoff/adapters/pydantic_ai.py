@@ -39,6 +39,7 @@ from pydantic_ai.tools import (
     ToolDefinition,
     ToolDenied,
 )
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..exceptions import InvalidInput
 from ..models import Request, ToolCall
@@ -224,17 +225,17 @@ class Signoff(AbstractCapability[Any]):
             for failed in await asyncio.gather(*finishing, return_exceptions=True):
                 if isinstance(failed, BaseException):
                     raise failed
-        every = result.all_messages()
-        new = ModelMessagesTypeAdapter.dump_python(every[len(stored) :], mode="json")
+        new, checked = _dumped(result.all_messages()[len(stored) :])
         output = result.output
         if isinstance(output, DeferredToolRequests):
-            return self._pause(thread, output, new)
+            return self._pause(thread, output, new, checked=checked)
         saved = guard.save(
             thread,
             status="finished",
             messages=new,
             pending=(),
             note=str(output)[:2000],
+            checked=checked,
         )
         return Outcome("finished", thread, saved.id, output=output)
 
@@ -243,7 +244,12 @@ class Signoff(AbstractCapability[Any]):
         return await self.run(agent, None, thread=thread, **options)
 
     def _pause(
-        self, thread: str, deferred: DeferredToolRequests, new: Sequence[Mapping[str, Any]]
+        self,
+        thread: str,
+        deferred: DeferredToolRequests,
+        new: Sequence[Mapping[str, Any]],
+        *,
+        checked: bool = False,
     ) -> Outcome:
         guard = self.guard
         if deferred.calls:
@@ -271,11 +277,29 @@ class Signoff(AbstractCapability[Any]):
                 PendingCall(part.tool_call_id, part.tool_name, call, "ask", request_id=request_id)
             )
         saved = guard.save(
-            thread, status="paused", messages=new, pending=pending, requests=requests
+            thread,
+            status="paused",
+            messages=new,
+            pending=pending,
+            requests=requests,
+            checked=checked,
         )
         return Outcome(
             "paused", thread, saved.id, requests=tuple(p.request_id or "" for p in pending)
         )
+
+
+def _dumped(messages: list[ModelMessage]) -> tuple[list[dict[str, Any]], bool]:
+    """The messages as JSON objects, and whether they are known to hold no lone surrogate:
+    pydantic-core's JSON encoder refuses one and runs through the messages in a tenth of
+    the time a Python pass takes, so messages it encodes need no other check before they
+    are stored; messages it refuses are cleaned by `Guard.save` (see `_storable`)."""
+    dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+    try:
+        to_json(dumped)
+    except PydanticSerializationError:
+        return dumped, False
+    return dumped, True
 
 
 __all__ = ["Outcome", "Signoff"]
