@@ -264,6 +264,8 @@ def main() -> None:
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = project(Path(tmp))
+        # a keys file of its own: the user's grows with every store location it saw
+        os.environ["SIGNOFF_CONFIG_DIR"] = str(Path(tmp) / "config")
         env = {
             **os.environ,
             "PYTHONPATH": SRC,

@@ -216,11 +216,11 @@ class Guard:
             grants = self.grants(thread, turn)
             if grants:
                 verdict = self.policy.evaluate(call, grants=grants)
-        # a call that runs without a person: its verdict is written before it runs and
-        # reaches the disk moments later (see Store.record); the rest wait for the disk
-        flush: Flush = "soon" if verdict.effect in ("allow", "notify") else "now"
+        # in the store before the call runs (or is refused, or asked), on disk moments
+        # later (see Store.record): what a person or exactly-once relies on (the request
+        # an ask makes, a decision, a claim) waits for the disk, and flushes this first
         data = {"call": call.to_json(), "verdict": verdict.to_json()}
-        self._note(thread, "verdict", data, flush=flush)
+        self._note(thread, "verdict", data, flush="soon")
         return verdict
 
     @staticmethod

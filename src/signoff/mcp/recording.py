@@ -68,10 +68,9 @@ class RecordingAdapter(Adapter):
             if self.recorder.later(self._draft(hc, kind, data, **extra)):
                 self.held_first = True
         elif kind == VERDICT:
-            # a call that runs without a person: its verdict is in the store before the
-            # call goes upstream, on disk moments later (Store.record); the rest wait
-            soon = effect in ("allow", "notify")
-            self._with_held(self._draft(hc, kind, data, **extra), flush="soon" if soon else "now")
+            # in the store before the call goes upstream (or is refused), on disk moments
+            # later (Store.record); an ask's request and a claim wait for the disk
+            self._with_held(self._draft(hc, kind, data, **extra), flush="soon")
         else:
             super()._record(hc, kind, data, **extra)
 
