@@ -19,7 +19,9 @@ from fw_langgraph import build, final_text, ran, resume_decided
 from signoff.approvals import decide
 from signoff.models import Decision, Grant, ToolCall
 from signoff.store import open_store
+from signoff.tools import ToolSpec
 
+SPEC_LOOKUP = ToolSpec(name="lookup", tier="read")
 EMAIL = ("email_customer", {"to": "bob@example.com", "body": "refund"})
 Steps = list[tuple[str, dict[str, Any]]]
 CFG = {"configurable": {"thread_id": "t1"}}
@@ -211,3 +213,48 @@ def test_an_agent_that_raises_ends_its_run_failed_and_the_thread_goes_on(tmp_pat
     assert store.get_run(following).status == "finished"
     assert store.get_run(first.id).status == "failed"
     assert [r["tool"] for r in ran(tmp_path)] == ["email_customer", "lookup"]
+
+
+def test_a_tool_is_declared_from_its_metadata_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An undeclared tool is known from its metadata (description, JSON schema) on its
+    first call; its schema is not built again on each call, and a declared tool's spec
+    is never replaced by its metadata."""
+    from langchain_core.tools import tool
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    from signoff.adapters import langgraph as lg
+    from signoff.settings import Settings
+
+    built: list[str] = []
+    schema = lg._schema
+    monkeypatch.setattr(lg, "_schema", lambda t: built.append(t.name) or schema(t))
+
+    @tool
+    def stock(sku: str) -> str:
+        """How many of a SKU are in stock."""
+        return "3"
+
+    @tool
+    def lookup(order: str) -> str:
+        """Look an order up."""
+        return "paid"
+
+    policy = lg.Policy(Settings.from_rules(allow=["stock"]), workspace=tmp_path)
+    so = lg.SignoffMiddleware(store=str(tmp_path / "s.db"), policy=policy, tools=[SPEC_LOOKUP])
+    runtime = type("Runtime", (), {"config": CFG})()
+    for i, (item, args) in enumerate([(stock, {"sku": "A"}), (stock, {"sku": "B"}), (lookup, {})]):
+        request = ToolCallRequest(
+            tool_call={"name": item.name, "args": args, "id": f"c{i}", "type": "tool_call"},
+            tool=item,
+            state={"messages": []},
+            runtime=runtime,
+        )
+        out = so.wrap_tool_call(request, lambda r: lg._message(r, "ran", error=False))
+        assert out.content == "ran"
+    assert built == ["stock"]
+    spec = so.guard.policy.registry.get("stock")
+    assert (spec.tier, spec.description) == ("unknown", "How many of a SKU are in stock.")
+    assert spec.schema is not None and "sku" in spec.schema["properties"]
+    assert so.guard.policy.registry.get("lookup").tier == "read"  # declared: kept
