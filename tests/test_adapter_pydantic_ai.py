@@ -260,3 +260,27 @@ def test_a_message_with_a_lone_surrogate_is_stored_cleaned(tmp_path: Path) -> No
     prompt = stored[0]["parts"][0]["content"]
     assert prompt == "go \ufffd on"
     assert ModelMessagesTypeAdapter.validate_python(stored)[1].kind == "response"
+
+
+def test_a_new_thread_reads_no_messages_and_a_resumed_one_reads_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from signoff.adapters.frameworks import Guard
+
+    loaded: list[int] = []
+    real = Guard.load_messages
+
+    def counted(self: Guard, thread: str) -> list[dict[str, Any]]:
+        messages = real(self, thread)
+        loaded.append(len(messages))
+        return messages
+
+    monkeypatch.setattr(Guard, "load_messages", counted)
+    steps: Steps = [("lookup", {"order": "A1"}), EMAIL]
+    out = go(tmp_path, steps)
+    assert out.status == "paused" and loaded == []  # nothing stored yet: nothing read
+    paused = open_store(str(tmp_path / "s.db")).get_run(out.run_id).message_count
+    _decide(tmp_path, out.requests[0], Decision("approve"))
+    done = resume(tmp_path, steps)
+    assert done.status == "finished" and "sent to bob@example.com" in str(done.output)
+    assert paused > 0 and loaded == [paused]  # the paused run's messages, read once

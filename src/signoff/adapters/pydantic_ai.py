@@ -196,7 +196,8 @@ class Signoff(AbstractCapability[Any]):
             if prompt is None:  # resumed again: it is done
                 return Outcome("finished", thread, run.id, output=run.note)
             raise InvalidInput(f"thread {thread!r} (run {run.id}) has finished; start another")
-        stored = guard.load_messages(thread)
+        # a run with no messages yet (a new thread) has none to read
+        stored = guard.load_messages(thread) if run.message_count else []
         history: list[ModelMessage] | None = (
             ModelMessagesTypeAdapter.validate_python(stored) if stored else None
         )
