@@ -218,25 +218,3 @@ def test_a_soon_record_reaches_the_postgres_server_at_once(tmp_path: Path) -> No
         assert json.loads(rows[0][1])["data"]["verdict"] == "allow"
     finally:
         db.close()
-
-
-def test_a_store_without_a_flush_thread_waits_for_the_disk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """When the WAL cannot be opened for the flush thread, a soon write is not lost or
-    refused: it is committed as a durable one (FULL), and so are the next."""
-
-    def unopenable(*args: object, **kwargs: object) -> None:
-        raise PermissionError(13, "Permission denied")
-
-    monkeypatch.setattr(flusher_module, "Flusher", unopenable)
-    store = _sqlite(tmp_path / "signoff.db")
-    try:
-        first = store.record("verdict", VERDICT, flush="soon")
-        assert store._conn.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
-        second = store.record("verdict", VERDICT, flush="soon")
-        assert store._conn.execute("PRAGMA synchronous").fetchone() == (2,)
-        assert [e.seq for e in store.events_after(first - 1)] == [first, second]
-        assert store._flusher is None and store.flush(timeout=0)
-    finally:
-        store.close()

@@ -86,18 +86,14 @@ class SQLiteStore(Engine):
 
     def _open(self, path: str | Path, migrate: bool, keys: Keys | None) -> None:
         self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        modes: list[str] = []
-        self._retry(
-            lambda: modes.append(str(self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]))
-        )
+        self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         self._conn.execute("PRAGMA synchronous = FULL")
         self._sync = "FULL"
         self._flusher: Flusher | None = None  # made by the first `flush="soon"` commit
         self._checkpointer: sqlite3.Connection | None = None  # the flush thread's
         self._since_checkpoint = 0  # commits since the flush thread last checkpointed
-        # A commit can be flushed later only into a WAL (an in-memory database, or a file
-        # system where SQLite keeps a rollback journal, commits as durably as it can now).
-        self._can_defer = str(path) != ":memory:" and modes[-1:] == ["wal"]
+        # an in-memory database has no WAL file to flush: every commit is as durable as it gets
+        self._can_defer = str(path) != ":memory:"
         # A short WAL keeps short the checkpoint SQLite runs when the last connection closes,
         # which every CLI command and every resuming process pays (pause/resume: -0.5 ms).
         self._conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
@@ -146,8 +142,7 @@ class SQLiteStore(Engine):
         later, by the background flush (see `flusher`)."""
         with self._lock, self._writer_turn():
             self._check_flushed()
-            soon = flush == "soon" and self._can_defer and self._flusher_for_wal() is not None
-            self._synchronous("NORMAL" if soon else "FULL")
+            self._synchronous("NORMAL" if flush == "soon" and self._can_defer else "FULL")
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -160,9 +155,9 @@ class SQLiteStore(Engine):
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise self._unusable(exc) from None
+            if self._sync == "NORMAL":
+                self._flusher_for_wal().due()
             if self._flusher is not None:
-                if soon:
-                    self._flusher.due()
                 self._since_checkpoint += 1
 
     def _synchronous(self, mode: str) -> None:
@@ -170,22 +165,15 @@ class SQLiteStore(Engine):
             self._conn.execute(f"PRAGMA synchronous = {mode}")
             self._sync = mode
 
-    def _flusher_for_wal(self) -> Flusher | None:
-        """The flush thread, made before the first commit it is to flush; None if the WAL
-        cannot be opened for it (that commit, and the next, wait for the disk)."""
+    def _flusher_for_wal(self) -> Flusher:
         if self._flusher is None:
             from .flusher import Flusher
 
-            try:
-                self._flusher = Flusher(f"{self.file}-wal", upkeep=self._upkeep)
-            except OSError as exc:
-                log.debug("SQLite store %s: no background flush (%s)", self.file, exc)
-                self._can_defer = False
-                return None
             # From now on the WAL is checkpointed and the chain anchored by the flush
             # thread (`_upkeep`), not by whichever commit crosses the line; the
             # connection's own checkpoint stays as a backstop should that thread lag.
             self._conn.execute(f"PRAGMA wal_autocheckpoint = {10 * WAL_CHECKPOINT_PAGES}")
+            self._flusher = Flusher(f"{self.file}-wal", upkeep=self._upkeep)
         return self._flusher
 
     def _upkeep(self) -> None:
