@@ -20,7 +20,7 @@ from ..adapters.core import Answer, HookCall, HookOptions, request_id
 from ..adapters.core import Client as AdapterClient
 from ..audit.outcomes import Writer
 from ..exceptions import NotFound
-from ..kinds import MCP_TOOL_PINNED, SESSION_OUTCOME, WRITER_ENDED
+from ..kinds import MCP_TOOL_PINNED, WRITER_ENDED
 from ..models import Verdict
 from .asking import Asking
 from .changes import changed_verdict
@@ -255,23 +255,11 @@ class Proxy(Listing, Asking, OutcomeRecording):
             result = await self.upstreams[routed.upstream].call_tool(routed.original, sent)
         except BaseException as exc:  # the transport failed, or the client cancelled the
             # call: whether it ran is unknown
-            doubt = {
-                "client": CLIENT,
-                "session_id": hc.session_id,
-                "call": hc.call().to_json(),
-                "outcome": "in_doubt",
-                "error": f"{type(exc).__name__}: {exc}",
-                **({"request": answer.request_id} if answer.request_id else {}),
-            }
-
-            def record_doubt() -> None:
-                adapter.store.record(SESSION_OUTCOME, doubt, run_id=hc.run_id)
-
             if not isinstance(exc, Exception):  # cancelled: recorded if it can be, then on
                 with contextlib.suppress(Exception):
-                    self._after_verdict(answer, record_doubt)
+                    self.record_doubt(hc, answer, exc)
                 raise
-            self._after_verdict(answer, record_doubt)
+            self.record_doubt(hc, answer, exc)
             return text_result(
                 f"signoff: the {routed.upstream} server failed during the call ({exc}); "
                 "whether it ran is unknown, and it is not retried",

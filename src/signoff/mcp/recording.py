@@ -156,15 +156,27 @@ class OutcomeRecording(ProxyParts):
     def record_failure(self, hc: HookCall, answer: Answer, exc: BaseException) -> None:
         """The upstream refused or failed a read or a prompt (nothing it does changes
         anything), on the record as failed."""
-        failed = {
-            "client": CLIENT,
-            "session_id": hc.session_id,
-            "call": hc.call().to_json(),
-            "outcome": "failed",
-            "error": f"{type(exc).__name__}: {exc}",
-            **({"request": answer.request_id} if answer.request_id else {}),
-        }
+        failed = _outcome(hc, answer, "failed", exc)
         self.adapter_store().record(SESSION_OUTCOME, failed, run_id=hc.run_id)
+
+    def record_doubt(self, hc: HookCall, answer: Answer, exc: BaseException) -> None:
+        """The call failed under the upstream's transport, or the client cancelled it:
+        whether it ran is unknown. On the record as in doubt, after its verdict."""
+        doubt = _outcome(hc, answer, "in_doubt", exc)
+        store = self.adapter_store()
+        self._after_verdict(answer, lambda: store.record(SESSION_OUTCOME, doubt, run_id=hc.run_id))
+
+
+def _outcome(hc: HookCall, answer: Answer, outcome: str, exc: BaseException) -> dict[str, Any]:
+    """The `session.outcome` of a call that did not come back from the upstream."""
+    return {
+        "client": CLIENT,
+        "session_id": hc.session_id,
+        "call": hc.call().to_json(),
+        "outcome": outcome,
+        "error": f"{type(exc).__name__}: {exc}",
+        **({"request": answer.request_id} if answer.request_id else {}),
+    }
 
 
 __all__ = ["OutcomeRecording", "ProxyParts", "RecordingAdapter"]
