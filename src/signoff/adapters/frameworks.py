@@ -251,7 +251,7 @@ class Guard:
             except NotFound:
                 run = self._create(thread, run_id, segment)
             following = run.metadata.get("next")
-            if run.status in ("finished", "failed") and isinstance(following, str):
+            if run.status in FINAL and isinstance(following, str):
                 run_id = following
                 segment = _segment(run) + 1
                 continue
@@ -289,7 +289,7 @@ class Guard:
                 run = self.store.get_run(run_id)
             except NotFound:
                 return None
-            if run.status not in ("finished", "failed"):
+            if run.status not in FINAL:
                 return run
             run_id = run.metadata.get("next")
         return None
@@ -304,7 +304,7 @@ class Guard:
         resume it too (it names a factory): AlreadyClaimed while another holds it."""
         run = self.run(thread)
         held = run.id == self.holding or run.id in self._taken
-        if run.metadata.get("factory") and run.status not in ("finished", "failed") and not held:
+        if run.metadata.get("factory") and run.status not in FINAL and not held:
             self.store.claim_run(self.worker, run_id=run.id, lease_seconds=self.lease_seconds)
             with self._lock:
                 self._taken.add(run.id)
@@ -316,21 +316,30 @@ class Guard:
         new one, named here. None if the thread has no run to end."""
         if not self.judged_since_save(thread) and self.live(thread) is None:
             return None
-        run = self.run(thread)
-        following = "run_" + sha256_hex(f"{self.framework}/{thread}#{_segment(run) + 1}")[:16]
         note = f"the agent raised {type(error).__name__}: {error}"[:2000]
-        return self.save(thread, status="failed", note=note, metadata={"next": following})
+        return self.save(
+            thread, status="failed", note=note, metadata={"next": self._next_run(thread)}
+        )
 
     def finish(self, thread: str, *, note: str | None = None) -> Run:
         """The thread's run has finished (the framework's agent stopped without a pause);
         the thread's next run, if it goes on, is a new one, named here."""
         run = self.run(thread)
-        if run.status in ("finished", "failed"):
+        if run.status in FINAL:
             return run
-        following = "run_" + sha256_hex(f"{self.framework}/{thread}#{_segment(run) + 1}")[:16]
         return self.save(
-            thread, status="finished", pending=(), note=note, metadata={"next": following}
+            thread,
+            status="finished",
+            pending=(),
+            note=note,
+            metadata={"next": self._next_run(thread, run)},
         )
+
+    def _next_run(self, thread: str, run: Run | None = None) -> str:
+        """The id of the run the thread goes on in once its run (`run`, else its latest)
+        has ended."""
+        run = run if run is not None else self.run(thread)
+        return "run_" + sha256_hex(f"{self.framework}/{thread}#{_segment(run) + 1}")[:16]
 
     def save(
         self,
@@ -724,6 +733,15 @@ class Guard:
         return [
             self.store.get_request(p.request_id) for p in self.run(thread).pending if p.request_id
         ]
+
+
+async def await_finishes(later: Sequence[asyncio.Future[None]]) -> None:
+    """Wait for the finishes `Guard.arun_once` wrote later: every approved call that ran
+    is finished on the record before its run is saved or returns (a failed finish is
+    raised, after the others)."""
+    for failed in await asyncio.gather(*later, return_exceptions=True):
+        if isinstance(failed, BaseException):
+            raise failed
 
 
 def _segment(run: Run) -> int:

@@ -43,7 +43,7 @@ from ..policy import Policy
 from ..run_state import PendingCall, Run
 from ..store import Store
 from ..tools import ToolSpec
-from .frameworks import Guard, as_arguments
+from .frameworks import Guard, as_arguments, await_finishes
 
 EDIT_REFUSED = (
     "the OpenAI Agents SDK cannot run a tool call with edited arguments "
@@ -287,11 +287,7 @@ class Signoff:
                     raise InvalidInput(f"thread {thread!r} has nothing to resume")
                 result = await Runner.run(agent, input, **options)
         finally:
-            # every approved call that ran is finished on the record before the run is
-            # saved or this returns (a failed finish is raised, after the others)
-            for failed in await asyncio.gather(*finishing, return_exceptions=True):
-                if isinstance(failed, BaseException):
-                    raise failed
+            await await_finishes(finishing)  # before the run is saved or returns
         if result.interruptions:
             return self._pause(thread, result)
         saved = self.guard.save(

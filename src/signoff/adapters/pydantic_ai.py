@@ -47,7 +47,7 @@ from ..policy import Policy
 from ..run_state import PendingCall, Run
 from ..store import Store
 from ..tools import ToolSpec
-from .frameworks import Guard, as_arguments
+from .frameworks import Guard, as_arguments, await_finishes
 
 META_KEY = "signoff_request"
 _RUNNING: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -221,11 +221,7 @@ class Signoff(AbstractCapability[Any]):
         finally:
             _RUNNING.reset(running)
             _FINISHING.reset(later)
-            # every approved call that ran is finished on the record before the run is
-            # saved or this returns (a failed finish is raised, after the others)
-            for failed in await asyncio.gather(*finishing, return_exceptions=True):
-                if isinstance(failed, BaseException):
-                    raise failed
+            await await_finishes(finishing)  # before the run is saved or returns
         new, checked = _dumped(result.all_messages()[len(stored) :])
         output = result.output
         if isinstance(output, DeferredToolRequests):
