@@ -105,3 +105,28 @@ def test_only_the_last_files_used_are_kept_open(tmp_path: Path) -> None:
     assert Guard("testfw", store=str(tmp_path / f"{stores.KEPT}.db"), workspace=tmp_path).store is (
         last.store
     )
+
+
+def test_a_relative_path_and_the_default_store_are_the_same_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SIGNOFF_DB", raising=False)
+    default = Guard("testfw", workspace=tmp_path)
+    relative = Guard("testfw", store=".signoff/signoff.db", workspace=tmp_path)
+    assert relative.store is default.store
+
+
+def test_use_store_closes_only_a_store_nobody_else_uses(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    shared = Guard("testfw", store=db, workspace=tmp_path)
+    worker_store = open_store(db)
+    shared.use_store(worker_store)
+    assert shared.store is worker_store
+    later = Guard("testfw", store=db, workspace=tmp_path)
+    assert later.store.list_runs() == []  # the shared store is still open
+    own = open_store(str(tmp_path / "own.db"))
+    private = Guard("testfw", store=own, workspace=tmp_path)
+    private.use_store(worker_store)
+    with pytest.raises(Exception, match="closed"):  # sqlite3.ProgrammingError
+        own.list_runs()

@@ -15,16 +15,7 @@ from signoff.exceptions import InvalidInput
 from signoff.keys import load_keys
 from signoff.store.base import Draft
 from signoff.store.chain import _ENCODER, keyed_entry
-
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-    max_leaves=8,
-)
+from test_models import json_values  # the JSON values the model tests draw
 
 
 def _check(doc: dict[str, Any], text: str) -> None:

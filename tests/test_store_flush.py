@@ -157,12 +157,19 @@ def test_close_flushes_what_is_waiting(tmp_path: Path, monkeypatch: pytest.Monke
     real = os.fdatasync
     monkeypatch.setattr(flusher_module.os, "fdatasync", lambda fd: (synced.append(fd), real(fd)))
     store = _sqlite(tmp_path / "signoff.db")
-    flusher = store._flusher_for_wal()
-    flusher._due.clear = lambda: None  # type: ignore[method-assign]
+    store.record("verdict", VERDICT, flush="soon")  # makes the flush thread
+    assert store.flush(timeout=10)
+    flusher = store._flusher
+    assert flusher is not None
+    flusher._closed = True  # its thread stops without flushing: only close can flush now
+    flusher._due.set()
+    flusher._thread.join()
+    flusher._closed = False
+    synced.clear()
     store.record("verdict", VERDICT, flush="soon")
+    assert not synced and flusher._waiting == 1  # written, not flushed
     store.close()
-    assert flusher._waiting <= 0 and synced  # on disk before close returned
-    assert not flusher._thread.is_alive()
+    assert synced and flusher._waiting == 0  # on disk before close returned
 
 
 def test_the_wal_is_checkpointed_off_the_callers_thread(tmp_path: Path) -> None:
