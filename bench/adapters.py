@@ -136,24 +136,18 @@ def durable_write(path: Path, text: str) -> None:
 # --------------------------------------------------------------------------- Pydantic AI
 
 
-def pydantic_ai(mode: str, n: int, k: int, work: Path) -> None:
-    from pydantic_ai import Agent, RunContext
-    from pydantic_ai.exceptions import ApprovalRequired
+def pydantic_reply(n: int) -> Callable[..., Any]:
+    """The scripted model's turn for Pydantic AI's `FunctionModel`: call i+1 after i tool
+    results, "done" after N."""
     from pydantic_ai.messages import (
         ModelMessage,
-        ModelMessagesTypeAdapter,
         ModelRequest,
         ModelResponse,
         TextPart,
         ToolCallPart,
         ToolReturnPart,
     )
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
-    from pydantic_ai.usage import UsageLimits
-    from pydantic_core import to_json
-
-    globals()["RunContext"] = RunContext  # the tool's annotation is read from module globals
+    from pydantic_ai.models.function import AgentInfo
 
     def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         c = sum(
@@ -172,6 +166,23 @@ def pydantic_ai(mode: str, n: int, k: int, work: Path) -> None:
         Rec.model_out(c)
         return out
 
+    return reply
+
+
+def pydantic_ai(mode: str, n: int, k: int, work: Path) -> None:
+    from pydantic_ai import Agent, RunContext
+    from pydantic_ai.exceptions import ApprovalRequired
+    from pydantic_ai.messages import (
+        ModelMessagesTypeAdapter,
+    )
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
+    from pydantic_ai.usage import UsageLimits
+    from pydantic_core import to_json
+
+    globals()["RunContext"] = RunContext  # the tool's annotation is read from module globals
+
+    reply = pydantic_reply(n)
     limits = UsageLimits(request_limit=None)
 
     def agent(hitl: bool, capabilities: list[Any] | None = None) -> Agent[None, Any]:

@@ -50,34 +50,29 @@ def _counted() -> Iterator[None]:
     subprocess.run(["callgrind_control", "-d", "window", pid], check=True, capture_output=True)
 
 
-def count(fw: str, mode: str, n: int, k: int, out: Path) -> int:
-    """Instructions of one measured run, from the dump of its window."""
-    prefix = out / f"cg.{fw}.{mode}"
+def callgrind_count(child: list[str], out: Path, label: str) -> int:
+    """Instructions of the window a child process counts (`_counted`), run as
+    `python CHILD...` under callgrind with its dumps in `out`."""
+    prefix = out / f"cg.{label}"
+    valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={prefix}.%p"]
     done = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={prefix}.%p",
-            sys.executable,
-            __file__,
-            "--one",
-            fw,
-            mode,
-            "--n",
-            str(n),
-            "--k",
-            str(k),
-        ],
+        [*valgrind, sys.executable, *child],
         capture_output=True,
         text=True,
     )
-    dumps = sorted(out.glob(f"cg.{fw}.{mode}.*.1"))
+    dumps = sorted(out.glob(f"cg.{label}.*.1"))
     if done.returncode != 0 or not dumps:
-        raise SystemExit(f"{fw}/{mode} under callgrind failed ({done.returncode}): {done.stderr}")
+        raise SystemExit(f"{label} under callgrind failed ({done.returncode}): {done.stderr}")
     for line in dumps[-1].read_text().splitlines():
         if line.startswith("summary:"):
             return int(line.split()[1])
-    raise SystemExit(f"{fw}/{mode}: no summary in {dumps[-1]}")
+    raise SystemExit(f"{label}: no summary in {dumps[-1]}")
+
+
+def count(fw: str, mode: str, n: int, k: int, out: Path) -> int:
+    """Instructions of one measured run, from the dump of its window."""
+    child = [__file__, "--one", fw, mode, "--n", str(n), "--k", str(k)]
+    return callgrind_count(child, out, f"{fw}.{mode}")
 
 
 def main() -> None:

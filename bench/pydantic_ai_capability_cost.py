@@ -28,8 +28,6 @@ import gc
 import importlib.util
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -51,15 +49,7 @@ def drive(way: str, n: int, workload: Any) -> None:
     from pydantic_ai import Agent, RunContext
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.capabilities.combined import CombinedCapability
-    from pydantic_ai.messages import (
-        ModelMessage,
-        ModelRequest,
-        ModelResponse,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-    )
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.function import FunctionModel
     from pydantic_ai.tools import DeferredToolRequests
     from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, WrapperToolset
     from pydantic_ai.usage import UsageLimits
@@ -83,17 +73,7 @@ def drive(way: str, n: int, workload: Any) -> None:
         async def for_run(self, ctx: Any) -> AbstractCapability[Any]:
             return CombinedCapability([])
 
-    def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        c = sum(
-            isinstance(p, ToolReturnPart)
-            for m in messages
-            if isinstance(m, ModelRequest)
-            for p in m.parts
-        )
-        if c < n:
-            call = ToolCallPart("run", {"cmd": workload.cmd(c + 1)}, tool_call_id=f"call_{c + 1}")
-            return ModelResponse(parts=[call])
-        return ModelResponse(parts=[TextPart("done")])
+    reply = workload.pydantic_reply(n)  # bench/adapters.py's scripted model
 
     async def run(ctx: RunContext[None], cmd: str) -> str:
         """Run a shell command (fake)."""
@@ -139,21 +119,12 @@ def main() -> None:
         return
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind (with callgrind_control) is needed: apt-get install valgrind")
+    counter = _module("adapters_instructions")
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="capability-cost-") as tmp:
         for way in args.ways.split(","):
-            prefix = Path(tmp) / f"cg.{way}"
-            child = [sys.executable, __file__, "--one", way, "--n", str(args.n)]
-            done = subprocess.run(
-                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={prefix}.%p", *child],
-                capture_output=True,
-                text=True,
-            )
-            dumps = sorted(Path(tmp).glob(f"cg.{way}.*.1"))
-            if done.returncode != 0 or not dumps:
-                raise SystemExit(f"{way} under callgrind failed: {done.stderr[-2000:]}")
-            summary = next(x for x in dumps[-1].read_text().splitlines() if x[:8] == "summary:")
-            counts[way] = int(summary.split()[1])
+            child = [__file__, "--one", way, "--n", str(args.n)]
+            counts[way] = counter.callgrind_count(child, Path(tmp), way)
             print(f"{way:<14} {counts[way] / 1e6:>9.1f} M", flush=True)
     if "bare" in counts:
         ratios = {f"{w}_vs_bare_instr": round(c / counts["bare"], 4) for w, c in counts.items()}
