@@ -131,8 +131,9 @@ class Guard:
         self._held: dict[str, dict[str, Request]] = {}  # deferred requests, by thread
         self._asked: dict[str, set[str]] = {}  # requests each thread's run waits on
         self._settled: dict[str, Settled] = {}  # decided requests, read once per run
-        self._expect: dict[str, int] = {}  # the run version each thread's drive started at
-        self._driven: dict[str, Run] = {}  # by thread: its run at that version, as last read
+        # by thread: its run as this process's drive last read or saved it (its version is
+        # the one the drive's saves must find)
+        self._driven: dict[str, Run] = {}
         self._grants: dict[str, tuple[object, tuple[Rule, ...]]] = {}  # by thread: turn
         self._taken: set[str] = set()  # runs this guard leased by `take`, until they stop
         self._lock = threading.Lock()
@@ -360,7 +361,8 @@ class Guard:
         with self._lock:
             self._judged.discard(thread)
             held = self._held.pop(thread, {})
-            expected = self._expect.get(thread)
+            driven = self._driven.get(thread)
+        expected = driven.version if driven is not None else None
         requests = [*requests, *(r for r in held.values() if r.id not in {q.id for q in requests})]
         # A save that moves the run on (messages, status, its calls) must start from the
         # version this process drove from: another process that saved meanwhile wins. A
@@ -371,9 +373,7 @@ class Guard:
         # The run as this process last read or saved it, at the version its drive expects:
         # no read before the save. Should another process have saved it since, the save's
         # compare-and-set on the version fails and it is read again (one more attempt).
-        cached = self._driven.get(thread) if expected is not None else None
-        if cached is not None and (cached.version != expected or cached.status in FINAL):
-            cached = None
+        cached = driven if driven is not None and driven.status not in FINAL else None
         # Held requests were looked for by `ask` (not found): not looked for again, unless
         # the save finds one made meanwhile (refused as a duplicate: then every one is).
         unchecked = set(held)
@@ -443,7 +443,6 @@ class Guard:
                     self._taken.discard(saved.id)  # its lease was let go
                 self._asked[thread] = {p.request_id for p in saved.pending if p.request_id}
                 if expected is not None:
-                    self._expect[thread] = saved.version
                     self._driven[thread] = saved
             return saved
         raise AssertionError("unreachable")
@@ -495,7 +494,6 @@ class Guard:
         self.forget(thread)
         run = self.run(thread)
         with self._lock:
-            self._expect[thread] = run.version
             self._driven[thread] = run
             # what `known` would read next: the requests the run waits on, as just read
             self._asked[thread] = {p.request_id for p in run.pending if p.request_id}
