@@ -162,8 +162,11 @@ class Guard:
 
     def spec(self, name: str, description: str = "", schema: Any = None) -> ToolSpec:
         """The spec of `name`; a tool signoff was never told about is known from the
-        framework's metadata (description and JSON schema), with tier `unknown`."""
+        framework's metadata (description and JSON schema), with tier `unknown`. `schema`
+        may be a function that builds it: called only for such a tool."""
         if not self.policy.registry.known(name):
+            if callable(schema):
+                schema = schema()
             self.policy.registry.add(
                 ToolSpec(
                     name=name,

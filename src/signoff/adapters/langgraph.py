@@ -143,8 +143,8 @@ class SignoffMiddleware(AgentMiddleware[Any, Any]):
         call = _call(request)
         guard = self.guard
         tool = request.tool
-        if tool is not None and not guard.policy.registry.known(tool.name):
-            guard.spec(tool.name, tool.description, _schema(tool))  # its schema: built once
+        if tool is not None:  # its schema is built only if signoff does not know the tool
+            guard.spec(tool.name, tool.description, lambda: _schema(tool))
         request_id = guard.request_id(thread, call.id)
         if self.mode == "full" and guard.known(thread, request_id):  # a replay: same request
             return thread, call, None, request_id
