@@ -116,6 +116,27 @@ def test_the_flush_thread_fdatasyncs_the_wal(
         store.close()
 
 
+def test_commits_of_the_same_moment_share_a_flush_and_a_waiter_does_not_wait_out_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real = os.fdatasync
+    monkeypatch.setattr(flusher_module.os, "fdatasync", lambda fd: (synced.append(fd), real(fd)))
+    # a window far longer than the test: only a waiter (flush, close) can cut it short
+    monkeypatch.setattr(flusher_module, "FLUSH_WITHIN_S", 3600.0)
+    store = _sqlite(tmp_path / "signoff.db")
+    try:
+        for _ in range(20):
+            store.record("verdict", VERDICT, flush="soon")
+        assert not synced  # told, and waiting for the window (or a waiter)
+        assert store.flush(timeout=30)  # hurried: on disk now, not in an hour
+        assert len(synced) == 1  # twenty commits, one fdatasync
+        store.record("verdict", VERDICT, flush="soon")
+    finally:
+        store.close()
+    assert len(synced) == 2  # close flushed the last one at once
+
+
 def test_now_commits_wait_for_the_disk_and_soon_ones_do_not(tmp_path: Path) -> None:
     store = _sqlite(tmp_path / "signoff.db")
     try:
@@ -199,8 +220,13 @@ def test_the_chain_is_anchored_by_the_flush_thread(tmp_path: Path) -> None:
         for _ in range(ANCHOR_EVERY * 3):
             store.record("verdict", VERDICT, flush="soon")
         assert store.flush(timeout=30)
-        assert store._anchor_location is not None
-        anchored = read_anchor(store._keys, store._anchor_location)
+        # the upkeep follows the flush on the same thread: give it its moment
+        deadline = time.monotonic() + 30
+        anchored = None
+        while anchored is None and time.monotonic() < deadline:
+            if store._anchor_location is not None:
+                anchored = read_anchor(store._keys, store._anchor_location)
+            time.sleep(0.01)
         assert anchored is not None and anchored.seq >= ANCHOR_EVERY
     finally:
         store.close()

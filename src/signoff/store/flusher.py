@@ -4,8 +4,11 @@ A SQLite commit at ``synchronous=NORMAL`` is in the WAL file when it returns: it
 the process being killed (the operating system holds the page), not the machine losing
 power. This thread makes it survive that too, moments later: it `fdatasync`s the WAL as
 soon as it is told a commit is waiting, while the caller goes on (the call an allowed
-verdict lets run does not wait for the disk). Commits made while it flushes are flushed
-by its next turn, so several share one flush. Any durable commit (`flush="now"`) flushes
+verdict lets run does not wait for the disk). It flushes at most `FLUSH_WITHIN_S` after
+the first commit it was told of: the commits made in that window, and while it flushes,
+share one flush (as PostgreSQL's WAL writer gathers asynchronous commits, there every
+200 ms by default), so an agent making a call every few milliseconds wakes it once for
+several of them. Any durable commit (`flush="now"`) flushes
 the same WAL first, the WAL being one file written in order: nothing soon is ever behind
 something durable.
 
@@ -28,6 +31,8 @@ from ..lazylog import get_logger
 
 log = get_logger(__name__)
 _LIVE: weakref.WeakSet[Flusher] = weakref.WeakSet()
+# The longest a commit told to the flush thread waits for its turn (before its fdatasync).
+FLUSH_WITHIN_S = 0.02
 
 
 def _flush_all_at_exit() -> None:
@@ -41,11 +46,15 @@ atexit.register(_flush_all_at_exit)
 class Flusher:
     """fdatasync of one file (a store's WAL) off the caller's thread, on demand."""
 
-    def __init__(self, path: str, upkeep: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, path: str, upkeep: Callable[[], None] | None = None, *, within: float | None = None
+    ) -> None:
         self.path = path
         self._upkeep = upkeep
+        self.within = FLUSH_WITHIN_S if within is None else within
         self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         self._due = threading.Event()
+        self._hurry = threading.Event()  # someone waits for the flush (or it closes)
         self._idle = threading.Condition()
         self._waiting = 0  # commits told and not yet covered by a finished flush
         self._closed = False
@@ -64,8 +73,11 @@ class Flusher:
     def _run(self) -> None:
         while True:
             self._due.wait()
+            if self.within > 0 and not self._closed:
+                self._hurry.wait(self.within)  # the commits of the next moments join in
             if self._closed:
                 return
+            self._hurry.clear()
             self._due.clear()  # a commit told after this is flushed by the next turn
             with self._idle:
                 covered = self._waiting
@@ -88,6 +100,7 @@ class Flusher:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Until every commit told so far is on disk (True), or `timeout` seconds."""
+        self._hurry.set()
         with self._idle:
             return self._idle.wait_for(lambda: self._waiting <= 0, timeout)
 
@@ -96,6 +109,7 @@ class Flusher:
         if self._closed:
             return
         self._closed = True
+        self._hurry.set()
         self._due.set()
         self._thread.join()
         with self._idle:
