@@ -368,14 +368,25 @@ def alias_spec(alias: str) -> ToolSpec:
     )
 
 
+_BUILTINS_WITH_ALIASES: dict[str, ToolSpec] = {}  # made by the first Registry
+
+
+def _builtins_with_aliases() -> dict[str, ToolSpec]:
+    """The built-in specs and their aliases, made once per process (specs are frozen): a
+    policy is made at every hook call and every framework adapter made afresh."""
+    if not _BUILTINS_WITH_ALIASES:
+        table = dict(BUILTIN_SPECS)
+        for alias in ALIASES:
+            table.setdefault(alias, alias_spec(alias))
+        _BUILTINS_WITH_ALIASES.update(table)
+    return _BUILTINS_WITH_ALIASES
+
+
 class Registry:
     """Specs by name: declared tools first, then built-ins, then aliases, else unknown."""
 
     def __init__(self, specs: Mapping[str, ToolSpec] | None = None, *, builtins: bool = True):
-        self._specs: dict[str, ToolSpec] = dict(BUILTIN_SPECS) if builtins else {}
-        if builtins:
-            for alias in ALIASES:
-                self._specs.setdefault(alias, alias_spec(alias))
+        self._specs: dict[str, ToolSpec] = dict(_builtins_with_aliases()) if builtins else {}
         self._specs.update(specs or {})
 
     def add(self, spec: ToolSpec) -> None:
