@@ -4,7 +4,9 @@ subclass (no LLM, no network)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from agents import Runner, RunState
 
 from fw_openai_agents import build, ran
 from signoff.adapters.openai_agents import _THREAD as THREAD
-from signoff.adapters.openai_agents import EDIT_REFUSED, unpack
+from signoff.adapters.openai_agents import EDIT_REFUSED, pack, unpack
 from signoff.approvals import decide
 from signoff.exceptions import InvalidInput
 from signoff.models import Decision
@@ -158,3 +160,23 @@ def test_an_approved_call_is_finished_on_the_record_when_resume_returns(tmp_path
     store = open_store(str(tmp_path / "s.db"))
     assert store.get_request(out.requests[0]).state == "finished"
     assert "sent to bob@example.com" in str(store.get_outcome(out.requests[0]))
+
+
+def test_a_stored_state_comes_back_whole_whatever_its_text_and_format() -> None:
+    state = {
+        "generated_items": [{"text": "naïve ✓ \U0001f600", "n": 1.5, "ok": True, "none": None}],
+        "tool_output": "bytes a tool decoded badly: \udc80",  # a lone surrogate
+    }
+    for stored in (
+        pack(state),
+        # as an earlier signoff stored it: json.dumps, zlib's default level
+        "zlib:"
+        + base64.b64encode(
+            zlib.compress(json.dumps({"k": "naïve"}, ensure_ascii=False).encode(), 6)
+        ).decode("ascii"),
+    ):
+        assert stored.startswith("zlib:")
+        back = unpack(stored)
+        assert back == (state if stored == pack(state) else {"k": "naïve"})
+    with pytest.raises(InvalidInput, match="not a JSON object"):
+        unpack(pack([1, 2]))  # type: ignore[arg-type]
