@@ -6,6 +6,9 @@ throws that queue away (`termios.tcflush(fd, TCIFLUSH)`) right after a box is dr
 terminal the lines are read from the file descriptor with `os.read`, so no line can hide in
 Python's own `sys.stdin` buffer and survive the flush. Other streams (tests, an injected
 `StringIO`) are read as given; there is nothing typed ahead to drop.
+
+A Ctrl-C reaches a terminal read as a key (see `ctrl_c`): `catching_ctrl_c` opens the time
+during which `readline` raises `KeyboardInterrupt` for a press, whenever it came.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any, TextIO
+
+from .ctrl_c import CtrlC, catch_ctrl_c
 
 try:  # termios exists on POSIX only; elsewhere there is no input queue we can drop
     import termios
@@ -40,6 +46,20 @@ class LineSource:
         self.fd = _terminal_fd(stream)
         self._pending = b""  # bytes after the last newline of one read (non-canonical mode)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._ctrl_c: CtrlC | None = None
+
+    @contextlib.contextmanager
+    def catching_ctrl_c(self) -> Iterator[None]:
+        """While open, a Ctrl-C pressed at any moment is raised by the next `readline` (a
+        stream that is no terminal cannot be waited on beside the signal: left as is)."""
+        if self.fd is None:
+            yield
+            return
+        with catch_ctrl_c() as self._ctrl_c:
+            try:
+                yield
+            finally:
+                self._ctrl_c = None
 
     @property
     def is_terminal(self) -> bool:
@@ -59,8 +79,13 @@ class LineSource:
         """One line with its newline; "" at end of input (Ctrl-D, a closed terminal)."""
         if self.fd is None:
             return self.stream.readline()
+        ctrl_c = self._ctrl_c
+        if ctrl_c is not None:
+            ctrl_c.raise_pending()
         data = self._pending
         while b"\n" not in data:
+            if ctrl_c is not None:
+                ctrl_c.wait_for(self.fd)
             chunk = os.read(self.fd, _CHUNK)
             if not chunk:
                 break

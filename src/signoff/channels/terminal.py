@@ -8,7 +8,8 @@ question lets a call through.
 Ctrl-C rejects the call in front of the person and asks whether the agent may go on; a
 second Ctrl-C there, or the stop key (`q`, `/q` at a question) at any box, raises
 `StopRequested`: the agent stops and the request is left undecided (a durable run stays
-paused, nothing is lost).
+paused, nothing is lost). A press counts whenever it lands while the box is open, drawn or
+read (see `ctrl_c`).
 
 Editing opens $VISUAL or $EDITOR on the arguments, pretty-printed, when both ends are a
 terminal; otherwise the JSON is typed at a prompt, ending with a blank line.
@@ -230,11 +231,17 @@ class _Dialog:
             self.lines.discard_typed_ahead()
 
     def run(self) -> Decision:
+        if self.lines is None:
+            return self.dialog()
+        with self.lines.catching_ctrl_c():
+            return self.dialog()
+
+    def dialog(self) -> Decision:
         request = self.prompt.request
-        self.show(request)
-        if self.channel.require_tty and not _isatty(self.stream):
-            return self.auto_reject(NO_REVIEWER, "no_reviewer")
         try:
+            self.show(request)  # a Ctrl-C while the box is drawn rejects the call too
+            if self.channel.require_tty and not _isatty(self.stream):
+                return self.auto_reject(NO_REVIEWER, "no_reviewer")
             return self.question() if is_question(request) else self.menu()
         except _NoReviewer:
             return self.auto_reject(NO_REVIEWER, "no_reviewer")
