@@ -38,6 +38,17 @@ def test_digest_ignores_key_order(arguments: dict[str, Any]) -> None:
     assert json.loads(ToolCall("t", arguments).canonical())["arguments"] == arguments
 
 
+def _nested(depth: int) -> dict[str, Any]:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return {"x": value}
+
+
+def test_json_nested_to_the_limit_is_accepted() -> None:
+    assert ToolCall("t", _nested(63)).arguments == _nested(63)
+
+
 def test_digest_changes_with_any_argument() -> None:
     a = ToolCall("pay", {"amount": 10, "to": "bob"})
     assert a.digest() != ToolCall("pay", {"amount": 11, "to": "bob"}).digest()
@@ -52,6 +63,14 @@ def test_digest_changes_with_any_argument() -> None:
         ({"x": [1, float("inf")]}, "inf is not allowed"),
         ({"x": {1: "a"}}, "key 1 is not a string"),
         ({"x": object()}, "is not a JSON value"),
+        # each place a bad value can sit, named: a value, a key, an item, a nested item
+        ({"x": "a\udc80"}, r"t\.arguments\.x: invalid Unicode"),
+        ({"a\udc80": 1}, r"t\.arguments \(a key\): invalid Unicode"),
+        ({"x": ["ok", "b\udc80"]}, r"t\.arguments\.x\[1\]: invalid Unicode"),
+        ({"x": [{"y": [1, None, "c\udc80"]}]}, r"t\.arguments\.x\[0\]\.y\[2\]: invalid"),
+        ({"x": [[True, 2.5, float("-inf")]]}, r"t\.arguments\.x\[0\]\[2\]: -inf"),
+        ({"x": ("tuple", {2: 0})}, r"t\.arguments\.x\[1\]: object key 2"),
+        (_nested(64), "nested more than 64 levels deep"),
     ],
 )
 def test_canonical_json_refuses(value: dict[str, Any], message: str) -> None:

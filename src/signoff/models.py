@@ -123,18 +123,36 @@ def _check_json(value: Any, where: str, depth: int = 0) -> None:
     invalid Unicode, nesting deeper than `MAX_DEPTH`."""
     kind = type(value)
     if kind is str:
-        _check_text(value, where)
+        if not value.isascii():
+            _check_text(value, where)
         return
     if kind is int or kind is bool or value is None:
-        return  # the common cases first: this runs on every gated call
+        return  # the common cases first: this runs on every call judged
     if depth >= MAX_DEPTH:
         raise InvalidInput(f"{where}: nested more than {MAX_DEPTH} levels deep")
     if kind is dict:
         for key, item in value.items():
             if type(key) is not str:
                 raise InvalidInput(f"{where}: object key {key!r} is not a string")
-            _check_text(key, f"{where} (a key)")
-            _check_json(item, f"{where}.{key}", depth + 1)
+            if not key.isascii():
+                _check_text(key, f"{where} (a key)")
+            # plain leaves are checked here: a nested call, and the text naming where it
+            # is, only for what may hold something wrong
+            leaf = type(item)
+            if leaf is str:
+                if not item.isascii():
+                    _check_text(item, f"{where}.{key}")
+            elif not (leaf is int or leaf is bool or item is None):
+                _check_json(item, f"{where}.{key}", depth + 1)
+        return
+    if kind is list:
+        for index, item in enumerate(value):
+            leaf = type(item)
+            if leaf is str:
+                if not item.isascii():
+                    _check_text(item, f"{where}[{index}]")
+            elif not (leaf is int or leaf is bool or item is None):
+                _check_json(item, f"{where}[{index}]", depth + 1)
         return
     if isinstance(value, str):
         _check_text(value, where)
