@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Mapping
 
+from .digests import sha256_hex as _digest_hex
 from .exceptions import InvalidInput, SchemaVersionError
 from .hints import literal_type
 from .records import field, record, replace
@@ -189,9 +190,7 @@ def canonical_json(value: Any, *, where: str = "value") -> str:
 
 
 def sha256_hex(text: str) -> str:
-    from .digests import sha256_hex as digest
-
-    return digest(text.encode("utf-8"))
+    return _digest_hex(text.encode("utf-8"))
 
 
 def check_version(doc: Mapping[str, Any], kind: str) -> None:
