@@ -131,29 +131,23 @@ def _check_json(value: Any, where: str, depth: int = 0) -> None:
         return  # the common cases first: this runs on every call judged
     if depth >= MAX_DEPTH:
         raise InvalidInput(f"{where}: nested more than {MAX_DEPTH} levels deep")
-    if kind is dict:
-        for key, item in value.items():
-            if type(key) is not str:
-                raise InvalidInput(f"{where}: object key {key!r} is not a string")
-            if not key.isascii():
-                _check_text(key, f"{where} (a key)")
+    if kind is dict or kind is list:
+        is_dict = kind is dict
+        for key, item in value.items() if is_dict else enumerate(value):
+            if is_dict:
+                if type(key) is not str:
+                    raise InvalidInput(f"{where}: object key {key!r} is not a string")
+                if not key.isascii():
+                    _check_text(key, f"{where} (a key)")
             # plain leaves are checked here: a nested call, and the text naming where it
             # is, only for what may hold something wrong
             leaf = type(item)
             if leaf is str:
                 if not item.isascii():
-                    _check_text(item, f"{where}.{key}")
+                    _check_text(item, f"{where}.{key}" if is_dict else f"{where}[{key}]")
             elif not (leaf is int or leaf is bool or item is None):
-                _check_json(item, f"{where}.{key}", depth + 1)
-        return
-    if kind is list:
-        for index, item in enumerate(value):
-            leaf = type(item)
-            if leaf is str:
-                if not item.isascii():
-                    _check_text(item, f"{where}[{index}]")
-            elif not (leaf is int or leaf is bool or item is None):
-                _check_json(item, f"{where}[{index}]", depth + 1)
+                inner = f"{where}.{key}" if is_dict else f"{where}[{key}]"
+                _check_json(item, inner, depth + 1)
         return
     if isinstance(value, str):
         _check_text(value, where)
