@@ -46,12 +46,10 @@ atexit.register(_flush_all_at_exit)
 class Flusher:
     """fdatasync of one file (a store's WAL) off the caller's thread, on demand."""
 
-    def __init__(
-        self, path: str, upkeep: Callable[[], None] | None = None, *, within: float | None = None
-    ) -> None:
+    def __init__(self, path: str, upkeep: Callable[[], None] | None = None) -> None:
         self.path = path
         self._upkeep = upkeep
-        self.within = FLUSH_WITHIN_S if within is None else within
+        self.within = FLUSH_WITHIN_S  # read when made: a test may set the module's
         self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         self._due = threading.Event()
         self._hurry = threading.Event()  # someone waits for the flush (or it closes)
