@@ -69,7 +69,8 @@ def decide(
     if decision.kind == "edit":
         policy = policy or policy_for(store, request, workspace)
         edited = policy.validated_edit(request.call, decision.arguments or {})  # or refuse
-        new_verdict = policy.evaluate(edited)
+        where = request.metadata.get("cwd")  # a coding agent's call runs where it was made
+        new_verdict = policy.evaluate(edited, cwd=where if isinstance(where, str) else None)
         decision = replace(decision, arguments=dict(edited.arguments))
     if decision.kind == "approve_always":
         rule = decision.rule or request.verdict.suggested_rule

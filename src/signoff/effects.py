@@ -19,6 +19,7 @@ import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 
+from .exceptions import InvalidInput
 from .hints import literal_type
 from .models import ToolCall, Verdict
 from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match, spellings
@@ -81,7 +82,9 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
         raws, problem = _declared_paths(args, spec)
         if problem:
             return Effects(problem=problem, arguments=args)
-        paths = tuple(dict.fromkeys(p for raw in raws for p in resolve(raw)))
+        paths, problem = _resolved(raws, resolve)
+        if problem:
+            return Effects(problem=problem, arguments=args)
         if spec.kind == "file_read":
             return Effects(reads=paths, arguments=args)
         return Effects(writes=paths, arguments=args)
@@ -93,7 +96,11 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
         from urllib.parse import urlsplit  # a URL tool's call only (with ipaddress: slow)
 
         parts = urlsplit(url)
-        local = resolve(parts.path) if parts.scheme.lower() == "file" and parts.path else ()
+        local: tuple[str, ...] = ()
+        if parts.scheme.lower() == "file" and parts.path:
+            local, problem = _resolved([parts.path], resolve)
+            if problem:
+                return Effects(problem=problem, arguments=args)
         return Effects(reads=local, url=url, host=parts.hostname or "", arguments=args)
     if spec.path_arguments():
         # Another kind of tool that names files (`upload(path=...)`): its paths meet
@@ -101,9 +108,20 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
         raws, problem = _declared_paths(args, spec)
         if problem:
             return Effects(problem=problem, arguments=args)
-        paths = tuple(dict.fromkeys(p for raw in raws for p in resolve(raw)))
+        paths, problem = _resolved(raws, resolve)
+        if problem:
+            return Effects(problem=problem, arguments=args)
         return Effects(reads=paths, writes=paths, arguments=args)
     return Effects(arguments=args)
+
+
+def _resolved(raws: list[str], resolve: Resolve) -> tuple[tuple[str, ...], str | None]:
+    """Every resolved spelling of the paths, or why one cannot be resolved (a relative
+    path in a working directory nobody knows)."""
+    try:
+        return tuple(dict.fromkeys(p for raw in raws for p in resolve(raw))), None
+    except InvalidInput as exc:
+        return (), str(exc)
 
 
 def _declared_paths(args: Mapping[str, Any], spec: ToolSpec) -> tuple[list[str], str | None]:

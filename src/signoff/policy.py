@@ -114,6 +114,23 @@ _SHELL_RISK: dict[str, Risk] = {
 }
 
 
+class _Unset:
+    """No working directory given: paths are the workspace's."""
+
+
+_UNSET = _Unset()
+
+
+@record(frozen=True, slots=True)
+class _Where:
+    """Where a call runs: the resolved directory (None: unknown), and why that alone
+    asks (outside the workspace, or unknown)."""
+
+    path: str | None
+    boundary: str | None
+    also: tuple[str, ...] = ()  # other directories it may mean (`dir_path` read two ways)
+
+
 @record(frozen=True, slots=True)
 class _Candidates:
     """The rules that may apply to one tool, by list."""
@@ -227,9 +244,16 @@ class Policy:
 
     # ------------------------------------------------------------------ entry points
 
-    def evaluate(self, call: ToolCall, *, grants: Sequence[Rule] = ()) -> Verdict:
+    def evaluate(
+        self, call: ToolCall, *, grants: Sequence[Rule] = (), cwd: str | None = None
+    ) -> Verdict:
+        """The verdict on one call. `cwd` is the directory the client runs it in (a coding
+        agent's shell keeps the one its last `cd` chose): what its relative paths mean.
+        None: the workspace root (signoff's own tools and the frameworks run there); a
+        value that is not an absolute path (the client did not say) is unknown, and every
+        relative path is judged as unknown."""
         spec = self.registry.get(call.name)
-        verdict = self._evaluate(call, spec, grants)
+        verdict = self._evaluate(call, spec, grants, self._where(cwd))
         if (
             self.mode == "auto"
             and verdict.effect == "ask"
@@ -296,12 +320,27 @@ class Policy:
             self._candidates[spec.name] = cached
         return cached
 
-    def _evaluate(self, call: ToolCall, spec: ToolSpec, grants: Sequence[Rule]) -> Verdict:
+    def _where(self, cwd: str | None) -> _Where:
+        if cwd is None:
+            return _Where(self.workspace, None)
+        if not os.path.isabs(cwd):
+            return _Where(None, "the client did not say which directory the call runs in")
+        where = self.resolve(os.path.normpath(cwd))
+        if self.inside_workspace(where):
+            return _Where(where, None)
+        return _Where(where, f"runs in {where}, outside the workspace {self.workspace}")
+
+    def _evaluate(
+        self, call: ToolCall, spec: ToolSpec, grants: Sequence[Rule], where: _Where
+    ) -> Verdict:
         if spec.kind == "shell":
-            return self._shell(call, spec, grants)
+            return self._shell(call, spec, grants, where)
         rules = self._rules_for(spec)
         grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
-        effects = of_call(call, spec, self.resolve_all)
+        resolve = self.resolve_all
+        if where.path != self.workspace:
+            resolve = functools.partial(self.resolve_all, where=where.path)
+        effects = of_call(call, spec, resolve)
         if effects.problem:  # the argument we need is missing or malformed
             return Verdict("ask", "medium", None, (effects.problem,), spec.tier)
         off_limits = self.path_rules.protected_verdict(effects)
@@ -428,10 +467,30 @@ class Policy:
         # `~` is this policy's home (which tests and servers may set), not the process's.
         return self.resolve(os.path.normpath(self._joined(raw)))
 
-    def resolve_all(self, raw: str) -> tuple[str, ...]:
+    def resolve_all(self, raw: str, *, where: str | _Unset | None = _UNSET) -> tuple[str, ...]:
         """The path as `..` reads on paper and as the OS reads it (`link/..` is the link
-        target's parent): both are judged, so neither spelling slips past a rule."""
-        joined = self._joined(raw)
+        target's parent): both are judged, so neither spelling slips past a rule. A
+        relative path in a client's working directory (`where`) is judged from there and
+        from the workspace root (clients differ in which they mean); in a directory nobody
+        knows (`where=None`) it is unknown: the tool's path problem, which asks."""
+        expanded = self.home + raw[1:] if raw == "~" or raw.startswith("~/") else raw
+        if os.path.isabs(expanded) or where is _UNSET or where == self.workspace:
+            return self._spellings(self._joined(raw))
+        if where is None:
+            raise InvalidInput(
+                f"{raw!r} is relative, and the directory it is relative to is unknown"
+            )
+        assert isinstance(where, str)
+        return tuple(
+            dict.fromkeys(
+                (
+                    *self._spellings(os.path.join(where, expanded)),
+                    *self._spellings(self._joined(raw)),
+                )
+            )
+        )
+
+    def _spellings(self, joined: str) -> tuple[str, ...]:
         normal = os.path.normpath(joined)
         if normal == joined:
             return (self.resolve(normal),)
@@ -467,7 +526,29 @@ class Policy:
             return f"amount {amount:g} is negative"
         return None
 
-    def _shell(self, call: ToolCall, spec: ToolSpec, grants: Sequence[Rule]) -> Verdict:
+    def _shell_start(self, call: ToolCall, spec: ToolSpec, where: _Where) -> _Where | str:
+        """Where the command starts: the client's directory, moved by the tool's own
+        directory argument (Gemini's `dir_path`); or why that cannot be known."""
+        if not spec.cwd_arg or call.arguments.get(spec.cwd_arg) is None:
+            return where
+        value = call.arguments[spec.cwd_arg]
+        if not isinstance(value, str) or not value:
+            return f"argument {spec.cwd_arg!r} must be a directory path"
+        try:
+            starts = self.resolve_all(value, where=where.path)
+        except InvalidInput as exc:
+            return str(exc)
+        outside = [p for p in starts[1:] if not self.inside_workspace(p)]
+        if outside:  # read from the client's directory and from the root: both must hold
+            return f"{spec.cwd_arg} {value!r} may mean {outside[0]}, outside the workspace"
+        start = starts[0]
+        if not self.inside_workspace(start):
+            return _Where(start, f"runs in {start}, outside the workspace {self.workspace}")
+        return _Where(start, None, starts[1:])
+
+    def _shell(
+        self, call: ToolCall, spec: ToolSpec, grants: Sequence[Rule], where: _Where
+    ) -> Verdict:
         command = call.arguments.get(spec.command_arg or "command")
         if not isinstance(command, str):
             return Verdict(
@@ -477,12 +558,21 @@ class Policy:
                 (f"argument {spec.command_arg!r} must be a command string",),
                 spec.tier,
             )
+        start = self._shell_start(call, spec, where)
+        if isinstance(start, str):
+            return Verdict("ask", "medium", "boundary", (start,), spec.tier)
         from . import shell  # loaded on first use: the grammar is not free to load
 
         rules = self._rules_for(spec)
         grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
         analysis = shell.analyze(
-            command, workspace=self.workspace, home=self.home, read_roots=self.roots[1:]
+            command,
+            workspace=self.workspace,
+            home=self.home,
+            read_roots=self.roots[1:],
+            cwd=start.path or self.workspace,
+            # unknown: every relative path is judged as unknown (None), and as the root's
+            also_in=(None,) if start.path is None else start.also,
         )
         whole = " ".join(command.split())
         for rule in rules.deny:  # a deny on the whole text also holds
@@ -493,6 +583,9 @@ class Policy:
         summaries: list[ShellPartSummary] = []
         for part in analysis.parts:
             part_effect, part_rule, reason = self._shell_part(part, rules, grant_rules, dotglob)
+            if start.boundary and part_effect in ("allow", "notify"):
+                # outside the workspace, a rule written for the project means something else
+                part_effect, part_rule, reason = "ask", "boundary", start.boundary
             summaries.append(
                 ShellPartSummary(
                     part.text,

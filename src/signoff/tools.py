@@ -48,6 +48,9 @@ class ToolSpec:
     path_arg: str | None = None
     url_arg: str | None = None
     amount_arg: str | None = None
+    # A shell tool's argument naming the directory the command runs in (Gemini's
+    # `dir_path`), relative to the client's working directory.
+    cwd_arg: str | None = None
     # More arguments holding paths (each a string or a list of strings), and an argument
     # mapping file names, relative to `path_arg`'s value, to contents (`create_project`).
     path_args: tuple[str, ...] = ()

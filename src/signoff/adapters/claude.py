@@ -115,7 +115,7 @@ class Guard:
             call_id=tool_use_id or "",
             tool=tool,
             arguments=dict(arguments),
-            cwd=self.workspace,
+            cwd="",  # the PreToolUse hook, which carries the shell's directory, did not fire
         )
 
     # ------------------------------------------------------------------ the callback
@@ -217,7 +217,7 @@ class Guard:
                 adapter = self._adapter()
                 try:
                     policy = adapter.policy(hc)
-                    verdict = policy.evaluate(hc.call())  # the callback records it
+                    verdict = policy.evaluate(hc.call(), cwd=hc.cwd)  # the callback records it
                     if verdict.effect != "deny":
                         return None
                     return deny_reason(adapter.verdict(hc))  # on the record here

@@ -343,7 +343,7 @@ class Adapter:
         """The policy's verdict on the call, not recorded (see `verdict`)."""
         policy = self.policy(hc)
         self._declare(policy, hc.tool)
-        return policy.evaluate(hc.call())
+        return policy.evaluate(hc.call(), cwd=hc.cwd)
 
     def verdict(self, hc: HookCall, *, judged: Verdict | None = None) -> Verdict:
         """The policy's verdict on the call (`judged`: from `judge` on the same call), on
@@ -358,6 +358,7 @@ class Adapter:
                 "verdict": verdict.to_json(),
                 "event": hc.event,
                 "ask": self.options.ask,
+                "cwd": hc.cwd,
                 **({"retry": True} if self._is_retry(hc, verdict, self.options.ask) else {}),
             },
         )
@@ -419,7 +420,7 @@ class Adapter:
         call = hc.call()
         policy = self.policy(hc)
         self._declare(policy, call.name)
-        verdict = policy.evaluate(call)
+        verdict = policy.evaluate(call, cwd=hc.cwd)
         self._record(
             hc,
             VERDICT,
@@ -428,6 +429,7 @@ class Adapter:
                 "verdict": verdict.to_json(),
                 "event": hc.event,
                 "ask": strategy,
+                "cwd": hc.cwd,
             },
         )
         if verdict.effect == "deny":
@@ -632,9 +634,17 @@ class Adapter:
                 f"signoff: the call is not the one approved in request {rid}; it did not run",
                 request_id=rid,
             )
+        approved_in = request.metadata.get("cwd")
+        if isinstance(approved_in, str) and approved_in != (hc.cwd or self.workspace):
+            return Answer(
+                "deny",
+                f"signoff: request {rid} was approved for a call in {approved_in}, and this "
+                f"one runs in {hc.cwd or 'a directory the client did not say'}; it did not run",
+                request_id=rid,
+            )
         edited = request.call.digest() != asked
         if edited:  # a person's new arguments are judged again: a deny still wins
-            verdict = self.policy(hc).evaluate(request.call)
+            verdict = self.policy(hc).evaluate(request.call, cwd=hc.cwd)
             if verdict.effect == "deny":
                 return Answer("deny", deny_reason(verdict), verdict=verdict, request_id=rid)
         claim = self.store.claim(

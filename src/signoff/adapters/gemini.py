@@ -69,7 +69,7 @@ def _spec(name: str, base: ToolSpec, **changes: Any) -> ToolSpec:
 def _specs() -> dict[str, ToolSpec]:
     shell = alias_spec("Bash")
     specs = {
-        "run_shell_command": _spec("run_shell_command", shell, path_args=("dir_path",)),
+        "run_shell_command": _spec("run_shell_command", shell, cwd_arg="dir_path"),
         "write_file": _spec("write_file", alias_spec("Write")),
         "replace": _spec("replace", alias_spec("Edit")),
         "read_file": _spec("read_file", alias_spec("Read")),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from ..lazyre import lazy
 from ..records import record, replace
@@ -107,15 +107,26 @@ def analyze(
     resolver: Callable[[str], str] | None = None,
     reader: Reader | None = None,
     read_roots: Iterable[str] = (),
+    also_in: Iterable[str | None] = (),
 ) -> ShellAnalysis:
     """Judge one shell command line; never raises (an internal error is opaque: ask).
 
-    `reader` reads the patches and archives whose content names what a command writes
+    `cwd` is the directory the line starts in (default: the workspace); `also_in` names
+    other directories it may start in, each judged as well (None: a directory nobody
+    knows, so every relative path in it is unknown). `reader` reads the patches and
+    archives whose content names what a command writes
     (default: regular files up to 1 MiB from the file system); `read_roots` are further
     directories the file tools may read (settings' `additional_directories`)."""
     try:
         return _analyze(
-            command, workspace, home, cwd, resolver or os.path.realpath, reader, tuple(read_roots)
+            command,
+            workspace,
+            home,
+            cwd,
+            resolver or os.path.realpath,
+            reader,
+            tuple(read_roots),
+            tuple(also_in),
         )
     except Exception as exc:  # fail closed: an analyzer bug must never approve anything
         part = _opaque_part(command, f"could not be analyzed ({type(exc).__name__})")
@@ -146,6 +157,7 @@ def _analyze(
     resolver: Callable[[str], str],
     reader: Reader | None,
     read_roots: tuple[str, ...] = (),
+    also_in: tuple[str | None, ...] = (),
 ) -> ShellAnalysis:
     if not command.strip():
         return ShellAnalysis(command, (), "allow", ())
@@ -154,7 +166,8 @@ def _analyze(
     ctx.script = lambda text, at, env: _nested_script(text, at, env, ctx)
     ctx.run_in = lambda text, at, env, other: run_script(text, at, env, other)[0]
     start_cwd = ctx.resolve(cwd) if cwd else ctx.workspace
-    facts, problems, parse_error = run_script(command, start_cwd, {}, ctx)
+    others = [None if d is None else ctx.resolve(d) for d in also_in]
+    facts, problems, parse_error = run_script(command, start_cwd, {}, ctx, others)
     bad_unicode = unicode_problem(command)
     if parse_error or bad_unicode:
         reason = bad_unicode or "the command could not be parsed"
@@ -209,12 +222,17 @@ def _nested_script(
 
 
 def run_script(
-    source: str, cwd: str | None, variables: dict[str, str | None], ctx: Context
+    source: str,
+    cwd: str | None,
+    variables: dict[str, str | None],
+    ctx: Context,
+    also_in: Sequence[str | None] = (),
 ) -> tuple[list[Facts], list[str], bool]:
-    """Parse and judge a script (the top-level command or a `bash -c` literal)."""
+    """Parse and judge a script (the top-level command or a `bash -c` literal), starting
+    in `cwd` or in any of `also_in`."""
     tree, raw = parse(source)
     root = tree.root_node
-    walker = Walker(ctx.home, cwd, variables, raw, depth=ctx.depth * 10)
+    walker = Walker(ctx.home, cwd, variables, raw, depth=ctx.depth * 10, also_in=also_in)
     walker.walk(root)
     walk = walker.out
     ctx.functions |= walk.functions

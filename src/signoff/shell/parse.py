@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 from _thread import _local
+from collections.abc import Sequence
 
 from ..records import field, record
 from .arith import (
@@ -85,11 +86,14 @@ class Walker(ArithmeticChecks):
         variables: dict[str, str | None],
         source: bytes,
         depth: int = 0,
+        also_in: Sequence[str | None] = (),
     ) -> None:
         self.src = source
         self.home = home
         self.cwd = cwd
-        self.alt_cwds: list[str | None] = []  # other directories the shell may be in
+        # other directories the shell may be in (where it started, if that is not known
+        # for sure; where it stayed, if an earlier `cd` failed)
+        self.alt_cwds: list[str | None] = _merged(list(also_in), cwd)
         self.last_cd_alt: list[str | None] | None = None  # alts as they were before a cd
         self.vars = dict(variables)
         self.out = Walk()
@@ -440,26 +444,37 @@ class Walker(ArithmeticChecks):
         self.last_cd_alt = None
         if head in ("cd", "pushd", "popd"):
             old, before = self.cwd, list(self.alt_cwds)
-            self._change_directory(head, words)
+            moved = self._change_directory(head, words)
             if self.cwd != old:
-                self.last_cd_alt = before
-                self.alt_cwds = _merged([old, *before], self.cwd)
+                # `cd x && cmd`: cmd runs where cd succeeded, from any start (`moved`)
+                self.last_cd_alt = _merged([*before, *moved], self.cwd)
+                self.alt_cwds = _merged([old, *before, *moved], self.cwd)
         elif head in _DYNAMIC_ASSIGNERS or head == "printf":
             for w in words[1:]:
                 if re.fullmatch(r"[A-Za-z_]\w*", w.text):
                     self.vars[w.text] = None
 
-    def _change_directory(self, head: str, words: list[Word]) -> None:
+    def _change_directory(self, head: str, words: list[Word]) -> list[str | None]:
+        """Move to the directory a cd names; returns where each other directory the shell
+        may be in moves to (`cd a; cd b` is in ./b when ./a is missing)."""
         if head in ("cd", "pushd"):
             args = [w for w in words[1:] if not w.text.startswith("-") or w.text == "-"]
             if not args:
                 self.cwd = self.home if head == "cd" else None
-            elif args[0].dynamic or args[0].glob or args[0].text == "-" or self.cwd is None:
+                return []
+            target = args[0]
+            if target.dynamic or target.glob or target.text == "-" or self.cwd is None:
                 self.cwd = None
-            else:
-                self.cwd = posixpath.normpath(posixpath.join(self.cwd, args[0].text))
-        else:  # popd
-            self.cwd = None
+                return []
+            self.cwd = posixpath.normpath(posixpath.join(self.cwd, target.text))
+            if target.text.startswith("/"):
+                return []
+            return [
+                None if alt is None else posixpath.normpath(posixpath.join(alt, target.text))
+                for alt in self.alt_cwds
+            ]
+        self.cwd = None  # popd
+        return []
 
     def _assign_pair(self, node: Node) -> tuple[str, Word]:
         name_node = node.child_by_field_name("name")

@@ -209,8 +209,9 @@ def _reads_cwd(base: str, texts: list[str]) -> bool:
 def note_cwd_read(f: Facts, cwd: str | None, ctx: Context) -> None:
     """The command reads its working directory (`cd ~ && ls`, `git log` in another
     repository): judged like the path `.`."""
-    if cwd is None:
-        return  # a directory only known at run time: its reads are unknown, as for `cat $x`
+    if cwd is None:  # a directory only known at run time: its reads are unknown, as for `cat $x`
+        f.unknown_reads = True
+        return
     path = ctx.path(Word(cwd), None)
     if path is not None and path not in f.reads:
         f.reads.append(path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 
+from ..records import replace
 from . import knowledge as K
 from .args import lookalike, option_values, texts_of
 from .facts import Context, Facts
@@ -62,6 +63,7 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
         j = skip_wrapper(base, rest)
         if j is not None:
             judge_wrapper_options(base, rest[:j], f, cmd, ctx)
+            cmd = moved_by_options(base, rest[:j], cmd)
             if base == "env":
                 for a in rest[:j]:
                     key = a.text.partition("=")[0]
@@ -89,6 +91,8 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
             inner = privileged_start(base, rest, p, cmd, ctx)
             if inner is None:
                 return out, p
+            if isinstance(inner, int):
+                cmd = moved_by_options(base, rest[:inner], cmd)
             if isinstance(inner, list):
                 if any(x.catastrophic for x in inner):
                     p.deny(f"{base} with a catastrophic command")
@@ -117,6 +121,31 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
         return [*out, f, *extras], f
     out.append(f)
     return out, f
+
+
+# Wrappers whose option runs the wrapped command in another directory.
+_CHDIR_OPTIONS: dict[str, tuple[str, ...]] = {
+    "env": ("-C", "--chdir"),
+    "sudo": ("-D", "--chdir"),
+    "run0": ("-D", "--chdir"),
+}
+
+
+def moved_by_options(base: str, options: list[Word], cmd: Cmd) -> Cmd:
+    """The command as the wrapper runs it: `env -C dir cmd` runs cmd in dir, so every
+    relative path after it is judged from there (a dynamic dir: from nowhere known)."""
+    names = _CHDIR_OPTIONS.get(base)
+    values = option_values(options, *names) if names else []
+    if not values:
+        return cmd
+    target = values[-1]
+
+    def moved(start: str | None) -> str | None:
+        if start is None or target.dynamic or target.glob:
+            return None
+        return posixpath.normpath(posixpath.join(start, target.text))
+
+    return replace(cmd, cwd=moved(cmd.cwd), alt_cwds=tuple(moved(a) for a in cmd.alt_cwds))
 
 
 def judge_program(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
@@ -306,11 +335,16 @@ def _find_actions(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Fa
             while end < len(args) and texts[end] not in (";", "+"):
                 end += 1
             inner = args[i + 1 : end]
+            # -execdir runs the command in the directory of each file found: somewhere
+            # below the root, so a relative path in it is only known at run time.
+            where = None if texts[i] in ("-execdir", "-okdir") else cmd.cwd
             for root in found:
+                if where is None and cmd.cwd is not None and not root.dynamic:
+                    root = Word(posixpath.join(cmd.cwd, root.text), False, root.glob, root.quoted)
                 words = [root if w.text == "{}" else w for w in inner]
                 if words:
                     sub = Facts(texts_of(words))
-                    fake = Cmd(words, [], [], cmd.cwd, cmd.vars, " ".join(texts_of(words)))
+                    fake = Cmd(words, [], [], where, cmd.vars, " ".join(texts_of(words)))
                     extras.extend(judge_words(words, sub, fake, ctx)[0])
             i = end
         i += 1

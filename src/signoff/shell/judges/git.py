@@ -27,6 +27,7 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     texts = texts_of(args)
     i = 0
     cwd = cmd.cwd
+    work_tree: str | None = None  # `--work-tree=X`: what git changes is X, not the cwd
     while i < len(texts) and texts[i].startswith("-"):
         t = texts[i]
         value = args[i + 1] if i + 1 < len(args) else None
@@ -40,6 +41,9 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             f.opaque("git -c / --exec-path can make git run any program")
         elif t in ("--git-dir", "--work-tree") or t.startswith(("--git-dir=", "--work-tree=")):
             _repository_option(t, value, f, cwd, ctx)
+            if t.startswith("--work-tree"):
+                tree = Word(t.partition("=")[2]) if "=" in t else value
+                work_tree = ctx.path(tree, cwd) if tree is not None else None
         if t == "-C" and i + 1 < len(args):
             cwd = ctx.path(args[i + 1], cwd)
         i += 2 if t in K.GIT_GLOBAL_WITH_VALUE else 1
@@ -59,7 +63,8 @@ def judge_git(args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
             for o in K.GIT_UNSAFE_OPTS
         ):
             f.opaque(f"git {sub} {t} writes files or runs external programs")
-    written = Word(cwd) if cwd else Word("", dynamic=True)
+    where = work_tree or cwd
+    written = Word(where) if where else Word("", dynamic=True)
 
     def write(cls: ShellClass, reason: str) -> None:
         f.raise_to(cls, reason)
