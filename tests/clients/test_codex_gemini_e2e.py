@@ -219,6 +219,29 @@ def test_gemini_denied_call_never_runs_and_the_model_reads_why(gemini: Agent) ->
     assert ("rm -rf build", "deny") in verdicts(gemini)
 
 
+def test_gemini_dir_path_is_where_the_command_is_judged(gemini: Agent) -> None:
+    # `rm out.txt` in dir_path "build" deletes build/out.txt: judged there, it meets the
+    # deny on build/** that the same words from the project root would not.
+    settings = gemini.project / ".signoff" / "settings.toml"
+    settings.write_text(
+        DENY_RM.replace("deny = [", 'deny = ["Bash(rm build/*)", "Edit(build/**)", ')
+    )
+    script: list[Any] = [
+        Call("run_shell_command", {"command": "rm out.txt", "dir_path": "build"}),
+        Call("run_shell_command", {"command": "ls", "dir_path": "build"}),
+        Say("ok"),
+    ]
+    _gemini_install(gemini)
+    with FakeGeminiServer(script) as api:
+        done = run_gemini(gemini, api.base_url, "clean up in build")
+        outputs = api.outputs()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (gemini.project / "build" / "out.txt").read_text() == "built\n"
+    assert "signoff denied this call" in outputs[0]
+    assert "out.txt" in outputs[1]  # the control: the client ran the listing in build
+    assert ("rm out.txt", "deny") in verdicts(gemini)
+
+
 def test_gemini_an_inbox_approval_from_another_process_lets_the_call_run(gemini: Agent) -> None:
     _gemini_install(gemini, "--ask", "inbox")
     with FakeGeminiServer([gemini_shell(RM_ONE_FILE)]) as api:
