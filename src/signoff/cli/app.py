@@ -78,7 +78,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                 out.write(safe_json({"line": number, "error": error}) + "\n")
                 continue
             assert command is not None
-            verdict = policy.evaluate(ToolCall("execute_command", {"command": command}))
+            verdict = policy.evaluate(
+                ToolCall("execute_command", {"command": command}), cwd=_cwd(args)
+            )
             doc = verdict_json(verdict)
             doc["line"] = number
             out.write(safe_json(doc) + "\n")
@@ -95,12 +97,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise InvalidInput(
             "check needs --tool NAME (with --args JSON), --shell CMD or --shell-file"
         )
-    verdict = policy.evaluate(call)
+    verdict = policy.evaluate(call, cwd=_cwd(args))
     if args.json:
         print_json(verdict_json(verdict))
     else:
         explain(call, verdict, policy)
     return 0
+
+
+def _cwd(args: argparse.Namespace) -> str | None:
+    """`--cwd`, made absolute from where `signoff check` runs."""
+    return os.path.abspath(args.cwd) if args.cwd else None
 
 
 _CLASS_ORDER = ("read_only", "reversible_write", "destructive", "network", "privilege", "opaque")
@@ -263,6 +270,14 @@ def build_parser(*, only_check: bool = False) -> argparse.ArgumentParser:
         help="the project whose settings and boundaries apply (default: .)",
     )
     check.add_argument(
+        "--cwd",
+        metavar="DIR",
+        default=None,
+        help="judge as run in this directory, as a coding agent's shell after a cd (its "
+        "relative paths mean paths there; outside the workspace asks; default: the "
+        "workspace root)",
+    )
+    check.add_argument(
         "--mode",
         choices=MODES,
         default=None,
@@ -336,6 +351,7 @@ _CHECK_VALUES = {
     "--shell": "shell",
     "--shell-file": "shell_file",
     "--workspace": "workspace",
+    "--cwd": "cwd",
     "--mode": "mode",
 }
 _CHECK_FLAGS = {"--no-user-settings": "no_user_settings", "--json": "json"}
