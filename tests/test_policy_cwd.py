@@ -173,6 +173,13 @@ def test_gemini_dir_path_is_where_its_shell_runs(
     assert verdict.effect == expected, verdict.reasons
 
 
+def test_codex_workdir_is_where_its_shell_runs(project: Path) -> None:
+    verdict = policy(project, codex.CLIENT.specs).evaluate(
+        ToolCall("Bash", {"command": "rm main.py", "workdir": "src"}), cwd=str(project)
+    )
+    assert verdict.effect == "deny", verdict.reasons
+
+
 # ------------------------------------------------------------------ through the hooks
 
 

@@ -28,6 +28,7 @@ import re
 
 from ..exceptions import InvalidInput
 from ..models import ToolCall
+from ..records import replace
 from ..tools import ToolSpec, alias_spec
 from . import claude_code
 from .core import Answer, Client, HookCall, hook_event
@@ -52,7 +53,8 @@ _PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (
 
 def _specs() -> dict[str, ToolSpec]:
     return {
-        "Bash": alias_spec("Bash"),
+        # the model's `exec_command` may name a `workdir`: where the command runs
+        "Bash": replace(alias_spec("Bash"), cwd_arg="workdir"),
         "apply_patch": ToolSpec(
             name="apply_patch",
             tier="write",

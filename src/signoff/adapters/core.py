@@ -673,10 +673,9 @@ class Adapter:
         from ..workspace.snapshots import SnapshotEntry
 
         entries = []
+        base = hc.cwd if os.path.isabs(hc.cwd) else self.workspace
         for path in self.client.changed_files(call):
-            full = os.path.realpath(
-                path if os.path.isabs(path) else os.path.join(self.workspace, path)
-            )
+            full = os.path.realpath(path if os.path.isabs(path) else os.path.join(base, path))
             rel = os.path.relpath(full, self.workspace)
             if rel.startswith(".."):
                 return  # outside the workspace: nothing signoff can revert
