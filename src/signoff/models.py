@@ -311,6 +311,9 @@ class Verdict:
     tier: Tier = "unknown"
     suggested_rule: str | None = None  # what "always allow" would save
     parts: tuple[ShellPartSummary, ...] = ()
+    # runs only inside the OS sandbox (signoff.sandbox): an executor that cannot contain
+    # it must not run it (the policy says contained only to an executor that can)
+    contained: bool = False
 
     def __post_init__(self) -> None:
         if self.effect not in EFFECTS:
@@ -334,6 +337,7 @@ class Verdict:
             "tier": self.tier,
             "suggested_rule": self.suggested_rule,
             "parts": [p.to_json() for p in self.parts],
+            **({"contained": True} if self.contained else {}),
         }
 
     @classmethod
@@ -346,6 +350,7 @@ class Verdict:
             tier=doc.get("tier", "unknown"),
             suggested_rule=doc.get("suggested_rule"),
             parts=tuple(ShellPartSummary.from_json(p) for p in doc.get("parts", ())),
+            contained=doc.get("contained") is True,
         )
 
 

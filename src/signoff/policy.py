@@ -95,6 +95,11 @@ SENSITIVE_WRITE = (
     *_RUNS_LATER,  # code that git, a shell or CI runs later (runs_later.py says why)
 )
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
+CONTAINED = "contained"  # the rule of a part that runs in the OS sandbox instead of asking
+CONTAINED_REASON = (
+    "runs contained: no network, writes only inside the workspace, secrets hidden; "
+    "its changes are recorded for review"
+)
 
 _TIER_RISK: dict[str, Risk] = {
     "read": "none",
@@ -189,8 +194,13 @@ class Policy:
         home: str | None = None,
         resolver: Resolver = os.path.realpath,
         protected: Iterable[str | os.PathLike[str]] = (),
+        contain: bool = False,
     ) -> None:
+        """`contain`: the caller runs a contained verdict in the OS sandbox
+        (`signoff.sandbox`): a shell command that asks only because what it runs is
+        unknown then runs contained instead (unless `[sandbox] enabled = false`)."""
         self.settings = settings or Settings()
+        self.contain = contain and self.settings.sandbox
         self.registry = registry or Registry()
         self.resolve = resolver
         self.workspace = resolver(os.path.abspath(os.fspath(workspace)))
@@ -239,6 +249,7 @@ class Policy:
             home=self.home,
             resolver=self.resolve,
             protected=self.extra_protected,
+            contain=self.contain,
         )
         return clone
 
@@ -599,6 +610,9 @@ class Policy:
         effect: Effect = shell.combine(effects) if effects else "allow"
         deciding = [s for s in summaries if s.effect == effect]
         risk = _shell_risk(analysis.parts, effect)
+        contained = effect in ("allow", "notify") and any(s.rule == CONTAINED for s in summaries)
+        if contained:
+            risk = "low"  # what could go wrong stays inside the sandbox and can be reverted
         reasons = tuple(dict.fromkeys(r for s in deciding for r in s.reasons)) or ("empty command",)
         rule_text = next((s.rule for s in deciding if s.rule), None)
         suggestion = None
@@ -616,7 +630,9 @@ class Policy:
                 suggestion = shell.suggest_rule(asking[0], call.name)
             except ValueError:
                 suggestion = None  # nothing stable to name: approve once, never "always"
-        return Verdict(effect, risk, rule_text, reasons, spec.tier, suggestion, tuple(summaries))
+        return Verdict(
+            effect, risk, rule_text, reasons, spec.tier, suggestion, tuple(summaries), contained
+        )
 
     def _shell_part(
         self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule], dotglob: bool
@@ -646,6 +662,13 @@ class Policy:
                 "boundary",
                 ("writes outside the workspace"),
             )
+        return self._shell_part_allowed(part, rules, grants)
+
+    def _shell_part_allowed(
+        self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule]
+    ) -> tuple[Effect, str | None, str | None]:
+        """A part no deny, ask or boundary stopped: an allow rule, the mode, containment,
+        else what the analysis says."""
         for rule in (*rules.allow, *grants):
             # A bare `Bash` cannot vouch for what could not be parsed: it needs a specifier.
             if part.cls == "opaque" and rule.specifier is None:
@@ -654,6 +677,8 @@ class Policy:
                 return "allow", rule.text, f"allowed by rule {rule.text}"
         if self.mode == "accept-edits" and part.cls == "reversible_write" and part.inside_workspace:
             return "allow", "mode", "accept-edits: workspace edit"
+        if self.contain and part.containable:
+            return "notify", CONTAINED, CONTAINED_REASON
         return part.effect, None, None
 
 

@@ -22,6 +22,8 @@
 
     [hooks]                             # coding-agent hooks (docs/coding-agents.md)
     ask = "inbox"                       # native | inbox | defer
+    [sandbox]
+    enabled = false                     # never run unknown code contained: ask instead
     [reviewer]                          # a model that settles asks in auto mode
     model = "gpt-4.1-mini"              # (see reviewer_settings; docs/reviewer.md)
     api_key_env = "REVIEWER_API_KEY"    # base_url and this: user or local file only
@@ -81,6 +83,7 @@ _KNOWN = {
     "store": None,
     "hooks": None,  # coding-agent hooks (signoff.adapters): ask strategy, wait, ...
     "reviewer": set(REVIEWER_KEYS),
+    "sandbox": {"enabled"},
 }
 _DURATION = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -103,6 +106,9 @@ class Settings:
     sources: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # other tables, for other parts
     reviewer: ReviewerSettings | None = None  # [reviewer]: settles asks in auto mode
+    # [sandbox] enabled: run what only asks for its unknown effects in the OS sandbox
+    # instead (docs/containment.md); false in any file wins (it only asks more)
+    sandbox: bool = True
 
     @classmethod
     def load(cls, workspace: str | os.PathLike[str], *, user: bool = True) -> Settings:
@@ -153,6 +159,7 @@ class Settings:
             amount_caps=_merge_caps(self.amount_caps, more_local.amount_caps),
             tool_expiry={**self.tool_expiry, **more_local.tool_expiry},
             sources=self.sources + more_local.sources,
+            sandbox=self.sandbox and more_local.sandbox,
             extra={**self.extra, **more_local.extra},
             reviewer=(
                 self.reviewer.merged_with(more_local.reviewer)
@@ -288,6 +295,9 @@ def parse_settings(text: str, path: str) -> Settings:
                 raise fail(str(exc), "expires_after") from exc
 
     reviewer = parse_reviewer(doc["reviewer"], path, fail) if "reviewer" in doc else None
+    sandbox = doc.get("sandbox", {}).get("enabled", True)
+    if not isinstance(sandbox, bool):
+        raise fail("sandbox.enabled must be true or false", "enabled")
 
     # the folder holding .signoff/ (Path.resolve is os.path.realpath)
     there = os.path.dirname(os.path.dirname(os.path.realpath(path)))
@@ -310,6 +320,7 @@ def parse_settings(text: str, path: str) -> Settings:
             k: v for k, v in doc.items() if k in ("approvers", "notifications", "store", "hooks")
         },
         reviewer=reviewer,
+        sandbox=sandbox,
     )
 
 

@@ -54,6 +54,11 @@ class CommandPart:
     # targets that could not be read): a boundary, like a file tool's sensitive path.
     boundaries: tuple[str, ...] = ()
     exact_rule: bool = False  # "always" may only save an exact rule (see Facts.exact_rule)
+    # It asks only because what it runs is unknown (code, tests, builds, unknown programs)
+    # or writes paths only known at run time: inside the OS sandbox (no network, writes
+    # only in the workspace, no secrets) that is harmless. Never set for what a person
+    # must see: network, installs, secrets, privilege, writes outside, boundaries.
+    containable: bool = False
 
 
 @record(frozen=True, slots=True)
@@ -394,6 +399,20 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
         f.unknown_paths or f.unknown_reads,
         tuple(dict.fromkeys(f.boundaries)),
         f.exact_rule,
+        _containable(f, effect, ctx),
+    )
+
+
+def _containable(f: Facts, effect: Effect, ctx: Context) -> bool:
+    """Whether the sandbox makes this part harmless: see CommandPart.containable. Its
+    writes must land in the workspace itself (a scratch file in /tmp would vanish with
+    the sandbox's private temp directory)."""
+    return (
+        effect == "ask"
+        and f.cls in ("opaque", "reversible_write")
+        and not (f.catastrophic or f.force_ask or f.network or f.fetch or f.secret)
+        and not f.boundaries
+        and all(ctx.inside(w) for w in (*f.writes, *f.tree_writes))
     )
 
 
