@@ -50,8 +50,8 @@ def test_a_file_tool_still_shows_its_tier(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("query", "change"),
     [
-        ("kubectl get pods", "kubectl delete pod x"),
-        ("helm list", "helm uninstall web"),
+        ("kubectl config get-contexts", "kubectl delete pod x"),
+        ("helm repo list", "helm uninstall web"),
         ("docker ps", "docker rm -f web"),
         ("psql -c 'select count(*) from users'", "psql -c 'delete from users'"),
     ],

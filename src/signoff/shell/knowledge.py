@@ -339,6 +339,25 @@ WRITER_EXEC_FLAGS: dict[str, frozenset[str]] = {
 
 # awk / sed programs that can run commands or write files.
 AWK_UNSAFE = lazy(r"\bsystem\b|\bgetline\b|\|\s*\"|\|&|\b(print|printf)\b[^;}]*>|@load")
+# A versioned name of a program signoff knows (`python3.12`, `pypy3.10`, `pip3.11`,
+# `perl5.36`): judged as the program it is a version of.
+VERSIONED_PROGRAM = lazy(r"^(python[23]?|pypy[23]?|pip[23]?|ruby|perl|php|lua)(\d+(?:\.\d+)*)$")
+
+
+def unversioned(base: str) -> str:
+    """`python3.12` -> `python3`, `pip3.11` -> `pip3`, `ruby3.2` -> `ruby`; else as it is."""
+    if not base[-1:].isdigit():
+        return base
+    m = VERSIONED_PROGRAM.match(base)
+    if m is None:
+        return base
+    name, version = m.group(1), m.group(2)
+    if name[-1:].isdigit() or version.startswith("."):
+        return name
+    major = version.partition(".")[0]
+    return name + major if name in ("python", "pypy", "pip") and major in ("2", "3") else name
+
+
 SED_WRITE_CMD = lazy(r"(^|[;{}\n]|[0-9$/]|!)\s*[wWe](\s|$)|\s[wWe]\s+\S")
 
 # --------------------------------------------------------------------------- wrappers

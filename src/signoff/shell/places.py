@@ -127,7 +127,7 @@ def free_read(path: str, ctx: Context) -> bool:
         return bool(rel) and under(rel, HOME_PACKAGE_SOURCES)
     if under(path, SYSTEM_READS):
         return not under(path, SYSTEM_READS_EXCEPT)
-    return under(path, SCRATCH_DIRS)
+    return under(path, SCRATCH_DIRS) and not _beside_workspace(path, ctx)
 
 
 def scratch(path: str, ctx: Context, *, content: bool = True) -> bool:
@@ -138,7 +138,16 @@ def scratch(path: str, ctx: Context, *, content: bool = True) -> bool:
         under(path, SCRATCH_DIRS)
         and (content or path not in SCRATCH_DIRS)
         and ctx.under_home(path) is None
+        and not _beside_workspace(path, ctx)
     )
+
+
+def _beside_workspace(path: str, ctx: Context) -> bool:
+    """A project kept in a temp directory has neighbours there (`/tmp/work/app` beside
+    `/tmp/work/lib`): what is in the folder that holds the workspace is another project's,
+    not scratch space."""
+    parent = posixpath.dirname(ctx.workspace.rstrip("/"))
+    return under(parent, SCRATCH_DIRS) and (path == parent or path.startswith(parent + "/"))
 
 
 def note_outside_read(f: Facts, path: str, ctx: Context) -> None:

@@ -46,9 +46,10 @@ def judge_words(words: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> tuple[li
         if i == 0 and cmd.calls_function:
             f.note(f"calls {name}, a function defined earlier in this command")
             break
-        base = name
+        base = K.unversioned(name)
         if "/" in name:
             folder, base = posixpath.split(name)
+            base = K.unversioned(base)
             if folder not in K.TRUSTED_BIN:
                 shadow = Facts(list(f.argv))
                 judge_program(base, rest, shadow, cmd, ctx)
@@ -167,6 +168,11 @@ def judge_program(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context)
 def _judge_family(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> list[Facts]:
     cwd = cmd.cwd
     texts = texts_of(args)
+    # `mkfs --help`, `dd --version`: the long spellings print and exit everywhere, even for
+    # a program whose other uses are catastrophic (`shutdown -h` is not help: not here)
+    if texts in (["--help"], ["--version"]) and describes_itself(base, texts):
+        f.note(f"{base} {texts[0]} only prints its version or help")
+        return []
     lowered = [t.lower() for t in texts]
     for pattern in K.REMOTE_CATASTROPHIC:
         if pattern[0] == base and all(p in lowered for p in pattern[1:]):

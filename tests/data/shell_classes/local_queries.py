@@ -1,6 +1,7 @@
 """Read-only queries of local tools: database listings and SELECTs on this machine, binary
-inspection, a HEAD request to a local server, cluster and container listings. Writing SQL,
-remote hosts, GET requests, secrets, mutations and programs that run code still ask."""
+inspection, a HEAD request to a local server, container listings, a cluster tool's local
+configuration. Writing SQL, remote hosts, a live cluster's state, GET requests, secrets,
+mutations and programs that run code still ask."""
 
 ROWS: list[tuple[str, str, str]] = [
     # databases on this machine
@@ -31,16 +32,24 @@ ROWS: list[tuple[str, str, str]] = [
     ("read_only", "allow", "curl -sI 'http://[::1]:8080/'"),
     ("read_only", "allow", "curl -sI -o /dev/null -w '%{http_code}' http://localhost:5173"),
     # clusters and containers
-    ("read_only", "allow", "kubectl get pods"),
-    ("read_only", "allow", "kubectl get pods -n kube-system -o wide"),
-    ("read_only", "allow", "kubectl describe pod x"),
-    ("read_only", "allow", "kubectl logs x"),
-    ("read_only", "allow", "kubectl logs -f deploy/api --tail 50"),
-    ("read_only", "allow", "kubectl get secrets"),
-    ("read_only", "allow", "kubectl --context dev get deploy"),
-    ("read_only", "allow", "kubectl rollout status deploy/api"),
-    ("read_only", "allow", "helm list"),
-    ("read_only", "allow", "helm status my-release"),
+    # a live cluster's state goes to the model: a person sees the query first
+    ("network", "ask", "kubectl get pods"),
+    ("network", "ask", "kubectl get pods -n kube-system -o wide"),
+    ("network", "ask", "kubectl describe pod x"),
+    ("network", "ask", "kubectl logs x"),
+    ("network", "ask", "kubectl logs -f deploy/api --tail 50"),
+    ("network", "ask", "kubectl get secrets"),
+    ("network", "ask", "kubectl --context dev get deploy"),
+    ("network", "ask", "kubectl rollout status deploy/api"),
+    ("network", "ask", "helm list"),
+    ("network", "ask", "helm status my-release"),
+    # the local configuration only
+    ("read_only", "allow", "kubectl config get-contexts"),
+    ("read_only", "allow", "kubectl config current-context"),
+    ("read_only", "allow", "kubectl version --client"),
+    ("read_only", "allow", "helm repo list"),
+    ("read_only", "allow", "helm lint ./chart"),
+    ("read_only", "allow", "helm template web ./chart"),
     ("read_only", "allow", "docker compose ps"),
     ("read_only", "allow", "docker compose logs --tail 20 web"),
     ("read_only", "allow", "docker container ls -a"),

@@ -25,7 +25,7 @@ from itertools import pairwise
 
 from ...lazyre import lazy
 from .. import knowledge as K
-from ..args import option_values, positionals, texts_of
+from ..args import option_values, positionals, sed_scripts, texts_of
 from ..facts import Context, Facts
 from ..parse import Cmd, Walk, Word
 from ..paths import note_delete
@@ -107,7 +107,7 @@ def _judge_program(
             if K.AWK_UNSAFE.search(t):
                 scan_code(base, t, f, cwd, ctx)
     elif base == "sed":
-        scripts = [t.partition("=")[2] if t.startswith("--expression=") else t for t in texts]
+        scripts = [w.text for w in sed_scripts(args)[0]]
         scan_shell_texts(
             "the sed script", [c for t in scripts if "e" in t for c in sed_commands(t)], f, cwd, ctx
         )

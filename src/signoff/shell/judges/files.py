@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from .. import knowledge as K
-from ..args import has_flag, option_values, positionals, texts_of
+from ..args import has_flag, option_values, positionals, sed_scripts, texts_of
 from ..content import judge_patch
 from ..facts import Context, Facts
 from ..options import RM_LONG, TAR_LONG, expand_long
@@ -44,7 +44,11 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
                 f.runs_code = True
                 f.opaque(f"{base} {flag} runs other programs")
         written = K.WRITE_FLAGS.get(base, frozenset())
-        if base in ("sed", "yq") and has_flag(args, *written):
+        if base == "sed" and has_flag(args, *written):
+            f.raise_to("reversible_write", f"{base} -i edits files in place")
+            for w in sed_scripts(args)[2]:
+                note_write(f, w, cwd, ctx)
+        elif base == "yq" and has_flag(args, *written):
             f.raise_to("reversible_write", f"{base} -i edits files in place")
             for w in positionals(args)[0 if has_flag(args, "-e", "--expression") else 1 :]:
                 note_write(f, w, cwd, ctx)
@@ -55,7 +59,12 @@ def judge_read_only(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Contex
                 f.raise_to("reversible_write", f"{base} writes its output to a file")
                 note_write(f, w, cwd, ctx)
     if base == "sed":
-        script = " ".join(texts)
+        scripts, script_files, _ = sed_scripts(args)
+        if script_files:  # a program signoff does not read here: what it does is unknown
+            f.opaque("sed -f runs a script file, which may write files or run commands")
+        if any(w.dynamic for w in scripts):
+            f.opaque("the sed script is only known at run time")
+        script = "\n".join(w.text for w in scripts)
         stripped = re.sub(
             r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([a-zA-Z0-9]*)",
             lambda m: "" if not set(m.group(2)) & set("ew") else " w ",
@@ -195,6 +204,7 @@ def judge_writer(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
                 f.raise_to("destructive", "moving to /dev/null deletes")
             note_write(f, w, cwd, ctx)
             note_landing(f, sources, w, cwd, ctx, contents=False)
+            _note_moved_out(f, sources, w, cwd, ctx)
         return
     if base in ("cp", "install", "ln", "rsync", "convert", "ffmpeg"):
         target_dir = option_values(args, "-t", "--target-directory")
@@ -335,6 +345,24 @@ _TARGETING = frozenset(
         "--parents",
     }
 )
+
+
+def _note_moved_out(
+    f: Facts, sources: list[Word], dest: Word, cwd: str | None, ctx: Context
+) -> None:
+    """Moving a project folder out of the workspace (even into scratch space) takes it out
+    of the project: for the project, a deletion that signoff cannot undo. A single file
+    (a log, a build output) moved to scratch space stays notify."""
+    where = ctx.path(dest, cwd)
+    if where is None or ctx.inside(where):
+        return
+    for w in sources:
+        path = ctx.path(w, cwd)
+        folder = w.text.endswith("/") or "." not in posixpath.basename(w.text.rstrip("/"))
+        if path is not None and ctx.inside(path) and path != ctx.workspace and folder:
+            f.raise_to("destructive", f"moves {path} out of the workspace (to {where})")
+            f.ask(f"moves {path} out of the workspace (to {where})")
+            return
 
 
 @lru_cache(maxsize=256)  # bounded: `base` is any name a command gives

@@ -152,8 +152,13 @@ def checkout_may_discard(
     sub: str, rest: list[str], flags: set[str], cwd: str | None, ctx: Context
 ) -> bool:
     """`git checkout NAME…` (no `--`): may git read a NAME as a path?"""
-    if sub != "checkout" or flags & _BRANCHING:
+    if sub != "checkout":
         return False
+    if flags & _BRANCHING:
+        # `-b NEW [START]`, `--track START`: a name after the branch and its start point
+        # is a path (`git checkout --track origin/x file.py` restores file.py)
+        names = _names_after_values(rest)
+        return len(names) > (2 if flags & _NAMED_BRANCH else 1)
     names = [t for t in rest if not t.startswith("-")]
     if len(names) >= 2:
         return True  # `git checkout main README`: the names after the first are paths
@@ -165,6 +170,20 @@ def checkout_may_discard(
         if cwd is not None and ctx.reader(posixpath.join(cwd, name)) is not None:
             return True  # a file of that name exists: git would restore it from the index
     return False
+
+
+_NAMED_BRANCH = frozenset({"-b", "-B", "--orphan", "-c", "-C"})  # take the new name
+
+
+def _names_after_values(rest: list[str]) -> list[str]:
+    """The words that are not options, counting a branch option's value as a name."""
+    names: list[str] = []
+    for t in rest:
+        if t == "--":
+            break
+        if not t.startswith("-"):
+            names.append(t)
+    return names
 
 
 __all__ = ["checkout_may_discard", "judge_git_redirects"]

@@ -130,6 +130,25 @@ _HELM_READ_PAIRS = frozenset(
 _KUBE_REFUSED = ("--kubeconfig", "--raw", "--post-renderer", "--output-directory")
 
 
+# Read only the local files (kubeconfig, helm's repository index and plugins).
+_LOCAL_PAIRS = frozenset(
+    {
+        ("config", "get-contexts"),
+        ("config", "current-context"),
+        ("config", "get-clusters"),
+        ("config", "get-users"),
+        ("config", "view"),
+        ("plugin", "list"),
+        ("plugin", "ls"),
+        ("repo", "list"),
+        ("repo", "ls"),
+        ("search", "repo"),
+        ("dependency", "list"),
+        ("dep", "list"),
+    }
+)
+
+
 def _subcommand(texts: list[str], values: frozenset[str]) -> int:
     """The index of the first word that is not a global option (or its value)."""
     i = 0
@@ -160,8 +179,17 @@ def _kubectl(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> b
         return True
     if base == "kubectl" and (sub, verb) == ("config", "view") and "--flatten" in texts:
         return False
+    if (
+        (sub, verb) in _LOCAL_PAIRS
+        or (base == "helm" and sub in ("lint", "template", "env", "version"))
+        or (sub == "version" and "--client" in texts)
+    ):
+        f.note(f"{base} {sub} only reads the local configuration")
+        return True
+    # A query of a live cluster sends what it holds (pods, logs, config maps, events) to
+    # the model and its provider: like fetching a page, a person sees it first.
     f.network = True
-    f.note(f"{base} {sub} only reads the cluster's state")
+    f.raise_to("network", f"{base} {sub} reads the state of a remote cluster")
     return True
 
 

@@ -7,6 +7,8 @@ from ..args import has_flag, option_values, positionals, texts_of
 from ..facts import Context, Facts
 from ..parse import Cmd, Word
 
+_TEST_MODULES = frozenset({"pytest", "unittest", "nose2", "doctest", "tox", "nox"})
+
 
 def judge_runner(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) -> None:
     texts = texts_of(args)
@@ -23,8 +25,13 @@ def judge_runner(base: str, args: list[Word], f: Facts, cmd: Cmd, ctx: Context) 
         f.deny("drops a whole database")
     if base in K.INTERPRETERS:
         pos = positionals(args, frozenset({"-m", "-W", "-X", "-I", "-r", "--require"}))
-        if code or has_flag(args, "-m"):
+        modules = option_values(args, "-m") if not code else []
+        if code or (has_flag(args, "-m") and not modules):
             f.opaque(f"{base} runs inline code")
+        elif modules:
+            module = modules[0].text
+            what = "the project's tests" if module in _TEST_MODULES else f"the module {module}"
+            f.opaque(f"{base} -m {module} runs {what}")
         elif pos and pos[0].text != "-":
             path = ctx.path(pos[0], cmd.cwd)
             if path:
