@@ -61,6 +61,13 @@ TABLE = [
     ("cat ~/.ssh/id_rsa | python x.py", "ask", "ask"),  # a secret
     ("python x.py > /tmp/out.txt", "ask", "ask"),  # scratch would vanish with the sandbox
     ("echo x > src/locked/a.py && make", "deny", "deny"),
+    # servers and jobs left running: cut off and killed with the sandbox, so a person decides
+    ("python -m http.server 8000", "ask", "ask"),
+    ("flask run", "ask", "ask"),
+    ("npm start", "ask", "ask"),
+    ("python manage.py runserver", "ask", "ask"),
+    ("python worker.py &", "ask", "ask"),
+    ("pytest -q 2>&1 | tail -5", "ask", "notify"),  # the control: a redirect is no job
     # allowed already: nothing to contain
     ("git status", "allow", "allow"),
 ]

@@ -30,6 +30,7 @@ from .always import suggest_argument_rule
 from .effects import PROTECTED, Effects, PathRules, by_access, of_call, of_part, touches_protected
 from .exceptions import InvalidInput
 from .hints import overload
+from .lazyre import lazy
 from .models import ShellPartSummary, ToolCall, Verdict
 from .normalize import canonical_host
 from .protected import ProtectedPaths, default_protected
@@ -95,6 +96,7 @@ SENSITIVE_WRITE = (
     *_RUNS_LATER,  # code that git, a shell or CI runs later (runs_later.py says why)
 )
 _SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
+_BACKGROUND = lazy(r"(?<![&>|<])&(?![&>])")  # `job &` (and, conservatively, a quoted one)
 CONTAINED = "contained"  # the rule of a part that runs in the OS sandbox instead of asking
 CONTAINED_REASON = (
     "runs contained: no network, writes only inside the workspace, secrets hidden; "
@@ -558,7 +560,13 @@ class Policy:
         return _Where(start, None, starts[1:])
 
     def _shell(
-        self, call: ToolCall, spec: ToolSpec, grants: Sequence[Rule], where: _Where
+        self,
+        call: ToolCall,
+        spec: ToolSpec,
+        grants: Sequence[Rule],
+        where: _Where,
+        *,
+        contain: bool = True,
     ) -> Verdict:
         command = call.arguments.get(spec.command_arg or "command")
         if not isinstance(command, str):
@@ -593,7 +601,9 @@ class Policy:
         dotglob = "dotglob" in command or "GLOBIGNORE" in command
         summaries: list[ShellPartSummary] = []
         for part in analysis.parts:
-            part_effect, part_rule, reason = self._shell_part(part, rules, grant_rules, dotglob)
+            part_effect, part_rule, reason = self._shell_part(
+                part, rules, grant_rules, dotglob, contain
+            )
             if start.boundary and part_effect in ("allow", "notify"):
                 # outside the workspace, a rule written for the project means something else
                 part_effect, part_rule, reason = "ask", "boundary", start.boundary
@@ -611,6 +621,9 @@ class Policy:
         deciding = [s for s in summaries if s.effect == effect]
         risk = _shell_risk(analysis.parts, effect)
         contained = effect in ("allow", "notify") and any(s.rule == CONTAINED for s in summaries)
+        if contained and _BACKGROUND.search(command):
+            # a job left running would die with the sandbox: a person decides instead
+            return self._shell(call, spec, grants, where, contain=False)
         if contained:
             risk = "low"  # what could go wrong stays inside the sandbox and can be reverted
         reasons = tuple(dict.fromkeys(r for s in deciding for r in s.reasons)) or ("empty command",)
@@ -635,7 +648,12 @@ class Policy:
         )
 
     def _shell_part(
-        self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule], dotglob: bool
+        self,
+        part: shell.CommandPart,
+        rules: _Candidates,
+        grants: Iterable[Rule],
+        dotglob: bool,
+        contain: bool = True,
     ) -> tuple[Effect, str | None, str | None]:
         for rule in rules.deny:
             if rule.catches_shell(part.text, part.argv):
@@ -662,10 +680,10 @@ class Policy:
                 "boundary",
                 ("writes outside the workspace"),
             )
-        return self._shell_part_allowed(part, rules, grants)
+        return self._shell_part_allowed(part, rules, grants, contain)
 
     def _shell_part_allowed(
-        self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule]
+        self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule], contain: bool
     ) -> tuple[Effect, str | None, str | None]:
         """A part no deny, ask or boundary stopped: an allow rule, the mode, containment,
         else what the analysis says."""
@@ -677,7 +695,7 @@ class Policy:
                 return "allow", rule.text, f"allowed by rule {rule.text}"
         if self.mode == "accept-edits" and part.cls == "reversible_write" and part.inside_workspace:
             return "allow", "mode", "accept-edits: workspace edit"
-        if self.contain and part.containable:
+        if self.contain and contain and part.containable:
             return "notify", CONTAINED, CONTAINED_REASON
         return part.effect, None, None
 

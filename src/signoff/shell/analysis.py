@@ -381,6 +381,8 @@ def _to_part(f: Facts, ctx: Context) -> CommandPart:
     else:
         effect = "ask"
     inside = not f.unknown_paths and within_bounds(f, ctx)  # scratch writes, free reads
+    if effect == "ask" and K.serves(f.argv):
+        f.note("starts a server")
     reasons = f.reasons or [_DEFAULT_REASON[f.cls]]
     return CommandPart(
         " ".join(f.argv),
@@ -413,6 +415,7 @@ def _containable(f: Facts, effect: Effect, ctx: Context) -> bool:
         and not (f.catastrophic or f.force_ask or f.network or f.fetch or f.secret)
         and not f.boundaries
         and all(ctx.inside(w) for w in (*f.writes, *f.tree_writes))
+        and not K.serves(f.argv)
     )
 
 

@@ -7,6 +7,7 @@ stripped and a trusted directory such as /usr/bin is removed).
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from ..lazyre import lazy
@@ -356,6 +357,44 @@ def unversioned(base: str) -> str:
         return name
     major = version.partition(".")[0]
     return name + major if name in ("python", "pypy", "pip") and major in ("2", "3") else name
+
+
+# Programs that serve: a person decides whether to start a server (inside the sandbox it
+# would be cut off from the host, and it cannot outlive the command).
+SERVER_PROGRAMS = frozenset(
+    {"uvicorn", "gunicorn", "hypercorn", "daphne", "waitress-serve", "http-server", "serve"}
+)
+SERVER_SUBCOMMANDS = frozenset(
+    {
+        ("flask", "run"),
+        ("rails", "server"),
+        ("rails", "s"),
+        ("jupyter", "notebook"),
+        ("jupyter", "lab"),
+        ("npm", "start"),
+        ("yarn", "start"),
+        ("pnpm", "start"),
+        ("hugo", "server"),
+        ("mkdocs", "serve"),
+        ("manage.py", "runserver"),
+    }
+)
+SERVER_MODULES = frozenset({"http.server", "SimpleHTTPServer", "uvicorn", "flask", "aiohttp.web"})
+
+
+def serves(argv: tuple[str, ...] | list[str]) -> bool:
+    """Whether a command starts a server (`python -m http.server`, `flask run`, ...)."""
+    if not argv:
+        return False
+    base = argv[0].rsplit("/", 1)[-1]
+    words = [a.rsplit("/", 1)[-1] for a in argv]
+    if base in SERVER_PROGRAMS or any(
+        (a, b) in SERVER_SUBCOMMANDS for a, b in itertools.pairwise(words)
+    ):
+        return True
+    return any(a == "-m" and b in SERVER_MODULES for a, b in itertools.pairwise(argv)) or (
+        base == "php" and "-S" in argv
+    )
 
 
 SED_WRITE_CMD = lazy(r"(^|[;{}\n]|[0-9$/]|!)\s*[wWe](\s|$)|\s[wWe]\s+\S")
