@@ -194,6 +194,7 @@ class Policy:
         )
         self._secret = _path_rules(SECRET_READ)
         self._candidates: dict[str, _Candidates] = {}
+        self._deny_texts = frozenset(rule.text for rule in self.settings.deny)
         # Told extras (e.g. the store's files) plus what is always signoff's own state.
         self.extra_protected = tuple(os.fspath(p) for p in protected)
         self.protected = ProtectedPaths.of(
@@ -234,9 +235,7 @@ class Policy:
             self.mode == "auto"
             and verdict.effect == "ask"
             and not spec.always_ask
-            and not (
-                touches_protected(verdict)  # may reach signoff's own state: a person decides
-            )
+            and not self.person_only(verdict)
         ):
             if self.settings.reviewer is not None:
                 return verdict  # the reviewer model settles it, or a person does (reviewer)
@@ -251,10 +250,23 @@ class Policy:
         if reviewer is None or self.mode != "auto" or verdict.effect != "ask":
             return False
         spec = self.registry.get(call.name)
-        if spec.always_ask or touches_protected(verdict):
+        if spec.always_ask or self.person_only(verdict):
             return False
         return reviewer.settles(spec.name, verdict.risk) or reviewer.settles(
             call.name, verdict.risk
+        )
+
+    def person_only(self, verdict: Verdict) -> bool:
+        """An ask no mode, switch or model may settle: the call may reach signoff's own
+        state, or a path a deny rule names (a tree that holds one, a glob that may expand
+        to one). Deny is absolute, so its doubt is a person's to settle."""
+        if verdict.effect != "ask":
+            return False
+        if touches_protected(verdict):
+            return True
+        denied = self._deny_texts
+        return verdict.rule in denied or any(
+            p.effect == "ask" and p.rule in denied for p in verdict.parts
         )
 
     def validated_edit(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolCall:
