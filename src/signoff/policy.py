@@ -42,9 +42,10 @@ from .tools import Registry, ToolSpec
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
     from . import shell
+    from .effects import PathVerdict
     from .models import Effect, Risk
     from .settings import Mode
 
@@ -537,6 +538,10 @@ class Policy:
                 suggestion = None  # nothing stable to name: approve once, never "always"
         return Verdict(effect, risk, rule_text, reasons, spec.tier, suggestion, tuple(summaries))
 
+    def _persons_doubt(self, found: PathVerdict | None) -> TypeGuard[PathVerdict]:
+        """A path verdict that only a person settles: signoff's own state, or a deny's doubt."""
+        return found is not None and (found.rule == PROTECTED or found.rule in self._deny_texts)
+
     def _shell_part(
         self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule], dotglob: bool
     ) -> tuple[Effect, str | None, str | None]:
@@ -551,6 +556,8 @@ class Policy:
             return "deny", by_path.rule, by_path.reason
         if self.mode == "plan" and part.cls != "read_only":
             return "deny", "mode", "plan mode is read-only"
+        if self._persons_doubt(by_path):  # an ask rule must not hide it (person_only)
+            return "ask", by_path.rule, by_path.reason
         for rule in rules.ask:
             if rule.catches_shell(part.text, part.argv):
                 return "ask", rule.text, f"rule {rule.text} asks"
@@ -565,15 +572,22 @@ class Policy:
                 "boundary",
                 ("writes outside the workspace"),
             )
-        for rule in (*rules.allow, *grants):
-            # A bare `Bash` cannot vouch for what could not be parsed: it needs a specifier.
-            if part.cls == "opaque" and rule.specifier is None:
-                continue
-            if rule.matches_shell(part.text):
-                return "allow", rule.text, f"allowed by rule {rule.text}"
+        allowing = _allowing_rule(part, (*rules.allow, *grants))
+        if allowing is not None:
+            return "allow", allowing.text, f"allowed by rule {allowing.text}"
         if self.mode == "accept-edits" and part.cls == "reversible_write" and part.inside_workspace:
             return "allow", "mode", "accept-edits: workspace edit"
         return part.effect, None, None
+
+
+def _allowing_rule(part: shell.CommandPart, rules: Iterable[Rule]) -> Rule | None:
+    for rule in rules:
+        # A bare `Bash` cannot vouch for what could not be parsed: it needs a specifier.
+        if part.cls == "opaque" and rule.specifier is None:
+            continue
+        if rule.matches_shell(part.text):
+            return rule
+    return None
 
 
 def _none() -> None:
