@@ -230,7 +230,7 @@ class Gate:
         spec = self.policy.registry.get(call.name)
         transcript = self.transcript() if self.transcript is not None else ()
         reviewed, data = review_call(
-            self.reviewer, transcript, call, verdict, self.previewer(call, spec)
+            self.policy, self.reviewer, transcript, call, verdict, self.previewer(call, spec)
         )
         self._emit("reviewer", data)
         return reviewed

@@ -33,7 +33,7 @@ from .hints import overload
 from .models import ShellPartSummary, ToolCall, Verdict
 from .normalize import canonical_host
 from .protected import ProtectedPaths, default_protected
-from .records import record
+from .records import record, replace
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .runs_later import SENSITIVE_PATTERNS as _RUNS_LATER
 from .settings import MODES, Settings
@@ -196,6 +196,7 @@ class Policy:
         self._secret = _path_rules(SECRET_READ)
         self._candidates: dict[str, _Candidates] = {}
         self._deny_texts = frozenset(rule.text for rule in self.settings.deny)
+        self._plain: Policy | None = None  # without_ask_rules
         # Told extras (e.g. the store's files) plus what is always signoff's own state.
         self.extra_protected = tuple(os.fspath(p) for p in protected)
         self.protected = ProtectedPaths.of(
@@ -245,17 +246,27 @@ class Policy:
 
     def for_reviewer(self, call: ToolCall, verdict: Verdict) -> bool:
         """Whether the reviewer model may settle this verdict: an ask in auto mode that
-        `auto` alone would have allowed, within the reviewer's tools and risk. A deny, an
-        ask about signoff's own state and a tool that asks by design never reach it."""
-        reviewer = self.settings.reviewer
-        if reviewer is None or self.mode != "auto" or verdict.effect != "ask":
+        `auto` alone would have allowed, within the reviewer's remit (`reviewer_remit`).
+        A deny, an ask only a person settles and a tool that asks by design never reach it."""
+        if self.settings.reviewer is None or self.mode != "auto" or verdict.effect != "ask":
             return False
-        spec = self.registry.get(call.name)
-        if spec.always_ask or self.person_only(verdict):
-            return False
-        return reviewer.settles(spec.name, verdict.risk) or reviewer.settles(
-            call.name, verdict.risk
-        )
+        from .reviewer_remit import remit_problem  # only with a reviewer, in auto mode
+
+        return remit_problem(self, call, verdict) is None
+
+    def without_ask_rules(self) -> Policy:
+        """This policy without its ask rules (made once): what else a call asks for."""
+        if self._plain is None:
+            self._plain = Policy(
+                replace(self.settings, ask=()),
+                workspace=self.workspace,
+                registry=self.registry,
+                mode=self.mode,
+                home=self.home,
+                resolver=self.resolve,
+                protected=self.extra_protected,
+            )
+        return self._plain
 
     def person_only(self, verdict: Verdict) -> bool:
         """An ask no mode, switch or model may settle: the call may reach signoff's own
