@@ -32,7 +32,7 @@ from .exceptions import InvalidInput
 from .hints import overload
 from .models import ShellPartSummary, ToolCall, Verdict
 from .normalize import canonical_host
-from .protected import ProtectedPaths, default_protected
+from .protected import ProtectedPaths, default_protected, store_files
 from .records import record, replace
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .runs_later import SENSITIVE_PATTERNS as _RUNS_LATER
@@ -215,6 +215,25 @@ class Policy:
     def hidden(self, path: str) -> bool:
         """Whether a tree walk (search_code) skips this path: see `PathRules.hidden`."""
         return self.path_rules.hidden(path)
+
+    def protecting(self, paths: Iterable[str | os.PathLike[str]]) -> Policy:
+        """This policy with `paths` among signoff's own state too (a copy; `self` is kept)."""
+        return Policy(
+            self.settings,
+            workspace=self.workspace,
+            registry=self.registry,
+            mode=self.mode,
+            home=self.home,
+            resolver=self.resolve,
+            protected=(*self.extra_protected, *(os.fspath(p) for p in paths)),
+        )
+
+    def protecting_store(self, store: object) -> Policy:
+        """This policy with the files of `store` (a SQLite store's) protected too: the store
+        holds every run's transcript and decisions, wherever it lives. `self` when they
+        already are."""
+        files = store_files(getattr(store, "file", None))
+        return self if all(self.protected.inside(f) for f in files) else self.protecting(files)
 
     def with_mode(self, mode: Mode) -> Policy:
         clone = Policy(

@@ -45,7 +45,7 @@ from ..targets import (
     portable,
 )
 from ..tools import BUILTIN_SPECS, canonical_tool_name
-from .agent import Agent, parse_tool_calls, tool_message, worker_name
+from .agent import Agent, guarding_store, parse_tool_calls, tool_message, worker_name
 from .nested import Nesting, lineage, person_messages
 from .settle import Settling
 
@@ -66,7 +66,7 @@ class Runner(Settling, Nesting):
         max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
         self.store = store
-        self.agent = agent
+        self.agent = guarding_store(agent, store)
         self.agent_ref = agent_ref
         self.worker = worker or worker_name()
         self.lease_seconds = lease_seconds
