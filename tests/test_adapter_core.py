@@ -36,6 +36,15 @@ def test_ids_come_from_the_framework_thread_and_call(tmp_path: Path) -> None:
     assert other.request_id("t1", "c1") != g.request_id("t1", "c1")
 
 
+def test_the_store_is_protected_wherever_it_lives(tmp_path: Path) -> None:
+    # s.db is not under .signoff/: the guard's policy is told it is signoff's own state,
+    # so no agent it judges reads the transcripts and decisions of every run in it
+    g = guard(tmp_path)
+    for command in ("cat s.db", "strings s.db-wal", "cp s.db /tmp/copy.db"):
+        verdict = g.policy.evaluate(ToolCall("execute_command", {"command": command}))
+        assert verdict.effect == "deny", command
+
+
 def test_asking_twice_finds_the_same_request(tmp_path: Path) -> None:
     g = guard(tmp_path)
     call = ToolCall("wire", {"to": "bob", "amount": 5}, "c1")

@@ -489,6 +489,7 @@ def test_the_reviewer_table_is_read_and_merged_key_by_key(tmp_path: Path) -> Non
     (tmp_path / ".signoff" / "settings.toml").write_text(
         '[permissions]\ndefault_mode = "auto"\n\n[reviewer]\nmodel = "m1"\n'
         'filter_timeout = 3\nmax_risk = "medium"\ntools = ["execute_command"]\n'
+        'classes = ["write", "external", "write"]\n'
     )
     (tmp_path / ".signoff" / "settings.local.toml").write_text(
         '[reviewer]\nbase_url = "http://127.0.0.1:1/v1"\napi_key_env = "REVIEWER_KEY"\n'
@@ -503,7 +504,16 @@ def test_the_reviewer_table_is_read_and_merged_key_by_key(tmp_path: Path) -> Non
         reviewer.filter_timeout,
         reviewer.max_risk,
         reviewer.tools,
-    ) == ("m1", "http://127.0.0.1:1/v1", "REVIEWER_KEY", 3.0, "high", ("execute_command",))
+        reviewer.classes,
+    ) == (
+        "m1",
+        "http://127.0.0.1:1/v1",
+        "REVIEWER_KEY",
+        3.0,
+        "high",
+        ("execute_command",),
+        ("write", "external"),
+    )
 
 
 @pytest.mark.parametrize("key", ["base_url", "api_key_env"])
@@ -538,6 +548,8 @@ def test_a_reviewer_without_a_model_is_an_error(tmp_path: Path) -> None:
         ('model = "m"\nbase_url = "file:///etc/passwd"', "http:// or https:// URL", 3),
         ('model = "m"\nfilter_timeout = 0', "number of seconds", 3),
         ('model = "m"\ntools = "run_command"', "list of tool names", 3),
+        ('model = "m"\nclasses = ["write", "network"]', "(not 'network')", 3),
+        ('model = "m"\nclasses = "write"', "reviewer.classes must be a list of read,", 3),
     ],
 )
 def test_bad_reviewer_settings_name_the_file_line_and_key(
@@ -624,10 +636,10 @@ def test_check_in_auto_mode_says_who_settles_asks(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    def check() -> str:
+    def check(tool: str = "delete_file", args: Any = None) -> str:
         done = subprocess.run(
             [sys.executable, "-m", "signoff", "check", "--no-user-settings", "--mode", "auto",
-             "--tool", "delete_file", "--args", '{"path": "old.txt"}'],
+             "--tool", tool, "--args", json.dumps(args or {"path": "old.txt"})],
             cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
         )  # fmt: skip
         return done.stdout
@@ -637,6 +649,31 @@ def test_check_in_auto_mode_says_who_settles_asks(tmp_path: Path) -> None:
     (tmp_path / ".signoff" / "settings.toml").write_text('[reviewer]\nmodel = "rm-1"\n')
     text = check()
     assert text.startswith("ASK") and "the reviewer model rm-1 settles this" in text
+    text = check("write_file", {"path": "../elsewhere.txt", "content": "x"})
+    assert text.startswith("ASK") and "a person decides this, not the reviewer model rm-1" in text
+    assert "boundary: not among the reviewer's classes" in text
+
+
+@pytest.mark.parametrize(
+    ("call", "classes"),
+    [
+        (("delete_file", {"path": "old.txt"}), {"destructive"}),
+        (("fetch_url", {"url": "https://example.com/"}), {"external"}),
+        (("write_file", {"path": "/elsewhere/x", "content": "x"}), {"write", "boundary"}),
+        (("read_file", {"path": ".env"}), {"read", "boundary"}),
+        (("execute_command", {"command": "git status && curl https://x.example"}), {"external"}),
+        (("execute_command", {"command": "rm -r build; eval $X"}), {"destructive", "opaque"}),
+        (("execute_command", {"command": "cat ~/.aws/credentials"}), {"read", "boundary"}),
+        (("probe", {"path": "x"}), {"unknown"}),
+    ],
+)
+def test_what_an_ask_does_is_read_from_its_verdict(
+    tmp_path: Path, call: tuple[str, dict[str, Any]], classes: set[str]
+) -> None:
+    from signoff.reviewer_settings import ask_classes
+
+    verdict = Policy(Settings(), workspace=tmp_path, registry=registry()).evaluate(ToolCall(*call))
+    assert verdict.effect == "ask" and ask_classes(verdict) == classes
 
 
 # ---------------------------------------------------------------------- pure parts

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .channels import Channel, Prompt, RejectingChannel
 from .exceptions import CallDenied, RunStopped
 from .models import Decision, Grant, Request, ToolCall, Verdict
-from .policy import Policy, touches_protected
+from .policy import Policy
 from .rules import Rule, parse_rule
 from .settings import add_local_allow_rule
 from .targets import (
@@ -206,8 +206,8 @@ class Gate:
             not self.enabled
             and verdict.effect == "ask"
             and call.name != "ask_human"
-            and not touches_protected(verdict)
-        ):  # signoff's own state: a person decides
+            and not self.policy.person_only(verdict)
+        ):  # signoff's own state, a path a deny names: a person decides
             verdict = verdict.with_effect("allow", "approvals are off (/hitl off)")
         if self.listener is not None:
             self.listener("verdict", {"call": call.to_json(), "verdict": verdict.to_json()})
@@ -230,7 +230,7 @@ class Gate:
         spec = self.policy.registry.get(call.name)
         transcript = self.transcript() if self.transcript is not None else ()
         reviewed, data = review_call(
-            self.reviewer, transcript, call, verdict, self.previewer(call, spec)
+            self.policy, self.reviewer, transcript, call, verdict, self.previewer(call, spec)
         )
         self._emit("reviewer", data)
         return reviewed
@@ -264,7 +264,7 @@ class Gate:
                 return verdict, decision, run, call_targets(self.policy, run), None
             now_targets = call_targets(self.policy, call)
             now = self.check(pinned(self.policy, call, now_targets))
-            if not self.enabled and now.effect == "ask" and not touches_protected(now):
+            if not self.enabled and now.effect == "ask" and not self.policy.person_only(now):
                 now = now.with_effect("allow", "approvals are off (/hitl off)")
             change = judgement_change(verdict, now)
             moved = target_change(targets, now_targets, self.policy.workspace)

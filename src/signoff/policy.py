@@ -33,8 +33,8 @@ from .hints import overload
 from .lazyre import lazy
 from .models import ShellPartSummary, ToolCall, Verdict
 from .normalize import canonical_host
-from .protected import ProtectedPaths, default_protected
-from .records import record
+from .protected import ProtectedPaths, default_protected, store_files
+from .records import record, replace
 from .rules import PathContext, Rule, host_matches, parse_rule
 from .runs_later import SENSITIVE_PATTERNS as _RUNS_LATER
 from .settings import MODES, Settings
@@ -43,9 +43,10 @@ from .tools import Registry, ToolSpec
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
     from . import shell
+    from .effects import PathVerdict
     from .models import Effect, Risk
     from .settings import Mode
 
@@ -223,6 +224,8 @@ class Policy:
         )
         self._secret = _path_rules(SECRET_READ)
         self._candidates: dict[str, _Candidates] = {}
+        self._deny_texts = frozenset(rule.text for rule in self.settings.deny)
+        self._plain: Policy | None = None  # without_ask_rules
         # Told extras (e.g. the store's files) plus what is always signoff's own state.
         self.extra_protected = tuple(os.fspath(p) for p in protected)
         self.protected = ProtectedPaths.of(
@@ -241,6 +244,25 @@ class Policy:
     def hidden(self, path: str) -> bool:
         """Whether a tree walk (search_code) skips this path: see `PathRules.hidden`."""
         return self.path_rules.hidden(path)
+
+    def protecting(self, paths: Iterable[str | os.PathLike[str]]) -> Policy:
+        """This policy with `paths` among signoff's own state too (a copy; `self` is kept)."""
+        return Policy(
+            self.settings,
+            workspace=self.workspace,
+            registry=self.registry,
+            mode=self.mode,
+            home=self.home,
+            resolver=self.resolve,
+            protected=(*self.extra_protected, *(os.fspath(p) for p in paths)),
+        )
+
+    def protecting_store(self, store: object) -> Policy:
+        """This policy with the files of `store` (a SQLite store's) protected too: the store
+        holds every run's transcript and decisions, wherever it lives. `self` when they
+        already are."""
+        files = store_files(getattr(store, "file", None))
+        return self if all(self.protected.inside(f) for f in files) else self.protecting(files)
 
     def with_mode(self, mode: Mode) -> Policy:
         clone = Policy(
@@ -271,9 +293,7 @@ class Policy:
             self.mode == "auto"
             and verdict.effect == "ask"
             and not spec.always_ask
-            and not (
-                touches_protected(verdict)  # may reach signoff's own state: a person decides
-            )
+            and not self.person_only(verdict)
         ):
             if self.settings.reviewer is not None:
                 return verdict  # the reviewer model settles it, or a person does (reviewer)
@@ -282,16 +302,39 @@ class Policy:
 
     def for_reviewer(self, call: ToolCall, verdict: Verdict) -> bool:
         """Whether the reviewer model may settle this verdict: an ask in auto mode that
-        `auto` alone would have allowed, within the reviewer's tools and risk. A deny, an
-        ask about signoff's own state and a tool that asks by design never reach it."""
-        reviewer = self.settings.reviewer
-        if reviewer is None or self.mode != "auto" or verdict.effect != "ask":
+        `auto` alone would have allowed, within the reviewer's remit (`reviewer_remit`).
+        A deny, an ask only a person settles and a tool that asks by design never reach it."""
+        if self.settings.reviewer is None or self.mode != "auto" or verdict.effect != "ask":
             return False
-        spec = self.registry.get(call.name)
-        if spec.always_ask or touches_protected(verdict):
+        from .reviewer_remit import remit_problem  # only with a reviewer, in auto mode
+
+        return remit_problem(self, call, verdict) is None
+
+    def without_ask_rules(self) -> Policy:
+        """This policy without its ask rules (made once): what else a call asks for."""
+        if self._plain is None:
+            self._plain = Policy(
+                replace(self.settings, ask=()),
+                workspace=self.workspace,
+                registry=self.registry,
+                mode=self.mode,
+                home=self.home,
+                resolver=self.resolve,
+                protected=self.extra_protected,
+            )
+        return self._plain
+
+    def person_only(self, verdict: Verdict) -> bool:
+        """An ask no mode, switch or model may settle: the call may reach signoff's own
+        state, or a path a deny rule names (a tree that holds one, a glob that may expand
+        to one). Deny is absolute, so its doubt is a person's to settle."""
+        if verdict.effect != "ask":
             return False
-        return reviewer.settles(spec.name, verdict.risk) or reviewer.settles(
-            call.name, verdict.risk
+        if touches_protected(verdict):
+            return True
+        denied = self._deny_texts
+        return verdict.rule in denied or any(
+            p.effect == "ask" and p.rule in denied for p in verdict.parts
         )
 
     def validated_edit(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolCall:
@@ -647,6 +690,10 @@ class Policy:
             effect, risk, rule_text, reasons, spec.tier, suggestion, tuple(summaries), contained
         )
 
+    def _persons_doubt(self, found: PathVerdict | None) -> TypeGuard[PathVerdict]:
+        """A path verdict that only a person settles: signoff's own state, or a deny's doubt."""
+        return found is not None and (found.rule == PROTECTED or found.rule in self._deny_texts)
+
     def _shell_part(
         self,
         part: shell.CommandPart,
@@ -666,6 +713,8 @@ class Policy:
             return "deny", by_path.rule, by_path.reason
         if self.mode == "plan" and part.cls != "read_only":
             return "deny", "mode", "plan mode is read-only"
+        if self._persons_doubt(by_path):  # an ask rule must not hide it (person_only)
+            return "ask", by_path.rule, by_path.reason
         for rule in rules.ask:
             if rule.catches_shell(part.text, part.argv):
                 return "ask", rule.text, f"rule {rule.text} asks"
@@ -687,17 +736,24 @@ class Policy:
     ) -> tuple[Effect, str | None, str | None]:
         """A part no deny, ask or boundary stopped: an allow rule, the mode, containment,
         else what the analysis says."""
-        for rule in (*rules.allow, *grants):
-            # A bare `Bash` cannot vouch for what could not be parsed: it needs a specifier.
-            if part.cls == "opaque" and rule.specifier is None:
-                continue
-            if rule.matches_shell(part.text):
-                return "allow", rule.text, f"allowed by rule {rule.text}"
+        allowing = _allowing_rule(part, (*rules.allow, *grants))
+        if allowing is not None:
+            return "allow", allowing.text, f"allowed by rule {allowing.text}"
         if self.mode == "accept-edits" and part.cls == "reversible_write" and part.inside_workspace:
             return "allow", "mode", "accept-edits: workspace edit"
         if self.contain and contain and part.containable:
             return "notify", CONTAINED, CONTAINED_REASON
         return part.effect, None, None
+
+
+def _allowing_rule(part: shell.CommandPart, rules: Iterable[Rule]) -> Rule | None:
+    for rule in rules:
+        # A bare `Bash` cannot vouch for what could not be parsed: it needs a specifier.
+        if part.cls == "opaque" and rule.specifier is None:
+            continue
+        if rule.matches_shell(part.text):
+            return rule
+    return None
 
 
 def _none() -> None:

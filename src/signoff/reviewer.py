@@ -1,7 +1,8 @@
 """The reviewer model: in `auto` mode, it settles asks a person would otherwise not see.
 
-    ask (auto mode, in the reviewer's remit)
-      -> agent text speaks to the reviewer?           yes: a person decides (no model call)
+    ask (auto mode)
+      -> in the reviewer's remit (code: reviewer_remit)?  no: a person decides
+      -> agent text speaks to the reviewer (a tripwire)?  yes: a person decides (no model call)
       -> stage 1, the fast filter: "<tag> allow|flag"  allow, low risk: runs (notify)
       -> stage 2, careful reasoning: JSON with the tag  allow: runs (notify)
       -> anything else (flag then escalate, an outage, a timeout, a malformed or untagged
@@ -9,17 +10,20 @@
 
 It can only make `auto` stricter: without it every such ask would run. It never sees a
 deny (the policy settles those first), never loosens one, and what it allows runs as
-`notify`: kept on the record for review after (and revert). Its input is built by
-`reviewer_input`, never by the agent. Every verdict is on the record (`reviewer.verdict`).
+`notify`: kept on the record for review after (and revert). Whether it may settle an ask
+at all is decided by code from the verdict, and checked again here, where its answer is
+applied: whatever the agent wrote, an ask outside the remit goes to a person. Its input
+is built by `reviewer_input`, never by the agent. Every verdict is on the record
+(`reviewer.verdict`).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .exceptions import ConfigurationError
 from .kinds import REVIEWER_VERDICT
@@ -34,6 +38,7 @@ from .reviewer_input import (
     parse_reasoning,
     reason_messages,
 )
+from .reviewer_remit import remit_problem
 from .reviewer_settings import (
     AUTO_WITHOUT_REVIEWER,
     ReviewerSettings,
@@ -41,7 +46,10 @@ from .reviewer_settings import (
     escalated_verdict,
 )
 
-Stage = Literal["precheck", "filter", "reasoning", "outage", "malformed"]
+if TYPE_CHECKING:
+    from .policy import Policy
+
+Stage = Literal["remit", "precheck", "filter", "reasoning", "outage", "malformed"]
 # (messages, timeout) -> the answer's text; raises on an outage
 Ask = Callable[[list[dict[str, Any]], float], str]
 
@@ -149,7 +157,7 @@ class Reviewer:
             return done(
                 "escalate",
                 "precheck",
-                f"the agent's call speaks to the reviewer ({spoken!r}): a person decides",
+                f"agent-written text speaks to the reviewer ({spoken!r}): a person decides",
             )
         tag = new_tag(review)
         try:
@@ -182,14 +190,27 @@ def reviewer_for(settings: ReviewerSettings | None) -> Reviewer | None:
 
 
 def review_call(
+    policy: Policy,
     reviewer: Reviewer,
     transcript: Any,
     call: ToolCall,
     verdict: Verdict,
     preview: str,
+    *,
+    person_messages: Sequence[str] | None = None,
 ) -> tuple[Verdict, dict[str, Any]]:
-    """The verdict the call goes on with, and the `reviewer.verdict` event's data."""
-    result = reviewer.review(build_input(transcript or (), call, verdict, preview))
+    """The verdict the call goes on with, and the `reviewer.verdict` event's data. An ask
+    outside the remit stays an ask (the model is not asked): the one place a reviewer's
+    "allow" becomes a verdict checks the remit itself. `person_messages`: see build_input."""
+    outside = remit_problem(policy, call, verdict)
+    if outside is not None:
+        note = f"outside the reviewer's remit ({outside}): a person decides"
+        result = ReviewerVerdict("escalate", "remit", note, reviewer.settings.model)
+    else:
+        review = build_input(
+            transcript or (), call, verdict, preview, person_messages=person_messages
+        )
+        result = reviewer.review(review)
     data = {
         "call": call.to_json(),
         "asked": verdict.to_json(),

@@ -8,15 +8,19 @@
     reason_timeout = 60                  # seconds for careful reasoning (stage 2)
     max_risk = "high"                    # asks riskier than this always go to a person
     tools = ["run_command", "fetch_url"] # only these tools' asks (default: every tool)
+    classes = ["write", "external"]      # only asks that do these (default: DEFAULT_CLASSES)
     fast_max_risk = "medium"             # above this, a stage-1 "allow" needs stage 2 too
 
 Tables merge key by key (the most local file wins). `base_url` and `api_key_env` decide
 where requests and a key go, so only a person's own files (user, local) may set them.
 
 Only asks reach the reviewer, and only in `auto` mode: a deny never does, nor an ask about
-signoff's own state or a tool that asks a person by design. The reviewer may let such an
-ask run (recorded for review after) or hand it to a person. This module is pure: it reads
-the table and says what the reviewer may settle; `reviewer` talks to the model.
+signoff's own state or a path a deny rule names, nor a tool that asks a person by design.
+Its remit (`tools`, `max_risk`, `classes`) is decided by code from the policy's verdict,
+never from the call's words: whatever an argument says, an ask outside it goes to a
+person. The reviewer may let an ask inside it run (recorded for review after) or hand it
+to a person. This module is pure: it reads the table and says what the reviewer may
+settle; `reviewer` talks to the model.
 """
 
 from __future__ import annotations
@@ -56,7 +60,33 @@ KEYS = (
     "max_risk",
     "fast_max_risk",
     "tools",
+    "classes",
 )
+# What an ask does, in the remit's words. The policy works them out from the call's
+# effects (each asking shell part's class, a declared tool's tier, a boundary crossed),
+# never from the text of its arguments.
+CLASSES = (
+    "read",
+    "write",
+    "destructive",
+    "external",
+    "privileged",
+    "opaque",
+    "unknown",
+    "boundary",
+)
+# A crossed boundary (outside the workspace, a secret or sensitive path, code that runs
+# later, an amount over its cap, a domain not allowed) and a privileged call go to a
+# person unless the settings name them.
+DEFAULT_CLASSES = ("read", "write", "destructive", "external", "opaque", "unknown")
+_SHELL_CLASSES = {
+    "read_only": "read",
+    "reversible_write": "write",
+    "destructive": "destructive",
+    "network": "external",
+    "privilege": "privileged",
+    "opaque": "opaque",
+}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -72,6 +102,7 @@ class ReviewerSettings:
     max_risk: Risk = "high"
     fast_max_risk: Risk = "medium"
     tools: tuple[str, ...] = ()  # empty: every tool
+    classes: tuple[str, ...] = DEFAULT_CLASSES
     source: str = "<code>"
     given: frozenset[str] = frozenset()  # the keys a settings file set (for merging)
 
@@ -80,11 +111,23 @@ class ReviewerSettings:
         taken = {key: getattr(local, key) for key in local.given}
         return replace(self, **taken, given=self.given | local.given, source=local.source)
 
-    def settles(self, tool: str, risk: Risk) -> bool:
+    def remit_problem(
+        self, tools: tuple[str, ...], risk: Risk, classes: frozenset[str]
+    ) -> str | None:
+        """Why an ask about this tool (any of its names), at this risk, doing these
+        classes of thing, is not the reviewer's to settle; None when it is."""
+        if self.tools and not any(tool in self.tools for tool in tools):
+            return f"{tools[0]} is not among the reviewer's tools"
+        if RISKS.index(risk) > RISKS.index(self.max_risk):
+            return f"its risk ({risk}) is above the reviewer's max_risk ({self.max_risk})"
+        outside = [c for c in CLASSES if c in classes and c not in self.classes]
+        if outside:
+            return f"it is {' and '.join(outside)}: not among the reviewer's classes"
+        return None
+
+    def settles(self, tool: str, risk: Risk, classes: frozenset[str] = frozenset()) -> bool:
         """Whether an ask about this tool, at this risk, is the reviewer's to settle."""
-        if self.tools and tool not in self.tools:
-            return False
-        return RISKS.index(risk) <= RISKS.index(self.max_risk)
+        return self.remit_problem((tool,), risk, classes) is None
 
     def fast_path(self, risk: Risk) -> bool:
         """Whether the fast filter's "allow" settles an ask of this risk on its own."""
@@ -135,6 +178,14 @@ def parse_reviewer(
     tools = table.get("tools", [])
     if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
         raise fail("reviewer.tools must be a list of tool names", "tools")
+    classes = table.get("classes", list(DEFAULT_CLASSES))
+    if not isinstance(classes, list) or not all(c in CLASSES for c in classes):
+        unknown = [c for c in classes if c not in CLASSES] if isinstance(classes, list) else []
+        raise fail(
+            f"reviewer.classes must be a list of {', '.join(CLASSES)}"
+            + (f" (not {unknown[0]!r})" if unknown else ""),
+            "classes",
+        )
     return ReviewerSettings(
         model=model.strip(),
         base_url=base_url,
@@ -144,6 +195,7 @@ def parse_reviewer(
         max_risk=risks["max_risk"],
         fast_max_risk=risks["fast_max_risk"],
         tools=tuple(tools),
+        classes=tuple(dict.fromkeys(classes)),
         source=path,
         given=frozenset(table),
     )
@@ -172,6 +224,18 @@ def unfinished_problem(reviewer: ReviewerSettings | None) -> str | None:
     if reviewer is not None and not reviewer.model:
         return "[reviewer] names no model: set reviewer.model in one of the settings files"
     return None
+
+
+def ask_classes(verdict: Verdict) -> frozenset[str]:
+    """What an ask does, in the remit's words (see CLASSES), from the verdict alone."""
+    asking = [p for p in verdict.parts if p.effect == "ask"]
+    if asking:
+        found = {_SHELL_CLASSES.get(p.cls, "unknown") for p in asking}
+        crossed = any(p.rule == "boundary" for p in asking)
+    else:
+        found = {verdict.tier if verdict.tier in CLASSES else "unknown"}
+        crossed = verdict.rule == "boundary"
+    return frozenset(found | {"boundary"}) if crossed else frozenset(found)
 
 
 def allowed_verdict(asked: Verdict, reasoning: str) -> Verdict:
@@ -208,12 +272,15 @@ def still_covered(reviewed: Verdict | None, now: Verdict) -> bool:
 __all__ = [
     "ALLOWED_NOTE",
     "AUTO_WITHOUT_REVIEWER",
+    "CLASSES",
+    "DEFAULT_CLASSES",
     "ESCALATION_NOTE",
     "KEYS",
     "PERSONAL_KEYS",
     "REVIEWER_RULE",
     "ReviewerSettings",
     "allowed_verdict",
+    "ask_classes",
     "committed_problem",
     "escalated_verdict",
     "parse_reviewer",

@@ -123,7 +123,10 @@ class Guard:
             else store
         )
         root = Path(workspace)
-        self.policy = policy or Policy(load_settings(root), workspace=root)
+        # the store's files are signoff's own state, wherever it lives (store="signoff.db")
+        self.policy = (policy or Policy(load_settings(root), workspace=root)).protecting_store(
+            self.store
+        )
         self.approvers = tuple(approvers)
         self.tenant = tenant
         self.worker = f"signoff.adapters.{framework}"

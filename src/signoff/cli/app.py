@@ -151,14 +151,27 @@ def explain(call: ToolCall, verdict: Verdict, policy: Policy, out: TextIO | None
         lines.append(f"always-allow would save: {escape_untrusted(verdict.suggested_rule)}")
     lines.append(f"mode: {policy.mode}   workspace: {escape_untrusted(policy.workspace)}")
     if policy.mode == "auto":
-        reviewer = policy.settings.reviewer
-        lines.append(
-            "auto mode: in a run, the reviewer model "
-            f"{escape_untrusted(reviewer.model, newline=False)} settles this if it asks"
-            if reviewer is not None
-            else AUTO_WITHOUT_REVIEWER
-        )
+        lines.append(_who_settles(call, verdict, policy))
     out.write("\n".join(lines) + "\n")
+
+
+def _who_settles(call: ToolCall, verdict: Verdict, policy: Policy) -> str:
+    """In auto mode: whether the reviewer model would settle this ask, or a person."""
+    reviewer = policy.settings.reviewer
+    if reviewer is None:
+        return AUTO_WITHOUT_REVIEWER
+    model = escape_untrusted(reviewer.model, newline=False)
+    if verdict.effect != "ask":
+        return f"auto mode: in a run, the reviewer model {model} settles this if it asks"
+    from ..reviewer_remit import remit_problem  # auto mode with a reviewer only
+
+    outside = remit_problem(policy, call, verdict)
+    if outside is None:
+        return f"auto mode: in a run, the reviewer model {model} settles this"
+    return (
+        f"auto mode: a person decides this, not the reviewer model {model}: "
+        f"{escape_untrusted(outside, newline=False)}"
+    )
 
 
 _ANSI = {"green": "32", "cyan": "36", "yellow": "33", "bold red": "1;31", "bold": "1"}

@@ -23,7 +23,7 @@ import os
 import re
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import ConfigurationError, InvalidInput
@@ -53,6 +53,15 @@ class Agent:
     run_recorded: Callable[[ToolCall, str | None], tuple[Any, Any]] | None = None
     # The reviewer model of auto mode; None: built from the policy's `[reviewer]` settings.
     reviewer: Reviewer | None = None
+
+
+def guarding_store(agent: Agent, store: object) -> Agent:
+    """The agent with its store's files among the state its policy protects: the store
+    holds every run's transcript and decisions (a parent's, a sibling's), and wherever it
+    lives (`open_store("signoff.db")`, a child's workspace elsewhere) no agent reads or
+    changes it. A copy when something is added; the agent given is left as it was."""
+    policy = agent.policy.protecting_store(store)
+    return agent if policy is agent.policy else replace(agent, policy=policy)
 
 
 # An importable name, `package.module:attr`: what a run stores to rebuild its agent (never code)

@@ -292,6 +292,32 @@ def lineage(store: Store, run: Run, *, limit: int = 32) -> list[str]:
     return ids
 
 
+def person_messages(store: Store, run: Run) -> list[str] | None:
+    """The person's messages, from the outermost run above `run`; None when `run` is not a
+    child (its own user messages are the person's). A child's user message is the task the
+    agent above it wrote: never the person's words. An outermost run that cannot be found
+    gives none."""
+    if run.parent_id is None:
+        return None
+    outermost = lineage(store, run)[-1]
+    try:
+        if outermost == run.id or store.get_run(outermost).parent_id is not None:
+            return []  # a cycle or a missing parent: whose words they are is unknown
+        messages = store.load_messages(outermost)
+    except NotFound:
+        return []
+    texts = []
+    for message in messages:
+        content = message.get("content") if message.get("role") == "user" else None
+        if isinstance(content, list):  # content parts: only the text ones
+            content = "\n".join(
+                str(p.get("text")) for p in content if isinstance(p, Mapping) and p.get("text")
+            )
+        if isinstance(content, str) and content:
+            texts.append(content)
+    return texts
+
+
 def descendants(store: Store, run_id: str, *, limit: int = 1000) -> list[str]:
     """The ids of the runs started under `run_id`, at any depth, parents before children."""
     out: list[str] = []
@@ -304,4 +330,12 @@ def descendants(store: Store, run_id: str, *, limit: int = 1000) -> list[str]:
     return out
 
 
-__all__ = ["MAX_DEPTH", "Delegate", "Nesting", "child_run_id", "descendants", "lineage"]
+__all__ = [
+    "MAX_DEPTH",
+    "Delegate",
+    "Nesting",
+    "child_run_id",
+    "descendants",
+    "lineage",
+    "person_messages",
+]

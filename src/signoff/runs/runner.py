@@ -45,8 +45,8 @@ from ..targets import (
     portable,
 )
 from ..tools import BUILTIN_SPECS, canonical_tool_name
-from .agent import Agent, parse_tool_calls, tool_message, worker_name
-from .nested import Nesting, lineage
+from .agent import Agent, guarding_store, parse_tool_calls, tool_message, worker_name
+from .nested import Nesting, lineage, person_messages
 from .settle import Settling
 
 DEFAULT_MAX_TURNS = 100
@@ -66,7 +66,7 @@ class Runner(Settling, Nesting):
         max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
         self.store = store
-        self.agent = agent
+        self.agent = guarding_store(agent, store)
         self.agent_ref = agent_ref
         self.worker = worker or worker_name()
         self.lease_seconds = lease_seconds
@@ -277,7 +277,7 @@ class Runner(Settling, Nesting):
             verdict, targets[item.call_id] = self._judged_now(item.call, grants)
             request_id = "req_" + sha256_hex(f"{run.id}/{item.call_id}")[:16]
             if verdict.effect == "ask" and self.agent.policy.for_reviewer(item.call, verdict):
-                verdict, said = self._review(item.call, verdict, messages)
+                verdict, said = self._review(run, item.call, verdict, messages)
                 events.append((REVIEWER_VERDICT, {**said, "request_id": request_id}))
             events.append(("verdict", {"call": item.call.to_json(), "verdict": verdict.to_json()}))
             if verdict.effect == "deny":
@@ -293,7 +293,7 @@ class Runner(Settling, Nesting):
         return self._tally(run, tuple(judged), fresh), events, targets
 
     def _review(
-        self, call: ToolCall, verdict: Verdict, messages: Sequence[Mapping[str, Any]]
+        self, run: Run, call: ToolCall, verdict: Verdict, messages: Sequence[Mapping[str, Any]]
     ) -> tuple[Verdict, dict[str, Any]]:
         from ..reviewer import Reviewer, review_call  # only when a reviewer is configured
 
@@ -303,7 +303,15 @@ class Runner(Settling, Nesting):
             self.agent.reviewer = Reviewer(settings)
         spec = self.agent.policy.registry.get(call.name)
         preview = self.agent.previewer(call, spec)
-        return review_call(self.agent.reviewer, messages, call, verdict, preview)
+        return review_call(
+            self.agent.policy,
+            self.agent.reviewer,
+            messages,
+            call,
+            verdict,
+            preview,
+            person_messages=person_messages(self.store, run),  # a delegated run: not its task
+        )
 
     def _dispatch(self, run: Run, judged_here: Mapping[str, Targets] | None = None) -> Run:
         """Run the turn's allowed calls in call order, then store its asked calls' requests.
