@@ -2,6 +2,9 @@
 package: `note` (write a line to a file) whose description, annotations and schema come
 from a JSON file read at every tools/list (so a test can change them under the proxy, as a
 rug-pulling server would), and `slow` (sleeps, then writes; for killing the proxy mid-call).
+The file may also rename `note` (`name`), give it more fields as the client is shown them
+(`note`: `title`, `outputSchema`, `_meta`, ...) and add tools (`tools`: their JSON); every
+call is written to the log as `NAME TEXT`.
 The JSON file's `resources` (a list of URIs) are offered as resources; a read of one is
 written to the log (`read URI`) and answers the file's text for a `file://` URI.
 
@@ -36,16 +39,20 @@ async def list_tools(
 ) -> types.ListToolsResult:
     doc = json.loads(TOOLS.read_text())
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    note = types.Tool(
+        name=doc.get("name", "note"),
+        description=doc.get("description", "Keeps a note."),
+        input_schema=doc.get("schema", schema),
+        annotations=types.ToolAnnotations(**doc["annotations"]) if "annotations" in doc else None,
+    )
+    if "note" in doc:  # more of what the client is shown (title, outputSchema, _meta, ...)
+        note = types.Tool.model_validate(
+            {**note.model_dump(by_alias=True, exclude_none=True), **doc["note"]}
+        )
+    more = [types.Tool.model_validate(tool) for tool in doc.get("tools", [])]
     return types.ListToolsResult(
         tools=[
-            types.Tool(
-                name="note",
-                description=doc.get("description", "Keeps a note."),
-                input_schema=doc.get("schema", schema),
-                annotations=types.ToolAnnotations(**doc["annotations"])
-                if "annotations" in doc
-                else None,
-            ),
+            note,
             types.Tool(
                 name="slow",
                 description="Waits, then keeps a note.",
@@ -54,6 +61,7 @@ async def list_tools(
                     read_only_hint=False, destructive_hint=False, open_world_hint=False
                 ),
             ),
+            *more,
         ]
     )
 
@@ -66,7 +74,12 @@ async def call_tool(
         _log(f"slow started {args.get('text')}")
         time.sleep(float(json.loads(TOOLS.read_text()).get("sleep", 30)))
     _log(f"{params.name} {args.get('text')}")
-    return types.CallToolResult(content=[types.TextContent(type="text", text="noted")])
+    structured = (
+        {"ok": True} if "outputSchema" in json.loads(TOOLS.read_text()).get("note", {}) else None
+    )
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text="noted")], structured_content=structured
+    )
 
 
 async def list_resources(

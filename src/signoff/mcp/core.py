@@ -176,7 +176,7 @@ class Proxy(Listing, Asking, OutcomeRecording):
         verdict = self.adapter.judge(hc)
         version = ""
         if routed is not None and routed.changed is not None:
-            verdict = changed_verdict(name, verdict)
+            verdict = changed_verdict(name, verdict, new=routed.new)
             version = "@" + routed.seen.pin[:16]
         if verdict.effect == "ask":
             hc = self._hook_call(name, arguments, self._call_id(hc, version))
