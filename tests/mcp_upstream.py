@@ -6,7 +6,9 @@ The file may also rename `note` (`name`), give it more fields as the client is s
 (`note`: `title`, `outputSchema`, `_meta`, ...) and add tools (`tools`: their JSON); every
 call is written to the log as `NAME TEXT`.
 The JSON file's `resources` (a list of URIs) are offered as resources; a read of one is
-written to the log (`read URI`) and answers the file's text for a `file://` URI.
+written to the log (`read URI`) and answers the file's text for a `file://` URI (with
+`naive_uris`, the text after `file://` or `fs://`, decoded, is the path, as some servers
+read it).
 
     python mcp_upstream.py TOOLS.json LOG
 """
@@ -95,8 +97,17 @@ async def read_resource(
     ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
 ) -> types.ReadResourceResult:
     _log(f"read {params.uri}")
-    path = urlsplit(params.uri).path
-    text = Path(unquote(path)).read_text() if params.uri.startswith("file:") else params.uri
+    scheme, _, rest = params.uri.partition(":")
+    if json.loads(TOOLS.read_text()).get("naive_uris"):
+        # as some servers do: the text after `SCHEME://`, decoded, is the path
+        if scheme.lower() in ("file", "fs"):
+            path = unquote(rest.removeprefix("//"))
+            text = Path(path).read_text()
+        else:
+            text = params.uri
+    else:
+        path = urlsplit(params.uri).path
+        text = Path(unquote(path)).read_text() if scheme == "file" else params.uri
     return types.ReadResourceResult(
         contents=[types.TextResourceContents(uri=params.uri, text=text, mime_type="text/plain")]
     )

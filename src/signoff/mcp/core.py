@@ -29,7 +29,7 @@ from .listing import Listing
 from .pins import Pins
 from .recorder import RecordBroken, Recorder
 from .recording import OutcomeRecording, RecordingAdapter
-from .resources import SPECS
+from .resources import RESOURCE, RESOURCE_FILE, SPECS, as_file_read
 from .routed import (
     CLIENT,
     Routed,
@@ -44,6 +44,8 @@ from .stdio import upstream_transport
 
 if TYPE_CHECKING:
     from ..store import Store
+
+_STRICTNESS = {"allow": 0, "notify": 1, "ask": 2, "deny": 3}
 
 
 class Proxy(Listing, Asking, OutcomeRecording):
@@ -171,9 +173,15 @@ class Proxy(Listing, Asking, OutcomeRecording):
     ) -> tuple[HookCall, Verdict]:
         """The call and its verdict, worked out once: a call that asks gets an id (its
         digest and generation), so a retry finds its request. A call of a changed tool
-        asks for the change (see `changes`), under an id of that version."""
+        asks for the change (see `changes`), under an id of that version. A resource read
+        whose URI reads as paths is judged as a read of them too (see `resources`)."""
         hc = self._hook_call(name, arguments, "")
         verdict = self.adapter.judge(hc)
+        file_read = as_file_read(arguments) if name == RESOURCE else None
+        if file_read is not None:
+            read = self.adapter.judge(self._hook_call(RESOURCE_FILE, file_read, ""))
+            if _STRICTNESS[read.effect] > _STRICTNESS[verdict.effect]:
+                verdict = read
         version = ""
         if routed is not None and routed.changed is not None:
             verdict = changed_verdict(name, verdict, new=routed.new)
