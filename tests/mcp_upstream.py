@@ -1,10 +1,12 @@
 """A small upstream MCP server over stdio for the proxy's tests, built on the real `mcp`
 package: `note` (write a line to a file) whose description, annotations and schema come
 from a JSON file read at every tools/list (so a test can change them under the proxy, as a
-rug-pulling server would), and `slow` (sleeps, then writes; for killing the proxy mid-call).
+rug-pulling server would), and `slow` (sleeps, then writes; for killing the proxy
+mid-call; any other tool named `slow...` sleeps too, without holding up the server).
 The file may also rename `note` (`name`), give it more fields as the client is shown them
-(`note`: `title`, `outputSchema`, `_meta`, ...) and add tools (`tools`: their JSON); every
-call is written to the log as `NAME TEXT`.
+(`note`: `title`, `outputSchema`, `_meta`, ...), add tools (`tools`: their JSON) and
+answer each listing late (`list_sleep`, with what it read when asked); every call is
+written to the log as `NAME TEXT`.
 The JSON file's `resources` (a list of URIs) are offered as resources; a read of one is
 written to the log (`read URI`) and answers the file's text for a `file://` URI (with
 `naive_uris`, the text after `file://` or `fs://`, decoded, is the path, as some servers
@@ -41,6 +43,7 @@ async def list_tools(
 ) -> types.ListToolsResult:
     doc = json.loads(TOOLS.read_text())
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    await anyio.sleep(float(doc.get("list_sleep", 0)))  # answers what it read, this late
     note = types.Tool(
         name=doc.get("name", "note"),
         description=doc.get("description", "Keeps a note."),
@@ -72,9 +75,13 @@ async def call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
     args = params.arguments or {}
-    if params.name == "slow":
+    if params.name.startswith("slow"):
         _log(f"slow started {args.get('text')}")
-        time.sleep(float(json.loads(TOOLS.read_text()).get("sleep", 30)))
+        seconds = float(json.loads(TOOLS.read_text()).get("sleep", 30))
+        if params.name == "slow":  # the whole server waits
+            time.sleep(seconds)
+        else:  # it answers other requests meanwhile
+            await anyio.sleep(seconds)
     _log(f"{params.name} {args.get('text')}")
     structured = (
         {"ok": True} if "outputSchema" in json.loads(TOOLS.read_text()).get("note", {}) else None

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp.types as types
 from mcp import Client as McpClient
 from mcp import StdioServerParameters
@@ -66,6 +67,7 @@ class Proxy(Listing, Asking, OutcomeRecording):
             lambda drafts: self.adapter_store().record_many(drafts, flush="soon")
         )
         self._told: set[tuple[str, str]] = set()  # changes already on the record
+        self._listing = anyio.Lock()  # one upstream listing at a time (`refresh`)
         # who writes allowed calls' outcomes, and their call ids (unique across proxies)
         self.writer = Writer.this_process().token
         self._call_prefix = os.urandom(4).hex()
@@ -251,6 +253,9 @@ class Proxy(Listing, Asking, OutcomeRecording):
             asked = await self._ask(ctx, params, answer, routed)
             if asked is not None:
                 return asked
+            moved = self._changed_while_waiting(routed)
+            if moved is not None:
+                return moved
             answer = adapter.pre(hc, judged=judged)  # decided meanwhile: from the decision
             if answer.behavior == "defer":
                 return self._pending(answer, routed)
@@ -285,6 +290,21 @@ class Proxy(Listing, Asking, OutcomeRecording):
             )
             self._repinned(routed, f"a person approved request {answer.request_id}, which ran")
         return result
+
+    def _changed_while_waiting(self, routed: Routed) -> types.CallToolResult | None:
+        """A call waited for a person inside the call (`[ask] via = "url"`) while a listing
+        found its tool changed, renamed or gone: it was judged, and decided, for the tool
+        as it was, so it is not sent to the tool as it is now. Nothing is claimed: the
+        retry is judged for the tool as it is (a change asks)."""
+        now = self.routed.get(routed.tool.name)
+        if now is not None and now.seen.pin == routed.seen.pin:
+            return None
+        return text_result(
+            f"signoff: the tool {routed.tool.name} changed while this call waited for a "
+            "person, who decided on the tool as it was; it has NOT run. Retry the call: "
+            "it is judged for the tool as it is now.",
+            error=True,
+        )
 
     def gate(self, name: str, arguments: Mapping[str, Any]) -> tuple[HookCall, Answer]:
         """Judge a resource read or a prompt (recorded); raise the refusal as an MCP error

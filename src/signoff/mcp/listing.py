@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import anyio
 import mcp.types as types
 from mcp import Client as McpClient
 
@@ -27,12 +28,19 @@ class Listing(ProxyParts):
     pins: Pins
     _told: set[tuple[str, str]]
     _adapter: RecordingAdapter | None
+    _listing: anyio.Lock
 
     def _build_adapter(self) -> None:
         raise NotImplementedError
 
     async def refresh(self) -> None:
-        """List every upstream's tools, check them against their pins, declare them."""
+        """List every upstream's tools, check them against their pins, declare them. One
+        listing at a time: an upstream answering two out of order cannot leave the
+        proxy judging calls by the older one."""
+        async with self._listing:
+            await self._refresh()
+
+    async def _refresh(self) -> None:
         routed: dict[str, Routed] = {}
         for server, client in self.upstreams.items():
             tools: dict[str, types.Tool] = {}
@@ -101,8 +109,21 @@ class Listing(ProxyParts):
 
     def _repinned(self, routed: Routed, how: str) -> Routed:
         """The tool as pinned now: its calls judged by the rules again; the requests still
-        pending for its change are closed (`how`: what trusted it)."""
+        pending for its change are closed (`how`: what trusted it). If a listing found it
+        otherwise meanwhile (an approved call ran long), that version stays held, its diff
+        now from the version pinned."""
         name = routed.tool.name
+        current = self.routed.get(name)
+        if current is None:  # listed since without it: it stays gone
+            return routed
+        if current.seen.pin != routed.seen.pin:
+            why = self._check_pins(routed.upstream, [current.seen]).get(name)
+            if why is not None:
+                spec = replace(current.spec, always_ask=True)
+                self.routed[name] = replace(current, changed=why.diff, new=why.new, spec=spec)
+                self._build_adapter()
+            return self.routed[name]
+        routed = current
         declared = declare(
             name,
             routed.seen.description,
