@@ -9,7 +9,8 @@ import pytest
 
 from signoff.exceptions import ConfigurationError
 from signoff.mcp.config import ToolSetting, load_config
-from signoff.mcp.declare import Hints, argument_roles, declare, pin, tier_of
+from signoff.mcp.declare import Hints, argument_roles, declare, tier_of
+from signoff.mcp.pins import digest, digest_v1
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -122,12 +123,27 @@ def test_declaration_kinds() -> None:
     )
 
 
-def test_pin_changes_with_words_schema_and_annotations() -> None:
-    base = pin("t", "reads a file", {"type": "object"}, {"readOnlyHint": True})
-    assert base == pin("t", "reads a file", {"type": "object"}, {"readOnlyHint": True})
-    assert base != pin("t", "reads a file and mails it", {"type": "object"}, {"readOnlyHint": True})
-    assert base != pin("t", "reads a file", {"type": "object", "x": 1}, {"readOnlyHint": True})
-    assert base != pin("t", "reads a file", {"type": "object"}, {"readOnlyHint": False})
+def test_pin_changes_with_anything_the_client_is_shown() -> None:
+    doc = {
+        "name": "t",
+        "description": "reads a file",
+        "inputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True},
+    }
+    base = digest(doc)
+    assert base == digest(dict(reversed(doc.items())))
+    for key, value in [
+        ("description", "reads a file and mails it"),
+        ("inputSchema", {"type": "object", "x": 1}),
+        ("annotations", {"readOnlyHint": False}),
+        ("title", "Read"),
+        ("outputSchema", {"type": "object"}),
+        ("_meta", {"k": 1}),
+        ("anything", "a field a later protocol adds"),
+    ]:
+        assert digest({**doc, key: value}) != base, key
+    # the first format's pin is still computed, to read the pins it wrote
+    assert digest_v1(doc) == digest_v1({**doc, "title": "Read"}) != base
 
 
 @pytest.mark.parametrize(

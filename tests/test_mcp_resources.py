@@ -39,19 +39,34 @@ DENIED_DOC = "demo://resource/static/document/features.md"
     ("uri", "name", "judged"),
     [
         ("file:///srv/a.txt", RESOURCE_FILE, {"path": "/srv/a.txt"}),
-        ("file:///srv/%2Eenv", RESOURCE_FILE, {"path": "/srv/.env"}),
-        ("file://host/etc/passwd", RESOURCE_FILE, {"path": "/etc/passwd"}),
+        # the other paths a server may read it as: undecoded, the host as a folder, the
+        # query and fragment as part of the path
+        ("file:///srv/%2Eenv", RESOURCE_FILE, {"path": "/srv/.env", "also": ["/srv/%2Eenv"]}),
+        (
+            "file://host/etc/passwd",
+            RESOURCE_FILE,
+            {"path": "/etc/passwd", "also": ["host/etc/passwd"]},
+        ),
+        ("file:///w/x?/../k#f", RESOURCE_FILE, {"path": "/w/x", "also": ["/w/x?/../k#f"]}),
         ("file:", RESOURCE_FILE, {"path": "/"}),
+        ("file:a.txt", RESOURCE_FILE, {"path": "a.txt"}),
         ("https://example.com/a?b=1", RESOURCE_URL, {"url": "https://example.com/a?b=1"}),
         ("HTTP://example.com", RESOURCE_URL, {"url": "HTTP://example.com"}),
-        ("demo://resource/1", RESOURCE, {}),
-        ("urn:isbn:0451450523", RESOURCE, {}),
+        ("demo://resource/1", RESOURCE, {"paths": ["resource/1"]}),
+        ("fs:///w/%2Esignoff", RESOURCE, {"paths": ["/w/%2Esignoff", "/w/.signoff"]}),
+        ("urn:isbn:0451450523", RESOURCE, {"paths": ["isbn:0451450523"]}),
     ],
 )
 def test_a_read_is_judged_by_what_its_uri_names(
     uri: str, name: str, judged: dict[str, str]
 ) -> None:
     assert read_call("srv", uri) == (name, {"server": "srv", "uri": uri, **judged})
+
+
+def test_a_relative_reading_is_the_servers_folders() -> None:
+    assert read_call("srv", "fs://a/b", "/srv/cwd")[1]["paths"] == ["/srv/cwd/a/b"]
+    _name, judged = read_call("srv", "file:a%20b", "/srv/cwd")
+    assert judged["path"] == "/srv/cwd/a b" and judged["also"] == ["/srv/cwd/a%20b"]
 
 
 @pytest.mark.parametrize(

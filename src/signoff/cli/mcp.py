@@ -81,10 +81,14 @@ def cmd_pins(args: argparse.Namespace) -> int:
             return 0
         width = max(len(e.name) for e in entries)
         for e in entries:
-            state = "CHANGED" if e.changed_pin else "pinned"
-            print(escape_untrusted(f"{e.name:<{width}}  {state:<7}  {e.pin[:16]}"))
+            pin = e.changed_pin if e.new and e.changed_pin else e.pin
+            print(escape_untrusted(f"{e.name:<{width}}  {e.state:<7}  {pin[:16]}"))
         if any(e.changed_pin for e in entries):
-            print("Read a change with: signoff mcp pins TOOL")
+            print(
+                "NEW: not in its server's first listing (added or renamed since), not "
+                "trusted yet; CHANGED: says something else than its pin. Their calls ask."
+            )
+            print("Read one with: signoff mcp pins TOOL")
         return 0
     entry = pins.entry(args.tool)
     if args.json:
@@ -94,10 +98,18 @@ def cmd_pins(args: argparse.Namespace) -> int:
         print(escape_untrusted(f"{entry.name} is as pinned ({entry.pin[:16]})."))
         return 0
     seen = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.changed_at or 0))
-    print(escape_untrusted(f"{entry.name} CHANGED since it was pinned (seen {seen}):"))
+    if entry.new:
+        print(
+            escape_untrusted(
+                f"{entry.name} is NEW since its server's tools were pinned (seen {seen}); "
+                "all it says:"
+            )
+        )
+    else:
+        print(escape_untrusted(f"{entry.name} CHANGED since it was pinned (seen {seen}):"))
     print(escape_untrusted(entry.diff))
     print(
-        "Its calls ask until the change is trusted. If the new version is what you expect: "
+        "Its calls ask until it is trusted. If this is what you expect: "
         f"signoff mcp trust {entry.name} --pin {entry.changed_pin[:16]}"
     )
     return 0
@@ -106,7 +118,8 @@ def cmd_pins(args: argparse.Namespace) -> int:
 def _entry_json(entry: Any, *, diff: bool = False) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "tool": entry.name,
-        "pin": entry.pin,
+        "pin": entry.pin or None,
+        "state": entry.state.lower(),
         "changed": entry.changed_pin is not None,
         "changed_pin": entry.changed_pin,
         "changed_at": entry.changed_at,
@@ -141,7 +154,8 @@ def cmd_trust(args: argparse.Namespace) -> int:
                 "tool": entry.name,
                 "server": entry.name.split(SEPARATOR, 1)[0],
                 "pin": entry.changed_pin,
-                "previous": entry.pin,
+                "previous": entry.pin or None,
+                **({"new": True} if entry.new else {}),
                 "by": "signoff mcp trust",
                 "diff": entry.diff,
             },
@@ -151,10 +165,11 @@ def cmd_trust(args: argparse.Namespace) -> int:
         # the calls that asked for the change: closed, not left waiting in the inbox
         closed = close_changed_requests(store, entry.name, actor=actor, how="signoff mcp trust")
     now = (before.changed_pin or "")[:16]
+    was = "new" if before.new else before.pin[:16]
     print(
         escape_untrusted(
-            f"Trusted {before.name}: pinned {now} (was {before.pin[:16]}); its calls are "
-            "judged by the rules again."
+            f"Trusted {before.name}: pinned {now} (was {was}); its calls are judged by the "
+            f"rules{'' if before.new else ' again'}."
         )
     )
     if closed:
@@ -270,11 +285,12 @@ def register(sub: Any) -> None:
     pins = _command(
         mcp_sub,
         "pins",
-        help="the pinned MCP tools, and the diff of one that changed",
-        description="List the upstream tools the proxy pinned (name, description, input "
-        "schema and annotations, hashed in .signoff/mcp/pins.json) and which of them "
-        "changed since; with TOOL, show what changed, as a diff, and the command that "
-        "trusts it.",
+        help="the pinned MCP tools, and the diff of one that changed or is new",
+        description="List the upstream tools the proxy pinned (all the client is shown of "
+        "each: name, title, description, schemas, annotations, _meta; hashed in "
+        ".signoff/mcp/pins.json), which of them changed since, and which are new since "
+        "their server's first listing; with TOOL, show what changed (or all a new tool "
+        "says), as a diff, and the command that trusts it.",
         examples=("signoff mcp pins", "signoff mcp pins files__write_file"),
     )
     pins.add_argument(
@@ -287,9 +303,9 @@ def register(sub: Any) -> None:
     trust = _command(
         mcp_sub,
         "trust",
-        help="pin a changed tool after reading its diff",
-        description="Pin the changed version of an upstream tool that `signoff mcp pins "
-        "TOOL` showed, so that its calls are judged by the rules again instead of asking. "
+        help="pin a changed or new tool after reading its diff",
+        description="Pin the changed (or new) version of an upstream tool that `signoff mcp "
+        "pins TOOL` showed, so that its calls are judged by the rules instead of asking. "
         "On the record (mcp.tool_pinned, with the diff and who trusted it). Needs an admin "
         "(or the store's local user). With --pin, only the version you read is trusted: "
         "a tool that changed again since is refused.",
@@ -298,7 +314,7 @@ def register(sub: Any) -> None:
             "signoff mcp trust notes__append",
         ),
     )
-    trust.add_argument("tool", help="the changed tool, SERVER__TOOL")
+    trust.add_argument("tool", help="the changed or new tool, SERVER__TOOL")
     trust.add_argument(
         "--pin",
         default=None,

@@ -11,6 +11,7 @@ for the names and the judging). Subscriptions are not relayed: a client reads ag
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -64,6 +65,13 @@ class Catalog:
         except InvalidInput as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
 
+    def _cwd(self, server: str) -> str:
+        """The folder a server reads relative paths from (a remote one's: unknown, so the
+        workspace's, as the policy reads them)."""
+        workspace = self.proxy.config.workspace
+        cwd = self.proxy.config.servers[server].cwd
+        return os.path.join(workspace, cwd) if cwd else workspace
+
     # ------------------------------------------------------------------ resources
 
     async def list_resources(
@@ -95,7 +103,7 @@ class Catalog:
         self, ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         server, uri = self._route(params.uri, "resource")
-        name, arguments = read_call(server, uri)
+        name, arguments = read_call(server, uri, self._cwd(server))
         hc, answer = self.proxy.gate(name, arguments)
         try:
             result = await self.proxy.upstreams[server].read_resource(uri)

@@ -1,5 +1,6 @@
-"""A call of a tool that changed since it was pinned: its own verdict, its own request,
-and what becomes of that request once the change is trusted.
+"""A call of a tool that changed since it was pinned, or is new since its server's tools
+were pinned (see `pins`): its own verdict, its own request, and what becomes of that
+request once the change is trusted. A new tool is a change from nothing, the same way.
 
 A changed tool's call asks whatever the rules say (a deny still wins), with a verdict
 that says why (rule `tool_changed`), and its request's id is derived from the call *and*
@@ -23,20 +24,21 @@ CHANGED_RULE = "tool_changed"  # a pseudo-rule: no rule of the settings has this
 _SCAN = 10_000  # pending requests looked through at a trust (a rare moment)
 
 
-def changed_verdict(name: str, verdict: Verdict) -> Verdict:
-    """What a call of the changed tool `name` gets instead of `verdict` (unless denied)."""
+def changed_verdict(name: str, verdict: Verdict, *, new: bool = False) -> Verdict:
+    """What a call of the changed tool `name` (or of a tool `new` since its server's tools
+    were pinned) gets instead of `verdict` (unless denied)."""
     if verdict.effect == "deny":
         return verdict
-    return Verdict(
-        "ask",
-        "high",
-        CHANGED_RULE,
-        (
-            f"the tool {name} changed since it was pinned (its description, schema or "
-            "annotations; the request shows the diff)",
-        ),
-        verdict.tier,
+    reason = (
+        f"the tool {name} changed since it was pinned (what the client is shown of it: "
+        "description, schemas, annotations, title or _meta; the request shows the diff)"
     )
+    if new:
+        reason = (
+            f"the tool {name} is new since its server's tools were pinned (added or "
+            "renamed since; nobody has trusted it yet; the request shows all it says)"
+        )
+    return Verdict("ask", "high", CHANGED_RULE, (reason,), verdict.tier)
 
 
 def close_changed_requests(store: Store, tool: str, *, actor: str, how: str) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp.types as types
 from mcp import Client as McpClient
 from mcp import StdioServerParameters
@@ -29,7 +30,7 @@ from .listing import Listing
 from .pins import Pins
 from .recorder import RecordBroken, Recorder
 from .recording import OutcomeRecording, RecordingAdapter
-from .resources import SPECS
+from .resources import RESOURCE, RESOURCE_FILE, SPECS, as_file_read
 from .routed import (
     CLIENT,
     Routed,
@@ -44,6 +45,8 @@ from .stdio import upstream_transport
 
 if TYPE_CHECKING:
     from ..store import Store
+
+_STRICTNESS = {"allow": 0, "notify": 1, "ask": 2, "deny": 3}
 
 
 class Proxy(Listing, Asking, OutcomeRecording):
@@ -64,6 +67,7 @@ class Proxy(Listing, Asking, OutcomeRecording):
             lambda drafts: self.adapter_store().record_many(drafts, flush="soon")
         )
         self._told: set[tuple[str, str]] = set()  # changes already on the record
+        self._listing = anyio.Lock()  # one upstream listing at a time (`refresh`)
         # who writes allowed calls' outcomes, and their call ids (unique across proxies)
         self.writer = Writer.this_process().token
         self._call_prefix = os.urandom(4).hex()
@@ -171,12 +175,18 @@ class Proxy(Listing, Asking, OutcomeRecording):
     ) -> tuple[HookCall, Verdict]:
         """The call and its verdict, worked out once: a call that asks gets an id (its
         digest and generation), so a retry finds its request. A call of a changed tool
-        asks for the change (see `changes`), under an id of that version."""
+        asks for the change (see `changes`), under an id of that version. A resource read
+        whose URI reads as paths is judged as a read of them too (see `resources`)."""
         hc = self._hook_call(name, arguments, "")
         verdict = self.adapter.judge(hc)
+        file_read = as_file_read(arguments) if name == RESOURCE else None
+        if file_read is not None:
+            read = self.adapter.judge(self._hook_call(RESOURCE_FILE, file_read, ""))
+            if _STRICTNESS[read.effect] > _STRICTNESS[verdict.effect]:
+                verdict = read
         version = ""
         if routed is not None and routed.changed is not None:
-            verdict = changed_verdict(name, verdict)
+            verdict = changed_verdict(name, verdict, new=routed.new)
             version = "@" + routed.seen.pin[:16]
         if verdict.effect == "ask":
             hc = self._hook_call(name, arguments, self._call_id(hc, version))
@@ -243,6 +253,9 @@ class Proxy(Listing, Asking, OutcomeRecording):
             asked = await self._ask(ctx, params, answer, routed)
             if asked is not None:
                 return asked
+            moved = self._changed_while_waiting(routed)
+            if moved is not None:
+                return moved
             answer = adapter.pre(hc, judged=judged)  # decided meanwhile: from the decision
             if answer.behavior == "defer":
                 return self._pending(answer, routed)
@@ -277,6 +290,21 @@ class Proxy(Listing, Asking, OutcomeRecording):
             )
             self._repinned(routed, f"a person approved request {answer.request_id}, which ran")
         return result
+
+    def _changed_while_waiting(self, routed: Routed) -> types.CallToolResult | None:
+        """A call waited for a person inside the call (`[ask] via = "url"`) while a listing
+        found its tool changed, renamed or gone: it was judged, and decided, for the tool
+        as it was, so it is not sent to the tool as it is now. Nothing is claimed: the
+        retry is judged for the tool as it is (a change asks)."""
+        now = self.routed.get(routed.tool.name)
+        if now is not None and now.seen.pin == routed.seen.pin:
+            return None
+        return text_result(
+            f"signoff: the tool {routed.tool.name} changed while this call waited for a "
+            "person, who decided on the tool as it was; it has NOT run. Retry the call: "
+            "it is judged for the tool as it is now.",
+            error=True,
+        )
 
     def gate(self, name: str, arguments: Mapping[str, Any]) -> tuple[HookCall, Answer]:
         """Judge a resource read or a prompt (recorded); raise the refusal as an MCP error

@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import canonical_json, sha256_hex
 from ..tools import ToolSpec
 from .config import ToolSetting
 
@@ -198,15 +197,4 @@ def declare(
     )
 
 
-def pin(name: str, description: str, schema: Any, annotations: Any) -> str:
-    """What a person approves when they trust a tool: its name, words and shape."""
-    doc = {
-        "name": name,
-        "description": description,
-        "schema": schema if schema is not None else {},
-        "annotations": annotations if annotations is not None else {},
-    }
-    return sha256_hex(canonical_json(doc, where=f"tool {name}"))
-
-
-__all__ = ["Hints", "argument_roles", "declare", "pin", "stricter", "tier_of"]
+__all__ = ["Hints", "argument_roles", "declare", "stricter", "tier_of"]

@@ -17,16 +17,27 @@ that says what it reads:
     file:///PATH         mcp_resource_file   a read of PATH (the workspace, sensitive
                                              files, signoff's own state, as in the hooks)
     http(s)://HOST/...   mcp_resource_url    a fetch from HOST (its domain is judged)
-    any other scheme     mcp_resource        a read with no path or host to judge
+    any other scheme     mcp_resource        a read the rules name by its URI, and the
+                                             paths its text reads as, judged as reads
 
 Each takes `server` and `uri` (and `path` or `url`), so rules name them like any tool:
 `mcp_resource_file(secrets/**)`, `mcp_resource_url(domain:example.com)`,
 `mcp_resource(uri=demo://*)`. A `prompts/get` is recorded as `mcp_prompt` (`server`,
 `prompt`, `arguments`); it is allowed unless a rule says otherwise.
+
+Servers read URIs their own way, and the agent picks the URI: what the proxy judges is
+every path a server may take it to name (`path_readings`), not only the standard one. A
+file URI is judged as its path and, in `also`, as the text after `file://` (host, query
+and fragment included: `file:///w/x?/../secrets/k` is `/w/secrets/k` to a server that
+slices) and as that text decoded or not; a URI of any other scheme is judged by the rules
+on its URI and, as `mcp_resource_file` would be, as the text after `SCHEME://` (`paths`):
+`fs://.signoff/mcp.toml` is signoff's own state to a server that reads it as a file. A
+relative reading is the server's working folder's. Whichever reading is strictest decides.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -47,6 +58,7 @@ SPECS: Mapping[str, ToolSpec] = {
         kind="file_read",
         description="read an MCP resource that is a file",
         path_arg="path",
+        path_args=("also",),  # the other paths a server may read the URI as
         default_path=None,
         subject_args=(),
     ),
@@ -88,17 +100,49 @@ def route(shown_name: str, servers: Collection[str], what: str) -> tuple[str, st
     return server, original
 
 
-def read_call(server: str, uri: str) -> tuple[str, dict[str, Any]]:
-    """The call a `resources/read` of `uri` is judged and recorded as."""
+def read_call(server: str, uri: str, cwd: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The call a `resources/read` of `uri` is judged and recorded as (`cwd`: the folder
+    the server reads relative paths from)."""
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
     arguments: dict[str, Any] = {"server": server, "uri": uri}
-    if scheme == "file":
-        # the path alone: a host in a file URI names no other place this server can read
-        return RESOURCE_FILE, {**arguments, "path": unquote(parts.path) or "/"}
     if scheme in ("http", "https"):
         return RESOURCE_URL, {**arguments, "url": uri}
-    return RESOURCE, arguments
+    readings = [_rooted(p, cwd) for p in path_readings(uri)]
+    if scheme == "file":
+        # the path alone, as the standard reads it; a host names no other place
+        path = _rooted(unquote(parts.path) or "/", cwd)
+        also = [p for p in dict.fromkeys(readings) if p != path]
+        return RESOURCE_FILE, {**arguments, "path": path, **({"also": also} if also else {})}
+    return RESOURCE, {**arguments, **({"paths": readings} if readings else {})}
+
+
+def path_readings(uri: str) -> list[str]:
+    """The paths a server may read `uri` as, besides the standard reading of a file URI:
+    the text after `SCHEME://` (or `SCHEME:`), as it is and decoded; for a file URI, also
+    that text after the host. Those that differ, in that order."""
+    scheme, _, rest = uri.partition(":")
+    after = rest[2:] if rest.startswith("//") else rest
+    found = [after, unquote(after)]
+    if scheme.lower() == "file" and rest.startswith("//"):
+        host = urlsplit(uri).netloc
+        found += [after[len(host) :], unquote(after[len(host) :])]
+    return [p for p in dict.fromkeys(found) if p]
+
+
+def _rooted(path: str, cwd: str | None) -> str:
+    return os.path.join(cwd, path) if cwd and not os.path.isabs(path) else path
+
+
+def as_file_read(arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An `mcp_resource` read's paths as the `mcp_resource_file` call that reads them, to
+    be judged beside it; None when its URI reads as no path."""
+    paths = arguments.get("paths")
+    if not isinstance(paths, list) or not paths:
+        return None
+    first, *rest = paths
+    file_read = {"server": arguments.get("server"), "uri": arguments.get("uri"), "path": first}
+    return {**file_read, **({"also": rest} if rest else {})}
 
 
 def prompt_call(server: str, prompt: str, arguments: Mapping[str, str] | None) -> dict[str, Any]:
@@ -111,6 +155,8 @@ __all__ = [
     "RESOURCE_FILE",
     "RESOURCE_URL",
     "SPECS",
+    "as_file_read",
+    "path_readings",
     "prompt_call",
     "read_call",
     "route",

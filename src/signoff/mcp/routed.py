@@ -29,6 +29,7 @@ class Routed:
     spec: ToolSpec
     seen: Seen
     changed: str | None = None  # the diff from the pinned tool: calls ask
+    new: bool = False  # no pin at all (`changed` is all it says): calls ask
 
 
 def text_result(text: str, *, error: bool) -> types.CallToolResult:
@@ -43,12 +44,17 @@ def preview(routed: Mapping[str, Routed]) -> Any:
             about = f"{call.arguments.get('server')} MCP server: {SPECS[call.name].description}"
         words = f"\n{r.tool.description}" if r and r.tool.description else ""
         args = canonical_json(dict(call.arguments), where="arguments")
-        changed = (
-            f"\nTHIS TOOL CHANGED since it was pinned; approving runs the changed tool "
-            f"and pins it:\n{r.changed}"
-            if r and r.changed
-            else ""
-        )
+        changed = ""
+        if r and r.changed and r.new:
+            changed = (
+                "\nTHIS TOOL IS NEW since its server's tools were pinned (or renamed); "
+                f"approving runs it and pins it:\n{r.changed}"
+            )
+        elif r and r.changed:
+            changed = (
+                "\nTHIS TOOL CHANGED since it was pinned; approving runs the changed tool "
+                f"and pins it:\n{r.changed}"
+            )
         return f"{call.name} ({about}){words}\narguments: {args}{changed}"
 
     return preview
