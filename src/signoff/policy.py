@@ -278,7 +278,7 @@ class Policy:
         spec = self.registry.get(name)
         if spec.kind == "shell" or (self.mode == "plan" and spec.tier != "read"):
             return True
-        if spec.kind in ("file_read", "file_write") and spec.path_arguments():
+        if spec.kind in ("file_read", "file_write") and (spec.path_arguments() or spec.walks):
             return True  # any path may be signoff's own state, which is always denied
         return bool(self._rules_for(spec).deny)
 
@@ -307,6 +307,9 @@ class Policy:
         off_limits = self.path_rules.protected_verdict(effects)
         if off_limits is not None and off_limits.effect == "deny":
             return Verdict("deny", "critical", off_limits.rule, (off_limits.reason,), spec.tier)
+        reach = self._reach(spec, effects)
+        if reach is not None and reach.effect == "deny":
+            return reach
         matcher, boundary, suggestion = self._inspect(call, spec, effects)
 
         for rule in rules.deny:
@@ -326,6 +329,8 @@ class Policy:
                 )
         if spec.always_ask:
             return Verdict("ask", "none", None, ("this tool asks a person by design",), spec.tier)
+        if reach is not None:  # a denied path or signoff's state in reach: no allow lifts it
+            return reach
         if boundary:
             return Verdict("ask", _bump(_risk(spec)), "boundary", (boundary,), spec.tier)
         for rule in (*rules.allow, *grant_rules):
@@ -334,6 +339,21 @@ class Policy:
                     "allow", _risk(spec), rule.text, (f"allowed by rule {rule.text}",), spec.tier
                 )
         return self._default(spec, suggestion)
+
+    def _reach(self, spec: ToolSpec, effects: Effects) -> Verdict | None:
+        """A listing or search the client runs: what it can reach meets the path rules as
+        a shell command's folders and trees do (`walks.py`); deny, ask or nothing."""
+        if not spec.walks or spec.skips_hidden:
+            return None
+        from .walks import verdict
+
+        found = verdict(self.path_rules, effects)
+        if found is None:
+            return None
+        if found.effect == "deny":
+            risk: Risk = "critical" if found.rule == PROTECTED else "high"
+            return Verdict("deny", risk, found.rule, (found.reason,), spec.tier)
+        return Verdict("ask", _bump(_risk(spec)), found.rule, (found.reason,), spec.tier)
 
     def _default(self, spec: ToolSpec, suggestion: Callable[[], str | None]) -> Verdict:
         tier = spec.tier
@@ -376,7 +396,7 @@ class Policy:
         how to build the rule that "always allow" would save (lazily: the allow path
         skips it). Deny and ask rules match when any path matches, allow rules only when
         every path does."""
-        if spec.kind in ("file_read", "file_write") and spec.path_arg:
+        if spec.kind in ("file_read", "file_write") and (spec.path_arg or spec.walks):
             paths = effects.paths
             boundary = next(
                 filter(
