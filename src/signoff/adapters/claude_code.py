@@ -145,12 +145,25 @@ def preview(call: ToolCall, workspace: str) -> str:
         if call.name in ("Write", "Edit", "MultiEdit") and isinstance(args.get("file_path"), str):
             return cut_text(_file_preview(call.name, args, workspace))
         if call.name == "Bash" and isinstance(args.get("command"), str):
-            note = args.get("description")
-            head = f"# {note}\n" if isinstance(note, str) and note else ""
-            return cut_text(head + args["command"])
+            return cut_text(args["command"]) + agents_words(args.get("description"))
     except (OSError, InvalidInput) as exc:  # a preview never blocks the request
         return cut_text(f"{exc}\n\n{_json(args)}")
     return cut_text(_json(args))
+
+
+MAX_WORDS = 300  # characters of the agent's description of a command shown
+
+
+def agents_words(description: Any) -> str:
+    """The agent's description of a command, for after it: one line, marked as the
+    agent's, cut short. The command comes first, whole; no line of the description may
+    pass for a line of it (`Show status\n\ngit status` used to read as a command)."""
+    if not isinstance(description, str) or not description.strip():
+        return ""
+    text = " ".join(description.split())
+    if len(text) > MAX_WORDS:
+        text = f"{text[:MAX_WORDS]} [... {len(text) - MAX_WORDS} more characters]"
+    return f"\n\nagent's description: {text}"
 
 
 def _json(args: Mapping[str, Any]) -> str:

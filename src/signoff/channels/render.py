@@ -22,6 +22,7 @@ from rich.text import Text
 from ..escape import escape_json_text, escape_untrusted, safe_json
 from ..i18n import Lang, resolve_lang, t
 from ..models import Request
+from ..present import command_first
 from ..times import relative, when
 
 VALUE_LIMIT = 120  # characters of one argument value shown before it is cut
@@ -83,7 +84,7 @@ def argument_rows(arguments: Mapping[str, Any], lang: Lang) -> list[tuple[Text, 
         else:
             rows.append((label, _scalar(value, lang)))
 
-    for key, value in arguments.items():
+    for key, value in command_first(arguments).items():  # a shell call: its command first
         walk(value, _key(str(key)), 0)
     if not rows:
         rows.append((Text(t("no_arguments", lang), style="dim"), Text()))
