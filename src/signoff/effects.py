@@ -76,12 +76,9 @@ class Effects:
 
 
 def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
-    """The effects of a declared (non-shell) tool's call."""
+    """The effects of a declared (non-shell) tool's call (a client's listing or search
+    tool: `walks.effects_of`)."""
     args = call.arguments
-    if spec.walks and not spec.skips_hidden:
-        from .walks import effects_of  # a listing or search tool the client runs
-
-        return effects_of(args, spec, resolve)
     if spec.kind in ("file_read", "file_write") and spec.path_arg:
         raws, problem = declared_paths(args, spec)
         if problem:

@@ -301,7 +301,7 @@ class Policy:
             return self._shell(call, spec, grants)
         rules = self._rules_for(spec)
         grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
-        effects = of_call(call, spec, self.resolve_all)
+        effects = self._effects(call, spec)
         if effects.problem:  # the argument we need is missing or malformed
             return Verdict("ask", "medium", None, (effects.problem,), spec.tier)
         off_limits = self.path_rules.protected_verdict(effects)
@@ -339,6 +339,13 @@ class Policy:
                     "allow", _risk(spec), rule.text, (f"allowed by rule {rule.text}",), spec.tier
                 )
         return self._default(spec, suggestion)
+
+    def _effects(self, call: ToolCall, spec: ToolSpec) -> Effects:
+        if spec.walks and not spec.skips_hidden:  # a listing or search the client runs
+            from .walks import effects_of
+
+            return effects_of(call.arguments, spec, self.resolve_all)
+        return of_call(call, spec, self.resolve_all)
 
     def _reach(self, spec: ToolSpec, effects: Effects) -> Verdict | None:
         """A listing or search the client runs: what it can reach meets the path rules as

@@ -5,26 +5,10 @@ the web use it, so neither imports the other."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from .models import Request, ToolCall
-
-TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
-
-if TYPE_CHECKING:
-    from .store import Store
-
-# What a call is read by, shown before the rest of its arguments: a shell call's command,
-# never the agent's description of it (tests/test_command_first.py).
-SHOWN_FIRST = ("command",)
-
-
-def command_first(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments in the order a person reads them: the command first, then the rest
-    as they came."""
-    first = {key: arguments[key] for key in SHOWN_FIRST if key in arguments}
-    return {**first, **{k: v for k, v in arguments.items() if k not in first}}
+from .store import Store
 
 
 def summary(request: Request) -> str:
@@ -56,4 +40,4 @@ def requests_json(requests: list[Request], store: Store) -> list[dict[str, Any]]
     return docs
 
 
-__all__ = ["command_first", "request_json", "requests_json", "summary", "summary_of"]
+__all__ = ["request_json", "requests_json", "summary", "summary_of"]

@@ -22,7 +22,6 @@ from rich.text import Text
 from ..escape import escape_json_text, escape_untrusted, safe_json
 from ..i18n import Lang, resolve_lang, t
 from ..models import Request
-from ..present import command_first
 from ..times import relative, when
 
 VALUE_LIMIT = 120  # characters of one argument value shown before it is cut
@@ -60,6 +59,18 @@ def _scalar(value: Any, lang: Lang) -> Text:
     if note:
         text.append(" " + note, style="dim italic")
     return text
+
+
+# What a call is read by, shown before the rest of its arguments: a shell call's command,
+# never the agent's description of it (tests/test_command_first.py).
+SHOWN_FIRST = ("command",)
+
+
+def command_first(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments in the order a person reads them: the command first, then the rest
+    as they came."""
+    first = {key: arguments[key] for key in SHOWN_FIRST if key in arguments}
+    return {**first, **{k: v for k, v in arguments.items() if k not in first}}
 
 
 def argument_rows(arguments: Mapping[str, Any], lang: Lang) -> list[tuple[Text, Text]]:
@@ -309,6 +320,7 @@ __all__ = [
     "VALUE_LIMIT",
     "argument_rows",
     "build_box",
+    "command_first",
     "cut",
     "escape_json_text",
     "escape_untrusted",

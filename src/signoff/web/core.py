@@ -17,7 +17,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse as StarletteJSONResponse
 
 from ..accounts import Account, Accounts
-from ..channels.render import escape_untrusted, safe_json
+from ..channels.render import command_first, escape_untrusted, safe_json
 from ..exceptions import (
     ConflictError,
     IntegrityError,
@@ -28,7 +28,6 @@ from ..exceptions import (
     SignoffError,
 )
 from ..i18n import Lang
-from ..present import command_first
 from ..run_state import parent_runs
 from ..settings import Settings
 from ..store import Store
