@@ -70,7 +70,9 @@ MAPPING = [
     ),
     ("NotebookEdit", {"notebook_path": "{ws}/n.ipynb", "new_source": "print(1)"}, "allow"),
     ("Glob", {"pattern": "**/*.py"}, "allow"),
-    ("Grep", {"pattern": "def main", "path": "{ws}"}, "allow"),
+    ("Grep", {"pattern": "def main", "path": "{ws}/app.py"}, "allow"),
+    # the whole project holds .signoff/: a search of it asks (tests/test_tools_reach.py)
+    ("Grep", {"pattern": "def main", "path": "{ws}"}, "ask"),
     ("WebFetch", {"url": "https://example.com/", "prompt": "summarise"}, "ask"),
     ("WebSearch", {"query": "python asyncio timeout"}, "allow"),
     ("Agent", {"prompt": "look around", "description": "explore"}, "allow"),

@@ -35,6 +35,7 @@ LAYERS: list[set[str]] = [
         "safe_files",
         "targets",
         "effects",
+        "walks",
         "always",
         "policy",
         "shell",

@@ -47,7 +47,7 @@ if not TYPE_CHECKING:
         return literal_type(__name__, _LITERALS, name)
 
 
-_SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")
+SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")  # `.env.example`: no secret
 PROTECTED = "protected"  # the rule named by verdicts about signoff's own state
 
 
@@ -62,6 +62,7 @@ class Effects:
     tree_writes: tuple[str, ...] = ()  # directories whose contents something else defines
     links: tuple[str, ...] = ()  # what links made by the call point to: read and write
     mentions: tuple[str, ...] = ()  # every argument naming a path (programs we do not know)
+    names: tuple[str, ...] = ()  # names a search keeps in its trees (`*.py`; `walks.py`)
     programs: tuple[str, ...] = ()
     unknown_paths: bool = False  # some path is only known at run time
     code: tuple[str, ...] = ()  # arguments of a part whose effects are unknown (inline code)
@@ -76,10 +77,11 @@ class Effects:
 
 
 def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
-    """The effects of a declared (non-shell) tool's call."""
+    """The effects of a declared (non-shell) tool's call (a client's listing or search
+    tool: `walks.effects_of`)."""
     args = call.arguments
     if spec.kind in ("file_read", "file_write") and spec.path_arg:
-        raws, problem = _declared_paths(args, spec)
+        raws, problem = declared_paths(args, spec)
         if problem:
             return Effects(problem=problem, arguments=args)
         paths, problem = _resolved(raws, resolve)
@@ -105,7 +107,7 @@ def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
     if spec.path_arguments():
         # Another kind of tool that names files (`upload(path=...)`): its paths meet
         # protected state, though its rules match on arguments.
-        raws, problem = _declared_paths(args, spec)
+        raws, problem = declared_paths(args, spec)
         if problem:
             return Effects(problem=problem, arguments=args)
         paths, problem = _resolved(raws, resolve)
@@ -124,7 +126,7 @@ def _resolved(raws: list[str], resolve: Resolve) -> tuple[tuple[str, ...], str |
         return (), str(exc)
 
 
-def _declared_paths(args: Mapping[str, Any], spec: ToolSpec) -> tuple[list[str], str | None]:
+def declared_paths(args: Mapping[str, Any], spec: ToolSpec) -> tuple[list[str], str | None]:
     """Every path argument's value: `path_arg` (default `spec.default_path`), `path_args`
     (a string or a list of strings each) and the keys of `files_arg` joined to `path_arg`."""
     raws: list[str] = []
@@ -323,12 +325,23 @@ class PathRules:
                 "names a file only known at run time: it could be "
                 "signoff's own state or a path a rule denies",
             )
+        for tree in effects.trees:  # `grep -r x ~`: a secret folder in it is read too
+            for boundary in self.secret:
+                if boundary.specifier is None or rule_anchor(boundary.specifier, self.ctx) is None:
+                    continue  # a bare name (`.env`, `*.pem`) may be in any tree: not asked
+                if rule_in_tree(boundary, tree, self.ctx) is not None:
+                    return PathVerdict(
+                        "ask",
+                        "boundary",
+                        f"reads the whole of {tree}, which holds a secret path "
+                        f"({boundary.specifier})",
+                    )
         for access, paths, _ in uses:
             if not paths:
                 continue  # nothing to test; the boundary lists are made on first use
             for boundary in self.secret if access == "read" else self.sensitive:
                 for path in paths:
-                    if path.endswith(_SAFE_ENV_SUFFIXES):
+                    if path.endswith(SAFE_ENV_SUFFIXES):
                         continue
                     if rule_may_match(boundary, path, self.ctx, dotglob=dotglob, strict=True):
                         what = "secret" if access == "read" else "sensitive"
@@ -344,7 +357,7 @@ class PathRules:
         if self.protected.inside(path):
             return True
         rules = (*self.deny.get("read", ()), *self.ask.get("read", ()), *self.secret)
-        return not path.endswith(_SAFE_ENV_SUFFIXES) and any(
+        return not path.endswith(SAFE_ENV_SUFFIXES) and any(
             rule.matches_path(path, self.ctx) for rule in rules
         )
 

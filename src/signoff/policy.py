@@ -358,7 +358,7 @@ class Policy:
         spec = self.registry.get(name)
         if spec.kind == "shell" or (self.mode == "plan" and spec.tier != "read"):
             return True
-        if spec.kind in ("file_read", "file_write") and spec.path_arguments():
+        if spec.kind in ("file_read", "file_write") and (spec.path_arguments() or spec.walks):
             return True  # any path may be signoff's own state, which is always denied
         return bool(self._rules_for(spec).deny)
 
@@ -393,15 +393,15 @@ class Policy:
             return self._shell(call, spec, grants, where)
         rules = self._rules_for(spec)
         grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
-        resolve = self.resolve_all
-        if where.path != self.workspace:
-            resolve = functools.partial(self.resolve_all, where=where.path)
-        effects = of_call(call, spec, resolve)
+        effects = self._effects(call, spec, where)
         if effects.problem:  # the argument we need is missing or malformed
-            return Verdict("ask", "medium", None, (effects.problem,), spec.tier)
+            return self._problem(call, spec, grants, where, effects.problem)
         off_limits = self.path_rules.protected_verdict(effects)
         if off_limits is not None and off_limits.effect == "deny":
             return Verdict("deny", "critical", off_limits.rule, (off_limits.reason,), spec.tier)
+        reach = self._reach(spec, effects)
+        if reach is not None and reach.effect == "deny":
+            return reach
         matcher, boundary, suggestion = self._inspect(call, spec, effects)
 
         for rule in rules.deny:
@@ -421,6 +421,8 @@ class Policy:
                 )
         if spec.always_ask:
             return Verdict("ask", "none", None, ("this tool asks a person by design",), spec.tier)
+        if reach is not None:  # a denied path or signoff's state in reach: no allow lifts it
+            return reach
         if boundary:
             return Verdict("ask", _bump(_risk(spec)), "boundary", (boundary,), spec.tier)
         for rule in (*rules.allow, *grant_rules):
@@ -429,6 +431,46 @@ class Policy:
                     "allow", _risk(spec), rule.text, (f"allowed by rule {rule.text}",), spec.tier
                 )
         return self._default(spec, suggestion)
+
+    def _problem(
+        self, call: ToolCall, spec: ToolSpec, grants: Sequence[Rule], where: _Where, problem: str
+    ) -> Verdict:
+        """A call signoff cannot read whole asks; from a directory nobody knows, a deny
+        read from the root still holds (deny is absolute)."""
+        if where.path is None:
+            from_root = self._evaluate(call, spec, grants, _Where(self.workspace, None))
+            if from_root.effect == "deny":
+                return from_root
+        return Verdict("ask", "medium", None, (problem,), spec.tier)
+
+    def _effects(self, call: ToolCall, spec: ToolSpec, where: _Where) -> Effects:
+        """The call's effects, its relative paths read from where it runs."""
+        resolve: Callable[[str], tuple[str, ...]] = self.resolve_all
+        if where.path != self.workspace:
+            resolve = functools.partial(self.resolve_all, where=where.path)
+        if spec.walks and not spec.skips_hidden:  # a listing or search the client runs
+            from .walks import effects_of
+
+            try:
+                return effects_of(call.arguments, spec, resolve)
+            except InvalidInput as exc:  # relative to a directory nobody knows
+                return Effects(problem=str(exc), arguments=call.arguments)
+        return of_call(call, spec, resolve)
+
+    def _reach(self, spec: ToolSpec, effects: Effects) -> Verdict | None:
+        """A listing or search the client runs: what it can reach meets the path rules as
+        a shell command's folders and trees do (`walks.py`); deny, ask or nothing."""
+        if not spec.walks or spec.skips_hidden:
+            return None
+        from .walks import verdict
+
+        found = verdict(self.path_rules, effects)
+        if found is None:
+            return None
+        if found.effect == "deny":
+            risk: Risk = "critical" if found.rule == PROTECTED else "high"
+            return Verdict("deny", risk, found.rule, (found.reason,), spec.tier)
+        return Verdict("ask", _bump(_risk(spec)), found.rule, (found.reason,), spec.tier)
 
     def _default(self, spec: ToolSpec, suggestion: Callable[[], str | None]) -> Verdict:
         tier = spec.tier
@@ -471,7 +513,7 @@ class Policy:
         how to build the rule that "always allow" would save (lazily: the allow path
         skips it). Deny and ask rules match when any path matches, allow rules only when
         every path does."""
-        if spec.kind in ("file_read", "file_write") and spec.path_arg:
+        if spec.kind in ("file_read", "file_write") and (spec.path_arg or spec.walks):
             paths = effects.paths
             boundary = next(
                 filter(

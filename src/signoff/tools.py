@@ -56,6 +56,17 @@ class ToolSpec:
     path_args: tuple[str, ...] = ()
     files_arg: str | None = None
     default_path: str | None = "."  # what a missing `path_arg` means (the workspace root)
+    # A tool that walks the folder at its path (see `signoff.walks`): "names" lists what
+    # is in it (judged as `ls DIR`), "contents" reads the files in it (as `grep -r DIR`).
+    # `glob_args` hold glob patterns (a string or a list of strings each): "path" globs
+    # name what the tool reaches from the folder (`Glob`'s pattern), "filter" globs keep
+    # files by name at any depth unless they hold a "/" (ripgrep's `--glob`).
+    # `skips_hidden`: the walk leaves out every path the policy hides (signoff's own
+    # `search_code`), so a folder that holds one is no read of it.
+    walks: str | None = None
+    glob_args: tuple[str, ...] = ()
+    glob_style: str = "path"
+    skips_hidden: bool = False
     # The arguments that say whom or what the call acts on (recipients, account...): an
     # "always" rule is keyed on all of them (and on the amount as a bound). None: nothing
     # declared, so "always" is not offered for an argument-matched tool; (): the tool has
@@ -75,6 +86,10 @@ class ToolSpec:
             raise InvalidInput(f"tool {self.name!r}: unknown tier {self.tier!r}")
         if self.kind not in KINDS:
             raise InvalidInput(f"tool {self.name!r}: unknown kind {self.kind!r}")
+        if self.walks not in (None, "names", "contents"):
+            raise InvalidInput(f"tool {self.name!r}: walks must be 'names' or 'contents'")
+        if self.glob_style not in ("path", "filter"):
+            raise InvalidInput(f"tool {self.name!r}: glob_style must be 'path' or 'filter'")
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Check arguments against the tool's schema; the error names each bad field."""
@@ -232,37 +247,37 @@ class BuiltinTools:
     `signoff.workspace.Workspace` implements the methods; mypy holds its overrides to these
     signatures, and tests/test_builtin_declarations.py to the arguments."""
 
-    @builtin("read", "file_read", path_arg="path")
+    @builtin("read", "file_read", path_arg="path", default_path=None)
     def read_file(self, path: str) -> str:
         """Read a file of the workspace."""
         raise NotImplementedError
 
-    @builtin("read", "file_read", path_arg="path")
+    @builtin("read", "file_read", path_arg="path", walks="names")
     def list_dir(self, path: str | None = None) -> str:
         """List a directory."""
         raise NotImplementedError
 
-    @builtin("read", "file_read", path_arg="path")
+    @builtin("read", "file_read", path_arg="path", walks="contents", skips_hidden=True)
     def search_code(self, pattern: str, path: str | None = None) -> str:
         """Search the workspace for a pattern."""
         raise NotImplementedError
 
-    @builtin("write", "file_write", path_arg="path")
+    @builtin("write", "file_write", path_arg="path", default_path=None)
     def write_file(self, path: str, content: str) -> str:
         """Write a whole file."""
         raise NotImplementedError
 
-    @builtin("write", "file_write", path_arg="path")
+    @builtin("write", "file_write", path_arg="path", default_path=None)
     def edit_file(self, path: str, old: str, new: str) -> str:
         """Replace one exact piece of text in a file."""
         raise NotImplementedError
 
-    @builtin("write", "file_write", path_arg="path", files_arg="files")
+    @builtin("write", "file_write", path_arg="path", files_arg="files", default_path=None)
     def create_project(self, path: str, files: dict[str, str]) -> str:
         """Create a directory tree of new files."""
         raise NotImplementedError
 
-    @builtin("destructive", "file_write", path_arg="path")
+    @builtin("destructive", "file_write", path_arg="path", default_path=None)
     def delete_file(self, path: str) -> str:
         """Delete a file."""
         raise NotImplementedError
@@ -337,6 +352,14 @@ ALIASES: dict[str, tuple[str, dict[str, str]]] = {
     "bash": ("execute_command", {"command": "command"}),
 }
 
+# The coding agents' own listing and search tools run in the client, which skips nothing
+# the policy hides: each is judged by what it can reach (`ToolSpec.walks`).
+ALIAS_REACH: dict[str, dict[str, Any]] = {
+    "LS": {"walks": "names"},
+    "Glob": {"walks": "names", "glob_args": ("pattern",)},
+    "Grep": {"walks": "contents", "glob_args": ("glob",), "glob_style": "filter"},
+}
+
 # Rule names that stand for a whole kind of tool, as coding agents write them.
 RULE_GROUPS: dict[str, ToolKind] = {
     "Bash": "shell",
@@ -368,6 +391,8 @@ def alias_spec(alias: str) -> ToolSpec:
         schema=None,
         validator=None,
         lazy_validator=None,
+        skips_hidden=False,  # another program's tool: nothing of signoff's skips for it
+        **ALIAS_REACH.get(alias, {}),
     )
 
 

@@ -335,15 +335,17 @@ def test_an_edit_into_a_denied_call_is_still_denied(claude: Claude) -> None:
     assert "Bash(rm -rf:*)" in result.text
 
 
-def test_loading_a_tool_and_searching_files_never_ask(claude: Claude) -> None:
+def test_loading_a_tool_and_searching_a_folder_never_ask(claude: Claude) -> None:
     # the model loads deferred tools (ToolSearch) all the time: a question each time would
-    # be the alert fatigue signoff exists to avoid
+    # be the alert fatigue signoff exists to avoid. (A Grep of the whole project asks: it
+    # holds .signoff/, which Grep would read; tests/test_tools_reach.py.)
     install(claude, "--ask", "inbox", hooks={"wait": "5s"})
-    (claude.project / "a.txt").write_text("needle\n")
+    (claude.project / "notes").mkdir()
+    (claude.project / "notes" / "a.txt").write_text("needle\n")
     script = [
         ToolUse("ToolSearch", {"query": "select:Glob,Grep"}),
-        ToolUse("Glob", {"pattern": "*.txt"}),
-        ToolUse("Grep", {"pattern": "needle"}),
+        ToolUse("Glob", {"pattern": "**/*.txt"}),
+        ToolUse("Grep", {"pattern": "needle", "path": "notes"}),
         echo_last_result,
     ]
     with FakeAnthropicServer(script) as api:

@@ -24,7 +24,7 @@ from ..escape import escape_untrusted
 from ..exceptions import InvalidInput
 from ..models import ToolCall
 from ..tools import ALIASES, ToolSpec, alias_spec
-from .core import Adapter, Answer, Client, HookCall, hook_event, hook_options
+from .core import Adapter, Answer, Client, HookCall, hook_event, hook_options, read_hook_input
 
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
@@ -40,7 +40,6 @@ EVENTS: dict[str, HookEvent] = {
     "PostToolUse": "post",
     "PostToolUseFailure": "post_failure",
 }
-MAX_INPUT = 64 * 1024 * 1024  # a Write of a large file arrives whole
 MAX_REASON = 9000  # Claude Code caps hook strings at 10,000 characters
 
 _FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS")
@@ -146,12 +145,25 @@ def preview(call: ToolCall, workspace: str) -> str:
         if call.name in ("Write", "Edit", "MultiEdit") and isinstance(args.get("file_path"), str):
             return cut_text(_file_preview(call.name, args, workspace))
         if call.name == "Bash" and isinstance(args.get("command"), str):
-            note = args.get("description")
-            head = f"# {note}\n" if isinstance(note, str) and note else ""
-            return cut_text(head + args["command"])
+            return cut_text(args["command"]) + agents_words(args.get("description"))
     except (OSError, InvalidInput) as exc:  # a preview never blocks the request
         return cut_text(f"{exc}\n\n{_json(args)}")
     return cut_text(_json(args))
+
+
+MAX_WORDS = 300  # characters of the agent's description of a command shown
+
+
+def agents_words(description: Any) -> str:
+    """The agent's description of a command, for after it: one line, marked as the
+    agent's, cut short. The command comes first, whole; no line of the description may
+    pass for a line of it (`Show status\n\ngit status` used to read as a command)."""
+    if not isinstance(description, str) or not description.strip():
+        return ""
+    text = " ".join(description.split())
+    if len(text) > MAX_WORDS:
+        text = f"{text[:MAX_WORDS]} [... {len(text) - MAX_WORDS} more characters]"
+    return f"\n\nagent's description: {text}"
 
 
 def _json(args: Mapping[str, Any]) -> str:
@@ -385,6 +397,8 @@ def answer(
             reason = "signoff: interrupted; the call is blocked"
         else:
             detail = str(exc) or type(exc).__name__
+            if isinstance(exc, RecursionError):  # a value nested deeper than the stack
+                detail = "its input is nested too deeply"
             reason = f"signoff could not judge this call, so it is blocked: {detail}"
         out, code = blocked(event, escape_untrusted(reason))
         return out, code, escape_untrusted(reason)
@@ -434,14 +448,9 @@ def main(
     `process_ends`: the caller ends the process with os._exit once this returns."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     try:
-        # bytes, as UTF-8: the hook's locale (LANG=C) must not decide how the JSON reads
-        buffer = getattr(stdin, "buffer", None)
-        raw = buffer.read(MAX_INPUT + 1).decode("utf-8") if buffer else stdin.read(MAX_INPUT + 1)
-        if len(raw) > MAX_INPUT:
-            raise InvalidInput(f"hook input is over {MAX_INPUT} bytes")
-        doc = json.loads(raw)
+        doc = read_hook_input(stdin)
     except (ValueError, OSError) as exc:
-        stderr.write(f"signoff: the hook input is not JSON ({exc}); the call is blocked\n")
+        stderr.write(f"signoff: {escape_untrusted(str(exc))}; the call is blocked\n")
         return 2
     with _stdout_aside(stdout):
         out, code, message = answer(doc, workspace=workspace, ask=ask, process_ends=process_ends)

@@ -143,6 +143,37 @@ class HookOptions:
     resume_args: tuple[str, ...] = ()
 
 
+MAX_INPUT = 64 * 1024 * 1024  # a Write of a large file arrives whole
+
+
+def read_hook_input(stdin: Any) -> Any:
+    """A hook's input from its stdin, as UTF-8 bytes (the hook's locale, LANG=C, must not
+    decide how the JSON reads), parsed. Too large, not UTF-8, not JSON, NaN or Infinity,
+    or nested deeper than the parser can follow: InvalidInput, which blocks the call."""
+    buffer = getattr(stdin, "buffer", None)
+    raw = buffer.read(MAX_INPUT + 1) if buffer is not None else stdin.read(MAX_INPUT + 1)
+    if len(raw) > MAX_INPUT:
+        raise InvalidInput(f"hook input is over {MAX_INPUT} bytes")
+    return load_hook_input(raw)
+
+
+def load_hook_input(raw: bytes | str) -> Any:
+    """Hook input text (or bytes, read as UTF-8) as JSON; every problem is InvalidInput."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:  # Python's parser follows nesting on its own stack
+        raise InvalidInput(
+            "hook input is nested too deeply to read (tool arguments may nest 64 levels)"
+        ) from None
+    except ValueError as exc:  # not UTF-8, not JSON
+        raise InvalidInput(f"hook input is not JSON ({exc})") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise InvalidInput(f"hook input holds {name}, which JSON does not allow")
+
+
 def hook_event(doc: Any, events: Mapping[str, HookEvent]) -> str:
     """The client's event name in a hook input, checked: the input is a JSON object and
     the event is one of the client's `events` that signoff handles."""

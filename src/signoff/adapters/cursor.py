@@ -17,7 +17,6 @@ ignored in its auto-review mode (Cursor forum topic 173694), so it is never reli
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -25,7 +24,7 @@ from ..exceptions import InvalidInput
 from ..models import ToolCall
 from ..tools import ToolSpec, alias_spec
 from . import claude_code
-from .core import Answer, Client, HookCall, hook_event
+from .core import Answer, Client, HookCall, hook_event, load_hook_input
 from .shells import Shell, reason_text, text_field
 
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
@@ -93,9 +92,9 @@ def parse(doc: Any) -> HookCall:
         tool = "mcp:" + text_field(doc, name, "tool_name", required=True)
         raw = doc.get("tool_input")
         try:
-            value = json.loads(raw) if isinstance(raw, str) else raw
-        except ValueError as exc:
-            raise InvalidInput(f"{name}: tool_input is not JSON text ({exc})") from exc
+            value = load_hook_input(raw) if isinstance(raw, str) else raw
+        except InvalidInput as exc:
+            raise InvalidInput(f"{name}: tool_input: {exc}") from None
         if not isinstance(value, dict):
             raise InvalidInput(f"{name}: tool_input must be a JSON object")
         arguments = value

@@ -12,10 +12,12 @@ inbox and answers allow (with `hookSpecificOutput.tool_input` for an edit) or de
 named by its session, the time Gemini stamped on the event and its digest.
 
 Gemini's tools as signoff's declarations: `run_shell_command` is a shell command (its
-`dir_path` a path it acts in), `write_file` a write, `replace` an edit, `read_file`,
-`read_many_files`, `list_directory`, `glob`, `grep_search` reads of those paths,
-`web_fetch` a fetch of the one URL in its prompt (several URLs, or none: it asks), and
-the tools that only talk or plan are reads. Anything else (MCP tools, `invoke_agent`,
+`dir_path` a path it acts in), `write_file` a write, `replace` an edit, `read_file` a
+read; `list_directory` and `glob` list a folder, `grep_search` (`search_file_content`
+before 0.61) and `read_many_files` read every file they walk (`signoff.walks`: a search
+over a tree that holds a denied folder or signoff's state asks), `web_fetch` a fetch of
+the one URL in its prompt (several URLs, or none: it asks), and the tools that only talk
+or plan are reads. Anything else (MCP tools, `invoke_agent`,
 ...) asks unless `[hooks] tiers` declares it. Gemini fails open on a crash and a timeout:
 install wraps the command so any failure is exit 2 with a reason, and passes `--deadline`.
 """
@@ -27,7 +29,7 @@ import re
 
 from ..models import ToolCall
 from ..records import replace
-from ..tools import BUILTIN_SPECS, ToolSpec, alias_spec
+from ..tools import ToolSpec, alias_spec
 from . import claude_code
 from .core import Answer, Client, HookCall, hook_event
 from .shells import Shell, object_field, reason_text, text_field
@@ -67,18 +69,29 @@ def _spec(name: str, base: ToolSpec, **changes: Any) -> ToolSpec:
 
 
 def _specs() -> dict[str, ToolSpec]:
-    shell = alias_spec("Bash")
+    shell, grep = alias_spec("Bash"), alias_spec("Grep")
     specs = {
         "run_shell_command": _spec("run_shell_command", shell, cwd_arg="dir_path"),
         "write_file": _spec("write_file", alias_spec("Write")),
         "replace": _spec("replace", alias_spec("Edit")),
         "read_file": _spec("read_file", alias_spec("Read")),
+        # the contents of every file its globs match (`paths`: its name before 0.61)
         "read_many_files": _spec(
-            "read_many_files", BUILTIN_SPECS["read_file"], path_arg=None, path_args=("include",)
+            "read_many_files",
+            grep,
+            path_arg=None,
+            glob_args=("include", "paths"),
+            glob_style="path",
         ),
-        "list_directory": _spec("list_directory", alias_spec("LS"), path_arg="dir_path"),
+        "list_directory": _spec(
+            "list_directory", alias_spec("LS"), path_arg="dir_path", default_path=None
+        ),
         "glob": _spec("glob", alias_spec("Glob"), path_arg="dir_path"),
-        "grep_search": _spec("grep_search", alias_spec("Grep"), path_arg="dir_path"),
+        "grep_search": _spec("grep_search", grep, path_arg="dir_path", glob_args=("include",)),
+        # grep_search's name (and `path`) before 0.61
+        "search_file_content": _spec(
+            "search_file_content", grep, path_arg="path", glob_args=("include",)
+        ),
         "web_fetch": _spec("web_fetch", alias_spec("WebFetch"), url_arg="url"),
         "ask_user": ToolSpec(
             name="ask_user", tier="read", subject_args=(), always_ask=True, description="Ask."

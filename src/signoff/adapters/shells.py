@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from ..escape import escape_untrusted
 from ..exceptions import InvalidInput
 from ..records import record
-from .core import Adapter, Answer, Client, HookCall, hook_options
+from .core import Adapter, Answer, Client, HookCall, hook_options, read_hook_input
 
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from .core import HookEvent, Strategy
 
-MAX_INPUT = 64 * 1024 * 1024
 MAX_REASON = 9000
 
 
@@ -123,6 +122,8 @@ def answer(
             reason = "signoff: interrupted; the call is blocked"
         else:
             detail = str(exc) or type(exc).__name__
+            if isinstance(exc, RecursionError):  # a value nested deeper than the stack
+                detail = "its input is nested too deeply"
             reason = f"signoff could not judge this call, so it is blocked: {detail}"
         out, code = shell.blocked(event, reason_text(reason))
         return out, code, reason_text(reason)
@@ -193,14 +194,9 @@ def main(
         timer.daemon = True
         timer.start()
     try:
-        # bytes, as UTF-8: the hook's locale (LANG=C) must not decide how the JSON reads
-        buffer = getattr(stdin, "buffer", None)
-        raw = buffer.read(MAX_INPUT + 1).decode("utf-8") if buffer else stdin.read(MAX_INPUT + 1)
-        if len(raw) > MAX_INPUT:
-            raise InvalidInput(f"hook input is over {MAX_INPUT} bytes")
-        doc = json.loads(raw)
+        doc = read_hook_input(stdin)
     except (ValueError, OSError) as exc:
-        reason = f"signoff: the hook input is not JSON ({exc}); the call is blocked"
+        reason = f"signoff: {reason_text(str(exc))}; the call is blocked"
         out, code = shell.blocked(None, reason)
         once.emit(out, reason)
         return code

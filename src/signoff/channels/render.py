@@ -61,6 +61,18 @@ def _scalar(value: Any, lang: Lang) -> Text:
     return text
 
 
+# What a call is read by, shown before the rest of its arguments: a shell call's command,
+# never the agent's description of it (tests/test_command_first.py).
+SHOWN_FIRST = ("command",)
+
+
+def command_first(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments in the order a person reads them: the command first, then the rest
+    as they came."""
+    first = {key: arguments[key] for key in SHOWN_FIRST if key in arguments}
+    return {**first, **{k: v for k, v in arguments.items() if k not in first}}
+
+
 def argument_rows(arguments: Mapping[str, Any], lang: Lang) -> list[tuple[Text, Text]]:
     """Arguments one per row as (key, value); nested objects and lists unfolded with
     indentation in the key column, so a long value wraps under itself, not under the key."""
@@ -83,7 +95,7 @@ def argument_rows(arguments: Mapping[str, Any], lang: Lang) -> list[tuple[Text, 
         else:
             rows.append((label, _scalar(value, lang)))
 
-    for key, value in arguments.items():
+    for key, value in command_first(arguments).items():  # a shell call: its command first
         walk(value, _key(str(key)), 0)
     if not rows:
         rows.append((Text(t("no_arguments", lang), style="dim"), Text()))
@@ -308,6 +320,7 @@ __all__ = [
     "VALUE_LIMIT",
     "argument_rows",
     "build_box",
+    "command_first",
     "cut",
     "escape_json_text",
     "escape_untrusted",

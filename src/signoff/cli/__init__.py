@@ -43,20 +43,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if was_enabled:
             gc.enable()
     if one_call and argv is None:  # the console script, not a caller in this process
-        _exit_now(code)
+        _exit_now(code, unflushed=2 if hook else 120)
     return code
 
 
-def _exit_now(code: int) -> NoReturn:
+def _exit_now(code: int, *, unflushed: int = 120) -> NoReturn:
     """End the process without tearing it down: `check` (or a hook, its store closed) has
     written all it writes, and unloading ~150 modules and collecting every object they
     hold would cost ~10% of its time. Output that cannot be flushed (a closed pipe) ends
-    it as Python would: 120."""
+    it as Python would, 120; a hook with 2, which every client reads as blocked."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
-        code = 120
+        code = unflushed
     os._exit(code)
 
 

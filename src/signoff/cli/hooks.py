@@ -76,6 +76,37 @@ def plain_hook(argv: Sequence[str]) -> dict[str, Any] | None:
 def run_hook(argv: Sequence[str], *, process_ends: bool = False) -> int:
     """The hook itself: every failure, even of its own arguments, blocks (exit 2).
     `process_ends`: `cli.main` ends the process with os._exit once this returns."""
+    try:
+        return _run_hook(argv, process_ends=process_ends)
+    except BaseException as exc:  # whatever escaped: the client's own block, no traceback
+        return hook_failed(argv, exc)
+
+
+def hook_failed(argv: Sequence[str], exc: BaseException) -> int:
+    """What a hook that failed outside every judged path answers: its client's block for
+    an event it could not read (Cursor: a JSON deny and exit 2; the others: exit 2 with
+    the reason on stderr). It imports nothing that could fail in turn."""
+    detail = str(exc) if not isinstance(exc, RecursionError) else "input nested too deeply"
+    detail = (detail or type(exc).__name__).encode("ascii", "backslashreplace").decode()[:2000]
+    reason = "".join(c if c.isprintable() else " " for c in detail)
+    reason = f"signoff: the hook failed ({type(exc).__name__}: {reason}); the call is blocked"
+    try:
+        args = plain_hook(argv)
+        client = args["client"] if args else next(iter(argv), "")
+        if client == "cursor":
+            deny = {"permission": "deny", "user_message": reason, "agent_message": reason}
+            import json
+
+            sys.stdout.write(json.dumps(deny) + "\n")
+            sys.stdout.flush()
+        sys.stderr.write(reason + "\n")
+        sys.stderr.flush()
+    except BaseException:  # nowhere left to say it: exit 2 still blocks
+        pass
+    return 2
+
+
+def _run_hook(argv: Sequence[str], *, process_ends: bool) -> int:
     args = plain_hook(argv)
     if args is None:
         import argparse

@@ -17,7 +17,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse as StarletteJSONResponse
 
 from ..accounts import Account, Accounts
-from ..channels.render import escape_untrusted, safe_json
+from ..channels.render import command_first, escape_untrusted, safe_json
 from ..exceptions import (
     ConflictError,
     IntegrityError,
@@ -118,6 +118,13 @@ def pretty_clipped(value: Any) -> Any:
     return clip_text(pretty_json(value))
 
 
+def call_clipped(arguments: Any) -> Any:
+    """A call's arguments as `pretty` shows them, but a shell call's command first: a long
+    description (or any key that sorts before it) never pushes it past the cut."""
+    ordered = command_first(json.loads(pretty_json(arguments)))
+    return clip_text(json.dumps(ordered, indent=2, ensure_ascii=False))
+
+
 def make_env() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(HERE / "templates")),
@@ -128,6 +135,7 @@ def make_env() -> Environment:
     )
     env.filters["when"] = when
     env.filters["pretty"] = pretty_clipped  # pages show a head; /requests/{id}/raw the whole
+    env.filters["call"] = call_clipped
     env.filters["clip"] = clip_text
     env.filters["ticks"] = ticks
     env.globals["parent_runs"] = parent_runs  # a child run's card names the runs above it

@@ -12,7 +12,6 @@ session whose cwd lies outside it is refused. A failure answers a deny (a PreToo
 from __future__ import annotations
 
 import hmac
-import json
 import os
 from typing import Any
 
@@ -22,7 +21,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..adapters import claude_code
-from ..adapters.core import Adapter, Answer, hook_options
+from ..adapters.core import Adapter, Answer, hook_options, load_hook_input
+from ..exceptions import InvalidInput
 from .auth import bearer
 from .core import ctx_of
 
@@ -52,15 +52,24 @@ def _judge(doc: Any, request: HTTPRequest) -> tuple[dict[str, Any] | None, int, 
 
 
 async def claude_code_hook(request: HTTPRequest) -> Response:
-    if not _authorized(request):
-        return JSONResponse(
-            {"error": f"a Bearer token is required (an API token, or ${TOKEN_ENV})"},
-            status_code=401,
-            headers={"www-authenticate": "Bearer"},
-        )
     try:
-        doc = json.loads(await request.body())
-    except ValueError as exc:
+        if not _authorized(request):
+            return JSONResponse(
+                {"error": f"a Bearer token is required (an API token, or ${TOKEN_ENV})"},
+                status_code=401,
+                headers={"www-authenticate": "Bearer"},
+            )
+        return await _answer(request)
+    except Exception as exc:  # a 500 would not block: whatever failed, a deny
+        detail = "input nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        reason = f"signoff could not judge this call, so it is blocked: {detail or exc!r}"
+        return JSONResponse(claude_code.render("pre", Answer("deny", reason)))
+
+
+async def _answer(request: HTTPRequest) -> Response:
+    try:
+        doc = load_hook_input(await request.body())
+    except InvalidInput as exc:
         doc = exc  # answered below as a block, like any other bad input
     out, code, message = await run_in_threadpool(_judge, doc, request)
     if code == 0:
