@@ -200,7 +200,10 @@ def _details(ctx: Context, request_id: str) -> dict[str, Any]:
         "outcome": ctx.store.get_outcome(r.id),
         "messages": messages,
         "deliveries": deliveries(ctx, r.id),
-        "original": original if isinstance(original, dict) else None,
+        # the call before a person's edit, as the runner keeps it (anything else: none)
+        "original": original
+        if isinstance(original, dict) and isinstance(original.get("arguments"), dict)
+        else None,
         "what_next": next_step(ctx, r),
         "expired": r.state == "expired"
         or (r.state == "pending" and r.expires_at is not None and r.expires_at <= time.time()),
