@@ -201,7 +201,7 @@ def test_install_http_makes_the_hooks_credential_and_uninstall_removes_it(
     ws.mkdir()
     claude = fake_version(tmp_path, "2.1.332")
     report = install(ws, http=True, claude=claude)
-    path = home / ".config" / "signoff" / "hook-token"
+    path = Path(os.environ["SIGNOFF_CONFIG_DIR"]) / "hook-token"  # beside the key file
     token = path.read_text().strip()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     db = str(ws.resolve() / ".signoff" / "signoff.db")
@@ -240,8 +240,7 @@ def test_install_refuses_a_persons_token_in_the_token_file(tmp_path: Path, home:
     ws = tmp_path / "proj"
     ws.mkdir()
     accounts = Accounts(str(ws / ".signoff" / "signoff.db"))
-    path = home / ".config" / "signoff" / "hook-token"
-    path.parent.mkdir(parents=True)
+    path = Path(os.environ["SIGNOFF_CONFIG_DIR"]) / "hook-token"  # beside the key file
     path.write_text(accounts.add("alice", "admin") + "\n")
     accounts.close()
     with pytest.raises(ConfigurationError, match="alice, a admin, not a hook's"):

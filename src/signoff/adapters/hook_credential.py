@@ -3,8 +3,8 @@
 Claude Code's HTTP hooks send `Authorization: Bearer $SIGNOFF_HOOK_TOKEN`; the server
 takes only a hook's token there (an account of role ``hook``, see signoff.accounts), never
 a person's. Install makes one per user and machine, `claude-code-hook@HOST`: its token is
-kept in the user's config directory (`hook-token`, 0600, beside the key file and as
-protected from the agent's tools), and registered in the store the server reads (only a
+kept beside the key file (`hook-token`, 0600, in `$SIGNOFF_CONFIG_DIR` or the user's
+config directory, as protected from the agent's tools), and registered in the store the server reads (only a
 sealed hash of it is kept there). Installing for another store registers the same token
 there too, so one `SIGNOFF_HOOK_TOKEN` serves every project of the user. Uninstall removes
 the account install made; the token file stays for the other stores that know it.
@@ -19,14 +19,15 @@ from pathlib import Path
 
 from ..accounts import Accounts
 from ..exceptions import ConfigurationError, InvalidInput
-from ..protected import user_config_dir
+from ..keys import config_dir
 
 TOKEN_FILE = "hook-token"
 TOKEN_ENV = "SIGNOFF_HOOK_TOKEN"
 
 
 def token_path() -> Path:
-    return Path(user_config_dir()) / TOKEN_FILE
+    """Beside the key file: `$SIGNOFF_CONFIG_DIR`, else the user settings directory."""
+    return config_dir() / TOKEN_FILE
 
 
 def export_line() -> str:
