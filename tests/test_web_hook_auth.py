@@ -266,3 +266,16 @@ def test_install_cli_prints_where_the_token_is_and_serve_takes_it(
     settings = json.loads((ws / ".claude" / "settings.json").read_text())
     hook = settings["hooks"]["PostToolUse"][0]["hooks"][0]
     assert hook["headers"]["Authorization"] == "Bearer $SIGNOFF_HOOK_TOKEN"
+
+
+def test_users_add_a_hook_says_what_it_is_for_and_local_mode_goes_on(
+    tmp_path: Path, home: Path
+) -> None:
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    done = signoff("users", "add", "ci-hook", "--role", "hook", "--workspace", str(ws), cwd=ws)
+    assert done.returncode == 0, done.stderr
+    assert "posts a coding agent's hook events" in done.stdout
+    assert "local mode is over" not in done.stdout
+    done = signoff("users", "add", "alice", "--role", "approver", "--workspace", str(ws), cwd=ws)
+    assert "local mode is over" in done.stdout

@@ -4,10 +4,11 @@ Claude Code's HTTP hooks send `Authorization: Bearer $SIGNOFF_HOOK_TOKEN`; the s
 takes only a hook's token there (an account of role ``hook``, see signoff.accounts), never
 a person's. Install makes one per user and machine, `claude-code-hook@HOST`: its token is
 kept beside the key file (`hook-token`, 0600, in `$SIGNOFF_CONFIG_DIR` or the user's
-config directory, as protected from the agent's tools), and registered in the store the server reads (only a
-sealed hash of it is kept there). Installing for another store registers the same token
-there too, so one `SIGNOFF_HOOK_TOKEN` serves every project of the user. Uninstall removes
-the account install made; the token file stays for the other stores that know it.
+config directory, as out of the agent's tools' reach), and registered in the store the
+server reads (which keeps only a sealed hash of it). Installing for another store
+registers the same token there too, so one `SIGNOFF_HOOK_TOKEN` serves every project of
+the user. Uninstall removes the account install made; the token file stays for the other
+stores that know it.
 """
 
 from __future__ import annotations
