@@ -14,7 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from store_helpers import make_request
+from signoff.accounts import Accounts
+from store_helpers import Backend, make_request
 from web_helpers import LiveServer
 
 
@@ -110,3 +111,28 @@ def test_an_open_event_stream_stops_at_sign_out(live: LiveServer) -> None:
         assert browser.post("/logout", data={"csrf": csrf}).status_code == 303
         assert ended.wait(timeout=10), "the stream outlived the session"
         assert time.monotonic() - started < 5
+
+
+def test_sessions_on_each_database(db: Backend) -> None:
+    """The server's side of sessions, on SQLite and PostgreSQL: open until signed out, run
+    out or the account removed; a name made again is not signed in by an old session."""
+    accounts = Accounts(db.url)
+    try:
+        accounts.add("alice", "approver")
+        now = time.time()
+        accounts.open_session("alice", "n1", now + 60)
+        accounts.open_session("alice", "n2", now - 1)  # ran out
+        assert accounts.session_open("alice", "n1")
+        assert not accounts.session_open("alice", "n2")
+        assert not accounts.session_open("bob", "n1")  # a session is its account's only
+        accounts.end_session("n1")
+        assert not accounts.session_open("alice", "n1")
+        accounts.open_session("alice", "n3", now + 60)
+        accounts.remove("alice")
+        accounts.add("alice", "approver")
+        assert not accounts.session_open("alice", "n3")
+        accounts.open_session("alice", "nonce-4", now + 60)
+        (stored,) = db.sql("SELECT id, name FROM signoff_web_sessions")
+        assert stored[1] == "alice" and re.fullmatch(r"[0-9a-f]{64}", stored[0])  # a hash
+    finally:
+        accounts.close()
