@@ -11,19 +11,23 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from adapter_helpers import event
+from adapter_helpers import event, ws
 from signoff.accounts import Accounts
 from signoff.adapters.install import install, uninstall
 from signoff.audit import describe, verify_store
 from signoff.store import Event
 from test_claude_code_cli import fake_version, signoff
 from web_helpers import LiveServer
+
+__all__ = ["ws"]
 
 PUSH = {"command": "git push --force origin main"}
 
@@ -279,3 +283,72 @@ def test_users_add_a_hook_says_what_it_is_for_and_local_mode_goes_on(
     assert "local mode is over" not in done.stdout
     done = signoff("users", "add", "alice", "--role", "approver", "--workspace", str(ws), cwd=ws)
     assert "local mode is over" in done.stdout
+
+
+# ------------------------------------------------------------------ a person's edit
+
+
+def test_an_edited_calls_outcome_matches_the_edit_not_the_original(ws: Path) -> None:
+    """Inbox mode through a sender: a person edits the call while the hook waits; the
+    client runs the edit (`updatedInput`), so its outcome matches, and one that reports
+    the original arguments is unmatched."""
+    from signoff.adapters import claude_code
+    from signoff.adapters.core import Adapter, hook_options, request_id
+    from signoff.approvals import decide
+    from signoff.models import Decision
+    from signoff.settings import load_settings
+    from signoff.store import open_store
+
+    (ws / ".signoff").mkdir()
+    (ws / ".signoff" / "settings.toml").write_text(
+        '[hooks]\nask = "inbox"\nwait = "60s"\npoll = 0.05\n'
+    )
+    store = open_store(str(ws / ".signoff" / "signoff.db"))
+    settings = load_settings(ws)
+    original = {"command": "git push origin feature-x"}
+    edited = {"command": "git push origin fix-y"}
+
+    def person(rid: str) -> None:
+        for _ in range(400):
+            try:
+                store.get_request(rid)
+                break
+            except KeyError:
+                time.sleep(0.02)
+        decide(store, rid, Decision("edit", arguments=edited), actor="alice", workspace=ws)
+
+    def answer(doc: dict[str, Any]) -> tuple[Any, int, str]:
+        adapter = Adapter(
+            claude_code.CLIENT,
+            ws,
+            settings=settings,
+            options=hook_options(settings),
+            store=store,
+            sender="hook:laptop-hook",
+        )
+        return claude_code.answer(doc, adapter=adapter)
+
+    def edited_in_the_inbox(tool_use_id: str) -> str:
+        doc = event(ws, "Bash", original, tool_use_id=tool_use_id)
+        rid = request_id(f"claude-code/{doc['session_id']}/{tool_use_id}")
+        thread = threading.Thread(target=person, args=(rid,))
+        thread.start()
+        out, _, _ = answer(doc)
+        thread.join()
+        assert out is not None and out["hookSpecificOutput"]["updatedInput"] == edited
+        return rid
+
+    try:
+        ran = edited_in_the_inbox("toolu_01")
+        post = event(ws, "Bash", edited, name="PostToolUse", tool_use_id="toolu_01")
+        assert answer(post)[1] == 0
+        assert store.get_request(ran).state == "finished"
+        other = edited_in_the_inbox("toolu_02")
+        post = event(ws, "Bash", original, name="PostToolUse", tool_use_id="toolu_02")
+        _, code, message = answer(post)
+        assert code == 2 and "other arguments" in message
+        assert store.get_request(other).state == "claimed"  # not finished by a false report
+        (unmatched,) = [e for e in store.events_after(0, 1000) if e.kind == "session.unmatched"]
+        assert unmatched.data["call"]["arguments"] == original
+    finally:
+        store.close()
