@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -230,5 +231,154 @@ def test_a_killed_owner_holds_the_task_until_its_lease_lapses(kind: str, tmp_pat
         ]
         ok, _, detail = board.store.verify_chain()
         assert ok, detail
+    finally:
+        backend.close()
+
+
+# ------------------------------------------------------------------ the lease's boundary
+
+ROUNDS = 6
+SWEEPERS = 3
+RESCUERS = 4
+LEASE = 60.0
+T0 = 1_000_000.0
+
+
+def _expiry(round_: int) -> float:
+    return T0 + round_ * 1000 + LEASE
+
+
+def _at_the_boundary(
+    url: str, role: str, index: int, tokens: list[str], barrier: Any, out: Any
+) -> None:
+    """One round per task: the owner completes it a moment before its lease lapses (by
+    its clock), sweepers sweep and rescuers claim it the moment after (by theirs)."""
+    from signoff.board import open_board
+    from signoff.exceptions import ConflictError, NotAuthorized
+
+    try:
+        with open_board(url) as board:
+            for r in range(ROUNDS):
+                tid, at = f"t{r}", _expiry(r)
+                barrier.wait(timeout=60)
+                try:
+                    if role == "owner":
+                        board.complete_task(tid, agent="owner", token=tokens[r], now=at - 0.001)
+                        out.put((r, "completed", "owner"))
+                    elif role == "sweeper":
+                        out.put((r, "swept" if tid in board.sweep_tasks(now=at) else "none", ""))
+                    else:
+                        seen = board.get_task(tid)
+                        agent = f"rescuer{index}"
+                        board.claim_task(tid, agent=agent, version=seen.version, now=at,
+                                         lease_seconds=1e8)  # fmt: skip
+                        out.put((r, "claimed", agent))
+                except (ConflictError, NotAuthorized) as exc:
+                    out.put((r, "refused", f"{role}: {exc}"))
+    except Exception as exc:  # a deadlock, a serialization failure: reported
+        out.put((-1, "error", f"{role}{index}: {type(exc).__name__}: {exc}"))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_at_the_lease_boundary_one_outcome_wins(kind: str, tmp_path: Path) -> None:
+    """The owner's completion, the sweepers' lapse and the rescuers' claims race on one
+    row at the moment its lease lapses: either the owner completed it (nothing lapsed,
+    nobody else claimed it) or it lapsed once and at most one rescuer owns it; every
+    answer matches the record, nothing fails for any other reason, the chain verifies."""
+    backend = Backend(kind, tmp_path)
+    try:
+        board = Board(backend.open())
+        tokens = []
+        for r in range(ROUNDS):
+            board.add_task(f"Round {r}", id=f"t{r}", now=T0 + r * 1000)
+            claim = board.claim_task(
+                f"t{r}", agent="owner", version=1, lease_seconds=LEASE, now=T0 + r * 1000
+            )
+            tokens.append(claim.token)
+        setup = board.store.last_seq()
+        ctx = mp.get_context("spawn")
+        roles = [("owner", 0)] + [("sweeper", i) for i in range(SWEEPERS)]
+        roles += [("rescuer", i) for i in range(RESCUERS)]
+        barrier, out = ctx.Barrier(len(roles)), ctx.Queue()
+        procs = [
+            ctx.Process(target=_at_the_boundary, args=(backend.url, role, i, tokens, barrier, out))
+            for role, i in roles
+        ]
+        for p in procs:
+            p.start()
+        results = [out.get(timeout=240) for _ in range(ROUNDS * len(roles))]
+        for p in procs:
+            p.join(timeout=60)
+        assert [r for r in results if r[1] == "error"] == []
+        events = [e for e in board.store.events_after(setup, 10_000)]
+        for r in range(ROUNDS):
+            said = [x for x in results if x[0] == r]
+            mine = [e for e in events if e.data.get("task") == f"t{r}"]
+            kinds = [e.kind for e in mine]
+            task = board.get_task(f"t{r}")
+            claimed = [x[2] for x in said if x[1] == "claimed"]
+            if "task.completed" in kinds:
+                assert kinds == ["task.completed"], kinds
+                assert [x[1] for x in said if x[2] == "owner"] == ["completed"]
+                assert (task.state, task.owner, claimed) == ("done", "owner", [])
+                assert [x for x in said if x[1] == "swept"] == []
+                continue
+            assert kinds.count("task.lapsed") == 1, kinds
+            assert kinds.count("task.claimed") == len(claimed) <= 1, (kinds, said)
+            assert kinds[0] == "task.lapsed" and mine[0].data["owner"] == "owner"
+            assert not any(x[1] == "completed" for x in said)
+            swept = [x for x in said if x[1] == "swept"]  # the lapse: a sweeper's or a claim's
+            by_claim = any(e.kind == "task.claimed" and e.data["lapsed"] == "owner" for e in mine)
+            assert len(swept) == (0 if by_claim else 1), (kinds, said)
+            if claimed:
+                assert (task.state, task.owner) == ("claimed", claimed[0])
+                assert [e.actor for e in mine if e.kind == "task.claimed"] == claimed
+            else:
+                assert (task.state, task.owner) == ("open", None)
+        ok, _, detail = board.store.verify_chain()
+        assert ok, detail
+    finally:
+        backend.close()
+
+
+# ------------------------------------------------------------------ mail committed late
+
+
+def test_a_message_committed_late_is_not_acknowledged_away(tmp_path: Path) -> None:
+    """PostgreSQL numbers a message when it is inserted, and commits it later: a sender
+    held up inside its transaction (a trigger sleeps there) must hold back the senders
+    after it, or a reader reads the later message, acknowledges past the earlier one's
+    number, and never sees it."""
+    backend = Backend("postgres", tmp_path)
+    try:
+        reader = Board(backend.open())
+        backend.sql(
+            "CREATE FUNCTION signoff_test_slow() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$"
+        )
+        backend.sql(
+            "CREATE TRIGGER signoff_test_slow AFTER INSERT ON signoff_mail FOR EACH ROW "
+            "WHEN (NEW.body = 'slow') EXECUTE FUNCTION signoff_test_slow()"
+        )
+        slow, fast = Board(backend.open()), Board(backend.open())
+        first = threading.Thread(target=slow.send, args=("ann", "slow"), kwargs={"to": "bob"})
+        later = threading.Thread(target=fast.send, args=("cy", "fast"), kwargs={"to": "bob"})
+        first.start()
+        time.sleep(0.4)  # ann's message has its number, and sleeps before its commit
+        later.start()
+        got: list[str] = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            sending = first.is_alive() or later.is_alive()
+            batch = reader.read("bob")
+            got += [m.body for m in batch.messages]
+            if batch.messages:
+                reader.ack("bob", batch.through)
+            elif not sending:
+                break
+            time.sleep(0.01)
+        first.join(timeout=30)
+        later.join(timeout=30)
+        assert got == ["slow", "fast"]
     finally:
         backend.close()

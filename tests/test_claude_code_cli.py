@@ -369,8 +369,8 @@ def test_http_hook_needs_a_token(server: Any, monkeypatch: pytest.MonkeyPatch) -
     assert response.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-def test_http_hook_with_an_account_token(server: Any) -> None:
-    token = Accounts(server.db).add("laptop", "viewer")
+def test_http_hook_with_a_hooks_token(server: Any) -> None:
+    token = Accounts(server.db).add("laptop", "hook")
     ws = Path(os.path.realpath(server.workspace))
     with server.client(token) as client:
         allow = client.post("/hooks/claude-code", json=event(ws, "Bash", {"command": "git status"}))

@@ -241,6 +241,14 @@ def test_html_injection_is_inert_in_pages(live: LiveServer) -> None:
     assert "\u202e" not in html and "\\u202e" in html
 
 
+def test_the_inbox_filters_reach_its_live_updates_as_they_are(live: LiveServer) -> None:
+    """A filter's value is one query value in the URL the page's script fetches cards
+    with, whatever it holds (`&state=all` in a tool's name adds no filter)."""
+    with live.client() as browser:
+        page = browser.get("/", params={"tool": "x&state=all", "run": "r#1"})
+    assert 'tool=x%26state%3Dall&amp;run=r%231&amp;tenant=&amp;state=pending"' in page.text
+
+
 def test_answer_form_follows_the_tools_declaration(live: LiveServer) -> None:
     declared = live.store.create_request(
         make_request(

@@ -5,11 +5,19 @@ Accounts live in their own tables next to the store (same database URL, own conn
     signoff_accounts(name PRIMARY KEY, role, token_hash, salt, created_at)
     signoff_web_meta(key PRIMARY KEY, value)      kept for older databases: their session
                                                   secret is erased (see signoff.keys)
+    signoff_web_sessions(id PRIMARY KEY, name, expires_at)   signed-in web sessions: a
+                                                  cookie names one (by a hash of its nonce);
+                                                  signing out deletes it, so the cookie and
+                                                  its CSRF token are worthless from then on
 
 A token is 32 random bytes shown once (`signoff users add`); only a salted SHA-256 of it is
 kept (a random token needs no slow hash). The token starts with the account name so that a
 lookup is one row: ``so_<name>_<secret>``. Roles: ``viewer`` (read), ``approver`` (decide),
-``admin`` (decide, revoke grants, manage users).
+``admin`` (decide, revoke grants, manage users), and ``hook``: a coding agent's hook, whose
+token posts hook events (`POST /hooks/claude-code`) and nothing else. A hook's token lives
+in the agent's environment, so it must open nothing a person's token opens: it cannot sign
+in, read the API or decide, and no other token posts hook events. A hook is no person:
+it does not end local mode (see `people`).
 """
 
 from __future__ import annotations
@@ -30,14 +38,17 @@ from typing import Any, Literal, get_args
 from .exceptions import ConfigurationError, InvalidInput, NotFound, SignoffError
 from .keys import Keys, load_keys
 
-Role = Literal["viewer", "approver", "admin"]
+Role = Literal["viewer", "approver", "admin", "hook"]
 ROLES: tuple[Role, ...] = get_args(Role)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+_TOKEN = re.compile(r"^so_([A-Za-z0-9][A-Za-z0-9._@-]{0,63})_([0-9a-f]{64})$")
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS signoff_accounts (name TEXT PRIMARY KEY, role TEXT NOT NULL, "
     "token_hash TEXT NOT NULL, salt TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS signoff_web_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS signoff_web_sessions (id TEXT PRIMARY KEY, name TEXT NOT NULL, "
+    "expires_at DOUBLE PRECISION NOT NULL)",
 )
 
 
@@ -55,9 +66,17 @@ class Account:
     @property
     def roles(self) -> tuple[str, ...]:
         """Roles as `approvals.decide` and request `approvers` (`role:NAME`) see them."""
-        return {"viewer": ("viewer",), "approver": ("approver",), "admin": ("admin", "approver")}[
-            self.role
-        ]
+        return {
+            "viewer": ("viewer",),
+            "approver": ("approver",),
+            "admin": ("admin", "approver"),
+            "hook": ("hook",),
+        }[self.role]
+
+    @property
+    def is_hook(self) -> bool:
+        """A coding agent's hook: posts hook events, and nothing a person does."""
+        return self.role == "hook"
 
     @property
     def can_decide(self) -> bool:
@@ -76,6 +95,10 @@ def _role(value: str) -> Role:
         if value == role:
             return role
     return "viewer"  # an unknown stored role grants nothing
+
+
+def _session_id(nonce: str) -> str:
+    return hashlib.sha256(f"session:{nonce}".encode()).hexdigest()
 
 
 def _hash(salt: str, secret: str) -> str:
@@ -131,6 +154,7 @@ class Accounts:
         self._lock = threading.RLock()
         self._memory: dict[str, tuple[str, str, str, float]] | None = None
         self._meta: dict[str, str] = {}
+        self._sessions: dict[str, tuple[str, float]] = {}  # memory: id -> (name, expires)
         self._kind: Literal["memory", "sqlite", "postgres"]
         self._conn: Any = None
         if target in ("memory:", "memory://", ":memory:"):
@@ -192,8 +216,10 @@ class Accounts:
 
     # ------------------------------------------------------------------ accounts
 
-    def add(self, name: str, role: str) -> str:
-        """Create an account; returns its token (shown once, never stored)."""
+    def add(self, name: str, role: str, *, token: str | None = None) -> str:
+        """Create an account; returns its token (shown once, never stored). `token`: one
+        made before (`so_<name>_<64 hex>`), registered in this store too (a hook's token,
+        kept on the agent's machine, answered by every store its hook posts to)."""
         if not _NAME.match(name):
             raise InvalidInput(
                 f"account name {name!r}: use letters, digits, . _ @ - "
@@ -202,6 +228,14 @@ class Accounts:
         if role not in ROLES:
             raise InvalidInput(f"role {role!r}: expected one of {', '.join(ROLES)}")
         secret = secrets.token_hex(32)  # hex: no "_", so the name parses back
+        if token is not None:
+            match = _TOKEN.fullmatch(token)
+            if match is None or match.group(1) != name:
+                raise InvalidInput(
+                    f"the token given for account {name!r} is not one of its tokens "
+                    f"(so_{name}_ followed by 64 hex digits)"
+                )
+            secret = match.group(2)
         salt = secrets.token_hex(16)
         row = (name, role, _seal(name, role, salt, _hash(salt, secret)), salt, time.time())
         with self._tx():
@@ -223,8 +257,11 @@ class Accounts:
                 raise NotFound(f"no account named {name!r}")
             if self._memory is not None:
                 del self._memory[name]
+                for sid in [k for k, v in self._sessions.items() if v[0] == name]:
+                    del self._sessions[sid]
             else:
                 self._sql("DELETE FROM signoff_accounts WHERE name = ?", (name,))
+                self._sql("DELETE FROM signoff_web_sessions WHERE name = ?", (name,))
 
     def get(self, name: str) -> Account | None:
         """The account, if its row is sealed with the key (a row written into the database
@@ -267,6 +304,15 @@ class Accounts:
             return len(self._memory)
         return int(self._sql("SELECT COUNT(*) FROM signoff_accounts")[0][0])
 
+    def people(self) -> int:
+        """Rows that are not hooks: people, or rows nobody sealed (a planted row, of any
+        role but hook, counts: it ends local mode, which fails closed). While there are
+        none, the web inbox runs in local mode."""
+        if self._memory is not None:
+            return sum(1 for row in self._memory.values() if row[0] != "hook")
+        rows = self._sql("SELECT COUNT(*) FROM signoff_accounts WHERE role <> 'hook'")
+        return int(rows[0][0])
+
     def authenticate(self, token: str) -> Account | None:
         """The account a token belongs to, or None (constant-time comparison)."""
         if not token.startswith("so_") or token.count("_") < 2:
@@ -284,6 +330,45 @@ class Accounts:
         if not hmac.compare_digest(_hash(salt, secret), expected):
             return None
         return Account(name, _role(role), created)
+
+    # ------------------------------------------------------------------ web sessions
+
+    def open_session(self, name: str, nonce: str, expires_at: float) -> None:
+        """A signed-in session of `name`, named by its cookie's nonce (kept hashed: the
+        database alone opens no session; the cookie is signed with a key kept outside it).
+        Sessions that ran out are swept here."""
+        sid, now = _session_id(nonce), time.time()
+        with self._tx():
+            if self._memory is not None:
+                for old in [k for k, v in self._sessions.items() if v[1] <= now]:
+                    del self._sessions[old]
+                self._sessions[sid] = (name, expires_at)
+                return
+            self._sql("DELETE FROM signoff_web_sessions WHERE expires_at <= ?", (now,))
+            self._sql(
+                "INSERT INTO signoff_web_sessions (id, name, expires_at) VALUES (?, ?, ?)",
+                (sid, name, expires_at),
+            )
+
+    def session_open(self, name: str, nonce: str) -> bool:
+        """Whether `name`'s session with this nonce is signed in (not ended, not run out)."""
+        sid = _session_id(nonce)
+        if self._memory is not None:
+            found = self._sessions.get(sid)
+            return found is not None and found[0] == name and found[1] > time.time()
+        rows = self._sql(
+            "SELECT 1 FROM signoff_web_sessions WHERE id = ? AND name = ? AND expires_at > ?",
+            (sid, name, time.time()),
+        )
+        return bool(rows)
+
+    def end_session(self, nonce: str) -> None:
+        """Sign a session out: its cookie, and the CSRF token made from it, open nothing."""
+        sid = _session_id(nonce)
+        if self._memory is not None:
+            self._sessions.pop(sid, None)
+        else:
+            self._sql("DELETE FROM signoff_web_sessions WHERE id = ?", (sid,))
 
     # ------------------------------------------------------------------ secrets
 

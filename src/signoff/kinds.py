@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         "session.decided",
         "session.grant",
         "session.outcome",
+        "session.unmatched",
         "reviewer.verdict",
         "task.created",
         "task.claimed",
@@ -69,6 +70,8 @@ MCP_TOOL_CHANGED: Final = "mcp.tool_changed"  # ... differ from what was pinned:
 SESSION_DECIDED: Final = "session.decided"  # imported from an in-process session log
 SESSION_GRANT: Final = "session.grant"
 SESSION_OUTCOME: Final = "session.outcome"
+# an outcome posted (by the HTTP hook's credential) for no call judged here: never an outcome
+SESSION_UNMATCHED: Final = "session.unmatched"
 REVIEWER_VERDICT: Final = "reviewer.verdict"  # the reviewer model settled or escalated an ask
 TASK_CREATED: Final = "task.created"  # the task board (store.board)
 TASK_CLAIMED: Final = "task.claimed"
@@ -103,6 +106,7 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     SESSION_DECIDED,
     SESSION_GRANT,
     SESSION_OUTCOME,
+    SESSION_UNMATCHED,
     REVIEWER_VERDICT,
     TASK_CREATED,
     TASK_CLAIMED,

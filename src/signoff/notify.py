@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .escape import escape_untrusted
 from .exceptions import ConfigurationError, NotFound
 from .kinds import REQUEST_CREATED
 from .present import request_json, summary
@@ -142,7 +143,11 @@ def verify(
 
 
 def _slack_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Model-written text in a Slack message: on one line (a newline, a control or bidi
+    character shown escaped: no line of it can pass for signoff's own, "Approved by
+    alice"), and no `<...>` Slack would read as a link or a mention."""
+    one_line = escape_untrusted(text, newline=False, tab=False)
+    return one_line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class Notifier:

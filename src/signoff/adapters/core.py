@@ -21,6 +21,13 @@ What a later event of the same call needs (the claim token, the verdict of a cal
 in the client's dialog, what a file change replaced) is kept in `.signoff/hooks/`, which
 is signoff's own state: no tool of the agent may read or write it.
 
+Events that come from a `sender` other than the client's own hook process (the HTTP hook:
+whoever holds the hook's credential) name it on every entry, and an outcome must match a
+call judged here: `pre` leaves a note for every call it judged (with the digest of the
+call that may run), and an outcome with no note, for a denied call that "ran", or for
+other arguments is recorded as `session.unmatched` naming the sender, never as an
+outcome, and refused (`UnmatchedOutcome`).
+
 Fail closed: nothing here turns an error into allow. A shell turns every exception into
 a block (see `claude_code.main`).
 """
@@ -34,9 +41,9 @@ import time
 from collections.abc import Callable, Mapping
 from fnmatch import fnmatchcase
 
-from ..exceptions import ConfigurationError, InvalidInput, NotFound
+from ..exceptions import ConfigurationError, ConflictError, InvalidInput, NotFound
 from ..hints import cast, literal_type
-from ..kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, VERDICT
+from ..kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, SESSION_UNMATCHED, VERDICT
 from ..models import Request, ToolCall, Verdict, canonical_json, sha256_hex
 from ..plainpath import joined
 from ..records import field, record, replace
@@ -82,6 +89,11 @@ _HOOK_KEYS = frozenset({"ask", "wait", "defer_expiry", "poll", "tiers", "claude"
 
 
 # ----------------------------------------------------------------------- vocabulary
+
+
+class UnmatchedOutcome(ConflictError):
+    """An outcome from a sender (the HTTP hook) that matches no call judged here: it is
+    on the record as `session.unmatched`, naming the sender, and is no outcome."""
 
 
 @record(frozen=True, slots=True)
@@ -255,8 +267,13 @@ class Adapter:
         store: Store | None = None,
         store_url: str | None = None,
         clock: Callable[[], float] = time.time,
+        sender: str | None = None,
     ) -> None:
         self.client = client
+        # who posts the events when not the client's own hook process (the HTTP hook's
+        # credential): named on every entry; outcomes must match a call judged here
+        self.sender = sender
+        self.unmatched: str | None = None  # why the last outcome was refused (see `post`)
         self.workspace = os.path.realpath(os.fspath(workspace))
         if not os.path.isdir(self.workspace):
             raise ConfigurationError(f"workspace {self.workspace} is not a directory")
@@ -358,7 +375,16 @@ class Adapter:
         }
 
     def _record(self, hc: HookCall, kind: str, data: Mapping[str, Any], **extra: Any) -> None:
+        if self.sender is not None:
+            extra.setdefault("actor", self.sender)
         self.store.record(kind, self._event(hc, data), run_id=hc.run_id, **extra)
+
+    def _judged(self, hc: HookCall, effect: str, runs: ToolCall | None = None) -> None:
+        """With a sender: the note that this call was judged here (see `post`), for an
+        answer that kept nothing else for it; `runs` is the call the client may run."""
+        if self.sender is not None:
+            note = {"judged": effect}
+            self._stash(hc.key(), note if runs is None else {**note, "runs": runs.digest()})
 
     # ------------------------------------------------------------------ events
 
@@ -404,15 +430,18 @@ class Adapter:
         spec = self.policy(hc).registry.get(call.name)
         strategy = self.options.ask
         if verdict.effect == "deny":
+            self._judged(hc, "deny")
             return Answer("deny", deny_reason(verdict), verdict=verdict)
         if verdict.effect in ("allow", "notify"):
-            if verdict.effect == "notify":
-                self._keep_for_review(hc, call)
+            if verdict.effect != "notify" or not self._keep_for_review(hc, call):
+                self._judged(hc, verdict.effect, call)
             return Answer("allow", f"signoff: {verdict.effect} ({verdict.reason})", verdict=verdict)
         if strategy == "native":
             if spec.always_ask:  # the person is the tool: the client asks them itself
+                self._judged(hc, "ask", call)
                 return Answer("none", verdict=verdict)
-            self._stash(hc.key(), {"verdict": verdict.to_json(), "ask": "native"})
+            kept = {"verdict": verdict.to_json(), "ask": "native", "runs": call.digest()}
+            self._stash(hc.key(), kept)
             return Answer("ask", ask_reason(verdict), verdict=verdict)
         request = self._request(hc, verdict, strategy)
         if request.state == "pending":
@@ -421,7 +450,10 @@ class Adapter:
             if not wait:
                 return Answer("ask", ask_reason(verdict), verdict=verdict, request_id=request.id)
             request = self.wait(request)
-        return self._decided(hc, request)
+        answer = self._decided(hc, request)
+        if answer.behavior == "deny":
+            self._judged(hc, "deny")
+        return answer
 
     def decided(self, hc: HookCall, request_id: str) -> Answer:
         """The answer for a request of this call, as it stands now (pending: a deny)."""
@@ -497,6 +529,8 @@ class Adapter:
         by_digest = (self._unstash(hc.key(by_digest=True)) or {}) if kept else {}
         if "token" not in state and "token" in by_digest:
             state = {**by_digest, **state}  # approved through the client's dialog hook
+        if self.sender is not None and kept:
+            self._match(hc, call, state, ok)
         response_digest = None
         if hc.response is not None:
             try:
@@ -530,6 +564,27 @@ class Adapter:
                 "result_digest": response_digest,
                 **({"request": state["id"]} if isinstance(state.get("id"), str) else {}),
             },
+        )
+
+    def _match(self, hc: HookCall, call: ToolCall, state: Mapping[str, Any], ok: bool) -> None:
+        """An outcome from a sender must be of a call judged here, as judged: else it is
+        recorded as unmatched, naming the sender, and refused."""
+        why = None
+        runs = state.get("runs")
+        if not state:
+            why = f"no call of session {hc.session_id} with this tool-use id was judged here"
+        elif state.get("judged") == "deny" and ok:
+            why = "the call was denied here, so it cannot have run"
+        elif isinstance(runs, str) and runs != call.digest():
+            why = "the call reported is not the call judged here (other arguments)"
+        if why is None:
+            return
+        data = {"call": call.to_json(), "outcome": "ran" if ok else "failed", "why": why}
+        self._record(hc, SESSION_UNMATCHED, {**data, "sender": self.sender})
+        self.unmatched = why
+        raise UnmatchedOutcome(
+            f"an outcome from {self.sender} matches no judged call ({why}): recorded as "
+            "unmatched, not as an outcome"
         )
 
     # ------------------------------------------------------------------ requests
@@ -638,6 +693,7 @@ class Adapter:
             result = decision.result if decision else None
             updated = self.client.answer_input(hc.call(), result)
             if updated is not None:
+                self._judged(hc, "answered", hc.call().with_arguments(updated))
                 return Answer(
                     "allow", f"signoff: answered by {who}", updated_input=updated, request_id=rid
                 )
@@ -683,10 +739,12 @@ class Adapter:
         )
         # PostToolUse finishes the claim with this token; a PermissionRequest for the
         # same call (the client's own rules ask) finds the approval by the call's digest.
-        self._stash(hc.key(by_digest=by_digest), {"id": rid, "token": claim.token})
+        runs = request.call.digest()  # what the client runs: the person's edit, if any
+        self._stash(hc.key(by_digest=by_digest), {"id": rid, "token": claim.token, "runs": runs})
         if not by_digest:  # the token too: a client whose later events carry no
             # tool-use id (Gemini CLI) finishes the claim by the call's digest
-            self._stash(hc.key(by_digest=True), {"id": rid, "approved": True, "token": claim.token})
+            approved = {"id": rid, "approved": True, "token": claim.token, "runs": runs}
+            self._stash(hc.key(by_digest=True), approved)
         who = request.decision.actor if request.decision else "a person"
         if edited:
             return Answer(
@@ -699,8 +757,9 @@ class Adapter:
 
     # ------------------------------------------------------------------ review
 
-    def _keep_for_review(self, hc: HookCall, call: ToolCall) -> None:
-        """What a file change replaces, kept until PostToolUse puts it up for review."""
+    def _keep_for_review(self, hc: HookCall, call: ToolCall) -> bool:
+        """What a file change replaces, kept until PostToolUse puts it up for review
+        (whether anything was kept)."""
         from ..workspace.snapshots import SnapshotEntry
 
         entries = []
@@ -709,7 +768,7 @@ class Adapter:
             full = os.path.realpath(path if os.path.isabs(path) else os.path.join(base, path))
             rel = os.path.relpath(full, self.workspace)
             if rel.startswith(".."):
-                return  # outside the workspace: nothing signoff can revert
+                return False  # outside the workspace: nothing signoff can revert
             entries.append(SnapshotEntry.capture(rel, full).to_json())
         if entries:
             snapshot = {
@@ -720,7 +779,8 @@ class Adapter:
                 "dirs": [],
                 "taken_at": self.clock(),
             }
-            self._stash(hc.key(), {"snapshot": snapshot})
+            self._stash(hc.key(), {"snapshot": snapshot, "runs": call.digest()})
+        return bool(entries)
 
     def _record_review(self, hc: HookCall, call: ToolCall, doc: Mapping[str, Any]) -> None:
         from ..workspace.snapshots import Snapshot, path_state
@@ -773,6 +833,7 @@ __all__ = [
     "HookCall",
     "HookOptions",
     "Strategy",
+    "UnmatchedOutcome",
     "hook_event",
     "hook_options",
     "request_id",

@@ -8,6 +8,8 @@ Claude Code too old to honour that switch, writes the ask strategy to signoff's 
 and imports Claude Code's own `permissions` rules (the same syntax) into them, so one
 rule set governs both. What it added is listed in a manifest under signoff's own state,
 and uninstall removes exactly that. Running install twice changes nothing the second time.
+With `http=True` the hooks post to `signoff serve`, with the hook's own credential (see
+`hook_credential`): install makes it in the store the server reads.
 """
 
 from __future__ import annotations
@@ -179,7 +181,10 @@ def install(
     claude: str = "claude",
     import_rules: bool = True,
     check: bool = True,
+    db: str | None = None,
 ) -> Report:
+    """`db`: with `http`, the store `signoff serve` reads, where the hook's credential is
+    made (default: $SIGNOFF_DB, else the workspace's)."""
     report = Report()
     root = Path(workspace).resolve()
     if ask is not None and ask not in STRATEGIES:
@@ -211,6 +216,18 @@ def install(
             groups.append(group)
             changed = True
         added[event] = [group]
+    hook_account = None
+    if http:  # before anything is written: a credential that cannot be made stops here
+        from ..store import default_url
+        from . import hook_credential
+
+        store_url = db or default_url(root)
+        name, made = hook_credential.ensure(store_url)
+        hook_account = {"name": name, "store": store_url} if made else manifest.get("hook")
+        report.say(
+            f"the hook's credential: {name} (role hook: it posts hook events and opens "
+            f"nothing else), {'made' if made else 'already'} in {store_url}"
+        )
     if changed:
         if target.exists():
             backup = target.with_name(f"{target.name}.signoff-backup-{int(time.time())}")
@@ -235,12 +252,15 @@ def install(
         "ask_added": strategy_added or bool(manifest.get("ask_added")),
         "created": sorted(set(created) | set(manifest.get("created") or [])),
         "made_settings_file": made_file,
+        **({"hook": hook_account} if hook_account else {}),
     }
     _write_json(manifest_path, manifest)
     if http:
+        from .hook_credential import export_line
+
         report.say(
-            f"the hooks post to {url}: run `signoff serve` and export {TOKEN_ENV} "
-            "(an API token) where Claude Code runs"
+            f"the hooks post to {url}: run `signoff serve` on that store, and start Claude "
+            f"Code with the hook's token in its environment: {export_line()}"
         )
     return report
 
@@ -381,6 +401,12 @@ def uninstall(workspace: str | os.PathLike[str] = ".", *, user: bool = False) ->
         list(manifest.get("created") or []),
         report,
     )
+    hook = manifest.get("hook")
+    if isinstance(hook, dict) and isinstance(hook.get("name"), str):
+        from . import hook_credential
+
+        if hook_credential.remove(str(hook.get("store")), hook["name"]):
+            report.say(f"removed the hook's credential {hook['name']} from {hook.get('store')}")
     manifest_path.unlink()
     return report
 

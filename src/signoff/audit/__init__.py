@@ -43,6 +43,7 @@ from ..kinds import (
     SESSION_DECIDED,
     SESSION_GRANT,
     SESSION_OUTCOME,
+    SESSION_UNMATCHED,
     VERDICT,
     WRITER_ENDED,
 )
@@ -189,6 +190,11 @@ def describe(event: Event, fate: str | None = None) -> str:
     if kind == SESSION_OUTCOME:
         doubt = "outcome unknown (in doubt)" if data.get("outcome") == "in_doubt" else None
         return f"{doubt or data.get('outcome', '?')}: {_call_text(data)}"
+    if kind == SESSION_UNMATCHED:
+        return (
+            f"UNMATCHED outcome from {data.get('sender', '?')}, not recorded as one "
+            f"({data.get('why', '?')}): {data.get('outcome', '?')}: {_call_text(data)}"
+        )
     if kind == REVIEW:
         return f"ran without asking, to review: {_call_text(data)}"
     if kind == REVIEWER_VERDICT:

@@ -4,7 +4,9 @@
 Who acts is `--agent NAME` (or $SIGNOFF_AGENT); a claim's token is printed once and proves
 ownership to `done`, `release` and `renew` (--token, or $SIGNOFF_TASK_TOKEN). Everything
 stored was written by some agent, so it is printed escaped: nothing in it reaches the
-terminal as a control sequence.
+terminal as a control sequence, a one-line value (a name, a title) stays on its line, and
+a message's text is a block indented under its header, every line of it (those the
+terminal would wrap too), so no text can print a line that looks like a header.
 """
 
 from __future__ import annotations
@@ -49,7 +51,18 @@ def _token(args: argparse.Namespace) -> str:
 
 
 def _e(value: object) -> str:
-    return escape_untrusted("" if value is None else str(value))
+    """A one-line value, escaped: a newline or a tab in it is shown as `\\n`, `\\t`."""
+    return escape_untrusted("" if value is None else str(value), newline=False, tab=False)
+
+
+def _body(text: str) -> Any:
+    """A message's text under its header: indented, every line (wrapped here to the
+    width, so the terminal never wraps a line back to the first column), escaped."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    lines = (escape_untrusted(line, newline=False, tab=False) for line in text.split("\n"))
+    return Padding(Text("\n".join(lines), overflow="fold"), (0, 0, 0, 2))
 
 
 def _say_task(task: Any, headline: str) -> None:
@@ -197,7 +210,7 @@ def cmd_mail_read(args: argparse.Namespace) -> int:
     for m in batch.messages:
         to = "everyone" if m.to is None else _e(m.to)
         out.print(f"[{m.seq}] {when(m.sent_at)} from {_e(m.sender)} to {to}:")
-        out.print(f"  {_e(m.body)}")
+        out.print(_body(m.body), soft_wrap=False)
     out.print(
         f"Acknowledge with: signoff mail ack --agent {_e(batch.agent)} --through {batch.through}"
         " (until then, read returns these again)"

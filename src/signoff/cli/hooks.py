@@ -170,6 +170,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         command=args.command,
         claude=args.claude,
         import_rules=not args.no_import,
+        db=args.db,
     )
     for line in report.lines:
         print(line)
@@ -246,6 +247,12 @@ def register(sub: Any) -> None:
         "--url",
         default="http://127.0.0.1:8765/hooks/claude-code",
         help="where `--http` hooks post (default: http://127.0.0.1:8765/hooks/claude-code)",
+    )
+    install.add_argument(
+        "--db",
+        default=None,
+        help="with --http: the store `signoff serve` reads, where the hook's credential is "
+        "made (default: $SIGNOFF_DB, else .signoff/signoff.db in the workspace)",
     )
     install.add_argument(
         "--command",

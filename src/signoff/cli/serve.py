@@ -40,10 +40,10 @@ def is_loopback(host: str) -> bool:
 
 def check_bind(host: str, accounts: Accounts) -> None:
     """Refuse a non-loopback address while there is no account (anyone could decide)."""
-    if not is_loopback(host) and accounts.count() == 0:
+    if not is_loopback(host) and accounts.people() == 0:
         raise ConfigurationError(
-            f"refusing to listen on {host}: there are no accounts yet, so anyone who can "
-            "reach it could approve calls. Create one first: "
+            f"refusing to listen on {host}: there are no accounts of people yet (a hook's "
+            "is none), so anyone who can reach it could approve calls. Create one first: "
             "signoff users add NAME --role admin (or bind 127.0.0.1)"
         )
 
@@ -97,7 +97,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         thread.start()
     print(
         f"signoff: serving {url} on {base}"
-        + ("" if accounts.count() else " (local mode: no accounts, loopback only)")
+        + ("" if accounts.people() else " (local mode: no accounts, loopback only)")
     )
     if args.no_worker:
         print(
@@ -144,6 +144,13 @@ LOCAL_MODE_ENDS = (
 )
 
 
+HOOK_ADDED = (
+    "A hook's token posts a coding agent's hook events to this server (POST "
+    "/hooks/claude-code) and opens nothing else. Set it where the agent runs: "
+    "export SIGNOFF_HOOK_TOKEN=<the token above>."
+)
+
+
 def cmd_users(args: argparse.Namespace) -> int:
     url = _url(args)
     if args.users_command != "add":  # list and remove only read what is there
@@ -159,10 +166,12 @@ def cmd_users(args: argparse.Namespace) -> int:
     accounts = Accounts(url)
     try:
         if args.users_command == "add":
-            first = accounts.count() == 0
+            first = accounts.people() == 0 and args.role != "hook"
             token = accounts.add(args.name, args.role)
             print(f"Added {args.name} ({args.role}). Their token (shown once, keep it secret):")
             print(token)
+            if args.role == "hook":
+                print(HOOK_ADDED)
             if first:
                 print(LOCAL_MODE_ENDS)
         elif args.users_command == "remove":
@@ -297,7 +306,8 @@ def register(sub: Any) -> None:
         choices=ROLES,
         default="approver",
         help="approver decides requests; admin also revokes grants and manages accounts; viewer "
-        "only reads (default: approver)",
+        "only reads; hook only posts a coding agent's hook events (signoff install "
+        "claude-code --http makes one) (default: approver)",
     )
     remove = users_sub.add_parser(
         "remove",

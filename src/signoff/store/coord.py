@@ -9,6 +9,7 @@ the change they record, exactly as request transitions do.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -20,6 +21,12 @@ from .sql import SQLTx
 from .sqlite import SQLiteStore
 
 NAME_MAX = 200
+# letters and digits (any script) and . _ @ : -, starting with a letter or digit: no blank,
+# quote or bracket, so no name can pass for words around it ("to everyone (all)")
+AGENT_NAME = re.compile(r"[^\W_][\w.@:-]*")
+# what a message to every agent is called (`mail read` prints "to everyone"; `--all`):
+# an agent named so would make a message to it look like one to all
+RESERVED_NAMES = frozenset({"everyone", "all"})
 TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
@@ -79,7 +86,8 @@ def now_or(now: float | None) -> float:
 
 
 def name(value: object, what: str) -> str:
-    """An agent's name: printable, no surrounding blanks, at most 200 characters."""
+    """An agent's name: letters, digits and . _ @ : -, at most 200 characters, not a name
+    reserved for every agent (`everyone`, `all`)."""
     if not isinstance(value, str) or not value:
         raise InvalidInput(f"{what} must be a non-empty string, not {value!r}")
     if len(value) > NAME_MAX:
@@ -88,6 +96,16 @@ def name(value: object, what: str) -> str:
         raise InvalidInput(
             f"{what} {value!r} holds a control character or surrounding blanks; "
             "use a plain name such as 'writer-1'"
+        )
+    if AGENT_NAME.fullmatch(value) is None:
+        raise InvalidInput(
+            f"{what} {value!r} is not a name: letters, digits and . _ @ : - (starting with a "
+            "letter or digit), e.g. 'writer-1'"
+        )
+    if unicodedata.normalize("NFKC", value).casefold() in RESERVED_NAMES:
+        raise InvalidInput(
+            f"{what} {value!r} is reserved: it is what a message to every agent is called "
+            "(sent with to=None, or --all); name the agent otherwise, e.g. 'writer-1'"
         )
     return value
 

@@ -22,7 +22,7 @@ from ..audit.stats import load_stats
 from ..exceptions import InvalidInput, SignoffError
 from ..models import REQUEST_STATES, RISKS
 from . import audit_view
-from .auth import csrf_ok, principal
+from .auth import csrf_ok, hook_token_name, principal
 from .core import Context, JSONResponse, ctx_of, error, error_code, status_of, whole_number
 from .service import Filters, api_request, api_requests, decide, decision_from
 from .stats_view import min_count_param, since_param
@@ -33,6 +33,14 @@ STATES = (*REQUEST_STATES, "all")  # a request's states, or all of them
 
 def _who(request: HTTPRequest, *, write: bool = False) -> Account | Response:
     who, by_bearer = principal(request)
+    hook = hook_token_name(request) if who is None else None
+    if hook is not None:
+        return error(
+            403,
+            f"the token is the hook {hook}'s (role hook): it posts hook events "
+            "(POST /hooks/claude-code) and reads or decides nothing; use a person's token",
+            "forbidden",
+        )
     if who is None:
         return error(
             401, "a valid Bearer token (or a signed-in session) is required", "unauthorized"

@@ -61,8 +61,9 @@ class Context:
         self.env = make_env()
 
     def local_mode(self) -> bool:
-        """No accounts yet: the local user (loopback only) acts as admin, like the CLI."""
-        return self.accounts.count() == 0
+        """No accounts of people yet (a hook is none): the local user (loopback only) acts
+        as admin, like the CLI."""
+        return self.accounts.people() == 0
 
 
 def ctx_of(request: HTTPRequest) -> Context:

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from ..channels.render import safe_json
 from ..store import Store
-from .auth import principal
+from .auth import SESSION_KEY, principal
 from .core import ctx_of, error
 
 DEFAULT_WAIT = 25.0
@@ -130,6 +130,8 @@ async def stream(request: HTTPRequest) -> Response:
 
     async def still_allowed() -> bool:
         try:
+            # read again, not from the request's cache: a session signed out since ends
+            request.scope.pop(SESSION_KEY, None)
             now, _ = await anyio.to_thread.run_sync(principal, request)
         except Exception:  # the accounts cannot be read: stop rather than keep sending
             return False

@@ -28,15 +28,13 @@ from ..review import review_items
 from ..run_state import parent_runs
 from ..times import age
 from .auth import (
-    COOKIE,
     LOCAL,
     csrf_ok,
     csrf_token,
-    new_session,
     persist_session,
     principal,
-    session_of,
-    set_session,
+    sign_in,
+    sign_out,
 )
 from .core import HERE, Context, ctx_of, lang_of, pretty_json, status_of, translator
 from .limits import PAGE_TEXT_LIMIT
@@ -202,7 +200,10 @@ def _details(ctx: Context, request_id: str) -> dict[str, Any]:
         "outcome": ctx.store.get_outcome(r.id),
         "messages": messages,
         "deliveries": deliveries(ctx, r.id),
-        "original": original if isinstance(original, dict) else None,
+        # the call before a person's edit, as the runner keeps it (anything else: none)
+        "original": original
+        if isinstance(original, dict) and isinstance(original.get("arguments"), dict)
+        else None,
         "what_next": next_step(ctx, r),
         "expired": r.state == "expired"
         or (r.state == "pending" and r.expires_at is not None and r.expires_at <= time.time()),
@@ -395,10 +396,12 @@ async def login(request: HTTPRequest) -> Response:
         account = await _run(ctx.accounts.authenticate, token.strip())
     nxt = form.get("next")
     target = _safe_next(nxt if isinstance(nxt, str) else None)
-    if account is None:
-        return render(request, "login.html", 401, next=target, failed=True)
+    if account is None or account.is_hook:  # a hook's token opens no page
+        return render(
+            request, "login.html", 401, next=target, failed=True, hook=account is not None
+        )
     response = RedirectResponse(target, status_code=303)
-    set_session(request, response, new_session(account.name))  # a new nonce: new CSRF token
+    await _run(sign_in, request, response, account.name)  # a new nonce: new CSRF token
     response.delete_cookie(WAS_LOCAL, path="/")
     return response
 
@@ -407,8 +410,7 @@ async def logout(request: HTTPRequest) -> Response:
     if await checked_form(request) is None:
         return csrf_refused(request)
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE, path="/")
-    session_of(request)
+    await _run(sign_out, request, response)
     return response
 
 

@@ -15,6 +15,11 @@ WEB: dict[str, dict[Lang, str]] = {
     "logout": {"en": "Sign out", "zh": "退出"},
     "token": {"en": "Access token", "zh": "访问令牌"},
     "bad_token": {"en": "That token is not valid.", "zh": "令牌无效。"},
+    "hook_token": {
+        "en": "That token is a hook's (role hook): it posts a coding agent's hook events "
+        "and cannot sign in.",
+        "zh": "这是钩子的令牌（角色 hook）：它只用于发送编码代理的钩子事件，不能登录。",
+    },
     "signed_in_as": {"en": "Signed in as", "zh": "当前用户"},
     "login_intro": {
         "en": "Paste your access token to sign in.",
