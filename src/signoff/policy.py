@@ -386,8 +386,9 @@ class Policy:
             )
 
             def suggest_path() -> str | None:
-                rel = os.path.relpath(paths[0], self.workspace)
-                return None if boundary or not paths else f"{call.name}(./{_escape_glob(rel)})"
+                if boundary or not paths:  # (an empty list of paths names none)
+                    return None
+                return f"{call.name}(./{_escape_glob(os.path.relpath(paths[0], self.workspace))})"
 
             def match_paths(rule: Rule, every: bool) -> bool:
                 hits = (rule.matches_path(p, self.ctx) for p in paths)
