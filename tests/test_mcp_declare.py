@@ -249,3 +249,39 @@ def test_a_model_that_holds_itself_is_read_to_its_end() -> None:
     schema = {"$defs": {"Node": node}, "type": "object", "properties": {"root": node}}
     assert unjudged(schema) is None  # no path inside, and it ends
     assert declare("s__t", "", schema, Hints(read_only=True), None, trusted=False).tier == "read"
+
+
+def test_every_other_string_is_judged_as_a_path_read_or_written() -> None:
+    """What no role accounts for is not taken as harmless (see effects.of_call)."""
+    plain = {"type": "object", "properties": {"file_name": {"type": "string"}}}
+    read = declare("s__r", "", plain, Hints(read_only=True), None, trusted=False)
+    write = declare(
+        "s__w", "", plain, Hints(destructive=False, open_world=False), None, trusted=False
+    )
+    unknown = declare("s__u", "", plain, None, None, trusted=False)
+    assert (read.other_strings, write.other_strings, unknown.other_strings) == (
+        "read",
+        "write",
+        "write",
+    )
+    assert (read.tier, write.tier) == ("read", "write")  # plain strings change no tier
+
+
+def test_only_plain_text_arguments_keep_their_json_unread() -> None:
+    """JSON inside a string is read out of it (the Python SDK decodes a model or a list
+    sent as a string) unless the argument is only ever a string to the tool."""
+    schema = {
+        "$defs": {"Target": MODEL, "Kind": {"enum": ["a", "b"], "type": "string"}},
+        "type": "object",
+        "properties": {
+            "content": {"type": "string"},
+            "note": OPTIONAL_STR,
+            "kind": {"$ref": "#/$defs/Kind"},
+            "target": {"$ref": "#/$defs/Target"},
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "data": {"type": "string", "contentMediaType": "application/json"},
+            "anything": {"title": "Anything"},
+        },
+    }
+    spec = declare("s__t", "", schema, Hints(read_only=True), None, trusted=False)
+    assert spec.string_args == ("content", "note", "kind")

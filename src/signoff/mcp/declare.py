@@ -13,8 +13,10 @@ make them (absent hints are the dangerous ones) and may only tighten:
 A declared tier is tightened by annotations saying worse, unless the server is `trusted`.
 Arguments that name paths or URLs in the input schema (by name or `format`, with local
 `$ref`s and `anyOf`/`oneOf`/`allOf` followed: see `schema`) are judged as paths (the
-workspace, sensitive files, signoff's own state) and as domains. A schema that hides a
-path or URL in an object, or cannot be read, makes the tool ask.
+workspace, sensitive files, signoff's own state) and as domains. What the schema does not
+classify is not taken as harmless: every other string of a call, nested anywhere, is
+judged as the path it would name (`ToolSpec.other_strings`), and a schema that hides a path
+or URL in an object, or cannot be read, makes the tool ask.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .schema import SchemaReader
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
+    from ..effects import Access
     from ..models import Tier, ToolKind
 
 # How strict a tier is: a tier may be replaced only by one at least as strict.
@@ -133,10 +136,21 @@ def argument_roles(schema: Mapping[str, Any] | None) -> tuple[tuple[str, ...], t
     return tuple(paths), tuple(urls)
 
 
+def _string_only(schema: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The arguments whose value is only ever a string (or null) to the tool: the JSON a
+    text holds (a file's content) is not read out of it before it is judged."""
+    reader = SchemaReader(schema)
+    props = reader.root.get("properties")
+    if not isinstance(props, Mapping):
+        return ()
+    return tuple(n for n, p in props.items() if isinstance(n, str) and reader.only_string(p))
+
+
 def unjudged(schema: Mapping[str, Any] | None) -> str | None:
     """Why the policy cannot judge this tool's calls by its arguments alone, or None: a
     path or URL inside an object or a list of objects (the policy judges the top-level
-    ones), a schema that cannot be read, one that allows unnamed arguments."""
+    ones as such; strings inside are judged only as paths they might name, see
+    `effects`), a schema that cannot be read, one that allows unnamed arguments."""
     reader = SchemaReader(schema)
     for name, prop in reader.nested_properties():
         if _role(name, prop, reader):
@@ -159,6 +173,10 @@ def declare(
 ) -> ToolSpec:
     """The signoff declaration of one upstream tool, under its namespaced `name`."""
     tier = tier_of(setting, hints, trusted=trusted)
+    # A string no argument role accounts for may still be a path to the upstream
+    # (`file_name`, a model's field, JSON inside a string): each is judged as a path the
+    # call may read, and also write unless the tool is read-only (see `effects`).
+    strings: Access = "read" if tier == "read" else "write"
     paths, urls = argument_roles(schema)
     kind: ToolKind = "other"
     if paths:
@@ -169,9 +187,9 @@ def declare(
         # The policy judges one URL per call: a tool with more cannot be allowed by tier.
         tier = stricter(tier, "external")
     if unjudged(schema):
-        # a path or URL in an object, arguments the schema does not name or cannot say:
-        # not judged, so a person decides (without `additionalProperties`, the proxy
-        # refuses an argument the schema does not name)
+        # a path or URL in an object is judged only as a string that might be a path,
+        # and arguments the schema does not name or cannot say are not judged: a person
+        # decides (without `additionalProperties`, the proxy refuses an unnamed argument)
         tier = stricter(tier, "destructive")
     idempotent = bool(setting.idempotent) if setting and setting.idempotent is not None else False
     if setting is None or setting.idempotent is None:
@@ -188,6 +206,8 @@ def declare(
         subject_args=(),
         idempotent=idempotent,
         schema=schema,
+        other_strings=strings,
+        string_args=_string_only(schema),
     )
 
 
