@@ -54,6 +54,7 @@ SLOW_MODULES = frozenset(
         "test_attack_keystrokes",
         "test_attack_impersonation",
         "test_attack_effects_property",
+        "test_attack_mcp_arguments_property",
         "test_attack_runs_later",
         "test_attack_runs_later_differential",
         "test_attack_store",

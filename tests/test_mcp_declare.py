@@ -9,7 +9,7 @@ import pytest
 
 from signoff.exceptions import ConfigurationError
 from signoff.mcp.config import ToolSetting, load_config
-from signoff.mcp.declare import Hints, argument_roles, declare, tier_of
+from signoff.mcp.declare import Hints, argument_roles, declare, tier_of, unjudged
 from signoff.mcp.pins import digest, digest_v1
 
 
@@ -192,3 +192,112 @@ def test_words_that_merely_contain_a_role_are_not_one() -> None:
 def test_what_the_policy_cannot_judge_asks_even_if_read_only(schema: dict[str, object]) -> None:
     spec = declare("s__t", "", schema, Hints(read_only=True), None, trusted=False)
     assert spec.tier == "destructive"
+
+
+# ------------------------------------------------------------------ schemas as pydantic writes them
+
+OPTIONAL_STR = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        OPTIONAL_STR,  # Optional[str]
+        {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
+        {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+        {"allOf": [{"$ref": "#/$defs/Name"}]},
+        {"$ref": "#/$defs/Name"},
+        {"title": "Untyped"},  # `Any`: a string too
+    ],
+)
+def test_a_path_argument_in_any_shape_a_validator_reads(prop: dict[str, object]) -> None:
+    schema = {"$defs": {"Name": {"type": "string"}}, "type": "object", "properties": {"dest": prop}}
+    assert argument_roles(schema) == (("dest",), ())
+
+
+def test_a_path_by_format_whatever_its_name() -> None:
+    """pydantic writes `Path` as `"format": "path"` (FilePath, DirectoryPath likewise)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "where": {"type": "string", "format": "path"},
+            "spot": {"anyOf": [{"type": "string", "format": "directory-path"}, {"type": "null"}]},
+            "link": {"anyOf": [{"type": "string", "format": "uri"}, {"type": "null"}]},
+        },
+    }
+    assert argument_roles(schema) == (("where", "spot"), ("link",))
+
+
+MODEL = {"properties": {"path": {"type": "string"}}, "type": "object", "title": "Target"}
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"$ref": "#/$defs/Target"},  # a pydantic model
+        {"type": "array", "items": {"$ref": "#/$defs/Target"}},  # a list of models
+        {"type": "object", "additionalProperties": {"$ref": "#/$defs/Target"}},  # a map
+        {"anyOf": [{"type": "integer"}, {"$ref": "#/$defs/Target"}]},  # a union
+        {"type": "array", "prefixItems": [{"type": "integer"}, {"$ref": "#/$defs/Target"}]},
+    ],
+)
+def test_a_path_inside_a_model_behind_a_ref_asks(prop: dict[str, object]) -> None:
+    schema = {"$defs": {"Target": MODEL}, "type": "object", "properties": {"target": prop}}
+    spec = declare("s__t", "", schema, Hints(read_only=True), None, trusted=False)
+    assert spec.tier == "destructive"
+
+
+@pytest.mark.parametrize(
+    "ref", ["https://example.com/schema.json", "#/$defs/Missing", "other.json#/Target", 7]
+)
+def test_a_schema_that_cannot_be_read_asks(ref: object) -> None:
+    schema = {"type": "object", "properties": {"target": {"$ref": ref}}}
+    assert unjudged(schema) is not None
+    spec = declare("s__t", "", schema, Hints(read_only=True), None, trusted=False)
+    assert spec.tier == "destructive"
+
+
+def test_a_model_that_holds_itself_is_read_to_its_end() -> None:
+    node = {
+        "type": "object",
+        "properties": {"label": {"type": "string"}, "children": {"$ref": "#/$defs/Node"}},
+    }
+    schema = {"$defs": {"Node": node}, "type": "object", "properties": {"root": node}}
+    assert unjudged(schema) is None  # no path inside, and it ends
+    assert declare("s__t", "", schema, Hints(read_only=True), None, trusted=False).tier == "read"
+
+
+def test_every_other_string_is_judged_as_a_path_read_or_written() -> None:
+    """What no role accounts for is not taken as harmless (see effects.of_call)."""
+    plain = {"type": "object", "properties": {"file_name": {"type": "string"}}}
+    read = declare("s__r", "", plain, Hints(read_only=True), None, trusted=False)
+    write = declare(
+        "s__w", "", plain, Hints(destructive=False, open_world=False), None, trusted=False
+    )
+    unknown = declare("s__u", "", plain, None, None, trusted=False)
+    assert (read.other_strings, write.other_strings, unknown.other_strings) == (
+        "read",
+        "write",
+        "write",
+    )
+    assert (read.tier, write.tier) == ("read", "write")  # plain strings change no tier
+
+
+def test_only_plain_text_arguments_keep_their_json_unread() -> None:
+    """JSON inside a string is read out of it (the Python SDK decodes a model or a list
+    sent as a string) unless the argument is only ever a string to the tool."""
+    schema = {
+        "$defs": {"Target": MODEL, "Kind": {"enum": ["a", "b"], "type": "string"}},
+        "type": "object",
+        "properties": {
+            "content": {"type": "string"},
+            "note": OPTIONAL_STR,
+            "kind": {"$ref": "#/$defs/Kind"},
+            "target": {"$ref": "#/$defs/Target"},
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "data": {"type": "string", "contentMediaType": "application/json"},
+            "anything": {"title": "Anything"},
+        },
+    }
+    spec = declare("s__t", "", schema, Hints(read_only=True), None, trusted=False)
+    assert spec.string_args == ("content", "note", "kind")

@@ -523,6 +523,15 @@ def test_suggested_rule_is_narrow(tree: dict[str, str]) -> None:
     assert outside.suggested_rule is None  # a boundary cannot be granted away
 
 
+def test_an_empty_list_of_paths_names_none(tree: dict[str, str]) -> None:
+    """A file tool whose paths argument is an empty list is judged by its tier (found by
+    the MCP arguments property: the rule to suggest read the first path of none)."""
+    spec = ToolSpec("delete_all", "destructive", "file_write", path_arg="paths")
+    policy = Policy(workspace=tree["ws"], home=tree["home"], registry=Registry({spec.name: spec}))
+    verdict = policy.evaluate(ToolCall("delete_all", {"paths": []}))
+    assert (verdict.effect, verdict.suggested_rule) == ("ask", None)
+
+
 def test_may_deny_is_precise(tree: dict[str, str]) -> None:
     settings = Settings.from_rules(deny=["send_email(to=*@evil.com)", "Edit(locked/**)"])
     policy = Policy(settings, workspace=tree["ws"], home=tree["home"])

@@ -23,13 +23,14 @@ from .exceptions import InvalidInput
 from .hints import literal_type
 from .models import ToolCall, Verdict
 from .protected import ProtectedPaths, glob_relation, is_pattern, name_may_match, spellings
-from .records import field, record
+from .records import field, record, replace
 from .rules import PathContext, Rule
 from .tools import ToolSpec
 
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
+    import re
     from typing import Any, Literal
 
     from .models import ToolKind
@@ -49,6 +50,7 @@ if not TYPE_CHECKING:
 
 SAFE_ENV_SUFFIXES = (".example", ".sample", ".template")  # `.env.example`: no secret
 PROTECTED = "protected"  # the rule named by verdicts about signoff's own state
+MAX_GLOBS = 64  # strings with glob characters judged as paths in one call (see maybe_verdict)
 
 
 @record(frozen=True, slots=True)
@@ -70,6 +72,9 @@ class Effects:
     host: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
     problem: str | None = None  # the call cannot be judged (a bad or missing argument)
+    # Where the strings no declared role accounts for would lead, read as paths (see
+    # `ToolSpec.other_strings`): what the tool may read, or read and write, for all we know.
+    maybe_paths: tuple[str, ...] = ()
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -78,7 +83,39 @@ class Effects:
 
 def of_call(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
     """The effects of a declared (non-shell) tool's call (a client's listing or search
-    tool: `walks.effects_of`)."""
+    tool: `walks.effects_of`); with `spec.other_strings`, also where every other string
+    it carries would lead as a path (`maybe_paths`)."""
+    if spec.other_strings is None:
+        return _of_declared(call, spec, resolve)
+    from .stringpaths import argument_strings, path_spellings
+
+    resolved: dict[str, tuple[str, ...]] = {}  # a path argument is a string too: once
+
+    def resolve_once(raw: str) -> tuple[str, ...]:
+        found = resolved.get(raw)
+        if found is None:
+            found = resolved[raw] = resolve(raw)
+        return found
+
+    effects = _of_declared(call, spec, resolve_once)
+
+    # the path arguments too: the tool may decode JSON in one (a list sent as a string)
+    texts, unwalked = argument_strings(call.arguments, spec.string_args)
+    maybe: dict[str, None] = {}
+    for text in dict.fromkeys(texts):
+        for spelling in path_spellings(text):
+            try:
+                maybe.update(dict.fromkeys(resolve_once(spelling)))
+            except (InvalidInput, ValueError, OSError):  # where it leads cannot be known
+                unwalked = unwalked or f"{spelling!r} cannot be resolved"
+    return replace(
+        effects,
+        maybe_paths=tuple(maybe),
+        unknown_paths=effects.unknown_paths or unwalked is not None,
+    )
+
+
+def _of_declared(call: ToolCall, spec: ToolSpec, resolve: Resolve) -> Effects:
     args = call.arguments
     if spec.kind in ("file_read", "file_write") and spec.path_arg:
         raws, problem = declared_paths(args, spec)
@@ -224,6 +261,8 @@ class PathRules:
     ask: Mapping[Access, tuple[Rule, ...]]
     secret: Sequence[Rule] = ()
     sensitive: Sequence[Rule] = ()  # Policy passes them made on first use
+    # one regex per access for `maybe_verdict`: made on first use, kept (see `_screen`)
+    _screens: dict[bool, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def protected_verdict(self, effects: Effects, *, dotglob: bool = False) -> PathVerdict | None:
         """Deny anything inside signoff's own state; ask for trees that hold it."""
@@ -350,6 +389,61 @@ class PathRules:
                         )
         return None
 
+    def maybe_verdict(self, paths: Sequence[str], *, write: bool) -> PathVerdict | None:
+        """What the path rules and boundaries say about strings that may be paths (see
+        `Effects.maybe_paths`), each read as one the call reads, and writes if `write`. A
+        literal is judged as any path is; a glob is a guess twice over (the tool may not
+        expand it), so what it may reach asks rather than denies."""
+        literal = tuple(p for p in paths if not is_pattern(p) and "{" not in p)
+        globs = tuple(p for p in paths if is_pattern(p) or "{" in p)
+        named = literal
+        screen = self._screen(write)
+        if screen is not None:  # only what some rule, boundary or protected path names
+            named = tuple(p for p in literal if screen.match(p) or self.protected.inside(p))
+        found = self.verdict(Effects(reads=named, writes=named if write else ()))
+        if found is not None and found.effect == "deny":
+            return found
+        if len(globs) > MAX_GLOBS:  # each is judged by what it may match: bounded
+            return PathVerdict(
+                "ask",
+                PROTECTED,
+                f"more than {MAX_GLOBS} strings with glob characters: what they may match "
+                "cannot all be judged, and could be signoff's own state",
+            )
+        for path in globs:
+            said = self.verdict(Effects(reads=(path,), writes=(path,) if write else ()))
+            if said is not None and said.effect == "deny":
+                said = PathVerdict("ask", said.rule, f"{said.reason} (if read as a pattern)")
+            found = found or said
+        return found
+
+    def _screen(self, write: bool) -> re.Pattern[str] | None:
+        """One regex matching every plain path that some path rule or boundary of these
+        accesses matches (the rules' own regexes, joined): most strings of a call name
+        nothing, and one match for them is much cheaper than a hundred rules each.
+        None when a rule has no path (it matches everything)."""
+        if write not in self._screens:
+            import re
+
+            from .rules import compile_path_pattern
+
+            accesses: tuple[Access, ...] = ("read", "write") if write else ("read",)
+            rules = [
+                *(r for a in accesses for r in (*self.deny.get(a, ()), *self.ask.get(a, ()))),
+                *self.secret,
+                *(self.sensitive if write else ()),
+            ]
+            if any(r.specifier is None for r in rules):
+                self._screens[write] = None
+            else:
+                joined = "|".join(
+                    f"(?:{compile_path_pattern(r.specifier or '', self.ctx).pattern})"
+                    for r in rules
+                )
+                self._screens[write] = re.compile(joined or r"(?!)", re.DOTALL)
+        screen: re.Pattern[str] | None = self._screens[write]
+        return screen
+
     def hidden(self, path: str) -> bool:
         """Whether a tool that walks a tree (search_code) must skip this resolved path:
         signoff's own state, a path a read rule denies or asks for, a secret. Reading one
@@ -394,6 +488,8 @@ def rule_may_match(
     """Whether a path rule matches `path`, or could match a name the glob `path` expands
     to (over-approximated: when in doubt, it may). `strict` leaves out the doubtful case
     of two globs that may overlap (`*.txt` and a rule's `id_rsa*`)."""
+    if "{" not in path and not is_pattern(path):  # a plain path: the common case
+        return rule.matches_path(path, ctx)
     return any(
         _may_match(rule, spelling, ctx, dotglob or any_dot, strict)
         for spelling, any_dot in spellings(path)

@@ -27,7 +27,16 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from .always import suggest_argument_rule
-from .effects import PROTECTED, Effects, PathRules, by_access, of_call, of_part, touches_protected
+from .effects import (
+    PROTECTED,
+    Effects,
+    PathRules,
+    PathVerdict,
+    by_access,
+    of_call,
+    of_part,
+    touches_protected,
+)
 from .exceptions import InvalidInput
 from .hints import overload
 from .lazyre import lazy
@@ -358,7 +367,9 @@ class Policy:
         spec = self.registry.get(name)
         if spec.kind == "shell" or (self.mode == "plan" and spec.tier != "read"):
             return True
-        if spec.kind in ("file_read", "file_write") and (spec.path_arguments() or spec.walks):
+        if spec.other_strings or (
+            spec.kind in ("file_read", "file_write") and (spec.path_arguments() or spec.walks)
+        ):
             return True  # any path may be signoff's own state, which is always denied
         return bool(self._rules_for(spec).deny)
 
@@ -394,6 +405,10 @@ class Policy:
         rules = self._rules_for(spec)
         grant_rules = tuple(g for g in grants if g.names_tool(spec, allowing=True))
         effects = self._effects(call, spec, where)
+        maybe = self._maybe_paths(spec, effects) if spec.other_strings else None
+        if maybe is not None and maybe.effect == "deny":
+            risk: Risk = "critical" if maybe.rule == PROTECTED else "high"
+            return Verdict("deny", risk, maybe.rule, (maybe.reason,), spec.tier)
         if effects.problem:  # the argument we need is missing or malformed
             return self._problem(call, spec, grants, where, effects.problem)
         off_limits = self.path_rules.protected_verdict(effects)
@@ -419,12 +434,11 @@ class Policy:
                     spec.tier,
                     suggestion(),
                 )
-        if spec.always_ask:
-            return Verdict("ask", "none", None, ("this tool asks a person by design",), spec.tier)
-        if reach is not None:  # a denied path or signoff's state in reach: no allow lifts it
-            return reach
-        if boundary:
-            return Verdict("ask", _bump(_risk(spec)), "boundary", (boundary,), spec.tier)
+        if reach is not None and not spec.always_ask:  # a denied path or signoff's state
+            return reach  # in reach: no allow lifts it
+        asked = self._boundary_ask(spec, boundary, maybe)
+        if asked is not None:
+            return asked
         for rule in (*rules.allow, *grant_rules):
             if matcher(rule, True):
                 return Verdict(
@@ -495,6 +509,53 @@ class Policy:
         }[tier]
         return Verdict("ask", _risk(spec), None, (reason,), tier, suggestion())
 
+    def _boundary_ask(
+        self, spec: ToolSpec, boundary: str | None, maybe: PathVerdict | None
+    ) -> Verdict | None:
+        """The ask no allow rule lifts: a string that may be signoff's own state (which
+        approvals off does not lift either), a tool that asks by design, the tool's own
+        boundary, a string that may be a path a rule or boundary names."""
+        risk = _bump(_risk(spec))
+        if maybe is not None and maybe.rule == PROTECTED:
+            return Verdict("ask", risk, maybe.rule, (maybe.reason,), spec.tier)
+        if spec.always_ask:
+            return Verdict("ask", "none", None, ("this tool asks a person by design",), spec.tier)
+        if boundary:
+            return Verdict("ask", risk, "boundary", (boundary,), spec.tier)
+        if maybe is not None:
+            return Verdict("ask", risk, maybe.rule, (maybe.reason,), spec.tier)
+        return None
+
+    def _maybe_paths(self, spec: ToolSpec, effects: Effects) -> PathVerdict | None:
+        """What the strings no declared role accounts for say, read as the paths they
+        would name (`Effects.maybe_paths`): signoff's own state and a deny rule's path are
+        denied, an ask rule's path, a secret or sensitive file ask, and so does a path
+        outside the workspace, when the call may write it or it exists to be read (a
+        string with a line break in it is text, not a path, for that)."""
+        if effects.unknown_paths:
+            return PathVerdict(
+                "ask",
+                PROTECTED,
+                "its arguments are too deep or too many to read every string as a path: "
+                "one could be signoff's own state or a path a rule denies",
+            )
+        write = spec.other_strings == "write"
+        found = self.path_rules.maybe_verdict(effects.maybe_paths, write=write)
+        if found is not None:
+            return found
+        for path in effects.maybe_paths:
+            if self.inside_workspace(path) or any(c < " " or c == "\x7f" for c in path):
+                continue
+            if write or os.path.lexists(path):
+                verb = "write" if write else "read"
+                return PathVerdict(
+                    "ask",
+                    "boundary",
+                    f"{path} is outside the workspace {self.workspace}: an argument names "
+                    f"it, and {spec.name} may {verb} it",
+                )
+        return None
+
     def _deny(self, spec: ToolSpec, reason: str, rule: Rule | None = None) -> Verdict:
         return Verdict(
             "deny",
@@ -523,8 +584,9 @@ class Policy:
             )
 
             def suggest_path() -> str | None:
-                rel = os.path.relpath(paths[0], self.workspace)
-                return None if boundary or not paths else f"{call.name}(./{_escape_glob(rel)})"
+                if boundary or not paths:  # (an empty list of paths names none)
+                    return None
+                return f"{call.name}(./{_escape_glob(os.path.relpath(paths[0], self.workspace))})"
 
             def match_paths(rule: Rule, every: bool) -> bool:
                 hits = (rule.matches_path(p, self.ctx) for p in paths)

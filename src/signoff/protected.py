@@ -86,7 +86,7 @@ def default_protected(
 
 def is_pattern(path: str) -> bool:
     """Whether bash would expand this (already unquoted) path as a glob."""
-    return any(char in _GLOB_CHARS for char in path)
+    return not _GLOB_CHARS.isdisjoint(path)
 
 
 @record(frozen=True)

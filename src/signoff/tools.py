@@ -24,7 +24,7 @@ from .tool_schema import argument_fields, arguments_schema, summary
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:  # pydantic is imported where a validator is made or used
-    from typing import Any, TypeVar
+    from typing import Any, Literal, TypeVar
 
     from pydantic import BaseModel
 
@@ -74,6 +74,14 @@ class ToolSpec:
     subject_args: tuple[str, ...] | None = None
     idempotent: bool = False
     always_ask: bool = False  # ask_human: the human *is* the tool
+    # How a string no role above accounts for (any other argument, or one nested in an
+    # object or a list, or JSON inside a string) is judged: as a path the call may read
+    # ("read"), or read and write ("write"). None: not at all (a declaration that names
+    # every path its tool uses). Tools declared from a schema (MCP) set it.
+    other_strings: Literal["read", "write"] | None = None
+    # Arguments whose value is only ever a string (or null) to the tool: JSON in one is
+    # text, not read out of it (a model or a list sent as a string is: see stringpaths).
+    string_args: tuple[str, ...] = ()
     schema: Mapping[str, Any] | None = None
     validator: type[BaseModel] | None = field(default=None, compare=False, repr=False)
     # makes `validator` on first use (the built-ins: see the module docstring)
@@ -90,6 +98,11 @@ class ToolSpec:
             raise InvalidInput(f"tool {self.name!r}: walks must be 'names' or 'contents'")
         if self.glob_style not in ("path", "filter"):
             raise InvalidInput(f"tool {self.name!r}: glob_style must be 'path' or 'filter'")
+        if self.other_strings not in (None, "read", "write"):
+            raise InvalidInput(
+                f"tool {self.name!r}: other_strings must be read, write or None, "
+                f"not {self.other_strings!r}"
+            )
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Check arguments against the tool's schema; the error names each bad field."""

@@ -11,8 +11,12 @@ make them (absent hints are the dangerous ones) and may only tighten:
     no annotations at all                         -> unknown      (ask)
 
 A declared tier is tightened by annotations saying worse, unless the server is `trusted`.
-Arguments that name paths or URLs in the input schema are judged as paths (the workspace,
-sensitive files, signoff's own state) and as domains.
+Arguments that name paths or URLs in the input schema (by name or `format`, with local
+`$ref`s and `anyOf`/`oneOf`/`allOf` followed: see `schema`) are judged as paths (the
+workspace, sensitive files, signoff's own state) and as domains. What the schema does not
+classify is not taken as harmless: every other string of a call, nested anywhere, is
+judged as the path it would name (`ToolSpec.other_strings`), and a schema that hides a path
+or URL in an object, or cannot be read, makes the tool ask.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ from typing import Any
 
 from ..tools import ToolSpec
 from .config import ToolSetting
+from .schema import SchemaReader
 
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
+    from ..effects import Access
     from ..models import Tier, ToolKind
 
 # How strict a tier is: a tier may be replaced only by one at least as strict.
@@ -46,6 +52,7 @@ _PATHISH = re.compile(
 )
 _URLISH = re.compile(r"(?:^|_)(?:url|urls|uri|uris|href|endpoint|endpoints|link|links)$")
 _URL_FORMATS = ("uri", "url", "iri", "uri-reference", "iri-reference")
+_PATH_FORMATS = ("path", "file-path", "directory-path", "new-path")  # pydantic's Path types
 
 
 def _snake(name: str) -> str:
@@ -54,29 +61,18 @@ def _snake(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def _nested_roles(schema: Any, depth: int = 0) -> bool:
-    """Whether a path or URL hides inside an object or a list of objects: one the policy
-    cannot judge (it judges top-level arguments)."""
-    if not isinstance(schema, Mapping) or depth > 8:
-        return False
-    for key in ("items", "additionalProperties"):
-        if _nested_roles(schema.get(key), depth + 1):
-            return True
-    for variant in ("anyOf", "oneOf", "allOf"):
-        options = schema.get(variant)
-        if isinstance(options, list) and any(_nested_roles(o, depth + 1) for o in options):
-            return True
-    props = schema.get("properties")
-    if isinstance(props, Mapping):
-        for name, prop in props.items():
-            if depth > 0 and isinstance(name, str) and _string_typed(prop):
-                snake = _snake(name)
-                fmt = prop.get("format") if isinstance(prop, Mapping) else None
-                if _PATHISH.search(snake) or _URLISH.search(snake) or fmt in _URL_FORMATS:
-                    return True
-            if _nested_roles(prop, depth + 1):
-                return True
-    return False
+def _role(name: str, prop: Any, reader: SchemaReader) -> str | None:
+    """ "path" or "url" when a string-typed property names one (by its name in any
+    spelling, or its `format`), else None."""
+    if not reader.is_string(prop):
+        return None
+    formats = reader.formats(prop)
+    snake = _snake(name)
+    if formats.intersection(_URL_FORMATS) or _URLISH.search(snake):
+        return "url"
+    if formats.intersection(_PATH_FORMATS) or _PATHISH.search(snake):
+        return "path"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,34 +118,47 @@ def tier_of(setting: ToolSetting | None, hints: Hints | None, *, trusted: bool) 
     return stricter(setting.tier, from_hints)
 
 
-def _string_typed(schema: Any) -> bool:
-    """A string, or a list of strings (what the policy reads as one path or several)."""
-    if not isinstance(schema, Mapping):
-        return False
-    kind = schema.get("type")
-    kinds = kind if isinstance(kind, list) else [kind]
-    if "string" in kinds:
-        return True
-    return "array" in kinds and _string_typed(schema.get("items"))
-
-
 def argument_roles(schema: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The input schema's arguments that name paths, and those that name URLs."""
-    props = (schema or {}).get("properties")
+    reader = SchemaReader(schema)
+    props = reader.root.get("properties")
     if not isinstance(props, Mapping):
         return (), ()
     paths: list[str] = []
     urls: list[str] = []
     for name, prop in props.items():
-        if not isinstance(name, str) or not _string_typed(prop):
-            continue
-        fmt = prop.get("format") if isinstance(prop, Mapping) else None
-        snake = _snake(name)
-        if fmt in _URL_FORMATS or _URLISH.search(snake):
+        role = _role(name, prop, reader) if isinstance(name, str) else None
+        if role == "url":
             urls.append(name)
-        elif _PATHISH.search(snake):
+        elif role == "path":
             paths.append(name)
     return tuple(paths), tuple(urls)
+
+
+def _string_only(schema: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The arguments whose value is only ever a string (or null) to the tool: the JSON a
+    text holds (a file's content) is not read out of it before it is judged."""
+    reader = SchemaReader(schema)
+    props = reader.root.get("properties")
+    if not isinstance(props, Mapping):
+        return ()
+    return tuple(n for n, p in props.items() if isinstance(n, str) and reader.only_string(p))
+
+
+def unjudged(schema: Mapping[str, Any] | None) -> str | None:
+    """Why the policy cannot judge this tool's calls by its arguments alone, or None: a
+    path or URL inside an object or a list of objects (the policy judges the top-level
+    ones as such; strings inside are judged only as paths they might name, see
+    `effects`), a schema that cannot be read, one that allows unnamed arguments."""
+    reader = SchemaReader(schema)
+    for name, prop in reader.nested_properties():
+        if _role(name, prop, reader):
+            return f"argument schema has a path or URL inside an object ({name!r})"
+    if reader.unreadable:
+        return f"argument schema cannot be read: {reader.unreadable}"
+    if reader.root.get("additionalProperties"):
+        return "argument schema allows arguments it does not name"
+    return None
 
 
 def declare(
@@ -163,6 +172,10 @@ def declare(
 ) -> ToolSpec:
     """The signoff declaration of one upstream tool, under its namespaced `name`."""
     tier = tier_of(setting, hints, trusted=trusted)
+    # A string no argument role accounts for may still be a path to the upstream
+    # (`file_name`, a model's field, JSON inside a string): each is judged as a path the
+    # call may read, and also write unless the tool is read-only (see `effects`).
+    strings: Access = "read" if tier == "read" else "write"
     paths, urls = argument_roles(schema)
     kind: ToolKind = "other"
     if paths:
@@ -172,12 +185,10 @@ def declare(
     if len(urls) > 1 or (paths and urls):
         # The policy judges one URL per call: a tool with more cannot be allowed by tier.
         tier = stricter(tier, "external")
-    if (schema or {}).get("additionalProperties"):
-        # arguments the schema does not name would be passed on unjudged: a person decides
-        # (without it, the proxy refuses any argument the schema does not name)
-        tier = stricter(tier, "destructive")
-    if _nested_roles(schema):
-        # a path or URL inside an object or a list of objects is not judged: a person is
+    if unjudged(schema):
+        # a path or URL in an object is judged only as a string that might be a path,
+        # and arguments the schema does not name or cannot say are not judged: a person
+        # decides (without `additionalProperties`, the proxy refuses an unnamed argument)
         tier = stricter(tier, "destructive")
     idempotent = bool(setting.idempotent) if setting and setting.idempotent is not None else False
     if setting is None or setting.idempotent is None:
@@ -194,7 +205,9 @@ def declare(
         subject_args=(),
         idempotent=idempotent,
         schema=schema,
+        other_strings=strings,
+        string_args=_string_only(schema),
     )
 
 
-__all__ = ["Hints", "argument_roles", "declare", "stricter", "tier_of"]
+__all__ = ["Hints", "argument_roles", "declare", "stricter", "tier_of", "unjudged"]
