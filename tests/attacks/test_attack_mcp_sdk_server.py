@@ -87,3 +87,25 @@ async def test_paths_in_ordinary_schemas_cannot_reach_state_denied_folders_or_se
         assert store.list_requests() == []  # nobody was asked anything
     finally:
         store.close()
+
+
+async def test_an_upstream_started_in_its_own_folder_is_judged_from_there(
+    tmp_path: Path, project: Path
+) -> None:
+    # Issue 26, item 1's class through MCP: the server runs in `secrets/` (its `cwd`), so
+    # its relative `k` is secrets/k, which the project denies.
+    write_config(
+        project,
+        {
+            "notes": {
+                "command": sys.executable,
+                "args": [str(SERVER), str(tmp_path / "log")],
+                "cwd": "secrets",
+            }
+        },
+    )
+    async with Client(proxy_params(project / ".signoff" / "mcp.toml")) as client:
+        result = await client.call_tool("notes__peek", {"file_name": "k"})
+    assert result.is_error and "signoff denied" in text_of(result), text_of(result)
+    assert "the secret" not in text_of(result)
+    assert not (tmp_path / "log").exists() or "read k" not in (tmp_path / "log").read_text()

@@ -167,8 +167,17 @@ class Proxy(Listing, Asking, OutcomeRecording):
             call_id=call_id,
             tool=name,
             arguments=arguments,
-            cwd=self.config.workspace,
+            cwd=self._cwd_of(name),
         )
+
+    def _cwd_of(self, name: str) -> str:
+        """Where the upstream that has this tool runs: what its relative paths mean (a
+        local server started with its own `cwd`), else the workspace."""
+        routed = self.routed.get(name)
+        up = self.config.servers.get(routed.upstream) if routed is not None else None
+        if up is None or up.command is None or not up.cwd:
+            return self.config.workspace
+        return os.path.join(self.config.workspace, os.path.expanduser(up.cwd))
 
     def _judged(
         self, name: str, arguments: Mapping[str, Any], routed: Routed | None = None
