@@ -41,6 +41,9 @@ LAYERS: list[set[str]] = [
         "shell",
         "reviewer_settings",
         "reviewer_input",
+        "reviewer_remit",
+        "reviewer_tripwire",
+        "stringpaths",
     },
     {
         "channels",
