@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from signoff.models import ToolCall, Verdict
-from signoff.policy import CONTAINED, Policy
+from signoff.policy import Policy
+from signoff.shell_judgement import CONTAINED
 from signoff.settings import load_settings
 from signoff.tools import Registry
 

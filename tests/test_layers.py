@@ -44,6 +44,7 @@ LAYERS: list[set[str]] = [
         "reviewer_remit",
         "reviewer_tripwire",
         "stringpaths",
+        "shell_judgement",
     },
     {
         "channels",
