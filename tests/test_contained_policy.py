@@ -12,8 +12,8 @@ import pytest
 
 from signoff.models import ToolCall, Verdict
 from signoff.policy import Policy
-from signoff.shell_judgement import CONTAINED
 from signoff.settings import load_settings
+from signoff.shell_judgement import CONTAINED
 from signoff.tools import Registry
 
 SETTINGS = """[permissions]
