@@ -252,12 +252,22 @@ def load_keys(*, create: bool = True) -> Keys:
     try:
         return _read(path)
     except FileNotFoundError:
-        if not create or os.environ.get("SIGNOFF_KEY_FILE"):
+        if os.environ.get("SIGNOFF_KEY_FILE"):
             raise ConfigurationError(
-                f"key file {path} does not exist (SIGNOFF_KEY_FILE names "
-                "a file it does not create; `signoff keys init` does)"
+                f"key file {path} does not exist ($SIGNOFF_KEY_FILE names a file that "
+                "signoff does not create)"
             ) from None
+        if not create:
+            raise MissingKeyFile(path) from None
     return _create(path)
+
+
+class MissingKeyFile(ConfigurationError):
+    """The key file does not exist, and was not to be made (see `load_keys`)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"key file {path} does not exist")
+        self.path = f"key file {path}"
 
 
 def _read(path: str | Path) -> Keys:
@@ -372,6 +382,7 @@ def register_store(location: str, old_key: bytes | None) -> tuple[Keys, str | No
 __all__ = [
     "PURPOSES",
     "Keys",
+    "MissingKeyFile",
     "config_dir",
     "key_file_path",
     "load_keys",

@@ -34,6 +34,10 @@ class Anchor:
     hash: str
 
 
+class AnchorKeyLost(IntegrityError):
+    """The anchor's MAC names a key id the keys do not hold (lost, or a forged anchor)."""
+
+
 def anchor_path(location: str) -> str:
     name = sha256_hex(location.encode("utf-8"))[:32]
     return os.path.join(config_folder(), "anchors", f"{name}.json")
@@ -58,6 +62,12 @@ def read_anchor(keys: Keys, location: str) -> Anchor | None:
         mac = doc["mac"]
     except (ValueError, KeyError, TypeError) as exc:
         raise IntegrityError(f"the audit anchor {path} does not parse ({exc})") from exc
+    kid = mac.split(":", 1)[0] if isinstance(mac, str) else ""
+    if doc.get("location") == location and kid and kid not in keys.masters:
+        raise AnchorKeyLost(
+            f"the audit anchor {path} was made with key id {kid!r}, which {keys.source} "
+            "does not hold"
+        )
     if doc.get("location") != location or not keys.check("audit", _message(location, anchor), mac):
         raise IntegrityError(
             f"the audit anchor {path} does not verify with the audit key "

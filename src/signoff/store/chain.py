@@ -136,8 +136,9 @@ class ChainWalk:
     forged, copied, cut). A gap the store left on purpose (the next entry links to the
     last one present) and an entry keyed by a lost key are collected in `waiting` instead:
     a later `keys.reanchored` entry, written with a key held now, that pins the chain
-    just before it (its `head`) and names them, accepts them. What no reanchor accepted
-    is reported as the first bad entry."""
+    just before it (its `head`) and names them, accepts them. The first break is
+    reported: one no reanchor accepted, or a hard one (the walk stops there, so a
+    reanchor beyond it is never reached: the report then names that break too)."""
 
     def __init__(
         self,
@@ -154,6 +155,7 @@ class ChainWalk:
         self.last = 0  # the last entry seen (its seq) and its hash
         self.prev = GENESIS_HASH
         self.count = 0
+        self.broken: Broken | None = None  # the first hard break, once `run` is done
         self._keyed = False
         self._seen: set[str] = set()
 
@@ -163,8 +165,12 @@ class ChainWalk:
         broken = self._walk(rows)
         if broken is None and ends:
             broken = self._ends(head)
-        if self.waiting and (broken is None or self.waiting[0].seq <= broken[0]):
-            return False, self.waiting[0].seq, self.waiting[0].message
+        self.broken = broken
+        first = self.waiting[0] if self.waiting else None
+        if first is not None and (broken is None or first.seq < broken[0]):
+            # a reanchor that would accept it may lie beyond a hard break: name both
+            also = f"; further on, {broken[1]}" if broken is not None else ""
+            return False, first.seq, first.message + also
         if broken is not None:
             return False, broken[0], broken[1]
         message = f"{self.count} entries verified"

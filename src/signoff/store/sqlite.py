@@ -109,10 +109,14 @@ class SQLiteStore(Engine):
             self.migrate()
         if str(path) != ":memory:":
             self._anchor_location = f"sqlite:{os.path.realpath(self.file)}"  # Path.resolve
+        self._label = f"SQLite store {self.file}"
         self._load_keys(keys)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.file!r})"
+
+    def _leave_gap(self, seq: int) -> None:
+        self._tx.floor = seq  # read by each append (sql.SQLTx.append)
 
     @property
     def path(self) -> Path:
