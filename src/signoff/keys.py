@@ -326,16 +326,17 @@ def _write_new(path: str | Path, text: str, *, replace: bool = False) -> None:
 
 @contextlib.contextmanager
 def _updating(path: Path) -> Iterator[None]:
-    """Serialise read-modify-write of a key file between processes."""
-    import fcntl
+    """Serialise read-modify-write of a key file between processes (within a deadline:
+    see signoff.waits)."""
+    from .waits import FileLock
 
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock = FileLock(f"{path}.lock", "the key file's lock", 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock.acquire()
         yield
     finally:
-        os.close(fd)
+        lock.close()
 
 
 def _writable_file() -> Path:

@@ -17,8 +17,9 @@ from ..keys import Keys, MissingKeyFile, load_keys, register_store
 from ..kinds import KEYS_REANCHORED
 from ..lazylog import get_logger
 from ..records import record
+from ..waits import LockTimeout, lock_wait
 from . import chain
-from .anchor import ANCHOR_EVERY, Anchor, AnchorKeyLost, read_anchor, write_anchor
+from .anchor import ANCHOR_EVERY, ANCHOR_WAIT_S, Anchor, AnchorKeyLost, read_anchor, write_anchor
 from .base import Draft, Row, clock
 from .integrity import check_request, read_grant, signed_grant
 
@@ -170,7 +171,8 @@ class KeyedLog:
             with self._read() as tx:
                 tip = tx.chain_tip()
             if tip is not None:
-                write_anchor(self._keys, self._anchor_location, tip)
+                wait = min(ANCHOR_WAIT_S, lock_wait())
+                write_anchor(self._keys, self._anchor_location, tip, wait=wait)
         except (OSError, SignoffError):
             pass
 
@@ -195,7 +197,7 @@ class KeyedLog:
         if unreadable is not None and not any(w.lost_key for w in walk.waiting):
             return False, None, unreadable  # the log's keys are held: the anchor was forged
         if tip is not None and self._anchor_location is not None:
-            with suppress(OSError):
+            with suppress(OSError, LockTimeout):  # best effort: the next verify moves it
                 write_anchor(self._keys, self._anchor_location, tip)
         return result
 
