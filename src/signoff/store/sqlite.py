@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .base import Flush
     from .flusher import Flusher
 
+FULL_BELOW = 1 << 20  # bytes free under which a failed write is put down to a full disk
 WAL_WRITE_LOCK = 120  # the byte of the -shm file SQLite's writer locks (see its wal.c)
 WAL_CHECKPOINT_PAGES = 100
 CHECKPOINT_EVERY_COMMITS = 32  # with a flush thread: it checkpoints after this many commits
@@ -89,9 +90,24 @@ class SQLiteStore(Engine):
                 holders(f"{self.file}-shm", WAL_WRITE_LOCK),
             )
             return ConfigurationError(f"SQLite store {self.file}: {held}")
-        elif "full" in cause:
-            cause += " (free some space; what was recorded before is kept)"
+        elif "full" in cause or "I/O" in cause:
+            cause += self._space_left()
         return ConfigurationError(f"SQLite store {self.file}: {cause}")
+
+    def _space_left(self) -> str:
+        """Why a write failed, when it is the disk: SQLite says 'database or disk is full',
+        or only 'disk I/O error' when the file it could not grow is its WAL index."""
+        try:
+            found = os.statvfs(os.path.dirname(self.file) or ".")
+        except OSError:
+            return ""
+        free = found.f_bavail * found.f_frsize
+        if free >= FULL_BELOW:
+            return ""
+        return (
+            f" (its disk has {free // 1024} KiB free: free some space; what was recorded "
+            "before is kept, and nothing was decided or run)"
+        )
 
     def _open(self, path: str | Path, migrate: bool, keys: Keys | None) -> None:
         self._conn.execute(f"PRAGMA busy_timeout = {int(self._wait * 1000)}")
