@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -217,6 +220,133 @@ async def test_the_mcp_proxy_sends_nothing_upstream_unrecorded(
         assert "\n" not in text
         says_full(text)
         filler.unlink()
-        assert not (await client.call_tool("up__note", {"text": "freed"})).is_error
+        freed = await client.call_tool("up__note", {"text": "freed"})
+        assert not freed.is_error, text_of(freed)
     assert log.read_text().splitlines() == ["note roomy", "note freed"]  # never "full"
     intact(url, store_last(url))
+    with open_store(url) as store:
+        ran = [
+            e.data["call"]["arguments"]["text"]
+            for e in store.events_after(0, 1000)
+            if e.kind == "session.outcome"
+        ]
+    assert ran == ["roomy", "freed"]  # the outcome held while the disk was full was kept
+
+
+# ----------------------------------------------------------------------------- PostgreSQL
+
+
+@pytest.fixture
+def small_postgres(small_disk: Path) -> Iterator[tuple[str, Path]]:
+    """A PostgreSQL server of its own whose data lives on a small filesystem (80 MiB: its
+    first WAL segment and a fresh cluster fit); its URL and the filesystem's mount."""
+    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
+    if initdb is None or pg_ctl is None or not _user_exists("postgres"):
+        pytest.skip("no initdb, pg_ctl or postgres user: a server of its own cannot be made")
+    # the server runs as postgres, which cannot reach into root's pytest folders
+    folder = Path(tempfile.mkdtemp(prefix="signoff-full-pg-", dir="/tmp"))
+    folder.chmod(0o755)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=80m,mode=0755", "tmpfs", str(folder)], check=False
+    )
+    if mounted.returncode:
+        folder.rmdir()
+        pytest.skip("cannot mount a filesystem for the server")
+    data = folder / "data"
+    port = _free_port()
+    try:
+        os.chown(folder, *_ids("postgres"))
+        as_postgres = ["runuser", "-u", "postgres", "--"]
+        subprocess.run(
+            [*as_postgres, initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"],
+            capture_output=True,
+            check=True,
+        )
+        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        subprocess.run(
+            [
+                *as_postgres,
+                pg_ctl,
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-w",
+                "-l",
+                str(folder / "log"),
+                "start",
+            ],
+            capture_output=True,
+            check=True,
+        )
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres", folder
+    finally:
+        subprocess.run(
+            [
+                "runuser",
+                "-u",
+                "postgres",
+                "--",
+                pg_ctl or "pg_ctl",
+                "-D",
+                str(data),
+                "-m",
+                "immediate",
+                "stop",
+            ],
+            capture_output=True,
+            check=False,
+        )
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+        folder.rmdir()
+
+
+def _user_exists(name: str) -> bool:
+    try:
+        _ids(name)
+    except KeyError:
+        return False
+    return True
+
+
+def _ids(name: str) -> tuple[int, int]:
+    import pwd
+
+    found = pwd.getpwnam(name)
+    return found.pw_uid, found.pw_gid
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_a_postgres_server_with_a_full_disk_blocks_the_hook_with_one_line(
+    small_postgres: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from signoff.exceptions import ConfigurationError
+
+    url, mount = small_postgres
+    recorded(url)
+    filler = fill(mount)
+    with open_store(url) as store:  # what free room the tables' pages had, taken
+        with pytest.raises(ConfigurationError, match="its disk is full"):
+            for n in range(100_000):
+                store.record("verdict", {"pad": "x" * 2000, "n": n})
+        kept = store.last_seq()
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SIGNOFF_DB", url)
+    doc = json.dumps(event(project, "Bash", {"command": "ls"}))
+    done = process(["hook", "claude-code"], cwd=project, stdin=doc)
+    assert done.returncode == 2 and done.stdout == ""
+    line = one_line(done)
+    assert "No space left on device" in line and "its disk is full" in line
+    assert "what was recorded before is kept" in line
+    filler.unlink()
+    done = process(["hook", "claude-code"], cwd=project, stdin=doc)
+    assert done.returncode == 0, done.stderr
+    intact(url, kept + 1)

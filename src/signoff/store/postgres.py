@@ -52,6 +52,7 @@ CREATE_UNAUDITED = "SELECT signoff_insert(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s
 ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
 FLUSH = "SELECT pg_logical_emit_message(true, 'signoff', '')"
 LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout passed
+INSUFFICIENT_RESOURCES, DISK_FULL = "53", "53100"  # SQLSTATE class 53, and its disk_full
 OLDEST_TRANSACTION = (
     "SELECT pid, application_name, coalesce(host(client_addr), 'a local socket'), state, "
     "extract(epoch FROM now() - xact_start) FROM pg_stat_activity "
@@ -186,6 +187,14 @@ class PostgresStore(Engine):
                     f"audit chain's end) was held for more than {self._wait:g} s"
                     f"{self._oldest_transaction()}, so nothing was written "
                     f"(${LOCK_WAIT_ENV} sets how long to wait)"
+                ) from None
+            if state.startswith(INSUFFICIENT_RESOURCES):  # its disk, memory, connections
+                primary = getattr(exc.diag, "message_primary", None) or str(exc)
+                full = " (its disk is full: free some space there)" if state == DISK_FULL else ""
+                raise ConfigurationError(
+                    f"PostgreSQL store {self._where}: the server refused the write: "
+                    f"{' '.join(primary.split())}{full}; what was recorded before is kept, "
+                    "and nothing was decided or run"
                 ) from None
             if state and not state.startswith(("08", "57P")):
                 raise  # serialization, deadlock, a cancelled query: not the server gone
