@@ -106,6 +106,7 @@ def test_restoring_the_key_file_lets_the_store_write_again(db: Backend) -> None:
     assert verify_store(store).ok
 
 
+@pytest.mark.slow  # the signoff CLI in another process
 def test_the_hook_blocks_with_one_line_and_records_nothing(ws: Path) -> None:
     db = ws / ".signoff" / "signoff.db"
     kid = _history(str(db))
@@ -122,6 +123,7 @@ def test_the_hook_blocks_with_one_line_and_records_nothing(ws: Path) -> None:
         assert store.last_seq() == 5
 
 
+@pytest.mark.slow  # the signoff CLI in another process
 def test_reanchor_accepts_the_lost_keys_entries_on_the_record(db: Backend) -> None:
     kid = _history(db.url)
     _lose_the_key_file()
@@ -151,6 +153,7 @@ def test_reanchor_accepts_the_lost_keys_entries_on_the_record(db: Backend) -> No
     assert verify_store(store).ok
 
 
+@pytest.mark.slow  # the signoff CLI in another process
 def test_the_reanchor_pins_the_chain_before_it(db: Backend) -> None:
     """After a reanchor, an entry of the lost key changed in the database is a break."""
     _history(db.url)
@@ -165,6 +168,7 @@ def test_the_reanchor_pins_the_chain_before_it(db: Backend) -> None:
     )
 
 
+@pytest.mark.slow  # the signoff CLI in another process
 def test_a_lost_key_after_the_reanchor_is_not_accepted(db: Backend) -> None:
     """Each reanchor accepts what it names, vouched for by the key that signs it."""
     kid = _history(db.url)
@@ -189,6 +193,7 @@ def test_a_lost_key_after_the_reanchor_is_not_accepted(db: Backend) -> None:
     assert repr(kid) in report.message and kid != second != third
 
 
+@pytest.mark.slow  # the signoff CLI in another process
 def test_reanchor_refuses_a_log_changed_in_the_database(db: Backend) -> None:
     _history(db.url)
     db.sql("UPDATE signoff_events SET entry = replace(entry, '\"n\":2', '\"n\":9') WHERE seq = 3")
@@ -230,6 +235,7 @@ def test_only_the_reanchor_writes_a_reanchor_entry(db: Backend) -> None:
     assert "carries no MAC" in report.message
 
 
+@pytest.mark.slow  # the signoff CLI in another process
 def test_requests_bound_with_the_lost_key_never_run(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     with open_store(db) as store:
