@@ -281,3 +281,25 @@ def test_a_waiter_given_up_on_lets_the_lock_go_when_it_gets_it(tmp_path: Path) -
         assert other.returncode == 0
     finally:
         lock.close()
+
+
+def test_the_accounts_table_waits_as_long_as_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from signoff.accounts import Accounts
+
+    monkeypatch.setenv(LOCK_WAIT_ENV, "3")
+    accounts = Accounts(str(tmp_path / "s.db"))
+    try:
+        assert accounts._conn.execute("PRAGMA busy_timeout").fetchone() == (3000,)
+    finally:
+        accounts.close()
+    db = Backend("postgres", tmp_path)
+    try:
+        accounts = Accounts(db.url)
+        try:
+            assert accounts._conn.execute("SHOW lock_timeout").fetchone() == ("3s",)
+        finally:
+            accounts.close()
+    finally:
+        db.close()

@@ -62,7 +62,7 @@ OLDEST_TRANSACTION = (
 )
 
 
-def _session(psycopg: Any, url: str, wait: float) -> dict[str, Any]:
+def session(psycopg: Any, url: str, wait: float) -> dict[str, Any]:
     """How each pooled connection is opened: autocommit, named after this process (so a
     lock it holds can be traced to it), and waiting at most `wait` for any lock (a row, the
     chain's end, the migration lock) before failing with SQLSTATE 55P03. The URL's own
@@ -118,7 +118,7 @@ class PostgresStore(Engine):
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs=_session(psycopg, url, self._wait),
+            kwargs=session(psycopg, url, self._wait),
             open=True,
             name="signoff",
         )
