@@ -250,10 +250,10 @@ async def test_a_held_outcome_is_written_soon_when_no_call_comes(tmp_path: Path)
         assert [e.kind for e in recorded(ws)] == [VERDICT, "session.outcome"]
 
 
-async def test_a_held_outcome_that_cannot_be_written_refuses_later_calls(
+async def test_a_held_outcome_that_cannot_be_written_refuses_calls_until_it_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _ws, path = project(tmp_path, "before")
+    ws, path = project(tmp_path, "before")
     async with Proxy(load_config(path)) as proxy:
         store = proxy.adapter_store()
         real = store.record_many
@@ -266,11 +266,17 @@ async def test_a_held_outcome_that_cannot_be_written_refuses_later_calls(
         monkeypatch.setattr(store, "record_many", outcomes_fail)
         assert not (await proxy.call_tool(None, call("ran"))).is_error
         for _ in range(100):
-            if proxy.recorder.broken is not None:
+            if proxy.recorder.problem is not None:
                 break
             await anyio.sleep(0.05)
         refused = await proxy.call_tool(None, call("after"))
-    assert refused.is_error
-    assert "cannot write its record" in refused.content[0].text  # type: ignore[union-attr]
+        assert refused.is_error
+        assert "cannot write its record" in refused.content[0].text  # type: ignore[union-attr]
+        monkeypatch.setattr(store, "record_many", real)  # the store takes writes again
+        assert not (await proxy.call_tool(None, call("healed"))).is_error
     log = (tmp_path / "log.txt").read_text().splitlines()
-    assert "note ran" in log and "note after" not in log
+    assert "note ran" in log and "note after" not in log and "note healed" in log
+    outcomes = [
+        e.data["call"]["arguments"]["text"] for e in recorded(ws) if e.kind == "session.outcome"
+    ]
+    assert outcomes == ["ran", "healed"]  # the held outcome was kept, and written first

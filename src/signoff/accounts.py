@@ -37,6 +37,7 @@ from typing import Any, Literal, get_args
 
 from .exceptions import ConfigurationError, InvalidInput, NotFound, SignoffError
 from .keys import Keys, load_keys
+from .waits import lock_wait
 
 Role = Literal["viewer", "approver", "admin", "hook"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -162,19 +163,24 @@ class Accounts:
         elif target.startswith(("postgresql://", "postgres://")):
             import psycopg
 
+            from .store.postgres import session
+
             self._kind = "postgres"
-            try:
-                self._conn = psycopg.connect(target, autocommit=True)
+            try:  # each wait on a lock ends at a deadline, as the store's (signoff.waits)
+                self._conn = psycopg.connect(
+                    target, connect_timeout=5, **session(psycopg, target, lock_wait())
+                )
             except Exception as exc:
                 raise ConfigurationError(f"accounts: cannot reach PostgreSQL: {exc}") from exc
         else:
             path = target[len("sqlite:///") :] if target.startswith("sqlite:///") else target
             self._kind = "sqlite"
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+            wait = lock_wait()  # each wait on a lock ends at a deadline (signoff.waits)
             self._conn = sqlite3.connect(
-                path, timeout=30.0, isolation_level=None, check_same_thread=False
+                path, timeout=wait, isolation_level=None, check_same_thread=False
             )
-            self._conn.execute("PRAGMA busy_timeout = 30000")
+            self._conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
             self._conn.execute("PRAGMA journal_mode = WAL")
         if self._conn is not None:
             for statement in _SCHEMA:

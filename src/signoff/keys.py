@@ -252,12 +252,22 @@ def load_keys(*, create: bool = True) -> Keys:
     try:
         return _read(path)
     except FileNotFoundError:
-        if not create or os.environ.get("SIGNOFF_KEY_FILE"):
+        if os.environ.get("SIGNOFF_KEY_FILE"):
             raise ConfigurationError(
-                f"key file {path} does not exist (SIGNOFF_KEY_FILE names "
-                "a file it does not create; `signoff keys init` does)"
+                f"key file {path} does not exist ($SIGNOFF_KEY_FILE names a file that "
+                "signoff does not create)"
             ) from None
+        if not create:
+            raise MissingKeyFile(path) from None
     return _create(path)
+
+
+class MissingKeyFile(ConfigurationError):
+    """The key file does not exist, and was not to be made (see `load_keys`)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"key file {path} does not exist")
+        self.path = f"key file {path}"
 
 
 def _read(path: str | Path) -> Keys:
@@ -316,16 +326,17 @@ def _write_new(path: str | Path, text: str, *, replace: bool = False) -> None:
 
 @contextlib.contextmanager
 def _updating(path: Path) -> Iterator[None]:
-    """Serialise read-modify-write of a key file between processes."""
-    import fcntl
+    """Serialise read-modify-write of a key file between processes (within a deadline:
+    see signoff.waits)."""
+    from .waits import FileLock
 
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock = FileLock(f"{path}.lock", "the key file's lock", 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock.acquire()
         yield
     finally:
-        os.close(fd)
+        lock.close()
 
 
 def _writable_file() -> Path:
@@ -372,6 +383,7 @@ def register_store(location: str, old_key: bytes | None) -> tuple[Keys, str | No
 __all__ = [
     "PURPOSES",
     "Keys",
+    "MissingKeyFile",
     "config_dir",
     "key_file_path",
     "load_keys",

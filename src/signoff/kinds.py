@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         "mail.sent",
         "mail.acked",
         "writer.ended",
+        "keys.reanchored",
     ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
@@ -81,6 +82,7 @@ TASK_LAPSED: Final = "task.lapsed"  # its owner's lease ran out: claimable again
 MAIL_SENT: Final = "mail.sent"
 MAIL_ACKED: Final = "mail.acked"
 WRITER_ENDED: Final = "writer.ended"  # a writer of outcomes after the calls stopped
+KEYS_REANCHORED: Final = "keys.reanchored"  # a person accepted a break on purpose (keys reanchor)
 
 EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     VERDICT,
@@ -116,6 +118,7 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     MAIL_SENT,
     MAIL_ACKED,
     WRITER_ENDED,
+    KEYS_REANCHORED,
 )
 _LITERALS: dict[str, tuple[str, ...]] = {"EventKind": EVENT_KINDS}
 

@@ -58,13 +58,38 @@ def cmd_keys_rotate(args: argparse.Namespace) -> int:
 
 def cmd_keys_reanchor(args: argparse.Namespace) -> int:
 
+    from ..deciders import os_user
+
+    with closing(store_for(args, existing=True)):
+        pass  # a store that does not exist is refused before a key file is made for it
+    load_keys()  # on purpose: a key file that was lost is made anew here, and only here
     with closing(store_for(args, existing=True)) as store:
-        reset = getattr(store, "reset_anchor", None)
-        tip = reset() if reset is not None else None
-    if tip is None:
-        print("Nothing to anchor (an empty log, or a store kept in memory).")
+        reanchor = getattr(store, "reanchor", None)
+        if reanchor is None:
+            print("Nothing to anchor: a store kept in memory.")
+            return 0
+        done = reanchor(os_user())
+    if args.json:
+        print_json(
+            {
+                "seq": done.seq,
+                "gaps": [list(g) for g in done.gaps],
+                "lost_keys": list(done.lost_keys),
+                "unnumbered": [done.first_gap, done.seq - 1] if done.first_gap < done.seq else None,
+            }
+        )
         return 0
-    print(f"Anchored the audit chain at entry {tip.seq}, hash {tip.hash}.")
+    print(f"Recorded the reanchor as audit entry {done.seq}, and anchored the chain there.")
+    for kid in done.lost_keys:
+        print(
+            f"Accepted: entries keyed with key id {kid}, which no key source holds now; "
+            "they can no longer be told from forgeries, and are pinned as they are."
+        )
+    lost = [*done.gaps]
+    if done.first_gap < done.seq:
+        lost.append((done.first_gap, done.seq - 1))
+    for first, last in lost:
+        print(f"Accepted: entries {first}..{last} are lost (a gap in the numbering).")
     return 0
 
 
@@ -102,12 +127,15 @@ def register(sub: Any) -> None:
     anchor = command(
         actions,
         "reanchor",
-        help="anchor this store's audit head anew, after you replaced the store "
-        "on purpose (verify said it is not the anchored one)",
-        description="Anchor this store's audit chain head anew. Only after you replaced "
-        "the store on purpose (a restored backup): signoff audit verify then said it is not "
-        "the store it anchored.",
+        help="accept on purpose a lost key, lost entries or a replaced store, on the record",
+        description="Only after `signoff audit verify` named one of these, and you know why: "
+        "the key file was lost (its entries can no longer be checked: a new key signs from "
+        "here on), entries were lost from the end of the log (a power cut, a restored "
+        "backup), or you replaced the store on purpose. Writes a keys.reanchored entry "
+        "that names what it accepts and pins the chain before it, then anchors the chain "
+        "there. A log changed in the database is never accepted.",
         examples=("signoff keys reanchor --workspace ~/src/app",),
     )
+    anchor.add_argument("--json", action="store_true", help=JSON_HELP)
     add_store_options(anchor)
     anchor.set_defaults(func=cmd_keys_reanchor)

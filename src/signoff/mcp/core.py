@@ -105,9 +105,9 @@ class Proxy(Listing, Asking, OutcomeRecording):
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
         self.recorder.close()  # what is waiting is written before the store closes
-        if self.recorder.broken is not None:
+        if self.recorder.problem is not None:
             sys.stderr.write(
-                f"signoff mcp proxy: the record is incomplete: {self.recorder.broken}\n"
+                f"signoff mcp proxy: the record is incomplete: {self.recorder.problem}\n"
             )
         if self._adapter is not None:  # it judged: calls left without outcome are in doubt
             try:

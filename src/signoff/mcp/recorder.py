@@ -12,8 +12,11 @@ one writer thread, in order, while the call runs (`submit`); what a crash can lo
 record of the allowed calls in flight at that moment.
 
 Asks and denies are always written first: a person's decision and a refusal never
-depend on a write that may not happen. If any write here fails, the proxy refuses every
-call from then on (it cannot keep its record).
+depend on a write that may not happen. If a write of held outcomes fails (a full disk, a
+locked store), they stay held, in order, and the proxy refuses every call until a write
+of them succeeds (`check` tries again at each call: it heals once the store takes writes
+again). Any other failed write here (a record written beside its call, an outcome that
+could not even be held) leaves a hole, and the proxy refuses every call from then on.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ class RecordBroken(Exception):
 class Recorder:
     def __init__(self, write_many: Callable[[Sequence[Draft]], object] | None = None) -> None:
         self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue(maxsize=BACKLOG)
-        self.broken: BaseException | None = None
+        self.broken: BaseException | None = None  # a hole in the record: no call runs
+        self.unwritten: BaseException | None = None  # why held outcomes are not written yet
+        self._writing = threading.Lock()  # one writer of held outcomes at a time, in order
         self._write_many = write_many
         self._held: list[Draft] = []  # outcomes not yet written, oldest first
         self._held_lock = threading.Lock()
@@ -64,6 +69,14 @@ class Recorder:
                 f"signoff cannot write its record ({type(self.broken).__name__}: "
                 f"{self.broken}); no call runs until the proxy is restarted"
             )
+        if self.unwritten is not None:
+            try:
+                self._write_held()
+            except BaseException as exc:
+                raise RecordBroken(
+                    f"signoff cannot write its record ({type(exc).__name__}: {exc}); no call "
+                    "runs until it can (what the calls before did is held until then)"
+                ) from None
 
     def submit(self, work: Callable[[], None]) -> None:
         self.check()
@@ -106,19 +119,29 @@ class Recorder:
     def _write_held_now(self) -> None:
         with self._held_lock:
             self._woken = False
-        self._write_held()
+        with contextlib.suppress(BaseException):  # kept in `unwritten`: see check()
+            self._write_held()
 
     def _write_held(self) -> None:
-        held = self.take()
-        if not held:
-            return
-        if self._write_many is None:
-            raise RuntimeError("this recorder holds events but has no store to write them to")
-        try:
-            self._write_many(held)
-        except BaseException as exc:
-            self.broken = exc  # lost only with the proxy stopping every later call
-            raise
+        with self._writing:
+            held = self.take()
+            if held and self._write_many is None:
+                raise RuntimeError("this recorder holds events but has no store to write them to")
+            try:
+                if held:
+                    assert self._write_many is not None
+                    self._write_many(held)
+            except BaseException as exc:
+                with self._held_lock:
+                    self._held[:0] = held  # still held, ahead of newer ones
+                self.unwritten = exc
+                raise
+            self.unwritten = None
+
+    @property
+    def problem(self) -> BaseException | None:
+        """Why the record is incomplete, if it is (a hole, or outcomes never written)."""
+        return self.broken or (self.unwritten if self._held else None)
 
     def close(self) -> None:
         """Write what is waiting, then stop."""

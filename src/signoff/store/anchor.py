@@ -23,8 +23,10 @@ from ..digests import sha256_hex
 from ..exceptions import IntegrityError
 from ..keys import Keys, config_folder
 from ..records import record
+from ..waits import FileLock
 
 ANCHOR_EVERY = 64  # a long-lived store anchors after this many appends (and on close)
+ANCHOR_WAIT_S = 1.0  # the most a best-effort anchor (on close, every 64) waits for its lock
 
 
 @record(frozen=True, slots=True)
@@ -32,6 +34,10 @@ class Anchor:
     first: str  # hash of entry 1
     seq: int
     hash: str
+
+
+class AnchorKeyLost(IntegrityError):
+    """The anchor's MAC names a key id the keys do not hold (lost, or a forged anchor)."""
 
 
 def anchor_path(location: str) -> str:
@@ -58,6 +64,12 @@ def read_anchor(keys: Keys, location: str) -> Anchor | None:
         mac = doc["mac"]
     except (ValueError, KeyError, TypeError) as exc:
         raise IntegrityError(f"the audit anchor {path} does not parse ({exc})") from exc
+    kid = mac.split(":", 1)[0] if isinstance(mac, str) else ""
+    if doc.get("location") == location and kid and kid not in keys.masters:
+        raise AnchorKeyLost(
+            f"the audit anchor {path} was made with key id {kid!r}, which {keys.source} "
+            "does not hold"
+        )
     if doc.get("location") != location or not keys.check("audit", _message(location, anchor), mac):
         raise IntegrityError(
             f"the audit anchor {path} does not verify with the audit key "
@@ -80,17 +92,18 @@ def _new_private_file(folder: str) -> tuple[int, str]:
     raise FileExistsError(f"no free name for a new anchor file in {folder}")
 
 
-def write_anchor(keys: Keys, location: str, anchor: Anchor, *, reset: bool = False) -> bool:
+def write_anchor(
+    keys: Keys, location: str, anchor: Anchor, *, reset: bool = False, wait: float | None = None
+) -> bool:
     """Move the anchor forward to `anchor` (never back, never onto another chain unless
-    `reset`); whether it was written."""
-    import fcntl
-
+    `reset`); whether it was written. Another process holding the anchors' lock is waited
+    for `wait` seconds at most (default: `waits.lock_wait()`), then LockTimeout."""
     path = anchor_path(location)
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    lock = os.open(os.path.join(folder, ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    lock = FileLock(os.path.join(folder, ".lock"), "the audit anchors' lock", 0o600)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.acquire(wait)
         if not reset:
             try:
                 old = read_anchor(keys, location)
@@ -115,4 +128,4 @@ def write_anchor(keys: Keys, location: str, anchor: Anchor, *, reset: bool = Fal
                 os.unlink(tmp)
         return True
     finally:
-        os.close(lock)
+        lock.close()

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 
 from ..exceptions import ConflictError, IntegrityError, InvalidInput, NotFound, SignoffError
-from ..kinds import GRANT_ADDED, GRANT_REVOKED, REQUEST_INTEGRITY_FAILED
+from ..kinds import GRANT_ADDED, GRANT_REVOKED, KEYS_REANCHORED, REQUEST_INTEGRITY_FAILED
 from ..lazylog import INFO, get_logger
 from ..models import Decision, Grant, Request, Verdict, check_json, check_version
 from ..records import replace
@@ -69,6 +69,8 @@ if TYPE_CHECKING:  # the interface each backend's transactions offer
         def last_seq(self) -> int: ...
         def chain_end(self) -> tuple[tuple[int, str] | None, tuple[int, str] | None]: ...
         def chain_tip(self) -> Anchor | None: ...
+        def last_entry(self) -> str | None: ...
+        def lock_chain(self) -> None: ...
         # runs (see runstore): columns in RunRow.columns() order
         def run_get(self, run_id: str, lock: bool) -> Cols | None: ...
         def run_insert(self, cols: Cols, parent_id: str | None = None) -> None: ...
@@ -176,11 +178,17 @@ class Engine(KeyedLog, RunsAPI):
 
     def _entries(self, drafts: list[Draft], now: float) -> list[tuple[Draft, str]]:
         # encoded before anything is written, so a bad payload never half-applies
+        self._refuse_if_keys_lost()
         if not self._audit:
             return []
         return [self._entry(d, now) for d in drafts]
 
     def _entry(self, draft: Draft, now: float) -> tuple[Draft, str]:
+        self._refuse_if_keys_lost()
+        if draft.kind == KEYS_REANCHORED:  # it accepts breaks: only `reanchor` writes one
+            raise InvalidInput(
+                f"record: {KEYS_REANCHORED!r} entries are written only by `signoff keys reanchor`"
+            )
         self._since_anchor += 1
         return draft, chain.keyed_entry(draft.doc(now), self._keys)
 

@@ -4,12 +4,13 @@ A SQLite commit at ``synchronous=NORMAL`` is in the WAL file when it returns: it
 the process being killed (the operating system holds the page), not the machine losing
 power. This thread makes it survive that too, moments later: it `fdatasync`s the WAL as
 soon as it is told a commit is waiting, while the caller goes on (the call an allowed
-verdict lets run does not wait for the disk). It flushes at most `FLUSH_WITHIN_S` after
-the first commit it was told of: the commits made in that window, and while it flushes,
-share one flush (as PostgreSQL's WAL writer gathers asynchronous commits, there every
-200 ms by default), so an agent making a call every few milliseconds wakes it once for
-several of them. Any durable commit (`flush="now"`) flushes
-the same WAL first, the WAL being one file written in order: nothing soon is ever behind
+verdict lets run does not wait for the disk). It starts its flush at most `FLUSH_WITHIN_S`
+after the first commit it was told of (the flush itself then takes what the disk takes:
+`bench/flush_window.py` measures the whole moment): the commits made in that window, and
+while it flushes, share one flush (as PostgreSQL's WAL writer gathers asynchronous
+commits, there every 200 ms by default), so an agent making a call every few milliseconds
+wakes it once for several of them. Any durable commit (`flush="now"`) flushes the same WAL
+first, the WAL being one file written in order: nothing soon is ever behind
 something durable.
 
 After each flush it runs the store's `upkeep` (the WAL checkpoint and the audit anchor,
@@ -31,7 +32,7 @@ from ..lazylog import get_logger
 
 log = get_logger(__name__)
 _LIVE: weakref.WeakSet[Flusher] = weakref.WeakSet()
-# The longest a commit told to the flush thread waits for its turn (before its fdatasync).
+# The longest a commit told to the flush thread waits before its fdatasync starts.
 FLUSH_WITHIN_S = 0.02
 
 

@@ -134,6 +134,12 @@ class MemoryTx:
     def meta_delete(self, key: str) -> None:
         self.db.meta.pop(key, None)
 
+    def lock_chain(self) -> None:
+        pass  # the store's lock is held
+
+    def last_entry(self) -> str | None:
+        return str(self.db.events[max(self.db.events)][5]) if self.db.events else None
+
     def chain_tip(self) -> Anchor | None:
         if not self.db.events:
             return None
@@ -286,6 +292,7 @@ class MemoryStore(Engine):
         self._db = db or MemoryDB()
         self._lock = threading.RLock()
         self._tx = MemoryTx(self._db)
+        self._label = "the memory store"
         self._load_keys(self._db.keys)
 
     def __repr__(self) -> str:

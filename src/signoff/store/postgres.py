@@ -16,6 +16,7 @@ Set the schema with the URL, e.g. ``postgresql://host/db?options=-csearch_path%3
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..exceptions import ConfigurationError
 from ..keys import Keys
+from ..waits import LOCK_WAIT_ENV, LockTimeout, lock_wait
 from . import migrations
 from .base import Draft, Plan, Row
 
@@ -49,6 +51,28 @@ APPLY_UNAUDITED = "SELECT signoff_transition(%s, %s, %s, %s, %s, %s, %s, %s, %s,
 CREATE_UNAUDITED = "SELECT signoff_insert(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
 FLUSH = "SELECT pg_logical_emit_message(true, 'signoff', '')"
+LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout passed
+INSUFFICIENT_RESOURCES, DISK_FULL = "53", "53100"  # SQLSTATE class 53, and its disk_full
+OLDEST_TRANSACTION = (
+    "SELECT pid, application_name, coalesce(host(client_addr), 'a local socket'), state, "
+    "extract(epoch FROM now() - xact_start) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+    "AND xact_start IS NOT NULL AND backend_type = 'client backend' "
+    "ORDER BY xact_start LIMIT 1"
+)
+
+
+def session(psycopg: Any, url: str, wait: float) -> dict[str, Any]:
+    """How each pooled connection is opened: autocommit, named after this process (so a
+    lock it holds can be traced to it), and waiting at most `wait` for any lock (a row, the
+    chain's end, the migration lock) before failing with SQLSTATE 55P03. The URL's own
+    options (a search_path) are kept."""
+    options = psycopg.conninfo.conninfo_to_dict(url).get("options") or ""
+    return {
+        "autocommit": True,
+        "fallback_application_name": f"signoff pid {os.getpid()}",
+        "options": f"{options} -c lock_timeout={int(wait * 1000)}".strip(),
+    }
 
 
 def _without_password(url: str) -> str:
@@ -89,11 +113,12 @@ class PostgresStore(Engine):
         self._cursors: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._cursors_lock = threading.Lock()
         self._listen_lock = threading.Lock()
+        self._wait = lock_wait()
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": True},
+            kwargs=session(psycopg, url, self._wait),
             open=True,
             name="signoff",
         )
@@ -108,6 +133,7 @@ class PostgresStore(Engine):
             if migrate:
                 self.migrate()
             self._anchor_location = "postgres:" + self._where
+            self._label = f"PostgreSQL store {self._where}"
             self._load_keys(keys)
         except BaseException:
             self._pool.close()
@@ -115,6 +141,17 @@ class PostgresStore(Engine):
 
     def __repr__(self) -> str:
         return "PostgresStore(…)"
+
+    def _leave_gap(self, seq: int) -> None:
+        # the server numbers entries from the chain-head row: move its number on, keep
+        # its hash (the last entry present), so the next entry links over the gap
+        try:
+            with self._connection() as conn:
+                conn.execute(
+                    "UPDATE signoff_chain SET seq = %s WHERE id = 1 AND seq < %s", (seq, seq)
+                )
+        except (self._psycopg.Error, ConfigurationError) as exc:
+            log.warning("%s: could not leave the gap (%s)", self._label, exc)
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
@@ -144,11 +181,42 @@ class PostgresStore(Engine):
             ) from None
         except self._psycopg.OperationalError as exc:
             state = getattr(exc, "sqlstate", None) or ""
+            if state == LOCK_NOT_AVAILABLE:
+                raise LockTimeout(
+                    f"PostgreSQL store {self._where}: a lock it needed (a request's row, the "
+                    f"audit chain's end) was held for more than {self._wait:g} s"
+                    f"{self._oldest_transaction()}, so nothing was written "
+                    f"(${LOCK_WAIT_ENV} sets how long to wait)"
+                ) from None
+            if state.startswith(INSUFFICIENT_RESOURCES):  # its disk, memory, connections
+                primary = getattr(exc.diag, "message_primary", None) or str(exc)
+                full = " (its disk is full: free some space there)" if state == DISK_FULL else ""
+                raise ConfigurationError(
+                    f"PostgreSQL store {self._where}: the server refused the write: "
+                    f"{' '.join(primary.split())}{full}; what was recorded before is kept, "
+                    "and nothing was decided or run"
+                ) from None
             if state and not state.startswith(("08", "57P")):
                 raise  # serialization, deadlock, a cancelled query: not the server gone
             raise ConfigurationError(
                 f"PostgreSQL store {self._where}: {' '.join(str(exc).split())}"
             ) from None
+
+    def _oldest_transaction(self) -> str:
+        """Who most likely holds the lock that timed out: the database's oldest open
+        transaction but ours ('' when that cannot be asked)."""
+        try:
+            with self._pool.connection(timeout=1.0) as conn:
+                row = conn.execute(OLDEST_TRANSACTION).fetchone()
+        except Exception:  # the answer is a courtesy: the refusal stands without it
+            return ""
+        if row is None:
+            return ""
+        pid, name, client, state, seconds = row
+        return (
+            f"; the oldest open transaction is server process {pid} ({name or 'unnamed'}, "
+            f"from {client}, {state} for {float(seconds):.0f} s)"
+        )
 
     def _wait_for_pool(self, psycopg: Any, url: str) -> None:
         """Ready in a second, the usual case; otherwise one direct attempt names what is
@@ -281,7 +349,9 @@ class PostgresStore(Engine):
         """Block until an event after `after_seq` (default: now) is committed, or timeout."""
         with self._listen_lock:
             if self._listener is None:
-                self._listener = self._psycopg.connect(self.url, autocommit=True)
+                self._listener = self._psycopg.connect(
+                    self.url, autocommit=True, connect_timeout=int(CONNECTION_WAIT_S)
+                )
                 self._listener.execute("LISTEN signoff_events")
             start = self.last_seq() if after_seq is None else after_seq
             deadline = time.monotonic() + timeout

@@ -81,6 +81,7 @@ _SQL: dict[str, str] = {
     "pg_append": "SELECT signoff_append_text(?, ?, ?, ?, ?)",
     "meta_get": "SELECT value FROM signoff_meta WHERE key = ?",
     "meta_delete": "DELETE FROM signoff_meta WHERE key = ?",
+    "last_entry": "SELECT entry FROM signoff_events ORDER BY seq DESC LIMIT 1",
     "tip": "SELECT seq, hash FROM signoff_events WHERE seq = 1 "
     "OR seq = (SELECT MAX(seq) FROM signoff_events) ORDER BY seq",
     "meta_put": "INSERT INTO signoff_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
@@ -135,6 +136,7 @@ class SQLTx:
         self.dialect = dialect
         self.sql = _SQL if dialect == "sqlite" else PG_SQL
         self.appended = False  # whether this transaction appended events
+        self.floor = 0  # SQLite: the next entry's number is above this (see KeyedLog._floor)
 
     def _q(self, name: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(self.sql[name], params)
@@ -231,6 +233,7 @@ class SQLTx:
                 self._q("unmark", (seq,))  # the same page the new entry goes to, mostly
             else:
                 seq += 1  # the end was cut behind the store's back: leave a gap that shows
+        seq = max(seq, self.floor)  # entries anchored outside the store were lost: a gap
         checkpoint = None
         for n, (draft, entry) in enumerate(entries, 1):
             seq += 1
@@ -266,6 +269,15 @@ class SQLTx:
 
     def meta_delete(self, key: str) -> None:
         self._q("meta_delete", (key,))
+
+    def lock_chain(self) -> None:
+        """Hold the chain's end until this transaction ends (SQLite's writer holds it all)."""
+        if self.dialect == "postgres":
+            self.conn.execute("SELECT seq FROM signoff_chain WHERE id = 1 FOR UPDATE")
+
+    def last_entry(self) -> str | None:
+        row = self._q("last_entry").fetchone()
+        return None if row is None else str(row[0])
 
     def chain_tip(self) -> Anchor | None:
         """(hash of entry 1, last seq, its hash), None for an empty log."""

@@ -6,7 +6,9 @@ commit is on disk before it returns), ``BEGIN IMMEDIATE`` for every write, kept 
 the rules run before it (see `Engine._transition`), the transaction only compare-and-sets
 the row's version and appends the events. signoff's writers take turns on an OS file lock
 (`<db>.lock`, see `_writer_turn`) rather than SQLite's sleeping busy handler, which stays
-as the fallback (busy timeout) so writers queue instead of failing.
+as the fallback (busy timeout) so writers queue instead of failing. Both waits end at the
+same deadline (`waits.lock_wait()`, 10 s by default): a writer stopped while it holds the
+lock makes the others give up with one line naming it, never wait as long as it is stopped.
 """
 
 from __future__ import annotations
@@ -17,11 +19,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
 try:  # the sqlite3 package is this compiled module plus adapters for dates, whose datetime
     import _sqlite3 as sqlite3  # import is a third of opening a store; signoff stores none
 except ImportError:  # pragma: no cover - an interpreter without it
@@ -31,6 +28,7 @@ from ..exceptions import ConfigurationError
 from ..keys import Keys
 from ..lazylog import get_logger
 from ..plainpath import joined
+from ..waits import FileLock, held_too_long, holders, lock_wait
 from . import migrations
 from .anchor import ANCHOR_EVERY
 from .engine import Engine, RowCache
@@ -44,7 +42,8 @@ if TYPE_CHECKING:
     from .base import Flush
     from .flusher import Flusher
 
-BUSY_TIMEOUT_S = 30.0
+FULL_BELOW = 1 << 20  # bytes free under which a failed write is put down to a full disk
+WAL_WRITE_LOCK = 120  # the byte of the -shm file SQLite's writer locks (see its wal.c)
 WAL_CHECKPOINT_PAGES = 100
 CHECKPOINT_EVERY_COMMITS = 32  # with a flush thread: it checkpoints after this many commits
 ROW_CACHE_SIZE = 1024
@@ -61,9 +60,10 @@ class SQLiteStore(Engine):
             os.makedirs(os.path.dirname(self.file) or ".", exist_ok=True)
         self._lock = _thread.RLock()
         try:
+            self._wait = lock_wait()
             self._conn = sqlite3.connect(
                 self.file,
-                timeout=BUSY_TIMEOUT_S,
+                timeout=self._wait,
                 isolation_level=None,
                 check_same_thread=False,
                 cached_statements=256,
@@ -82,10 +82,35 @@ class SQLiteStore(Engine):
         cause = str(exc)
         if "readonly" in cause or "unable to open" in cause:
             cause += " (is the file, or its directory, read-only?)"
+        elif "locked" in cause:  # SQLite's own lock, held by a connection outside our queue
+            held = held_too_long(
+                "its database lock",
+                self.file,
+                self._wait,
+                holders(f"{self.file}-shm", WAL_WRITE_LOCK),
+            )
+            return ConfigurationError(f"SQLite store {self.file}: {held}")
+        elif "full" in cause or "I/O" in cause:
+            cause += self._space_left()
         return ConfigurationError(f"SQLite store {self.file}: {cause}")
 
+    def _space_left(self) -> str:
+        """Why a write failed, when it is the disk: SQLite says 'database or disk is full',
+        or only 'disk I/O error' when the file it could not grow is its WAL index."""
+        try:
+            found = os.statvfs(os.path.dirname(self.file) or ".")
+        except OSError:
+            return ""
+        free = found.f_bavail * found.f_frsize
+        if free >= FULL_BELOW:
+            return ""
+        return (
+            f" (its disk has {free // 1024} KiB free: free some space; what was recorded "
+            "before is kept, and nothing was decided or run)"
+        )
+
     def _open(self, path: str | Path, migrate: bool, keys: Keys | None) -> None:
-        self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        self._conn.execute(f"PRAGMA busy_timeout = {int(self._wait * 1000)}")
         self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         self._conn.execute("PRAGMA synchronous = FULL")
         self._sync = "FULL"
@@ -98,21 +123,25 @@ class SQLiteStore(Engine):
         # which every CLI command and every resuming process pays (pause/resume: -0.5 ms).
         self._conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
         self._tx = SQLTx(self._conn, "sqlite")
-        self._lockfd: int | None = None
-        if fcntl is not None and str(path) != ":memory:":
+        self._turns: FileLock | None = None
+        if os.name == "posix" and str(path) != ":memory:":
             try:
-                self._lockfd = os.open(f"{self.file}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+                self._turns = FileLock(f"{self.file}.lock", "its write lock")
             except OSError:
-                self._lockfd = None  # e.g. a read-only directory: SQLite's locking alone
+                self._turns = None  # e.g. a read-only directory: SQLite's locking alone
         self._rows = RowCache(ROW_CACHE_SIZE)  # see Engine._transition
         if migrate:
             self.migrate()
         if str(path) != ":memory:":
             self._anchor_location = f"sqlite:{os.path.realpath(self.file)}"  # Path.resolve
+        self._label = f"SQLite store {self.file}"
         self._load_keys(keys)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.file!r})"
+
+    def _leave_gap(self, seq: int) -> None:
+        self._tx.floor = seq  # read by each append (sql.SQLTx.append)
 
     @property
     def path(self) -> Path:
@@ -121,10 +150,9 @@ class SQLiteStore(Engine):
 
         return Path(self.file)
 
-    @staticmethod
-    def _retry(fn: object) -> None:
+    def _retry(self, fn: object) -> None:
         assert callable(fn)
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        deadline = time.monotonic() + self._wait
         while True:
             try:
                 fn()
@@ -219,14 +247,17 @@ class SQLiteStore(Engine):
         next writer at once. SQLite's locking stays in force (other programs, NFS, a
         platform without flock): this only makes signoff's writers take turns politely.
         """
-        if self._lockfd is None:
+        if self._turns is None:
             yield
             return
-        fcntl.flock(self._lockfd, fcntl.LOCK_EX)
+        try:
+            self._turns.acquire(self._wait)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"SQLite store {self.file}: {exc}") from None
         try:
             yield
         finally:
-            fcntl.flock(self._lockfd, fcntl.LOCK_UN)
+            self._turns.release()
 
     @contextmanager
     def _read(self) -> Iterator[SQLTx]:
@@ -303,6 +334,6 @@ class SQLiteStore(Engine):
                 _LEFT_TO_THE_EXIT.append(self._conn)
             else:
                 self._conn.close()
-            if self._lockfd is not None:
-                os.close(self._lockfd)
-                self._lockfd = None
+            if self._turns is not None:
+                self._turns.close()
+                self._turns = None
