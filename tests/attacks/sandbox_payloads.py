@@ -209,6 +209,24 @@ def change_protected_late(args: dict[str, Any]) -> None:
     try_write("a nested repository's config", "sub/.git/config", "[core]\n")
     os.makedirs(os.path.join("deep", ".claude"), exist_ok=True)
     try_write("a nested client folder", "deep/.claude/settings.json", "{}")
+    # git sent elsewhere: a .git file, a .git link, a bare repository's parts
+    for folder in ("evil-gitdir/hooks", "gitfile-dir", "linked-dir", "bare/hooks"):
+        os.makedirs(folder, exist_ok=True)
+    try_write("a git folder's hook", "evil-gitdir/hooks/post-checkout", "#!/bin/sh\n")
+    try_write("a git folder's config", "evil-gitdir/config", "[core]\n")
+    try_write("a git folder's HEAD", "evil-gitdir/HEAD", "ref: refs/heads/main\n")
+    try_write("a .git file", "gitfile-dir/.git", "gitdir: ../evil-gitdir\n")
+    os.symlink("../evil-gitdir", "linked-dir/.git")
+    report("a .git link", True, "made inside")
+    try_write("a bare repository's HEAD", "bare/HEAD", "ref: refs/heads/main\n")
+    try_write("a bare repository's config", "bare/config", "[core]\n\tbare = true\n")
+    try_write("a bare repository's hook", "bare/hooks/pre-commit", "#!/bin/sh\n")
+
+
+@attack
+def write_paths(args: dict[str, Any]) -> None:
+    for path in args["paths"]:
+        try_write(f"write {path}", path, "pwned")
 
 
 # --------------------------------------------------------------------------- processes
@@ -255,8 +273,9 @@ def reach_processes(args: dict[str, Any]) -> None:
 @attack
 def gain_privilege(args: dict[str, Any]) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
+    checks = [] if os.getuid() == 0 else [("setuid(0)", lambda: libc.setuid(0))]
     for name, call in (
-        ("setuid(0)", lambda: libc.setuid(0)),
+        *checks,
         ("mount a tmpfs", lambda: libc.mount(b"none", b"/mnt", b"tmpfs", 0, None)),
         ("unshare a user namespace", lambda: libc.unshare(0x10000000)),
         ("unshare a mount namespace", lambda: libc.unshare(0x00020000)),

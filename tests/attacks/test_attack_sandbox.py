@@ -504,20 +504,60 @@ def test_what_contained_code_may_write_but_must_not_land_is_refused(world: World
     before = world.snapshot()
     outcome, reports, _ = world.attack("change_protected_late", {})
     assert outcome.started
-    assert [r["attempt"] for r in reports if r["escaped"]] == [
-        "create .mcp.json",
-        "a nested repository's hook",
-        "a nested repository's config",
-        "a nested client folder",
-    ]  # inside the sandbox: the files did not exist, so nothing was mounted over them
+    # inside the sandbox these succeed (nothing was there to mount over)
+    assert len(_escaped(reports)) == 12
     refused = {c.path for c in outcome.changes if c.action == "refused"}
-    assert {".mcp.json", "sub/.git/hooks", "sub/.git/config", "deep/.claude"} <= refused
-    assert not (world.ws / ".mcp.json").exists()
-    assert not (world.ws / "sub" / ".git" / "hooks").exists()
-    assert not (world.ws / "sub" / ".git" / "config").exists()
-    assert not (world.ws / "deep" / ".claude").exists()
+    never = {
+        ".mcp.json",
+        "sub/.git/hooks",
+        "sub/.git/config",
+        "deep/.claude",
+        "evil-gitdir/hooks",
+        "evil-gitdir/config",
+        "evil-gitdir/HEAD",
+        "gitfile-dir/.git",
+        "linked-dir/.git",
+        "bare/HEAD",
+        "bare/config",
+        "bare/hooks",
+    }
+    assert never <= refused
+    assert [name for name in never if os.path.lexists(world.ws / name)] == []
     assert world.snapshot() == before
     assert {b.kind for b in outcome.blocked} == {"protected"}
+
+
+@pytest.mark.parametrize("how", ["link", "file"])
+def test_a_git_folder_reached_through_a_link_or_a_file_is_protected(world: World, how: str) -> None:
+    """`.git` may be a link to, or a file naming, a folder of another name inside the
+    workspace: its hooks and config are protected there too."""
+    real = world.ws / "realgit"
+    shutil.move(world.ws / ".git", real)
+    if how == "link":
+        (world.ws / ".git").symlink_to("realgit")
+    else:
+        (world.ws / ".git").write_text("gitdir: realgit\n")
+    if world.user is not None:
+        os.chown(world.ws / ".git", *world.user, follow_symlinks=False)
+    digest = _tree_digest(real)
+    paths = ["realgit/hooks/pre-commit", "realgit/config", ".git/hooks/pre-commit"]
+    if how == "link":
+        paths.append(".git/config")
+    outcome, reports, _ = world.attack("write_paths", {"paths": paths})
+    assert outcome.started
+    assert _escaped(reports) == []
+    inside_real = [r for r in reports if "realgit" in r["attempt"]]
+    assert all("Read-only file system" in r["detail"] for r in inside_real), reports
+    assert _tree_digest(real) == digest
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        if p.is_file()
+        else "dir"
+        for p in sorted(root.rglob("*"))
+    }
 
 
 # ---------------------------------------------------------------------- processes
@@ -563,11 +603,16 @@ def test_processes_outside_cannot_be_seen_signalled_or_traced(world: World) -> N
     assert [line for line in escaped if not line.startswith("signal every process")] == []
 
 
-def test_no_privilege_is_gained(world: World) -> None:
+@pytest.mark.parametrize("as_caller", [False, True], ids=["unprivileged", "as-the-caller"])
+def test_no_privilege_is_gained(world: World, as_caller: bool) -> None:
+    """Also run as the caller: when that is root, the sandbox's uid is 0, without any
+    capability."""
+    if as_caller:
+        world.user = None
     args = {"setuid_program": "/usr/bin/mount" if os.path.exists("/usr/bin/mount") else ""}
     outcome, reports, _ = world.attack("gain_privilege", args)
     assert outcome.started
-    assert len(reports) >= 7
+    assert len(reports) >= 6
     assert _escaped(reports) == []
 
 

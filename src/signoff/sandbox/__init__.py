@@ -47,7 +47,8 @@ def command_line(
     """The command line that runs `argv` contained in `workspace` (then lands what it
     changed and exits with its exit code): `signoff sandbox --workspace WS -- argv`, run
     by this same signoff."""
-    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../signoff
+    source = os.path.dirname(package)
     words = [python or sys.executable, "-I", "-c", _BOOT, source, "sandbox"]
     words += ["--workspace", os.path.abspath(workspace)]
     if home is not None:

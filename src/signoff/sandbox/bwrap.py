@@ -33,17 +33,21 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 # Run by `sh` in the namespace of step 1. The paths come as arguments, never inside the
-# script; the overlay's options name the stage's directories relative to it, so that no
+# script, and the overlay's options name no path of the user's: the workspace is given as
+# an open descriptor (/proc/self/fd/3) and the stage's folders relative to it, so that no
 # workspace path is ever parsed as a mount option (a comma or colon in a name would be).
-# metacopy stays off and redirect_dir makes no redirects (nofollow; "off" would follow
-# them, which userxattr refuses): the stage must hold whole files and whole
-# directories, to be landed as they are.
+# metacopy stays off and redirect_dir makes no redirects ("nofollow"; "off" would follow
+# them, which userxattr refuses): the stage must hold whole files and whole folders, to
+# land as they are. `volatile` skips the overlay's fsync of each file it copies up: a
+# stage does not outlive its run (a crash loses it either way), and the syncs would cost
+# more than the run.
 ENTER = """set -eu
 mount=$1; stage=$2; workspace=$3; shift 3
 cd "$stage"
-"$mount" --bind "$workspace" lower
-"$mount" -t overlay -o lowerdir=lower,upperdir=upper,workdir=work,userxattr,index=off,\
-metacopy=off,redirect_dir=nofollow overlay merged
+exec 3<"$workspace"
+"$mount" -t overlay -o lowerdir=/proc/self/fd/3,upperdir=upper,workdir=work,userxattr,\
+index=off,metacopy=off,redirect_dir=nofollow,volatile overlay merged
+exec 3<&-
 "$mount" --bind merged "$workspace"
 exec "$@"
 """
@@ -84,7 +88,7 @@ class Layout:
     tools: Tools
     workspace: str
     cwd: str
-    stage: str  # holds lower/, upper/, work/, merged/, empty/ and empty-file
+    stage: str  # holds upper/, work/, merged/, empty/ and empty-file
     hidden_roots: tuple[str, ...]  # signoff's state root and others to hide whole
     secrets: tuple[str, ...]  # paths to hide when they exist
     uid: int
@@ -105,7 +109,7 @@ class Mounts:
 
 
 def stage_dirs(stage: str) -> dict[str, str]:
-    return {name: joined(stage, name) for name in ("lower", "upper", "work", "merged", "empty")}
+    return {name: joined(stage, name) for name in ("upper", "work", "merged", "empty")}
 
 
 def empty_file(stage: str) -> str:
@@ -160,7 +164,8 @@ def command_line(layout: Layout, argv: list[str]) -> list[str]:
     ]
 
 
-def file_system(layout: Layout) -> Mounts:
+def file_system(layout: Layout, hidden: list[str] | None = None) -> Mounts:
+    """The file system's mounts; `hidden` is `hidden_paths(layout)` when known."""
     ws = layout.workspace
     empty_dir, empty = stage_dirs(layout.stage)["empty"], empty_file(layout.stage)
     opts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -178,6 +183,10 @@ def file_system(layout: Layout) -> Mounts:
     for name in profile.WORKSPACE_READONLY_FILES:
         inside.cover(joined(ws, name), directory=False)
     for git_dir in profile.git_dirs(ws):
+        for name in (*profile.GIT_CODE_DIRS, *profile.GIT_CODE_FILES):
+            # refused on landing by name under `.git`; a git folder reached through a
+            # `.git` file or link has another name
+            inside.protected.add(os.path.relpath(joined(git_dir, name), ws))
         for name in profile.GIT_CODE_DIRS:
             inside.cover(joined(git_dir, name))
         for name in profile.GIT_CODE_FILES:
@@ -187,7 +196,7 @@ def file_system(layout: Layout) -> Mounts:
             inside.protected.add(os.path.relpath(hooks, ws))
             inside.cover(hooks)
     opts += inside.options
-    for path in hidden_paths(layout):
+    for path in hidden_paths(layout) if hidden is None else hidden:
         opts += ["--ro-bind", empty_dir if os.path.isdir(path) else empty, path]
     return Mounts(tuple(opts), frozenset(inside.mountpoints), frozenset(inside.protected))
 

@@ -93,7 +93,7 @@ class Lander:
         kind = _kind(st.st_mode)
         if rel in self.mountpoints and _is_empty(source, st):
             return  # made by us to mount on: never the command's
-        why = self.refusal(rel)
+        why = self.refusal(rel) or _git_elsewhere(name, kind, rel, upper_dir, ws_fd)
         if why is not None:
             self.changes.append(Change(rel, "refused", kind, why))
             return
@@ -135,15 +135,20 @@ class Lander:
             if self._conflict(current, rel, "dir") or not self._remove(ws_fd, name, rel):
                 return
             current = None
-        if current is None and self._movable(source, rel):
-            _clean_tree(source)
+        entries = self._movable(source, rel) if current is None else None
+        if entries is not None:
+            for path, entry in entries:
+                _clean(path, entry)
             try:
                 os.rename(source, name, dst_dir_fd=ws_fd)
             except OSError as exc:
                 if exc.errno != errno.EXDEV:
                     raise
             else:
-                self.changes.append(Change(rel, "created", "dir", _count(name, ws_fd)))
+                detail = f"{len(entries) - 1} entries" if len(entries) > 1 else ""
+                if any(_suid_note(entry) for _path, entry in entries):
+                    detail += "; set-user-id and set-group-id bits removed"
+                self.changes.append(Change(rel, "created", "dir", detail))
                 return
         if current is None:
             os.mkdir(name, stat.S_IMODE(st.st_mode) | stat.S_IRWXU, dir_fd=ws_fd)
@@ -235,22 +240,44 @@ class Lander:
         )
         return True
 
-    def _movable(self, source: str, rel: str) -> bool:
-        """Whether a new folder can land in one rename: nothing in it to refuse, skip,
-        clean or leave out."""
+    def _movable(self, source: str, rel: str) -> list[tuple[str, os.stat_result]] | None:
+        """The entries of a new folder (itself first) when it can land in one rename:
+        nothing in it to refuse, skip or leave out; else None."""
+        entries = []
         for path, child_rel, st in _walk_upper(source, rel):
+            name = child_rel.rsplit("/", 1)[-1].casefold()
             if (
                 self.refusal(child_rel) is not None
+                or name in _GIT_NAMES
                 or child_rel in self.mountpoints
                 or _kind(st.st_mode) == "other"
-                or st.st_mode & (stat.S_ISUID | stat.S_ISGID)
                 or (stat.S_ISDIR(st.st_mode) and _is_opaque(path))
             ):
-                return False
-        return True
+                return None
+            entries.append((path, st))
+        return entries
 
 
 # ---------------------------------------------------------------------- helpers
+
+_GIT_NAMES = frozenset((".git", "head", "config", "hooks"))
+
+
+def _git_elsewhere(name: str, kind: str, rel: str, upper_dir: str, ws_fd: int) -> str | None:
+    """A way to make git run code later that is not under a `.git` folder: a `.git` file
+    or link (it sends git to another folder, whose hooks and config then run), or the
+    parts of a bare repository (`HEAD` beside `config` or `hooks`: git run in that folder
+    reads them)."""
+    folded = name.casefold()
+    if folded not in _GIT_NAMES or ".git" in rel.casefold().split("/")[:-1]:
+        return None
+    if folded == ".git":
+        return None if kind == "dir" else "a .git file or link sends git to other hooks"
+    siblings = {n.casefold() for n in (*os.listdir(upper_dir), *os.listdir(ws_fd))}
+    if "head" in siblings and siblings & {"config", "hooks"}:
+        return "a bare git repository's HEAD, config or hooks (code git runs later)"
+    return None
+
 
 
 def _join(rel: str, name: str) -> str:
@@ -308,11 +335,6 @@ def _clean(path: str, st: os.stat_result) -> None:
             os.removexattr(path, attr, follow_symlinks=False)
 
 
-def _clean_tree(root: str) -> None:
-    for path, _rel, st in _walk_upper(root, ""):
-        _clean(path, st)
-
-
 def _walk_upper(root: str, rel: str) -> Iterator[tuple[str, str, os.stat_result]]:
     """Every entry of a stage folder (itself included), links not followed."""
     yield root, rel, os.lstat(root)
@@ -336,11 +358,6 @@ def _walk_names(dir_fd: int, name: str, rel: str) -> Iterator[str]:
                 yield _join(rel, child if here == "." else f"{here}/{child}")
     finally:
         os.close(fd)
-
-
-def _count(name: str, dir_fd: int) -> str:
-    files = sum(1 for _ in _walk_names(dir_fd, name, ""))
-    return f"{files} entries" if files else ""
 
 
 def _put(source: str, ws_fd: int, name: str) -> None:

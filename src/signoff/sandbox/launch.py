@@ -21,7 +21,7 @@ from ..exceptions import InvalidInput, SandboxUnavailable
 from ..records import field, record
 from . import bwrap, profile
 from .land import Change, land
-from .stage import landing_lock, stage_root, staged
+from .stage import landing_lock, stage_root, staged, sweep
 
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
@@ -172,7 +172,7 @@ def prepare(
         workspace=ws,
         cwd=here if bwrap._inside(here, ws) else ws,
         stage=stage,
-        hidden_roots=tuple(profile.signoff_state(env, homes)),
+        hidden_roots=(os.path.dirname(stage), *profile.signoff_state(env, homes)),
         secrets=(*bwrap.secret_paths(homes, env), *profile.listening_sockets()),
         uid=uid,
         gid=gid,
@@ -186,7 +186,7 @@ def prepare(
     kept.update(TMPDIR="/tmp", SIGNOFF_SANDBOX="1")
     return Plan(
         layout=layout,
-        mounts=bwrap.file_system(layout),
+        mounts=bwrap.file_system(layout, list(hidden)),
         argv=tuple(bwrap.command_line(layout, list(argv))),
         env=kept,
         removed_env=tuple(removed),
@@ -338,6 +338,8 @@ def _launch(
     watch.start()
     if on_start is not None:
         on_start(proc)
+    with contextlib.suppress(OSError):  # earlier runs' stages, while this one runs
+        sweep(os.path.dirname(plan.layout.stage))
     interrupted = False
     with _stopping_on_terminate():
         try:

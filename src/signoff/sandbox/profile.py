@@ -129,16 +129,19 @@ def refusal(relative: str) -> str | None:
 
 
 def git_dirs(workspace: str) -> list[str]:
-    """The workspace's git directories that lie inside it: `.git` (or where a `.git` file
-    points, when that is inside), and each submodule's under `.git/modules`."""
+    """The workspace's git directories that lie inside it, resolved: `.git` (or where a
+    `.git` file or link points, when that is inside), and each submodule's under
+    `modules`."""
     dot_git = joined(workspace, ".git")
     found: list[str] = []
-    if os.path.isdir(dot_git) and not os.path.islink(dot_git):
-        found.append(dot_git)
+    if os.path.isdir(dot_git):  # a folder, or a link to one: where it leads
+        target: str | None = os.path.realpath(dot_git)
     elif os.path.isfile(dot_git):
         target = _gitfile_target(dot_git)
-        if target is not None and _inside(target, workspace):
-            found.append(target)
+    else:
+        target = None
+    if target is not None and _inside(target, workspace) and os.path.isdir(target):
+        found.append(target)
     for top in list(found):
         modules = joined(top, "modules")
         for root, dirs, files in os.walk(modules):

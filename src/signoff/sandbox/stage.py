@@ -1,7 +1,7 @@
 """A run's stage: the folder that holds the overlay's layers while the command runs
-(`lower` is where the workspace is bound, `upper` receives every change, `work` is the
-overlay's own, `merged` is the workspace as the command sees it), under signoff's state
-folder, locked while in use and removed after.
+(`upper` receives every change, `work` is the overlay's own, `merged` is the workspace as
+the command sees it, `empty` and `empty-file` are mounted over what is hidden), under
+signoff's state folder, locked while in use and removed after.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ def stage_root(env: Mapping[str, str] | None = None) -> str:
 
 @contextlib.contextmanager
 def staged(root: str) -> Iterator[str]:
-    """A new stage folder under `root`, locked while in use and removed after; stages
-    left by a launcher that was killed are swept first."""
+    """A new stage folder under `root`, locked while in use. After, it is renamed to
+    `trash-*`, which the next run's `sweep` removes while its command runs (removing
+    folders is slow on some file systems, and the command's caller waits for this one)."""
     os.makedirs(root, mode=0o700, exist_ok=True)
-    sweep(root)
     stage = tempfile.mkdtemp(prefix="run-", dir=root)
     lock = os.open(os.path.join(stage, "lock"), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
     try:
@@ -44,13 +44,22 @@ def staged(root: str) -> Iterator[str]:
         os.chmod(bwrap.stage_dirs(stage)["empty"], 0o555)
         yield stage
     finally:
-        remove_tree(stage)
+        trash = stage.replace(os.sep + "run-", os.sep + "trash-")
+        try:
+            os.rename(stage, trash)
+        except OSError:
+            remove_tree(stage)
         os.close(lock)
 
 
 def sweep(root: str) -> None:
+    """Remove the stages of earlier runs: each `trash-*`, and each `run-*` whose launcher
+    is gone (killed: its lock is free) and that is older than a minute."""
     now = time.time()
     for entry in os.scandir(root):
+        if entry.name.startswith("trash-"):
+            remove_tree(entry.path)
+            continue
         if not entry.name.startswith("run-") or now - entry.stat().st_mtime < _STALE_SECONDS:
             continue
         try:
