@@ -279,7 +279,6 @@ def _git_elsewhere(name: str, kind: str, rel: str, upper_dir: str, ws_fd: int) -
     return None
 
 
-
 def _join(rel: str, name: str) -> str:
     return f"{rel}/{name}" if rel else name
 
