@@ -17,6 +17,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -381,6 +382,35 @@ def test_without_bubblewrap_the_probe_says_why(monkeypatch: pytest.MonkeyPatch) 
     found = probe(refresh=True)
     assert not found.available
     assert "bubblewrap" in found.reason and "not installed" in found.reason
+
+
+def test_the_sandbox_trusts_only_programs_the_agent_cannot_replace(tmp_path: Path) -> None:
+    """Its own programs run outside the sandbox: one found where the agent can write
+    (relative PATH entries, the workspace, a folder others may write) would run the
+    command uncontained."""
+    real = detect.which("bwrap")
+    if real is None:
+        pytest.skip("no bubblewrap here")
+    folder = os.path.dirname(real)
+    assert detect.which("bwrap", f"relative:{folder}") == real
+    assert detect.which("bwrap", "relative/bin:bin") is None
+    assert detect.which("bwrap", folder, workspace=os.path.dirname(folder)) is None
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    assert detect.which("bwrap", str(fake.parent)) is None  # /tmp: anyone may write there
+    if os.geteuid() == 0:
+        owned = Path(tempfile.mkdtemp(dir="/var/lib" if os.access("/var/lib", os.W_OK) else None))
+        try:
+            owned.chmod(0o755)
+            (owned / "bwrap").write_text("#!/bin/sh\nexit 0\n")
+            (owned / "bwrap").chmod(0o755)
+            assert detect.which("bwrap", str(owned)) == str(owned / "bwrap")  # the control
+            os.chown(owned / "bwrap", 65534, 65534)
+            assert detect.which("bwrap", str(owned)) is None  # not root's
+        finally:
+            shutil.rmtree(owned)
 
 
 def test_a_hook_asking_the_kept_probe_loads_nothing_else(tmp_path: Path) -> None:

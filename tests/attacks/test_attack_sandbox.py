@@ -560,6 +560,33 @@ def _tree_digest(root: Path) -> dict[str, str]:
     }
 
 
+def test_programs_planted_on_path_in_the_workspace_are_not_used(world: World) -> None:
+    """The sandbox's own programs (bwrap, unshare, mount, prlimit, sh) run outside it: a
+    virtualenv's `bin` in the workspace on PATH must not supply them."""
+    fakes = world.ws / ".venv" / "bin"
+    fakes.mkdir(parents=True)
+    marker = world.outside / "fake-ran"
+    for name in ("bwrap", "unshare", "mount", "prlimit", "sh"):
+        (fakes / name).write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
+        (fakes / name).chmod(0o755)
+    env = world.env()
+    env["PATH"] = f"{fakes}:{env['PATH']}"
+    outcome = run(
+        world.argv("control_write", {}),
+        workspace=str(world.ws),
+        cwd=str(world.ws),
+        env=env,
+        limits=SMALL,
+        stage_root_dir=str(world.stage),
+        user=world.user,
+        stdout=subprocess.DEVNULL,
+        stderr=io.BytesIO(),
+    )
+    assert outcome.started and outcome.exit_code == 0
+    assert (world.ws / "created.txt").exists()
+    assert not marker.exists()
+
+
 # ---------------------------------------------------------------------- processes
 
 

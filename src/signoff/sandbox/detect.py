@@ -74,14 +74,19 @@ def _decide(refresh: bool) -> Containment:
         )
     if not sys.platform.startswith("linux"):
         return Containment(False, "", f"no sandbox for {sys.platform}: only Linux has one")
-    found = {name: _which(name) for name in _TOOLS}
+    found = {name: which(name) for name in _TOOLS}
     if found["bwrap"] is None:
         return Containment(
-            False, "", "bubblewrap (bwrap) is not installed (not on PATH): install bubblewrap"
+            False,
+            "",
+            "bubblewrap (bwrap) is not installed (no root-owned bwrap on PATH): install "
+            "the package bubblewrap",
         )
     missing = [name for name, path in found.items() if path is None]
     if missing:
-        return Containment(False, "", f"{', '.join(missing)} not on PATH (util-linux)")
+        return Containment(
+            False, "", f"{', '.join(missing)}: no root-owned program on PATH (util-linux)"
+        )
     key = _key(found)
     if not refresh:
         kept = _read(key)
@@ -92,12 +97,40 @@ def _decide(refresh: bool) -> Containment:
     return answer
 
 
-def _which(name: str) -> str | None:
-    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        path = os.path.join(folder or ".", name)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return os.path.realpath(path)
+def which(name: str, path: str | None = None, *, workspace: str | None = None) -> str | None:
+    """A program the sandbox may trust, found on PATH: resolved, and it and every folder
+    above it owned by root and writable by no one else; never inside the workspace (nor
+    the current folder, where a hook runs). The sandbox's own programs run outside it: one
+    planted where the agent can write (a virtualenv's `bin` in the workspace, on PATH)
+    would run the command uncontained."""
+    try:
+        here: str | None = os.getcwd()
+    except OSError:
+        here = None
+    avoid = [p for p in (workspace, here) if p and p != "/"]
+    for folder in (os.environ.get("PATH", os.defpath) if path is None else path).split(":"):
+        if not folder.startswith("/"):
+            continue  # relative: where the agent's shell stands
+        real = os.path.realpath(os.path.join(folder, name))
+        if any((real + "/").startswith(p.rstrip("/") + "/") for p in avoid):
+            continue
+        if _root_owned(real) and os.access(real, os.X_OK):
+            return real
     return None
+
+
+def _root_owned(path: str) -> bool:
+    """`path` and each folder above it: owned by root, writable by no one else."""
+    while True:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if st.st_uid != 0 or st.st_mode & 0o022:
+            return False
+        if path == "/":
+            return True
+        path = os.path.dirname(path)
 
 
 def _key(found: dict[str, str | None]) -> list[object]:
@@ -199,4 +232,4 @@ def _trial() -> Containment:
     return Containment(False, mechanism, f"a trial sandbox could not be made ({first}){hint}")
 
 
-__all__ = ["Containment", "cache_file", "forget", "probe"]
+__all__ = ["Containment", "cache_file", "forget", "probe", "which"]

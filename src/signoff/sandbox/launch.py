@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import stat
 import subprocess
@@ -103,8 +102,11 @@ def default_limits() -> bwrap.Limits:
     )
 
 
-def find_tools(path: str | None = None) -> bwrap.Tools:
-    """The chain's programs on PATH, or SandboxUnavailable naming what is missing."""
+def find_tools(path: str | None = None, *, workspace: str | None = None) -> bwrap.Tools:
+    """The chain's programs on PATH (trusted ones only: `detect.which`), or
+    SandboxUnavailable naming what is missing."""
+    from .detect import which
+
     found: dict[str, str] = {}
     for name, package in (
         ("bwrap", "bubblewrap"),
@@ -113,12 +115,13 @@ def find_tools(path: str | None = None) -> bwrap.Tools:
         ("mount", "mount"),
         ("sh", "dash or bash"),
     ):
-        where = shutil.which(name, path=path)
+        where = which(name, path, workspace=workspace)
         if where is None:
             raise SandboxUnavailable(
-                f"{name} is not installed (not on PATH): install the package {package}"
+                f"{name} is not installed (no root-owned {name} on PATH outside the "
+                f"workspace): install the package {package}"
             )
-        found[name] = os.path.realpath(where)
+        found[name] = where
     return bwrap.Tools(**found)
 
 
@@ -168,7 +171,7 @@ def prepare(
     ws = check_workspace(workspace, homes, stage)
     here = os.path.realpath(cwd or os.getcwd())
     layout = bwrap.Layout(
-        tools=tools or find_tools(env.get("PATH")),
+        tools=tools or find_tools(env.get("PATH"), workspace=ws),
         workspace=ws,
         cwd=here if bwrap._inside(here, ws) else ws,
         stage=stage,
