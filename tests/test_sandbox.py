@@ -95,6 +95,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[Path, Path, Path]]:
     yield contained, uncontained, stage
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 @pytest.mark.parametrize(
     "edit", ["files", "renames", "folders", "replace_kinds", "metadata", "many"]
 )
@@ -118,6 +119,7 @@ def test_what_lands_is_exactly_what_the_command_did(
     assert [n for n in os.listdir(stage) if n.startswith("run-")] == []  # the stage is done
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_what_a_change_replaces_or_deletes_is_kept_in_the_backup(
     pair: tuple[Path, Path, Path],
 ) -> None:
@@ -146,6 +148,7 @@ def test_what_a_change_replaces_or_deletes_is_kept_in_the_backup(
     assert _tree(contained) == before
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_set_id_bits_never_land(pair: tuple[Path, Path, Path]) -> None:
     contained, _, stage = pair
     script = "import os; open('tool', 'w').write('x'); os.chmod('tool', 0o6755)"
@@ -163,6 +166,7 @@ def test_set_id_bits_never_land(pair: tuple[Path, Path, Path]) -> None:
     ]
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_a_file_changed_outside_while_the_command_ran_is_not_overwritten(
     pair: tuple[Path, Path, Path],
 ) -> None:
@@ -221,6 +225,7 @@ def test_landing_never_follows_a_link_swapped_in_after_the_check(
     assert [(c.path, c.action) for c in changes] == [("sub", "conflict")]
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_a_killed_launcher_takes_its_command_along_and_lands_nothing(tmp_path: Path) -> None:
     """kill -9 of `signoff sandbox` while its command runs: the command and its children
     die with it (--die-with-parent, the PID namespace), nothing lands, and the stage it
@@ -339,6 +344,7 @@ def test_listening_unix_sockets_are_read_from_the_kernel_table(tmp_path: Path) -
     assert listening_sockets(str(table)) == ["/var/run/docker.sock", "/srv/a b.sock"]
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_a_workspace_that_cannot_be_contained_is_refused(tmp_path: Path) -> None:
     _require()
     home = tmp_path / "home"
@@ -355,6 +361,7 @@ def test_a_workspace_that_cannot_be_contained_is_refused(tmp_path: Path) -> None
 # ---------------------------------------------------------------------- the probe
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_the_probe_is_kept_on_disk_under_what_decides_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -413,6 +420,7 @@ def test_the_sandbox_trusts_only_programs_the_agent_cannot_replace(tmp_path: Pat
             shutil.rmtree(owned)
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_a_hook_asking_the_kept_probe_loads_nothing_else(tmp_path: Path) -> None:
     _require()
     code = (
@@ -451,6 +459,7 @@ def _signoff(
     )
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_signoff_sandbox_passes_the_exit_code_and_reports(tmp_path: Path) -> None:
     _require()
     ws = tmp_path / "ws"
@@ -474,6 +483,7 @@ def test_signoff_sandbox_passes_the_exit_code_and_reports(tmp_path: Path) -> Non
     assert doc["exit_code"] == 5 and doc["changes"][0]["path"] == "a.txt"
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_signoff_sandbox_without_a_sandbox_does_not_run_the_command(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -485,6 +495,7 @@ def test_signoff_sandbox_without_a_sandbox_does_not_run_the_command(tmp_path: Pa
     assert not (ws / "ran.txt").exists()
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_signoff_doctor_says_whether_containment_works(tmp_path: Path) -> None:
     _require()
     done = _signoff("doctor", cwd=tmp_path)
@@ -500,6 +511,7 @@ def test_signoff_doctor_says_whether_containment_works(tmp_path: Path) -> None:
     assert "nothing runs uncontained" in done.stdout
 
 
+@pytest.mark.slow  # real sandboxes or the CLI in other processes
 def test_the_command_line_for_a_client_runs_this_signoff_whatever_the_workspace_holds(
     tmp_path: Path,
 ) -> None:

@@ -48,7 +48,12 @@ def _sandbox_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=None,
         help="write the outcome (exit code, changes, what was blocked) as JSON to FILE",
     )
-    parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+    parser.add_argument(
+        "argv",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND [ARGS...]",
+        help="the command to run contained, after --",
+    )
     return parser
 
 
