@@ -271,6 +271,20 @@ def _processes_with(word: str) -> list[int]:
     return [pid for pid in found if pid != os.getpid()]
 
 
+def test_without_a_writable_home_the_stage_is_a_private_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from signoff.sandbox.stage import stage_root
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    root = stage_root({"HOME": "/nonexistent", "XDG_STATE_HOME": "/proc/no-such-folder"})
+    assert root == str(tmp_path / f"signoff-{os.getuid()}" / "sandbox")
+    assert stat.S_IMODE(os.stat(os.path.dirname(root)).st_mode) == 0o700
+    os.chmod(os.path.dirname(root), 0o777)  # someone else's making: refused
+    with pytest.raises(PermissionError, match="not this user's own"):
+        stage_root({"HOME": "/nonexistent", "XDG_STATE_HOME": "/proc/no-such-folder"})
+
+
 # ---------------------------------------------------------------------- the rules
 
 

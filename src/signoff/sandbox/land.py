@@ -368,8 +368,7 @@ def _put(source: str, ws_fd: int, name: str) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-    temporary = f".{name[:200]}.signoff-landing"
-    _delete(ws_fd, temporary)
+    temporary = f".{name[:200]}.{os.urandom(6).hex()}.signoff-landing"  # new (O_EXCL)
     st = os.lstat(source)
     if stat.S_ISLNK(st.st_mode):
         os.symlink(os.readlink(source), temporary, dir_fd=ws_fd)

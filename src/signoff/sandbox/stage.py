@@ -25,7 +25,24 @@ _STALE_SECONDS = 60.0
 
 
 def stage_root(env: Mapping[str, str] | None = None) -> str:
-    return os.path.join(profile.state_root(os.environ if env is None else env), "sandbox")
+    """`~/.local/state/signoff/sandbox` (or under `$XDG_STATE_HOME`); where that cannot be
+    made (no home folder, a read-only one), a folder of this user's own in the system's
+    temporary folder."""
+    preferred = os.path.join(profile.state_root(os.environ if env is None else env), "sandbox")
+    try:
+        os.makedirs(preferred, mode=0o700, exist_ok=True)
+        return preferred
+    except OSError:
+        pass
+    mine = os.path.join(tempfile.gettempdir(), f"signoff-{os.getuid()}")
+    fallback = os.path.join(mine, "sandbox")
+    os.makedirs(mine, mode=0o700, exist_ok=True)
+    os.makedirs(fallback, mode=0o700, exist_ok=True)
+    for folder in (fallback, os.path.dirname(fallback)):
+        st = os.lstat(folder)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077 or not os.path.isdir(folder):
+            raise PermissionError(f"{folder} is not this user's own folder (mode 700)")
+    return fallback
 
 
 @contextlib.contextmanager
