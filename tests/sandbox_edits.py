@@ -50,6 +50,8 @@ def folders() -> None:
     shutil.rmtree("tree")  # then made again with other content: an opaque folder
     os.makedirs(os.path.join("tree", "fresh"))
     write(os.path.join("tree", "fresh", "f.txt"), "fresh")
+    os.makedirs(os.path.join("tree", "b"))  # a name the old folder had: new, empty
+    write(os.path.join("tree", "b", "other.txt"), "other")
     os.makedirs(os.path.join("brand", "new", "deep"))
     write(os.path.join("brand", "new", "deep", "leaf.txt"), "leaf")
     os.rmdir("empty-dir")

@@ -85,27 +85,31 @@ class Lander:
             for name in sorted(set(os.listdir(ws_fd)) - set(names)):
                 self._remove(ws_fd, name, _join(rel, name))
         for name in names:
-            self._entry(upper_dir, name, _join(rel, name), ws_fd)
+            self._entry(upper_dir, name, _join(rel, name), ws_fd, in_opaque=opaque)
 
-    def _entry(self, upper_dir: str, name: str, rel: str, ws_fd: int) -> None:
+    def _entry(
+        self, upper_dir: str, name: str, rel: str, ws_fd: int, *, in_opaque: bool = False
+    ) -> None:
+        """Land one entry; `in_opaque`: its folder replaced the workspace's, so a folder
+        here is new too, whatever the workspace has under its name."""
         source = os.path.join(upper_dir, name)
         st = os.lstat(source)
         kind = _kind(st.st_mode)
         if rel in self.mountpoints and _is_empty(source, st):
             return  # made by us to mount on: never the command's
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # a whiteout: deleted
+            self._remove(ws_fd, name, rel)
+            return
         why = self.refusal(rel) or _git_elsewhere(name, kind, rel, upper_dir, ws_fd)
         if why is not None:
             self.changes.append(Change(rel, "refused", kind, why))
-            return
-        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # a whiteout: deleted
-            self._remove(ws_fd, name, rel)
             return
         if kind == "other":
             self.changes.append(Change(rel, "skipped", kind, "a special file never lands"))
             return
         current = _lstat(ws_fd, name)
         if kind == "dir":
-            self._directory(source, st, name, rel, ws_fd, current)
+            self._directory(source, st, name, rel, ws_fd, current, in_opaque=in_opaque)
             return
         if current is not None and self._conflict(current, rel, kind):
             return
@@ -129,8 +133,10 @@ class Lander:
         rel: str,
         ws_fd: int,
         current: os.stat_result | None,
+        *,
+        in_opaque: bool,
     ) -> None:
-        opaque = _is_opaque(source)
+        opaque = in_opaque or _is_opaque(source)
         if current is not None and not stat.S_ISDIR(current.st_mode):
             if self._conflict(current, rel, "dir") or not self._remove(ws_fd, name, rel):
                 return
@@ -182,28 +188,22 @@ class Lander:
         if why is not None:
             self.changes.append(Change(rel, "refused", kind, f"deleting it: {why}"))
             return False
-        if kind != "dir" or not self._holds_protected(ws_fd, name, rel):
-            if self._conflict(current, rel, kind):
-                return False
-            self._keep(ws_fd, name, rel, delete=True)
-            if not quiet:
-                self.changes.append(Change(rel, "deleted", kind))
-            return True
-        inner = os.open(name, _DIR_FLAGS, dir_fd=ws_fd)
-        try:
-            gone = [self._remove(inner, child, _join(rel, child)) for child in os.listdir(inner)]
-        finally:
-            os.close(inner)
-        if all(gone):
-            os.rmdir(name, dir_fd=ws_fd)
-            self.changes.append(Change(rel, "deleted", "dir"))
-        return all(gone)
+        held = self._holds_protected(ws_fd, name, rel) if kind == "dir" else None
+        if held is not None:  # never half: a folder without its protected files
+            self.changes.append(Change(rel, "refused", kind, f"deleting it would delete {held}"))
+            return False
+        if self._conflict(current, rel, kind):
+            return False
+        self._keep(ws_fd, name, rel, delete=True)
+        if not quiet:
+            self.changes.append(Change(rel, "deleted", kind))
+        return True
 
-    def _holds_protected(self, ws_fd: int, name: str, rel: str) -> bool:
+    def _holds_protected(self, ws_fd: int, name: str, rel: str) -> str | None:
         for child_rel in _walk_names(ws_fd, name, rel):
             if self.refusal(child_rel) is not None:
-                return True
-        return False
+                return child_rel
+        return None
 
     def _keep(self, ws_fd: int, name: str, rel: str, *, delete: bool = False) -> None:
         """Move what is about to be replaced or deleted into the backup, or delete it."""
