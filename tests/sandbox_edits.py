@@ -89,5 +89,39 @@ def many() -> None:
     write("big.bin", "x" * (3 << 20))
 
 
+def replay(operations: list[list[str]]) -> None:
+    """Operations drawn by the property test, each tried in turn (a failure is part of
+    the behaviour compared: it must fail the same way both ways)."""
+    for op, *args in operations:
+        try:
+            if op == "write":
+                write(args[0], args[1])
+            elif op == "append":
+                with open(args[0], "a") as handle:
+                    handle.write(args[1])
+            elif op == "unlink":
+                os.unlink(args[0])
+            elif op == "mkdir":
+                os.makedirs(args[0])
+            elif op == "rmtree":
+                shutil.rmtree(args[0])
+            elif op == "move":
+                shutil.move(args[0], args[1])
+            elif op == "symlink":
+                os.symlink(args[1], args[0])
+            elif op == "chmod":
+                os.chmod(args[0], int(args[1], 8))
+            elif op == "link":
+                os.link(args[0], args[1], follow_symlinks=False)
+            print(op, *args, "ok")
+        except (OSError, shutil.Error) as exc:
+            print(op, *args, type(exc).__name__)
+
+
 if __name__ == "__main__":
-    EDITS[sys.argv[1]]()
+    if sys.argv[1] == "replay":
+        import json
+
+        replay(json.loads(sys.argv[2]))
+    else:
+        EDITS[sys.argv[1]]()

@@ -23,7 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from fast_loop import examples
 from signoff.exceptions import InvalidInput
 from signoff.sandbox import command_line, detect, probe
 from signoff.sandbox.land import land
@@ -117,6 +120,61 @@ def test_what_lands_is_exactly_what_the_command_did(
     assert _tree(contained) == _tree(uncontained)
     assert not [c for c in outcome.changes if not c.landed]
     assert [n for n in os.listdir(stage) if n.startswith("run-")] == []  # the stage is done
+
+
+_NAMES = [
+    "keep.txt",
+    "gone.txt",
+    "tree",
+    "tree/a.txt",
+    "tree/b",
+    "tree/b/c.txt",
+    "tree2",
+    "tree2/inner",
+    "new",
+    "new/x.txt",
+    "link-to-keep",
+    "empty-dir",
+]
+_OPERATIONS = st.one_of(
+    st.tuples(
+        st.sampled_from(["write", "append"]), st.sampled_from(_NAMES), st.text("xy", max_size=3)
+    ),
+    st.tuples(st.sampled_from(["unlink", "mkdir", "rmtree"]), st.sampled_from(_NAMES)),
+    st.tuples(st.sampled_from(["move", "link"]), st.sampled_from(_NAMES), st.sampled_from(_NAMES)),
+    st.tuples(st.just("symlink"), st.sampled_from(_NAMES), st.sampled_from([*_NAMES, "../out"])),
+    st.tuples(st.just("chmod"), st.sampled_from(_NAMES), st.sampled_from(["700", "644", "755"])),
+)
+
+
+@pytest.mark.slow  # real sandboxes, many of them
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
+@given(operations=st.lists(_OPERATIONS, min_size=1, max_size=8))
+def test_any_sequence_of_edits_lands_as_it_would_have_happened(
+    tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[str, ...]]
+) -> None:
+    _require()
+    base = tmp_path_factory.mktemp("edits")
+    contained, uncontained = _workspace(base / "contained"), _workspace(base / "uncontained")
+    for ws in (contained, uncontained):
+        (ws / "edits.py").write_text(EDITS.read_text())
+    argv = [PYTHON, "edits.py", "replay", json.dumps([list(op) for op in operations])]
+    plain = subprocess.run(argv, cwd=uncontained, capture_output=True, text=True, check=True)
+    with tempfile.TemporaryFile() as out:
+        outcome = run(
+            argv,
+            workspace=str(contained),
+            cwd=str(contained),
+            stage_root_dir=str(base / "stage"),
+            stdout=out,
+            stderr=io.BytesIO(),
+        )
+        out.seek(0)
+        said = out.read().decode()
+    assert outcome.started and outcome.exit_code == 0
+    assert said == plain.stdout  # each operation did (or failed) the same inside
+    assert _tree(contained) == _tree(uncontained)
+    shutil.rmtree(base)
 
 
 @pytest.mark.slow  # real sandboxes or the CLI in other processes
