@@ -30,7 +30,7 @@ from . import profile
 TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    pass
 
 # Run by `sh` in the namespace of step 1. The paths come as arguments, never inside the
 # script, and the overlay's options name no path of the user's: the workspace is given as
@@ -116,10 +116,9 @@ def empty_file(stage: str) -> str:
     return joined(stage, "empty-file")
 
 
-def command_line(layout: Layout, argv: list[str]) -> list[str]:
-    """The whole chain, ready for `subprocess`."""
+def command_line(layout: Layout, mounts: Mounts, argv: list[str]) -> list[str]:
+    """The whole chain, ready for `subprocess` (`mounts`: `file_system(layout)`)."""
     tools, limits = layout.tools, layout.limits
-    mounts = file_system(layout)
     return [
         tools.unshare,
         "--user",
@@ -192,7 +191,7 @@ def file_system(layout: Layout, hidden: list[str] | None = None) -> Mounts:
         for name in profile.GIT_CODE_FILES:
             inside.cover(joined(git_dir, name), directory=False)
         hooks = profile.hooks_path(git_dir, ws)
-        if hooks is not None and _inside(hooks, ws) and hooks != ws:
+        if hooks is not None and profile.inside(hooks, ws) and hooks != ws:
             inside.protected.add(os.path.relpath(hooks, ws))
             inside.cover(hooks)
     opts += inside.options
@@ -216,7 +215,7 @@ class _Covers:
         A link is followed: what it leads to inside the workspace is protected too."""
         if os.path.islink(path):
             real = os.path.realpath(path)
-            if not _inside(real, self.ws):
+            if not profile.inside(real, self.ws):
                 return  # outside the workspace: read-only (or hidden) already
             self.protected.add(os.path.relpath(real, self.ws))
             path = real
@@ -240,19 +239,15 @@ def hidden_paths(layout: Layout) -> list[str]:
         if not os.path.lexists(path):
             continue
         real = os.path.realpath(path)
-        if not os.path.exists(real) or any(_inside(real, p) for p in PRIVATE_DIRS):
+        if not os.path.exists(real) or any(profile.inside(real, p) for p in PRIVATE_DIRS):
             continue
         out.setdefault(real, None)
     # an outer path hides all below it: the inner mounts would be hidden with it
     kept = sorted(out)
-    return [p for p in kept if not any(q != p and _inside(p, q) for q in kept)]
+    return [p for p in kept if not any(q != p and profile.inside(p, q) for q in kept)]
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def secret_paths(homes: list[str], env: Mapping[str, str]) -> tuple[str, ...]:
+def secret_paths(homes: list[str]) -> tuple[str, ...]:
     return (*profile.home_secrets(homes), *profile.SYSTEM_SECRETS)
 
 

@@ -90,17 +90,13 @@ class Outcome:
         return tuple(c for c in self.changes if c.landed)
 
 
-_CLOCK_REALTIME_COARSE = 5  # Linux's clock id: what the kernel stamps files with
-
-
 def changed_since() -> int:
-    """Now, as the kernel stamps a file's change time: a change after this moment has a
-    later ctime (the coarse clock the kernel uses can lag the precise one by a tick, which
-    would hide a change made in that tick)."""
-    try:
-        return time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
-    except OSError:
-        return time.time_ns() - 20_000_000  # a tick's worth earlier: a change is never missed
+    """Now, to tell a change made in the workspace while the command ran (its ctime is
+    later). The precise clock: a file changed just before has an earlier ctime, whether
+    the kernel stamped it coarsely or finely (multigrain timestamps). A change made within
+    the kernel's clock tick after this moment may carry a coarse ctime a little before it
+    and go unseen: the window is a few milliseconds."""
+    return time.time_ns()
 
 
 def default_limits() -> bwrap.Limits:
@@ -186,24 +182,25 @@ def prepare(
     layout = bwrap.Layout(
         tools=tools or find_tools(env.get("PATH"), workspace=ws),
         workspace=ws,
-        cwd=here if bwrap._inside(here, ws) else ws,
+        cwd=here if profile.inside(here, ws) else ws,
         stage=stage,
         hidden_roots=(os.path.dirname(stage), *profile.signoff_state(env, homes)),
-        secrets=(*bwrap.secret_paths(homes, env), *profile.listening_sockets()),
+        secrets=(*bwrap.secret_paths(homes), *profile.listening_sockets()),
         uid=uid,
         gid=gid,
         limits=limits or default_limits(),
     )
     hidden = tuple(bwrap.hidden_paths(layout))
     for path in hidden:
-        if bwrap._inside(ws, path):
+        if profile.inside(ws, path):
             raise InvalidInput(f"sandbox: the workspace {ws} is inside {path}, which is hidden")
     kept, removed = profile.scrub_env(env)
     kept.update(TMPDIR="/tmp", SIGNOFF_SANDBOX="1")
+    mounts = bwrap.file_system(layout, list(hidden))
     return Plan(
         layout=layout,
-        mounts=bwrap.file_system(layout, list(hidden)),
-        argv=tuple(bwrap.command_line(layout, list(argv))),
+        mounts=mounts,
+        argv=tuple(bwrap.command_line(layout, mounts, list(argv))),
         env=kept,
         removed_env=tuple(removed),
         hidden=hidden,
@@ -220,12 +217,12 @@ def check_workspace(workspace: str, homes: Sequence[str], stage: str) -> str:
     if ws == "/":
         raise InvalidInput("sandbox: the workspace cannot be / (everything would be writable)")
     for home in homes:
-        if bwrap._inside(home, ws):
+        if profile.inside(home, ws):
             raise InvalidInput(
                 f"sandbox: the workspace {ws} holds the home folder {home}: its start-up "
                 "files and settings would be writable; use the project's folder"
             )
-    if bwrap._inside(os.path.realpath(stage), ws):
+    if profile.inside(os.path.realpath(stage), ws):
         raise InvalidInput(f"sandbox: the stage {stage} cannot be inside the workspace {ws}")
     return ws
 

@@ -140,7 +140,7 @@ def git_dirs(workspace: str) -> list[str]:
         target = _gitfile_target(dot_git)
     else:
         target = None
-    if target is not None and _inside(target, workspace) and os.path.isdir(target):
+    if target is not None and inside(target, workspace) and os.path.isdir(target):
         found.append(target)
     for top in list(found):
         modules = joined(top, "modules")
@@ -188,7 +188,8 @@ def _gitfile_target(path: str) -> str | None:
     return os.path.realpath(joined(os.path.dirname(path), target))
 
 
-def _inside(path: str, root: str) -> bool:
+def inside(path: str, root: str) -> bool:
+    """Whether `path` is `root` or under it (both absolute and resolved)."""
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
@@ -279,6 +280,7 @@ __all__ = [
     "git_dirs",
     "home_secrets",
     "hooks_path",
+    "inside",
     "listening_sockets",
     "refusal",
     "scrub_env",
