@@ -111,7 +111,10 @@ def which(name: str, path: str | None = None, *, workspace: str | None = None) -
     for folder in (os.environ.get("PATH", os.defpath) if path is None else path).split(":"):
         if not folder.startswith("/"):
             continue  # relative: where the agent's shell stands
-        real = os.path.realpath(os.path.join(folder, name))
+        candidate = os.path.join(folder, name)
+        if not os.path.isfile(candidate):
+            continue  # one stat for each folder without it
+        real = os.path.realpath(candidate)
         if any((real + "/").startswith(p.rstrip("/") + "/") for p in avoid):
             continue
         if _root_owned(real) and os.access(real, os.X_OK):
