@@ -1,4 +1,5 @@
-"""Every test gets its own signoff config directory (keys, anchors), never the real home."""
+"""Every test gets its own signoff config directory (keys, anchors), and its session its own
+state and cache directories (the sandbox's stages and kept probe), never the real home."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ def _private_config_dir(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     monkeypatch.setenv("SIGNOFF_CONFIG_DIR", str(tmp_path_factory.mktemp("signoff-config")))
+    # the sandbox's stages and its kept probe (signoff.sandbox), per test session
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
     monkeypatch.delenv("SIGNOFF_KEY", raising=False)
     monkeypatch.delenv("SIGNOFF_KEY_FILE", raising=False)
 

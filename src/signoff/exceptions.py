@@ -17,6 +17,7 @@ denied, a run paused) are kept apart, so `except SignoffError` never swallows a 
     ├── NotAuthorized                 this actor may not decide this request
     ├── IntegrityError                a stored payload or binding does not verify
     ├── ConfigurationError            missing model, unreachable store, bad URL
+    │   └── SandboxUnavailable        no sandbox can be made here: says why
     └── ToolError                     a tool could not do its work (network, no bash)
 
     SignoffSignal                     not an error
@@ -88,6 +89,11 @@ class IntegrityError(SignoffError):
 
 class ConfigurationError(SignoffError):
     pass
+
+
+class SandboxUnavailable(ConfigurationError):
+    """No sandbox can be made here (no bubblewrap, user namespaces off, another OS); the
+    message says why. A contained command is then never run uncontained."""
 
 
 class ToolError(SignoffError):

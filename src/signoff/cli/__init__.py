@@ -35,6 +35,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .hooks import run_hook
 
             code = run_hook(words[1:], process_ends=argv is None)
+        elif words[:1] == ["sandbox"]:  # once per contained command: no other parsers
+            from .sandbox import main_sandbox
+
+            code = main_sandbox(words[1:])
         else:
             from .app import main as run
 

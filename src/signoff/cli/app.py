@@ -320,6 +320,7 @@ def _registrars() -> list[Callable[[Any], None]]:
     from . import keys as cli_keys
     from . import mcp as cli_mcp
     from . import runs as cli_runs
+    from . import sandbox as cli_sandbox
     from . import serve as cli_web
 
     return [
@@ -332,6 +333,7 @@ def _registrars() -> list[Callable[[Any], None]]:
         cli_keys.register,
         cli_hooks.register,
         cli_board.register,
+        cli_sandbox.register,
     ]
 
 
