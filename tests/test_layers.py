@@ -49,6 +49,7 @@ LAYERS: list[set[str]] = [
     {
         "channels",
         "gate",
+        "sandbox",
         "store",
         "workspace",
         "llm",

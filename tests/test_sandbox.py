@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from fast_loop import examples
 from signoff.exceptions import InvalidInput
-from signoff.sandbox import command_line, detect, probe
+from signoff.sandbox import command_line, detect, probe, trusted
 from signoff.sandbox.land import land
 from signoff.sandbox.launch import NOT_STARTED, run
 from signoff.sandbox.profile import listening_sockets, refusal, scrub_env
@@ -469,27 +469,27 @@ def test_the_sandbox_trusts_only_programs_the_agent_cannot_replace(tmp_path: Pat
     """Its own programs run outside the sandbox: one found where the agent can write
     (relative PATH entries, the workspace, a folder others may write) would run the
     command uncontained."""
-    real = detect.which("bwrap")
+    real = trusted.which("bwrap")
     if real is None:
         pytest.skip("no bubblewrap here")
     folder = os.path.dirname(real)
-    assert detect.which("bwrap", f"relative:{folder}") == real
-    assert detect.which("bwrap", "relative/bin:bin") is None
-    assert detect.which("bwrap", folder, workspace=os.path.dirname(folder)) is None
+    assert trusted.which("bwrap", f"relative:{folder}") == real
+    assert trusted.which("bwrap", "relative/bin:bin") is None
+    assert trusted.which("bwrap", folder, workspace=os.path.dirname(folder)) is None
     fake = tmp_path / "bin" / "bwrap"
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(0o755)
-    assert detect.which("bwrap", str(fake.parent)) is None  # /tmp: anyone may write there
+    assert trusted.which("bwrap", str(fake.parent)) is None  # /tmp: anyone may write there
     if os.geteuid() == 0:
         owned = Path(tempfile.mkdtemp(dir="/var/lib" if os.access("/var/lib", os.W_OK) else None))
         try:
             owned.chmod(0o755)
             (owned / "bwrap").write_text("#!/bin/sh\nexit 0\n")
             (owned / "bwrap").chmod(0o755)
-            assert detect.which("bwrap", str(owned)) == str(owned / "bwrap")  # the control
+            assert trusted.which("bwrap", str(owned)) == str(owned / "bwrap")  # the control
             os.chown(owned / "bwrap", 65534, 65534)
-            assert detect.which("bwrap", str(owned)) is None  # not root's
+            assert trusted.which("bwrap", str(owned)) is None  # not root's
         finally:
             shutil.rmtree(owned)
 
@@ -514,6 +514,7 @@ def test_a_hook_asking_the_kept_probe_loads_nothing_else(tmp_path: Path) -> None
         "signoff.records",
         "signoff.sandbox",
         "signoff.sandbox.detect",
+        "signoff.sandbox.trusted",  # the cache key names the trusted programs' paths
     ]
 
 

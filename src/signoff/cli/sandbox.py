@@ -86,6 +86,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         )
         return NOT_STARTED
     if not outcome.started:
+        from ..sandbox.detect import forget
+
+        forget()  # the kept "available" was wrong: the next probe tries again
         sys.stderr.write(
             "signoff sandbox: no sandbox could be made "
             f"({escape_untrusted(outcome.error)}); the command did not run\n"

@@ -74,6 +74,8 @@ def _decide(refresh: bool) -> Containment:
         )
     if not sys.platform.startswith("linux"):
         return Containment(False, "", f"no sandbox for {sys.platform}: only Linux has one")
+    from .trusted import which  # only when the answer is not kept in this process
+
     found = {name: which(name) for name in _TOOLS}
     if found["bwrap"] is None:
         return Containment(
@@ -95,45 +97,6 @@ def _decide(refresh: bool) -> Containment:
     answer = _trial()
     _write(key, answer)
     return answer
-
-
-def which(name: str, path: str | None = None, *, workspace: str | None = None) -> str | None:
-    """A program the sandbox may trust, found on PATH: resolved, and it and every folder
-    above it owned by root and writable by no one else; never inside the workspace (nor
-    the current folder, where a hook runs). The sandbox's own programs run outside it: one
-    planted where the agent can write (a virtualenv's `bin` in the workspace, on PATH)
-    would run the command uncontained."""
-    try:
-        here: str | None = os.getcwd()
-    except OSError:
-        here = None
-    avoid = [p for p in (workspace, here) if p and p != "/"]
-    for folder in (os.environ.get("PATH", os.defpath) if path is None else path).split(":"):
-        if not folder.startswith("/"):
-            continue  # relative: where the agent's shell stands
-        candidate = os.path.join(folder, name)
-        if not os.path.isfile(candidate):
-            continue  # one stat for each folder without it
-        real = os.path.realpath(candidate)
-        if any((real + "/").startswith(p.rstrip("/") + "/") for p in avoid):
-            continue
-        if _root_owned(real) and os.access(real, os.X_OK):
-            return real
-    return None
-
-
-def _root_owned(path: str) -> bool:
-    """`path` and each folder above it: owned by root, writable by no one else."""
-    while True:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return False
-        if st.st_uid != 0 or st.st_mode & 0o022:
-            return False
-        if path == "/":
-            return True
-        path = os.path.dirname(path)
 
 
 def _key(found: dict[str, str | None]) -> list[object]:
@@ -235,4 +198,4 @@ def _trial() -> Containment:
     return Containment(False, mechanism, f"a trial sandbox could not be made ({first}){hint}")
 
 
-__all__ = ["Containment", "cache_file", "forget", "probe", "which"]
+__all__ = ["Containment", "cache_file", "forget", "probe"]

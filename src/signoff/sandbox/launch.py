@@ -112,9 +112,9 @@ def default_limits() -> bwrap.Limits:
 
 
 def find_tools(path: str | None = None, *, workspace: str | None = None) -> bwrap.Tools:
-    """The chain's programs on PATH (trusted ones only: `detect.which`), or
+    """The chain's programs on PATH (trusted ones only: `trusted.which`), or
     SandboxUnavailable naming what is missing."""
-    from .detect import which
+    from .trusted import which
 
     found: dict[str, str] = {}
     for name, package in (
@@ -282,10 +282,7 @@ def run(
             user=user,
         )
         code, watch, interrupted = _launch(plan, keyctl, user, stdin, stdout, stderr, on_start)
-        if not watch.started:
-            from .detect import forget
-
-            forget()
+        if not watch.started:  # the caller forgets the kept answer (detect.forget)
             return Outcome(
                 exit_code=NOT_STARTED,
                 started=False,
