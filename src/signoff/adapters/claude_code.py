@@ -252,6 +252,18 @@ def answer_input(call: ToolCall, result: Any) -> Mapping[str, Any] | None:
     return {**call.arguments, "answers": answers}
 
 
+def contained_input(call: ToolCall, workspace: str, cwd: str) -> dict[str, Any]:
+    """Bash's input that runs the judged command inside `signoff sandbox`, as the very
+    signoff that judged it (docs/containment.md): `bash -c COMMAND`, contained."""
+    import shlex
+
+    from ..sandbox import command_line
+
+    command = call.arguments["command"]
+    argv = command_line(["bash", "-c", command], workspace=workspace, cwd=cwd)
+    return {**call.arguments, "command": shlex.join(argv)}
+
+
 CLIENT = Client(
     name=NAME,
     specs=_specs(),
@@ -260,6 +272,7 @@ CLIENT = Client(
     changed_files=changed_files,
     answer_input=answer_input,
     modes={"plan": "plan", "acceptEdits": "accept-edits"},
+    contained_input=contained_input,
 )
 assert all(name in ALIASES for name in _FILE_TOOLS)
 

@@ -248,6 +248,10 @@ class Client:
     # tool cannot take one (then the answer goes back to the model as a refusal)
     answer_input: Callable[[ToolCall, Any], Mapping[str, Any] | None]
     modes: Mapping[str, Mode] = field(default_factory=dict)  # client mode -> signoff mode
+    # How the client runs a call contained (its new input: Claude Code's Bash runs
+    # `signoff sandbox -- bash -c CMD`), given (call, workspace, cwd); None: it cannot be
+    # told to, so what only asks for its unknown effects still asks for this client.
+    contained_input: Callable[[ToolCall, str, str], Mapping[str, Any]] | None = None
 
 
 # ----------------------------------------------------------------------- the core
@@ -330,6 +334,7 @@ class Adapter:
                 registry=Registry(dict(self.client.specs)),
                 mode=mode,
                 protected=self.client.protected(self.workspace, home),
+                contain=self._can_contain(),
             )
             self._policies[mode] = policy
         return policy
@@ -378,6 +383,15 @@ class Adapter:
         if self.sender is not None:
             extra.setdefault("actor", self.sender)
         self.store.record(kind, self._event(hc, data), run_id=hc.run_id, **extra)
+
+    def _can_contain(self) -> bool:
+        """Whether this client's calls can run contained here (a sandbox can be made, and
+        the client can be told to run the contained command instead)."""
+        if self.client.contained_input is None or not self.settings.sandbox:
+            return False
+        from ..sandbox import probe
+
+        return probe().available
 
     def _judged(self, hc: HookCall, effect: str, runs: ToolCall | None = None) -> None:
         """With a sender: the note that this call was judged here (see `post`), for an
@@ -432,6 +446,8 @@ class Adapter:
         if verdict.effect == "deny":
             self._judged(hc, "deny")
             return Answer("deny", deny_reason(verdict), verdict=verdict)
+        if verdict.effect in ("allow", "notify") and verdict.contained:
+            return self._contained(hc, call, verdict)
         if verdict.effect in ("allow", "notify"):
             if verdict.effect != "notify" or not self._keep_for_review(hc, call):
                 self._judged(hc, verdict.effect, call)
@@ -454,6 +470,21 @@ class Adapter:
         if answer.behavior == "deny":
             self._judged(hc, "deny")
         return answer
+
+    def _contained(self, hc: HookCall, call: ToolCall, verdict: Verdict) -> Answer:
+        """Allow the call as the sandbox runs it: the client runs the contained command
+        (exactly the judged one, inside `signoff sandbox`), never the bare one."""
+        make = self.client.contained_input
+        assert make is not None  # the policy contains only for a client that can
+        cwd = hc.cwd if os.path.isabs(hc.cwd) else self.workspace
+        updated = dict(make(call, self.workspace, cwd))
+        self._judged(hc, verdict.effect, call.with_arguments(updated))
+        return Answer(
+            "allow",
+            f"signoff: {verdict.effect}, contained ({verdict.reason})",
+            updated_input=updated,
+            verdict=verdict,
+        )
 
     def decided(self, hc: HookCall, request_id: str) -> Answer:
         """The answer for a request of this call, as it stands now (pending: a deny)."""

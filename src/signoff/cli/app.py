@@ -41,10 +41,32 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 def _policy(args: argparse.Namespace) -> Policy:
     from ..policy import Policy
+    from ..sandbox import probe
 
     workspace = os.path.abspath(args.workspace)
     settings = load_settings(workspace, user=not args.no_user_settings)
-    return Policy(settings, workspace=workspace, mode=args.mode)
+    # what only asks for its unknown effects runs contained where a sandbox can be made
+    return Policy(settings, workspace=workspace, mode=args.mode, contain=probe().available)
+
+
+def _containment_note(policy: Policy, call: ToolCall, verdict: Verdict, cwd: str | None) -> str:
+    """One line when this verdict asks only because no sandbox can be made here."""
+    from ..sandbox import probe
+
+    found = probe()
+    if found.available or verdict.effect != "ask" or not policy.settings.sandbox:
+        return ""
+    from ..policy import Policy
+
+    could = Policy(
+        policy.settings, workspace=policy.workspace, mode=policy.mode, contain=True
+    ).evaluate(call, cwd=cwd)
+    if not could.contained:
+        return ""
+    return (
+        f"containment is unavailable here ({found.reason}): this asks instead of running "
+        "contained (see signoff doctor)"
+    )
 
 
 def _shell_lines(path: str) -> Iterator[tuple[int, str | None, str | None]]:
@@ -98,10 +120,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             "check needs --tool NAME (with --args JSON), --shell CMD or --shell-file"
         )
     verdict = policy.evaluate(call, cwd=_cwd(args))
+    note = _containment_note(policy, call, verdict, _cwd(args))
     if args.json:
         print_json(verdict_json(verdict))
     else:
         explain(call, verdict, policy)
+    if note:
+        sys.stderr.write(note + "\n")
     return 0
 
 
