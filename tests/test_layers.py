@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
         "escape",
         "plainpath",
     },  # the tools the vocabulary is written with
-    {"exceptions", "models", "kinds", "times", "i18n", "_moved", "lazyre", "lazylog"},
+    {"exceptions", "models", "kinds", "times", "i18n", "_moved", "lazyre", "lazylog", "outage"},
     {"normalize", "run_state", "tools", "tool_schema", "project_rules"},
     {
         "keys",
