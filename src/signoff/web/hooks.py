@@ -39,20 +39,30 @@ def _authorized(request: HTTPRequest) -> bool:
     return ctx_of(request).accounts.authenticate(token) is not None
 
 
+def _adapter(request: HTTPRequest) -> Adapter:
+    """The app's one adapter: it keeps no call's state, and its policies (one per mode,
+    built from the server's settings) are then built once, not at every call."""
+    state = request.app.state
+    adapter: Adapter | None = getattr(state, "hook_adapter", None)
+    if adapter is None:
+        ctx = ctx_of(request)
+        adapter = state.hook_adapter = Adapter(
+            claude_code.CLIENT,
+            ctx.workspace,
+            settings=ctx.settings,
+            options=hook_options(ctx.settings),
+            store=ctx.store,
+        )
+    return adapter
+
+
 def _judge(doc: Any, request: HTTPRequest) -> tuple[dict[str, Any] | None, int, str]:
-    ctx = ctx_of(request)
-    adapter = Adapter(
-        claude_code.CLIENT,
-        ctx.workspace,
-        settings=ctx.settings,
-        options=hook_options(ctx.settings),
-        store=ctx.store,
-    )
-    return claude_code.answer(doc, adapter=adapter)
+    return claude_code.answer(doc, adapter=_adapter(request))
 
 
 async def claude_code_hook(request: HTTPRequest) -> Response:
-    if not _authorized(request):
+    # an account's token is read from the accounts' table: off the event loop
+    if not await run_in_threadpool(_authorized, request):
         return JSONResponse(
             {"error": f"a Bearer token is required (an API token, or ${TOKEN_ENV})"},
             status_code=401,
