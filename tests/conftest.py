@@ -68,6 +68,11 @@ SLOW_MODULES = frozenset(
         "test_nested",
         "test_mcp_record",
         "test_claude_code_cli",
+        # workers as processes with short leases, stopped and killed; PostgreSQL connections
+        # dropped by the server (this test's own) and a private server restarted
+        "test_worker_leases",
+        "test_store_outage",
+        "test_postgres_restart",
     }
 )
 

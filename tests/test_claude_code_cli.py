@@ -391,6 +391,24 @@ def test_http_hook_with_a_hooks_token(server: Any) -> None:
     assert post.status_code == 200
 
 
+def test_one_server_judges_each_call_in_its_own_mode(
+    server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server keeps one adapter (its policies built once, per mode): a call in plan
+    mode is judged in plan mode, the next one in default mode in default mode."""
+    monkeypatch.setenv("SIGNOFF_HOOK_TOKEN", "s3cret-hook-token")
+    ws = Path(os.path.realpath(server.workspace))
+    write = {"file_path": str(ws / "notes.md"), "content": "hi"}
+    answers = []
+    with server.client("s3cret-hook-token") as client:
+        for n, mode in enumerate(["default", "plan", "default", "plan"]):
+            doc = event(ws, "Write", write, permission_mode=mode, tool_use_id=f"toolu_{n}")
+            answer = client.post("/hooks/claude-code", json=doc).json()
+            answers.append(answer["hookSpecificOutput"]["permissionDecision"])
+    assert answers[0] == answers[2] != answers[1] == answers[3], answers
+    assert answers[1] == "deny"  # plan mode writes nothing
+
+
 def test_approving_from_the_web_inbox_lets_the_waiting_hook_allow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

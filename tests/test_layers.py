@@ -22,7 +22,18 @@ LAYERS: list[set[str]] = [
         "escape",
         "plainpath",
     },  # the tools the vocabulary is written with
-    {"exceptions", "models", "kinds", "times", "i18n", "_moved", "lazyre", "lazylog", "waits"},
+    {
+        "exceptions",
+        "models",
+        "kinds",
+        "times",
+        "i18n",
+        "_moved",
+        "lazyre",
+        "lazylog",
+        "waits",
+        "outage",
+    },
     {"normalize", "run_state", "tools", "tool_schema", "project_rules"},
     {
         "keys",

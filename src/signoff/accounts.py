@@ -35,7 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from .exceptions import ConfigurationError, InvalidInput, NotFound, SignoffError
+from .exceptions import (
+    ConfigurationError,
+    InvalidInput,
+    NotFound,
+    SignoffError,
+    StoreUnavailable,
+)
 from .keys import Keys, load_keys
 from .waits import lock_wait
 
@@ -158,20 +164,13 @@ class Accounts:
         self._sessions: dict[str, tuple[str, float]] = {}  # memory: id -> (name, expires)
         self._kind: Literal["memory", "sqlite", "postgres"]
         self._conn: Any = None
+        self._url = target
+        self._in_tx = False
         if target in ("memory:", "memory://", ":memory:"):
             self._kind, self._memory = "memory", {}
         elif target.startswith(("postgresql://", "postgres://")):
-            import psycopg
-
-            from .store.postgres import session
-
             self._kind = "postgres"
-            try:  # each wait on a lock ends at a deadline, as the store's (signoff.waits)
-                self._conn = psycopg.connect(
-                    target, connect_timeout=5, **session(psycopg, target, lock_wait())
-                )
-            except Exception as exc:
-                raise ConfigurationError(f"accounts: cannot reach PostgreSQL: {exc}") from exc
+            self._conn = self._connect()
         else:
             path = target[len("sqlite:///") :] if target.startswith("sqlite:///") else target
             self._kind = "sqlite"
@@ -194,21 +193,75 @@ class Accounts:
 
     # ------------------------------------------------------------------ sql
 
+    def _connect(self) -> Any:
+        import psycopg
+
+        from .store.postgres import session
+
+        try:  # each wait on a lock ends at a deadline, as the store's (signoff.waits)
+            return psycopg.connect(
+                self._url, connect_timeout=5, **session(psycopg, self._url, lock_wait())
+            )
+        except psycopg.Error as exc:
+            raise StoreUnavailable(
+                f"accounts: cannot reach PostgreSQL: {' '.join(str(exc).split())}"
+            ) from None
+
+    def _pg(self) -> Any:
+        """The PostgreSQL connection, made again if the server dropped the last one (a
+        restart): the first use after it failed (StoreUnavailable), this one works."""
+        if self._conn.broken or self._conn.closed:
+            self._conn.close()
+            self._conn = self._connect()
+        return self._conn
+
     def _sql(self, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             if self._conn is None:
                 raise ConfigurationError("accounts: the connection is closed")
             if self._kind == "postgres":
-                cur = self._conn.execute(statement.replace("?", "%s"), params)
-                return list(cur.fetchall()) if cur.description else []
+                return self._pg_sql(statement.replace("?", "%s"), params)
             return list(self._conn.execute(statement, params).fetchall())
+
+    def _pg_sql(self, statement: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        # a read outside a transaction is tried once more on a new connection when the
+        # server dropped the old one (a restart); a write's fate is unknown: not retried
+        again = not self._in_tx and statement.startswith("SELECT")
+        while True:
+            try:
+                cur = self._pg().execute(statement, params)
+                return list(cur.fetchall()) if cur.description else []
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                if not self._conn.broken and not self._conn.closed:
+                    raise  # the statement failed, not the connection
+                if again:
+                    again = False
+                    continue
+                raise StoreUnavailable(
+                    f"accounts: PostgreSQL: {' '.join(str(exc).split())}"
+                ) from None
 
     @contextmanager
     def _tx(self) -> Iterator[None]:
         with self._lock:
             if self._kind == "postgres":
-                with self._conn.transaction():
-                    yield
+                import psycopg
+
+                try:
+                    with self._pg().transaction():
+                        self._in_tx = True
+                        try:
+                            yield
+                        finally:
+                            self._in_tx = False
+                except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                    if not self._conn.broken and not self._conn.closed:
+                        raise
+                    raise StoreUnavailable(
+                        f"accounts: PostgreSQL: {' '.join(str(exc).split())}"
+                    ) from None
             elif self._kind == "sqlite":
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:

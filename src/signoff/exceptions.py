@@ -12,12 +12,14 @@ denied, a run paused) are kept apart, so `except SignoffError` never swallows a 
     ├── ConflictError                 a compare-and-set lost a race
     │   ├── AlreadyDecided            names who decided and how
     │   ├── AlreadyClaimed            another worker holds or finished the call
+    │   ├── LeaseLost                 a run or claim this worker held was taken over
     │   └── RevertConflict            a file changed since the call it would revert
     ├── RequestExpired                past its expiry: cannot be decided or claimed
     ├── NotAuthorized                 this actor may not decide this request
     ├── IntegrityError                a stored payload or binding does not verify
     ├── ConfigurationError            missing model, unreachable store, bad URL
     │   └── SandboxUnavailable        no sandbox can be made here: says why
+    │   └── StoreUnavailable          the store went away (a restart): try again later
     └── ToolError                     a tool could not do its work (network, no bash)
 
     SignoffSignal                     not an error
@@ -71,6 +73,12 @@ class AlreadyClaimed(ConflictError):
     pass
 
 
+class LeaseLost(ConflictError):
+    """A run or approved call this worker was driving is no longer its own: its lease
+    lapsed and another worker took it, or a person settled the call. The worker stops
+    driving that run and goes on with others."""
+
+
 class RevertConflict(ConflictError):
     """A file changed after the call it would revert: reverting would lose that change."""
 
@@ -94,6 +102,12 @@ class ConfigurationError(SignoffError):
 class SandboxUnavailable(ConfigurationError):
     """No sandbox can be made here (no bubblewrap, user namespaces off, another OS); the
     message says why. A contained command is then never run uncontained."""
+
+
+class StoreUnavailable(ConfigurationError):
+    """The store cannot be reached now (its server restarting, the network down): nothing
+    was written by the call that failed, or its outcome is unknown. A long-running
+    process waits and tries again (see `signoff.outage`); a command fails with one line."""
 
 
 class ToolError(SignoffError):

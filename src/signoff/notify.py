@@ -182,11 +182,22 @@ class Notifier:
     # ------------------------------------------------------------------ loop
 
     def run(self, stop: Callable[[], bool] | None = None, poll: float = 1.0) -> int:
+        """Deliver until stopped. A store outage is waited out with backoff, said once when
+        it starts and once when it ends (see signoff.outage); delivery is at least once,
+        so an event delivered just before the store went away may be delivered again."""
+        from .exceptions import StoreUnavailable
+        from .outage import Outage
+
+        outage = Outage("notify", log.warning)
         done = 0
         while stop is None or not stop():
-            seen = self.store.last_seq()  # before reading: an event landing after the read
-            done += self.run_once()  # still ends the wait (see worker.work)
-            self.store.wait_for_event(poll, after_seq=seen)
+            try:
+                seen = self.store.last_seq()  # before reading: an event landing after the
+                outage.recovered()  # read still ends the wait (see worker.work)
+                done += self.run_once()
+                self.store.wait_for_event(poll, after_seq=seen)
+            except StoreUnavailable as exc:
+                self.sleep(outage.failed(exc))
         return done
 
     def run_once(self) -> int:

@@ -36,7 +36,8 @@ import json
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -57,6 +58,7 @@ from .stores import shared_store
 if TYPE_CHECKING:
     from ..store.base import Flush
 
+CLAIM_LEASE_S = 300.0  # an approved call's claim, renewed while its tool runs
 FOREVER = 100 * 365 * 86400.0  # the adapter's lease: no worker takes it (see `take`)
 STOPPED: frozenset[str] = frozenset({"paused", "finished", "failed", "needs_attention"})
 FINAL: frozenset[str] = frozenset({"finished", "failed"})  # a run that cannot change
@@ -659,13 +661,22 @@ class Guard:
     def _claim(self, request: Request) -> tuple[str | None, str | None]:
         """(claim token, None), or (None, what the model reads instead)."""
         try:
-            claim = self.store.claim(request.id, worker=self.worker)
+            claim = self.store.claim(request.id, worker=self.worker, lease_seconds=CLAIM_LEASE_S)
         except AlreadyClaimed as exc:
             outcome = self.store.get_outcome(request.id)
             if outcome is not None and outcome.get("ok"):
                 return None, result_text(outcome.get("result"))  # ran before: its result
             return None, f"Tool call {request.call.name} was not run again: {exc}"
         return claim.token, None
+
+    @contextmanager
+    def _renewing(self, request_id: str, token: str) -> Iterator[None]:
+        """The claim's lease renewed while the tool runs (a tool may outlast it)."""
+        from ..runs.lease import LeaseKeeper
+
+        keeper = LeaseKeeper(self.store, None, self.worker, CLAIM_LEASE_S)
+        with keeper, keeper.holding(request_id, token):
+            yield
 
     def _finish(self, request: Request, token: str, ok: bool, result: Any) -> None:
         self.store.finish(request.id, token, ok=ok, result=result)
@@ -681,7 +692,8 @@ class Guard:
             return False, instead
         reset = _KEY.set(request.id)
         try:
-            value = fn()
+            with self._renewing(request.id, token):
+                value = fn()
         except BaseException as exc:
             self._finish(request, token, False, f"{type(exc).__name__}: {exc}")
             raise
@@ -708,7 +720,8 @@ class Guard:
             return False, instead
         reset = _KEY.set(request.id)
         try:
-            value = await fn()
+            with self._renewing(request.id, token):
+                value = await fn()
         except BaseException as exc:
             self._finish(request, token, False, f"{type(exc).__name__}: {exc}")
             raise

@@ -295,6 +295,18 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lease_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.5 <= value <= 86400:  # NaN fails too
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a number of seconds from 0.5 to 86400, e.g. --lease 60"
+        )
+    return value
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
     from ..adapters.defer import resume_all  # deferred coding-agent sessions, too
     from ..run_state import Run
@@ -323,6 +335,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
                     f"without a factory (first: {alone[0].id}); their own code resumes "
                     "them, or give the adapter factory= (docs/frameworks.md)\n"
                 )
+
+        def say(line: str) -> None:  # a lost run, a store outage and its end
+            sys.stderr.write(f"{escape_untrusted(line)}\n")
+            sys.stderr.flush()
+
         count = work(
             store,
             once=args.once,
@@ -330,6 +347,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
             on_run=tell,
             also=resume_all,
             on_error=refused,
+            report=say,
+            lease_seconds=args.lease,
         )
     if not args.quiet:
         print(f"worker: resumed {plural(count, 'run')}")
@@ -575,7 +594,21 @@ def register(sub: Any) -> None:
         "decision usually wakes the worker at once)",
     )
     p.add_argument(
-        "--quiet", "-q", action="store_true", help="print nothing (default: one line per run)"
+        "--lease",
+        type=_lease_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a run (and an approved call) stays this worker's without a sign of "
+        "life: renewed every third of it while the worker drives the run; after a crash, "
+        "another worker takes the run and a call cut off goes in doubt once it lapses "
+        "(default: 300)",
+    )
+    p.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print no line per run (default: one line per run); a store outage, and a run "
+        "taken over by another worker, are still said",
     )
     p = add(
         "review",

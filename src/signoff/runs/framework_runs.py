@@ -28,6 +28,7 @@ from ..kinds import RUN_NOT_RESUMED
 from ..run_state import Run
 from ..store import Store
 from .agent import import_ref
+from .lease import LeaseKeeper
 
 # framework -> (its adapter's module, the adapter's class, what the agent is)
 ADAPTERS: dict[str, tuple[str, str, str]] = {
@@ -150,7 +151,9 @@ def resume_framework_run(
     guard.worker = worker
     guard.lease_seconds = lease_seconds
     guard.holding = run.id  # leased by `claim_run` already: not claimed a second time
-    if not _drive(framework, agent, adapter, run.thread):
+    with LeaseKeeper(store, run.id, worker, lease_seconds):  # renewed while it runs
+        drove = _drive(framework, agent, adapter, run.thread)
+    if not drove:
         why = f"run {run.id} ({framework}): its framework has no pause to resume"
         refuse(store, run, worker, why)
         raise NotResumed(why)

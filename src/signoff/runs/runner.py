@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..exceptions import ConflictError, InvalidInput
+from ..exceptions import ConflictError, InvalidInput, StoreUnavailable
 from ..gate import (
     MAX_CONSECUTIVE_REFUSALS,
     MAX_TOTAL_REFUSALS,
@@ -46,6 +46,7 @@ from ..targets import (
 )
 from ..tools import BUILTIN_SPECS, canonical_tool_name
 from .agent import Agent, guarding_store, parse_tool_calls, tool_message, worker_name
+from .lease import LeaseKeeper
 from .nested import Nesting, lineage, person_messages
 from .settle import Settling
 
@@ -71,6 +72,7 @@ class Runner(Settling, Nesting):
         self.worker = worker or worker_name()
         self.lease_seconds = lease_seconds
         self.max_turns = max_turns
+        self._keepers: dict[str, LeaseKeeper] = {}  # run id -> its lease, while driven
 
     # ------------------------------------------------------------------ entry points
 
@@ -108,10 +110,7 @@ class Runner(Settling, Nesting):
         run = self.store.create_run(
             run, [dict(m) for m in messages], worker=self.worker, lease_seconds=self.lease_seconds
         )
-        try:
-            return self._guarded_drive(run, [dict(m) for m in messages])
-        finally:
-            self.store.release_run(run.id, self.worker)
+        return self._drive_leased(run, [dict(m) for m in messages])
 
     def resume(self, run_id: str) -> Run:
         """Continue a paused run (in any process). Returns it paused again, or done."""
@@ -123,10 +122,35 @@ class Runner(Settling, Nesting):
 
     def continue_claimed(self, run: Run) -> Run:
         """Drive a run this worker has leased, then let the lease go."""
+        return self._drive_leased(run, None)
+
+    def _drive_leased(self, run: Run, messages: list[dict[str, Any]] | None) -> Run:
+        """Drive a run this worker holds, its lease renewed meanwhile (see `lease`), then
+        let the lease go. A store outage keeps it instead: if this process lives it takes
+        the run again once the store is back (see `worker.work`); if it dies the lease
+        lapses and another worker does."""
+        keeper = LeaseKeeper(self.store, run.id, self.worker, self.lease_seconds)
+        self._keepers[run.id] = keeper
         try:
-            return self._guarded_drive(run, self.store.load_messages(run.id))
-        finally:
+            with keeper:
+                if messages is None:
+                    messages = self.store.load_messages(run.id)
+                result = self._guarded_drive(run, messages)
+        except StoreUnavailable:
+            raise
+        except BaseException:
             self.store.release_run(run.id, self.worker)
+            raise
+        finally:
+            self._keepers.pop(run.id, None)
+        self.store.release_run(run.id, self.worker)
+        return result
+
+    def _check_lease(self, run_id: str | None) -> None:
+        """LeaseLost if the run being driven was taken by another worker meanwhile."""
+        keeper = self._keepers.get(run_id) if run_id is not None else None
+        if keeper is not None:
+            keeper.check()
 
     def _guarded_drive(self, run: Run, messages: list[dict[str, Any]]) -> Run:
         """Drive the run; an error the driver did not expect (a model that failed, input
@@ -135,7 +159,9 @@ class Runner(Settling, Nesting):
         try:
             return self._drive(run, messages)
         except ConflictError:
-            raise  # another process saved the run meanwhile: it is theirs, not stuck
+            raise  # another process saved the run meanwhile (LeaseLost): theirs, not stuck
+        except StoreUnavailable:
+            raise  # nothing is wrong with the run: it goes on once the store is back
         except Exception as exc:
             with contextlib.suppress(Exception):  # the original error is what matters
                 current = self.store.get_run(run.id)
@@ -173,6 +199,7 @@ class Runner(Settling, Nesting):
                 run = replace(run, pending=())
                 if self._over_limit(run):
                     return self._save(self._needs_attention(run), new)
+            self._check_lease(run.id)
             reply = self.agent.model.complete(
                 messages, self.agent.tool_specs, on_text=self.agent.on_text
             )
@@ -340,6 +367,7 @@ class Runner(Settling, Nesting):
             else:
                 targets = judged_here[item.call_id]
             if item.effect in ("allow", "notify"):
+                self._check_lease(run.id)
                 item = self._run_allowed(run, item, targets)
                 ran = True
             run = self._replaced(run, index, item)

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..exceptions import AlreadyClaimed, ConflictError, IntegrityError, RequestExpired
 from ..gate import refusal_content
-from ..models import Request, ToolCall, Verdict, sha256_hex
+from ..models import Request, ToolCall, Verdict
 from ..rules import Rule
 from ..run_state import PendingCall, Run
 from ..store import Store
+from ..store.base import Claim
 from ..targets import (
     TargetChanged,
     Targets,
@@ -31,7 +33,9 @@ from ..targets import (
     target_change,
     unjudgeable,
 )
+from . import surely
 from .agent import Agent
+from .lease import LeaseKeeper
 from .nested import child_run_id
 
 
@@ -43,7 +47,9 @@ class Settling:
         agent: Agent
         worker: str
         lease_seconds: float
+        _keepers: dict[str, LeaseKeeper]
 
+        def _check_lease(self, run_id: str | None) -> None: ...
         def _dispatch(self, run: Run, judged_here: Mapping[str, Targets] | None = None) -> Run: ...
         def _grants_of(self, run_id: str | None) -> tuple[Rule, ...]: ...
         def _tally(
@@ -142,10 +148,9 @@ class Settling:
     def _claim_and_run(
         self, item: PendingCall, request: Request, run: Run | None = None
     ) -> PendingCall:
+        self._check_lease(request.run_id)  # the run still this worker's: nothing runs else
         try:
-            claim = self.store.claim(
-                request.id, worker=self.worker, lease_seconds=self.lease_seconds
-            )
+            claim = surely.claim(self.store, request.id, self.worker, self.lease_seconds)
         except RequestExpired:
             return replace(
                 item,
@@ -159,36 +164,44 @@ class Settling:
             return replace(
                 item, outcome="denied", content=f"Tool call {item.name} was not run: {exc}"
             )
+        keeper = self._keepers.get(request.run_id or "")
+        with keeper.holding(request.id, claim.token) if keeper else nullcontext():
+            return self._run_claimed(item, claim, run)
+
+    def _run_claimed(self, item: PendingCall, claim: Claim, run: Run | None) -> PendingCall:
+        """Run a claimed call and report it; the store's part of it rides out an outage
+        (`surely`), so a claim is never left behind by a call that ran or did not."""
+        request = claim.request
         # The stored (verified) payload runs, not what the model said: edits included. It
         # is judged again first: the approval covers the call as it was judged and shown.
-        call = claim.request.call
-        why, targets = self._changed_since_decision(claim.request)
+        call = request.call
+        why, targets = surely.through(
+            lambda: self._changed_since_decision(request),
+            f"judging {request.id} again",
+            self.worker,
+            self.lease_seconds,
+        )
         if why is not None:
             text = (
                 f"Tool call {item.name} was not run: it changed after it was approved "
                 f"({why}). Nothing was done; call it again if it is still needed, and "
                 "it will be judged and shown anew."
             )
-            self.store.finish(
-                request.id, claim.token, ok=False, result_digest=sha256_hex(text), result=text
-            )
+            self._report(claim, False, text)
             return replace(item, outcome="denied", content=text)
         if run is not None and self._is_delegate(call.name):
             # the request's part ends when the child starts; the child answers the call
             text = f"delegated to run {child_run_id(run.id, item.call_id)}"
-            self.store.finish(
-                request.id, claim.token, ok=True, result_digest=sha256_hex(text), result=text
-            )
+            self._report(claim, True, text)
             return self._delegate(run, item, call)
         done = self._execute(item, call, idempotency_key=request.id, targets=targets)
-        self.store.finish(
-            request.id,
-            claim.token,
-            ok=done.outcome == "ran",
-            result_digest=sha256_hex(done.content or ""),
-            result=done.content,
-        )
+        self._report(claim, done.outcome == "ran", done.content or "")
         return done
+
+    def _report(self, claim: Claim, ok: bool, text: str) -> None:
+        surely.report(
+            self.store, claim.request.id, claim.token, ok, text, self.worker, self.lease_seconds
+        )
 
     def _judged_now(self, call: ToolCall, grants: tuple[Rule, ...]) -> tuple[Verdict, Targets]:
         """The verdict on the call as the file system is now, and the targets it judged:

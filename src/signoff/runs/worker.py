@@ -6,10 +6,18 @@ resumed through the adapter (`signoff.runs.framework_runs`, imported only for su
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
-from ..exceptions import AlreadyClaimed, ConflictError
+from ..exceptions import (
+    AlreadyClaimed,
+    ConflictError,
+    LeaseLost,
+    NotFound,
+    StoreUnavailable,
+)
+from ..outage import Outage
 from ..run_state import Run
 from ..store import Store
 from .agent import load_agent, worker_name
@@ -69,6 +77,8 @@ def work(
     on_error: Callable[[Run, Exception], None] | None = None,
     also: Callable[[Store], int] | None = None,
     on_run: Callable[[Run, Run, int], None] | None = None,
+    report: Callable[[str], None] | None = None,
+    sleep: Callable[[float], Any] = time.sleep,
     **options: Any,
 ) -> int:
     """Resume every run that is ready, until stopped (or, with `once`, until none is).
@@ -78,33 +88,57 @@ def work(
     kind, done when no run is ready (the coding-agent sessions deferred until a decision:
     `signoff.adapters.defer`); it returns how many it resumed. `on_run(claimed, result,
     seq)` is told of each run it drove (`seq`: the audit log's position before it
-    started), to report what happened."""
+    started), to report what happened.
+
+    Two things never end the loop: a run that is no longer this worker's (its lease was
+    taken after it lapsed, a person settled its call: `LeaseLost`), said in one line to
+    `report` (default: the log); and a store outage (`StoreUnavailable`): the loop waits
+    with backoff (`signoff.outage`, waiting with `sleep`), says once that the store went
+    away and once that it is back, then takes the run the outage cut off again first (if
+    nobody took it meanwhile). With `once`, an outage is raised instead."""
     name = worker or worker_name()
+    say = report or log.warning
+    seconds = float(options.get("lease_seconds", 300.0))
+    outage = Outage(f"worker {name}", say)
+    cut_off: str | None = None  # the run an outage interrupted: taken again first
     resumed = 0
     while stop is None or not stop():
-        # Read the feed's position BEFORE looking for work: a decision that lands between
-        # the look and the wait is then an event after it and ends the wait at once
-        # (waiting from "now" lost it until the next event or the poll timeout).
-        seen = store.last_seq()
-        store.expire_stale()
-        store.sweep_leases()
-        run = store.claim_run(name, lease_seconds=options.get("lease_seconds", 300.0))
-        if run is None:
-            more = also(store) if also is not None else 0
-            if more:
-                resumed += more
+        try:
+            # Read the feed's position BEFORE looking for work: a decision that lands
+            # between the look and the wait is then an event after it and ends the wait
+            # at once (waiting from "now" lost it until the next event or the poll timeout).
+            seen = store.last_seq()
+            outage.recovered()
+            run, cut_off = _next_run(store, name, cut_off, seconds), None
+            if run is None:
+                more = also(store) if also is not None else 0
+                if more:
+                    resumed += more
+                    continue
+                if once:
+                    return resumed
+                store.wait_for_event(poll, after_seq=seen)
                 continue
+        except StoreUnavailable as exc:
             if once:
-                return resumed
-            store.wait_for_event(poll, after_seq=seen)
+                raise
+            sleep(outage.failed(exc))
             continue
         log.info("worker %s claimed run %s (status %s)", name, run.id, run.status)
         try:
             if _framework(run):
-                seconds = float(options.get("lease_seconds", 300.0))
                 result = _resume_framework(store, run, name, seconds)
             else:
                 result = runner_for(store, run, worker=name, **options).continue_claimed(run)
+        except StoreUnavailable as exc:
+            if once:
+                raise
+            cut_off = run.id
+            sleep(outage.failed(exc))
+            continue
+        except LeaseLost as exc:
+            say(f"worker {name}: stopped driving {run.id}: {exc}; going on with other runs")
+            continue
         except Exception as exc:
             if on_error is None:
                 if _refused(exc):  # on the record; the lease keeps it until it lapses
@@ -117,6 +151,26 @@ def work(
         if on_run is not None:
             on_run(run, result, seen)
     return resumed
+
+
+def _next_run(store: Store, name: str, cut_off: str | None, seconds: float) -> Run | None:
+    """The next run to drive, leased to this worker: the one an outage cut off if it is
+    still to be had, else the oldest ready one (None: none is). Stale requests expire and
+    lapsed claims go in doubt first."""
+    store.expire_stale()
+    store.sweep_leases()
+    run = _take_again(store, name, cut_off, seconds) if cut_off else None
+    return run or store.claim_run(name, lease_seconds=seconds)
+
+
+def _take_again(store: Store, name: str, run_id: str, seconds: float) -> Run | None:
+    """The run an outage cut off, leased to this worker again; None if it is another's
+    now (its lease lapsed during the outage and someone took it) or it has ended."""
+    try:
+        return store.claim_run(name, run_id=run_id, lease_seconds=seconds)
+    except (ConflictError, NotFound) as exc:
+        log.info("worker %s: not taking %s again: %s", name, run_id, exc)
+        return None
 
 
 def _refused(exc: Exception) -> bool:

@@ -477,11 +477,36 @@ def plan_decide(
     return Plan(replace(row, request=new, checked=True), [draft])
 
 
-def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: float) -> Plan:
+def plan_claim(
+    row: Row,
+    *,
+    keys: Keys,
+    worker: str,
+    lease_seconds: float,
+    now: float,
+    token: str | None = None,
+) -> Plan:
+    """Claim an approved call. With the caller's `token` (else a new one), a claim already
+    made with that very token is the same claim, its lease renewed (no second event): a
+    claim whose answer an outage lost is tried again and found, never left to go in doubt
+    for a call that never ran."""
     req = row.request
     events: list[Draft] = []
+    if token is not None and (not isinstance(token, str) or len(token) < 16):
+        raise InvalidInput(f"claim {req.id}: a caller's claim token needs 16 characters or more")
     if row.state == "claimed" and row.lease_expires_at is not None and now >= row.lease_expires_at:
         row = _in_doubt(row, now, events)
+    if (
+        token is not None
+        and row.state == "claimed"
+        and row.token_hash is not None
+        and compare_digest(token_hash(token), row.token_hash)
+    ):
+        if not row.checked:
+            verify_integrity(req, keys)
+            verify_decision(req, keys)
+        again = replace(row, lease_expires_at=now + float(lease_seconds), checked=True)
+        return Plan(again, [], token=token)
     if row.state == "in_doubt" and not row.idempotent:
         raise AlreadyClaimed(
             f"request {req.id} is in doubt: {row.worker} claimed it and its lease lapsed at "
@@ -513,9 +538,10 @@ def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: 
     if not row.checked:
         verify_integrity(req, keys)
         verify_decision(req, keys)
-    import secrets
+    if token is None:
+        import secrets
 
-    token = secrets.token_urlsafe(24)
+        token = secrets.token_urlsafe(24)
     lease = now + float(lease_seconds)
     data = {
         "worker": worker,
@@ -533,6 +559,23 @@ def plan_claim(row: Row, *, keys: Keys, worker: str, lease_seconds: float, now: 
     )
     events.append(Draft(REQUEST_CLAIMED, req.id, req.run_id, worker, data))
     return Plan(new, events, token=token)
+
+
+def plan_renew(row: Row, token: str, *, lease_seconds: float, now: float) -> Plan:
+    """Extend a live claim (the call is still running): only with the claim's token, and
+    only before its lease lapsed; a lapsed claim is in doubt, sweep or not. Not an event:
+    the claim and the report (or the doubt) are, and the doubt names the lease it saw."""
+    req = row.request
+    if row.state != "claimed":
+        raise ConflictError(f"request {req.id} is {row.state}; its claim cannot be renewed")
+    if row.token_hash is None or not compare_digest(token_hash(token), row.token_hash):
+        raise ConflictError(f"request {req.id} is claimed by {row.worker} with another token")
+    if row.lease_expires_at is not None and now >= row.lease_expires_at:
+        raise ConflictError(
+            f"request {req.id}: the claim's lease lapsed at {when(row.lease_expires_at)}; "
+            "the call is in doubt"
+        )
+    return Plan(replace(row, lease_expires_at=now + float(lease_seconds)), [])
 
 
 def _in_doubt(row: Row, now: float, events: list[Draft]) -> Row:

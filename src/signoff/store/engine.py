@@ -376,26 +376,61 @@ class Engine(KeyedLog, RunsAPI):
         worker: str,
         lease_seconds: float = base.DEFAULT_LEASE_SECONDS,
         now: float | None = None,
+        token: str | None = None,
     ) -> Claim:
+        """Claim an approved call to run it. `token`: the caller's own (16 characters or
+        more), so that a claim tried again after a lost answer is found as made."""
         ts = base.clock(now)
         plan = self._transition(
             request_id,
             ts,
             lambda row: base.plan_claim(
-                row, keys=self._keys, worker=worker, lease_seconds=lease_seconds, now=ts
+                row,
+                keys=self._keys,
+                worker=worker,
+                lease_seconds=lease_seconds,
+                now=ts,
+                token=token,
             ),
         )
         assert plan.row is not None and plan.token is not None
         assert plan.row.lease_expires_at is not None
         if log.isEnabledFor(INFO):  # the claim is on the hot path: format only if shown
+            again = not plan.events
             log.info(
                 "request %s claimed by %s (lease until %s)%s",
                 request_id,
                 worker,
                 when(plan.row.lease_expires_at),
-                ", a reclaim of a call in doubt" if plan.events[-1].data.get("reclaim") else "",
+                ", found made with its token after a lost answer"
+                if again
+                else ", a reclaim of a call in doubt"
+                if plan.events[-1].data.get("reclaim")
+                else "",
             )
         return Claim(plan.token, plan.row.lease_expires_at, plan.row.request, worker)
+
+    def renew_claim(
+        self,
+        request_id: str,
+        token: str,
+        *,
+        lease_seconds: float = base.DEFAULT_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> bool:
+        """Extend the lease of a claim whose call is still running (True); False when the
+        claim is no longer this token's or its lease lapsed (the call is in doubt)."""
+        ts = base.clock(now)
+        try:
+            self._transition(
+                request_id,
+                ts,
+                lambda row: base.plan_renew(row, token, lease_seconds=lease_seconds, now=ts),
+            )
+        except ConflictError as exc:
+            log.info("%s", exc)
+            return False
+        return True
 
     def finish(
         self,

@@ -252,12 +252,17 @@ class MemoryTx:
         return out[:limit]
 
     def _waiting(self, run_id: str, now: float) -> bool:
-        return any(
-            r[1 + _RUN] == run_id
-            and r[1 + _STATE] == "pending"
-            and (r[1 + _EXPIRES] is None or r[1 + _EXPIRES] > now)
-            for r in self.db.requests.values()
-        )
+        """A request of the run still waits for a person, or its call is running under a
+        live claim (see sql.READY)."""
+        for r in self.db.requests.values():
+            if r[1 + _RUN] != run_id:
+                continue
+            state, expires, lease = r[1 + _STATE], r[1 + _EXPIRES], r[1 + _LEASE]
+            if state == "pending" and (expires is None or expires > now):
+                return True
+            if state == "claimed" and lease is not None and lease > now:
+                return True
+        return False
 
     def run_ready(self, now: float) -> Sequence[Any] | None:
         def ready(r: list[Any]) -> bool:

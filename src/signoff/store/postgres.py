@@ -22,10 +22,10 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
-from ..exceptions import ConfigurationError
+from ..exceptions import ConfigurationError, StoreUnavailable
 from ..keys import Keys
 from ..waits import LOCK_WAIT_ENV, LockTimeout, lock_wait
 from . import migrations
@@ -109,11 +109,13 @@ class PostgresStore(Engine):
         self._psycopg = psycopg
         self._duplicate = (psycopg.errors.UniqueViolation,)
         self._listener: Any = None
+        self._listener_stale = False  # set when the pool met an outage (see _listening)
         self._rows = RowCache(ROW_CACHE_SIZE)  # see Engine._transition
         self._cursors: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._cursors_lock = threading.Lock()
         self._listen_lock = threading.Lock()
         self._wait = lock_wait()
+        self._check_lock = threading.Lock()
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
@@ -156,8 +158,10 @@ class PostgresStore(Engine):
     @contextmanager
     def _connection(self) -> Iterator[Any]:
         """A pooled connection; a server that went away is one clear error after a few
-        seconds (fail closed: nothing was written, nothing runs), not a 30 s wait and a
-        traceback."""
+        seconds (StoreUnavailable; fail closed: nothing runs on it), not a 30 s wait and a
+        traceback. The pool reconnects on its own once the server is back; the idle
+        connections a restart broke are checked and replaced at the first such error, so
+        they do not fail one call each afterwards."""
         from psycopg_pool import PoolTimeout
 
         asked = time.monotonic()
@@ -174,12 +178,12 @@ class PostgresStore(Engine):
                 yield conn
         except PoolTimeout as exc:
             log.info("no pooled connection to %s within %g s", self._where, CONNECTION_WAIT_S)
-            raise ConfigurationError(
+            raise StoreUnavailable(
                 f"PostgreSQL store {self._where}: no connection within "
                 f"{CONNECTION_WAIT_S:g} s (is the server down?): "
                 f"{' '.join(str(exc).split())}"
             ) from None
-        except self._psycopg.OperationalError as exc:
+        except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as exc:
             state = getattr(exc, "sqlstate", None) or ""
             if state == LOCK_NOT_AVAILABLE:
                 raise LockTimeout(
@@ -198,7 +202,9 @@ class PostgresStore(Engine):
                 ) from None
             if state and not state.startswith(("08", "57P")):
                 raise  # serialization, deadlock, a cancelled query: not the server gone
-            raise ConfigurationError(
+            self._check_pool()
+            self._listener_stale = True  # the same outage broke it: LISTEN anew
+            raise StoreUnavailable(
                 f"PostgreSQL store {self._where}: {' '.join(str(exc).split())}"
             ) from None
 
@@ -217,6 +223,15 @@ class PostgresStore(Engine):
             f"; the oldest open transaction is server process {pid} ({name or 'unnamed'}, "
             f"from {client}, {state} for {float(seconds):.0f} s)"
         )
+
+    def _check_pool(self) -> None:
+        """Drop the pool's idle connections that no longer work (a restart broke them all
+        at once); the pool opens new ones, with its own backoff while the server is down."""
+        with self._check_lock:
+            try:
+                self._pool.check()
+            except Exception as exc:  # a closed pool: the caller's error says enough
+                log.debug("checking the pool of %s: %s", self._where, exc)
 
     def _wait_for_pool(self, psycopg: Any, url: str) -> None:
         """Ready in a second, the usual case; otherwise one direct attempt names what is
@@ -316,7 +331,10 @@ class PostgresStore(Engine):
                 with conn.transaction():
                     yield SQLTx(conn, "postgres")
             finally:
-                conn.isolation_level = None
+                try:
+                    conn.isolation_level = None
+                except self._psycopg.Error:  # cut off mid-query (Ctrl-C, the server gone):
+                    conn.close()  # the pool discards it; never reused at this level
 
     def migrate(self) -> list[int]:
         applied_now: list[int] = []
@@ -346,27 +364,64 @@ class PostgresStore(Engine):
         return applied_now
 
     def wait_for_event(self, timeout: float, after_seq: int | None = None) -> bool:
-        """Block until an event after `after_seq` (default: now) is committed, or timeout."""
-        with self._listen_lock:
-            if self._listener is None:
-                self._listener = self._psycopg.connect(
-                    self.url, autocommit=True, connect_timeout=int(CONNECTION_WAIT_S)
-                )
-                self._listener.execute("LISTEN signoff_events")
+        """Block until an event after `after_seq` (default: now) is committed, or timeout.
+
+        The LISTEN connection is this store's own. When the server goes away it is closed
+        and StoreUnavailable raised; the next call connects and LISTENs again (what was
+        notified meanwhile is not lost: the wait compares sequence numbers)."""
+        with self._listen_lock, self._listener_errors():
+            listener = self._listening()  # before the reads: a later event NOTIFYs it
             start = self.last_seq() if after_seq is None else after_seq
             deadline = time.monotonic() + timeout
             while self.last_seq() <= start:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                for _ in self._listener.notifies(timeout=left, stop_after=1):
+                for _ in listener.notifies(timeout=left, stop_after=1):
                     break
             return True
 
-    def close(self, *, process_ends: bool = False) -> None:
-        self._anchor()
-        with self._listen_lock:
-            if self._listener is not None:
+    @contextmanager
+    def _listener_errors(self) -> Iterator[None]:
+        """The LISTEN connection failing: dropped (the next wait makes it anew), and one
+        StoreUnavailable (listen lock held)."""
+        try:
+            yield
+        except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as exc:
+            self._drop_listener()
+            raise StoreUnavailable(
+                f"PostgreSQL store {self._where}: listening for events: "
+                f"{' '.join(str(exc).split())}"
+            ) from None
+
+    def _listening(self) -> Any:
+        """The LISTEN connection, made (and LISTENing) if there is none, or if the pool
+        met an outage since it was made (listen lock held)."""
+        if self._listener_stale:
+            self._listener_stale = False
+            self._drop_listener()
+        if self._listener is None:
+            conn = self._psycopg.connect(
+                self.url, autocommit=True, connect_timeout=int(CONNECTION_WAIT_S)
+            )
+            try:
+                conn.execute("LISTEN signoff_events")
+            except BaseException:
+                conn.close()
+                raise
+            self._listener = conn
+        return self._listener
+
+    def _drop_listener(self) -> None:
+        if self._listener is not None:
+            with suppress(Exception):
                 self._listener.close()
-                self._listener = None
-        self._pool.close()
+            self._listener = None
+
+    def close(self, *, process_ends: bool = False) -> None:
+        try:
+            self._anchor()
+        finally:
+            with self._listen_lock:
+                self._drop_listener()
+            self._pool.close()

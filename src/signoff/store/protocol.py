@@ -60,6 +60,7 @@ class Store(Protocol):
         worker: str,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         now: float | None = None,
+        token: str | None = None,
     ) -> Claim: ...
     def finish(
         self,
@@ -71,6 +72,14 @@ class Store(Protocol):
         result: Any = None,
         now: float | None = None,
     ) -> Request: ...
+    def renew_claim(
+        self,
+        request_id: str,
+        token: str,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> bool: ...
     def expire_stale(self, now: float | None = None) -> list[str]: ...
     def sweep_leases(self, now: float | None = None) -> list[str]: ...
     def resolve_in_doubt(
@@ -145,6 +154,14 @@ class Store(Protocol):
         lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
         now: float | None = None,
     ) -> Run | None: ...
+    def renew_run(
+        self,
+        run_id: str,
+        worker: str,
+        *,
+        lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> bool: ...
     def release_run(self, run_id: str, worker: str) -> None: ...
 
 

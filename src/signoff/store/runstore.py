@@ -27,6 +27,7 @@ from ..exceptions import (
     ConflictError,
     IntegrityError,
     InvalidInput,
+    LeaseLost,
     NotFound,
     SchemaVersionError,
 )
@@ -196,19 +197,20 @@ def plan_save_run(
     old = row.run
     _check_status(run, "save_run")
     holder = row.live_owner(now)
+    # LeaseLost (a ConflictError): the run moved on without this saver, which stops there
     if old.version != expected_version:
         held = f"; leased to {_lease_text(row)}" if holder else ""
-        raise ConflictError(
+        raise LeaseLost(
             f"run {old.id} was saved by someone else: it is at version {old.version}, not "
             f"{expected_version}{held}; reload it and start again"
         )
     if worker is not None and holder is not None and holder != worker:
-        raise ConflictError(
+        raise LeaseLost(
             f"run {old.id} is leased to {_lease_text(row)}, not {worker}; "
             "this worker must not save it"
         )
     if old.status in FINAL:
-        raise ConflictError(f"run {old.id} is {old.status}; a finished run cannot change")
+        raise LeaseLost(f"run {old.id} is {old.status}; a finished run cannot change")
     if (run.parent_id, run.parent_call_id) != (old.parent_id, old.parent_call_id):
         raise InvalidInput(
             f"save_run: run {old.id} was started by {old.parent_id or 'no run'}; "
@@ -482,6 +484,27 @@ class RunsAPI:
         self._maybe_anchor()
         log.debug("run %s leased to %s until %s", row.run.id, worker, when(new.lease_expires_at))
         return row.run
+
+    def renew_run(
+        self,
+        run_id: str,
+        worker: str,
+        *,
+        lease_seconds: float = DEFAULT_RUN_LEASE_SECONDS,
+        now: float | None = None,
+    ) -> bool:
+        """Extend `worker`'s lease on a run it is driving (True). False when another worker
+        holds the run, nobody does (a save or a person let it go), or it has ended: the
+        run is no longer this worker's to drive. A lease that lapsed while nobody took the
+        run is still `worker`'s, as `claim_run` would give it back. Not an event."""
+        ts = base.clock(now)
+        with self._write() as tx:
+            cols = tx.run_get(run_id, True)
+            if cols is None or cols[8] != worker or cols[1] in FINAL:
+                return False
+            seconds = float(lease_seconds)
+            tx.run_lease(run_id, worker, ts + seconds, seconds)
+        return True
 
     def release_run(self, run_id: str, worker: str) -> None:
         """Let the lease go if `worker` holds it; otherwise do nothing."""

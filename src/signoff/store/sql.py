@@ -47,15 +47,18 @@ RUN_COLS = (
 )
 
 # A run is ready when its lease is free or lapsed and it is paused with no request still
-# waiting for a decision (one past its expiry no longer counts), or it is running and its
-# lease lapsed (the driver crashed); and no child run of it is unfinished (the deepest
-# ready run goes first: a parent goes on once its child has answered). Oldest update first.
+# waiting for a decision (one past its expiry no longer counts) nor a call running under a
+# live claim (workers would take and let go of it in a loop until the claim ends: its
+# report, or its lease lapsing into doubt), or it is running and its lease lapsed (the
+# driver crashed); and no child run of it is unfinished (the deepest ready run goes first:
+# a parent goes on once its child has answered). Oldest update first.
 READY = (
     f"SELECT {RUN_COLS} FROM signoff_runs r "
     "WHERE (r.lease_owner IS NULL OR r.lease_expires_at <= :now) "
     "AND ((r.status = 'paused' AND NOT EXISTS (SELECT 1 FROM signoff_requests q "
-    "WHERE q.run_id = r.id AND q.state = 'pending' "
-    "AND (q.expires_at IS NULL OR q.expires_at > :now))) "
+    "WHERE q.run_id = r.id AND ((q.state = 'pending' "
+    "AND (q.expires_at IS NULL OR q.expires_at > :now)) "
+    "OR (q.state = 'claimed' AND q.lease_expires_at > :now)))) "
     "OR (r.status = 'running' AND r.lease_expires_at <= :now)) "
     "AND NOT EXISTS (SELECT 1 FROM signoff_runs c WHERE c.parent_id = r.id "
     "AND c.status NOT IN ('finished', 'failed')) "

@@ -26,10 +26,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..accounts import Accounts
+from ..exceptions import StoreUnavailable
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
 from . import api, audit_view, events, hooks, openapi, pages, stats_view
-from .core import HERE, Context
+from .core import HERE, Context, unavailable
 from .limits import DEFAULT_MAX_BODY, BodyLimit
 from .worker import EmbeddedWorker
 
@@ -147,7 +148,9 @@ def create_app(
         *hooks.ROUTES,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={StoreUnavailable: unavailable}
+    )
     app.state.ctx = ctx
     app.add_middleware(BodyLimit, max_bytes=max_body)
     app.add_middleware(SecurityHeaders)  # outermost: the 413 carries the headers too

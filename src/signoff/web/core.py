@@ -26,6 +26,7 @@ from ..exceptions import (
     NotFound,
     RequestExpired,
     SignoffError,
+    StoreUnavailable,
 )
 from ..i18n import Lang
 from ..run_state import parent_runs
@@ -174,6 +175,7 @@ def translator(lang: Lang) -> Any:
 # ------------------------------------------------------------------ errors
 
 STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (StoreUnavailable, 503),  # a database restarting: the client tries again
     (NotFound, 404),
     (NotAuthorized, 403),
     (RequestExpired, 410),
@@ -224,7 +226,18 @@ def error_code(exc: Exception) -> str:
         409: "conflict",
         422: "invalid",
         400: "bad_request",
+        503: "unavailable",
     }.get(status_of(exc), "error")
+
+
+async def unavailable(request: HTTPRequest, exc: Exception) -> StarletteJSONResponse:
+    """A store outage met outside a handler's own error handling (signing in, health):
+    503 with one line and Retry-After, not a 500 with a traceback in the server's log."""
+    return StarletteJSONResponse(
+        {"error": "unavailable", "message": escape_untrusted(str(exc))},
+        status_code=503,
+        headers={"retry-after": "2"},
+    )
 
 
 def env_flag(name: str) -> bool:

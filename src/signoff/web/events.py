@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,6 +25,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ..channels.render import safe_json
+from ..exceptions import StoreUnavailable
+from ..outage import Outage
 from ..store import Store
 from .auth import SESSION_KEY, principal
 from .core import ctx_of, error
@@ -33,6 +36,7 @@ MAX_WAIT = 300.0
 RECHECK = 1.0  # seconds between checks that the stream's account still may read
 KEEP_ALIVE = 15.0
 PUBLIC_KINDS = ("request.", "run.", "grant.", "review", "notify.")
+_log = logging.getLogger(__name__)
 
 
 class Broadcaster:
@@ -55,13 +59,22 @@ class Broadcaster:
             self._thread.join(timeout=5)
 
     def _loop(self) -> None:
-        last = self.store.last_seq()
+        outage = Outage("signoff serve: live updates", _log.warning)
+        last: int | None = None
         while not self._stop.is_set():
             try:
-                if not self.store.wait_for_event(0.5, after_seq=last):
+                if last is None:
+                    last = self.store.last_seq()
+                woke = self.store.wait_for_event(0.5, after_seq=last)
+                outage.recovered()
+                if not woke:
                     continue
                 last = self.store.last_seq()
-            except Exception:  # a store hiccup: try again shortly
+            except StoreUnavailable as exc:  # said once; the wait LISTENs again after it
+                self._stop.wait(outage.failed(exc))  # streams read the feed each second
+                continue
+            except Exception as exc:  # anything else: try again shortly
+                _log.debug("live updates: %s: %s", type(exc).__name__, exc)
                 self._stop.wait(0.5)
                 continue
             self.wake()

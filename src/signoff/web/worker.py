@@ -21,7 +21,7 @@ from ..runs.worker import work
 from ..store import Store, open_store
 from ..store.memory import MemoryStore
 
-RETRY_AFTER_ERROR = 2.0  # seconds: an error (a store outage, an agent that will not import)
+RETRY_AFTER_ERROR = 2.0  # seconds: an error other than a store outage (work rides those out)
 
 
 def _to_stderr(line: str) -> None:
@@ -82,18 +82,29 @@ class EmbeddedWorker:
 
     def _loop(self) -> None:
         store = self.shared or open_store(self.url)
+        said = ""  # the last error reported: the same one again is not repeated
         try:
             while not self._stop.is_set():
                 try:
+                    # a store outage is ridden out inside: one line when it starts, one
+                    # when it ends (see signoff.outage)
                     self.resumed += work(
                         store,
                         worker=self.name,
                         poll=self.poll,
                         stop=self._stop.is_set,
                         on_error=self._failed,
+                        report=lambda line: self.report(f"signoff serve: {line}"),
+                        sleep=self._stop.wait,
                     )
-                except Exception as exc:  # the store failed: the server stays up, says so
-                    self.report(f"signoff serve: the worker stopped on {type(exc).__name__}: {exc}")
+                except Exception as exc:  # anything else: the server stays up, says so once
+                    why = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+                    if why != said:
+                        self.report(
+                            f"signoff serve: the worker stopped on {why}; trying again every "
+                            f"{RETRY_AFTER_ERROR:g} s (said once)"
+                        )
+                        said = why
                     self._stop.wait(RETRY_AFTER_ERROR)
         finally:
             # the runs it could not rebuild are let go at once, for a process that can
