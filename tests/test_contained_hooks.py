@@ -7,9 +7,11 @@ told to run a command differently (Codex, Gemini, Cursor) still ask."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,3 +128,55 @@ def test_clients_that_cannot_be_told_to_contain_still_ask(
 
 def test_cursor_cannot_be_told_to_contain_either() -> None:
     assert cursor.CLIENT.contained_input is None
+
+
+@needs_sandbox
+def test_a_contained_change_set_is_on_the_record_and_reverts_exactly(ws: Path) -> None:
+    (ws / "keep.txt").write_text("mine\n")
+    (ws / "gone.txt").write_text("old\n")
+    script = ws / "tidy.py"
+    script.write_text(
+        "import os, pathlib, socket\n"
+        "pathlib.Path('keep.txt').write_text('changed\\n')\n"
+        "os.remove('gone.txt')\n"
+        "pathlib.Path('new.txt').write_text('new\\n')\n"
+        "try:\n"
+        "    socket.create_connection(('1.1.1.1', 53), timeout=2)\n"
+        "except OSError as exc:\n"
+        "    raise SystemExit(f'network: {exc}')\n"
+    )
+    doc = event(ws, "Bash", {"command": "python3 tidy.py"}, tool_use_id="toolu_tidy")
+    out, _, _ = hook(ws, doc)
+    done = subprocess.run(
+        ["bash", "-c", updated_command(out)], cwd=ws, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stderr  # the connection failed inside: its exit code
+    assert "a person can run it uncontained" in done.stderr or "blocked" in done.stderr
+    assert (ws / "keep.txt").read_text() == "changed\n" and not (ws / "gone.txt").exists()
+    post = {**doc, "hook_event_name": "PostToolUse", "tool_response": {"stdout": done.stdout}}
+    hook(ws, post)
+    reviewed = json.loads(signoff_cli(ws, "review", "--json"))
+    (item,) = [i for i in reviewed if i.get("contained")]
+    actions = {c["path"]: c["action"] for c in item["changes"]}
+    assert actions == {"keep.txt": "modified", "gone.txt": "deleted", "new.txt": "created"}
+    signoff_cli(ws, "revert", item["id"])
+    assert (ws / "keep.txt").read_text() == "mine\n"
+    assert (ws / "gone.txt").read_text() == "old\n"
+    assert not (ws / "new.txt").exists()
+    audit = json.loads(signoff_cli(ws, "audit", "--json"))
+    (blocked,) = [e for e in audit if e["kind"] == "sandbox.blocked"]
+    assert {b["kind"] for b in blocked["data"]["blocked"]} == {"network"}
+    leftovers = list((ws / ".signoff" / "hooks").rglob("*.sandbox*"))
+    assert leftovers == []  # the report and the backup went with the record
+
+
+def signoff_cli(ws: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "signoff", *args, "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         "mail.acked",
         "writer.ended",
         "keys.reanchored",
+        "sandbox.blocked",
     ]
 
 VERDICT: Final = "verdict"  # a call was judged (in process, or before a request)
@@ -83,6 +84,8 @@ MAIL_SENT: Final = "mail.sent"
 MAIL_ACKED: Final = "mail.acked"
 WRITER_ENDED: Final = "writer.ended"  # a writer of outcomes after the calls stopped
 KEYS_REANCHORED: Final = "keys.reanchored"  # a person accepted a break on purpose (keys reanchor)
+# a contained command tried to leave (network, a write outside, a secret): it failed inside
+SANDBOX_BLOCKED: Final = "sandbox.blocked"
 
 EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     VERDICT,
@@ -119,6 +122,7 @@ EVENT_KINDS: Final[tuple[EventKind, ...]] = (
     MAIL_ACKED,
     WRITER_ENDED,
     KEYS_REANCHORED,
+    SANDBOX_BLOCKED,
 )
 _LITERALS: dict[str, tuple[str, ...]] = {"EventKind": EVENT_KINDS}
 

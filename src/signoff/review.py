@@ -80,6 +80,11 @@ def revert(
     event = find_review(store, seq)
     if any(item.reverted for item in review_items(store) if item.event.seq == seq):
         raise InvalidInput(f"review item rev_{seq} was already reverted")
+    if event.data.get("not_kept"):  # a contained change set too big to keep
+        raise InvalidInput(
+            f"review item rev_{seq} cannot be reverted: {event.data['not_kept']}, so signoff "
+            "did not keep them"
+        )
     snapshot = Snapshot.from_json(event.data.get("snapshot") or {})
     root = workspace if workspace is not None else snapshot.root
     message = Workspace(root).revert(snapshot)

@@ -252,15 +252,22 @@ def answer_input(call: ToolCall, result: Any) -> Mapping[str, Any] | None:
     return {**call.arguments, "answers": answers}
 
 
-def contained_input(call: ToolCall, workspace: str, cwd: str) -> dict[str, Any]:
+def contained_input(call: ToolCall, workspace: str, cwd: str, keep: str) -> dict[str, Any]:
     """Bash's input that runs the judged command inside `signoff sandbox`, as the very
-    signoff that judged it (docs/containment.md): `bash -c COMMAND`, contained."""
+    signoff that judged it (docs/containment.md): `bash -c COMMAND`, contained; its change
+    set reported to `keep`.json and what it replaced kept in `keep`.backup, for review."""
     import shlex
 
     from ..sandbox import command_line
 
     command = call.arguments["command"]
-    argv = command_line(["bash", "-c", command], workspace=workspace, cwd=cwd)
+    argv = command_line(
+        ["bash", "-c", command],
+        workspace=workspace,
+        cwd=cwd,
+        report=keep + ".json",
+        backup=keep + ".backup",
+    )
     return {**call.arguments, "command": shlex.join(argv)}
 
 

@@ -43,7 +43,14 @@ from fnmatch import fnmatchcase
 
 from ..exceptions import ConfigurationError, ConflictError, InvalidInput, NotFound
 from ..hints import cast, literal_type
-from ..kinds import REVIEW, SESSION_DECIDED, SESSION_OUTCOME, SESSION_UNMATCHED, VERDICT
+from ..kinds import (
+    REVIEW,
+    SANDBOX_BLOCKED,
+    SESSION_DECIDED,
+    SESSION_OUTCOME,
+    SESSION_UNMATCHED,
+    VERDICT,
+)
 from ..models import Request, ToolCall, Verdict, canonical_json, sha256_hex
 from ..plainpath import joined
 from ..records import field, record, replace
@@ -249,9 +256,10 @@ class Client:
     answer_input: Callable[[ToolCall, Any], Mapping[str, Any] | None]
     modes: Mapping[str, Mode] = field(default_factory=dict)  # client mode -> signoff mode
     # How the client runs a call contained (its new input: Claude Code's Bash runs
-    # `signoff sandbox -- bash -c CMD`), given (call, workspace, cwd); None: it cannot be
-    # told to, so what only asks for its unknown effects still asks for this client.
-    contained_input: Callable[[ToolCall, str, str], Mapping[str, Any]] | None = None
+    # `signoff sandbox -- bash -c CMD`), given (call, workspace, cwd, where its change set
+    # is kept); None: it cannot be told to, so what only asks for its unknown effects still
+    # asks for this client.
+    contained_input: Callable[[ToolCall, str, str, str], Mapping[str, Any]] | None = None
 
 
 # ----------------------------------------------------------------------- the core
@@ -477,7 +485,9 @@ class Adapter:
         make = self.client.contained_input
         assert make is not None  # the policy contains only for a client that can
         cwd = hc.cwd if os.path.isabs(hc.cwd) else self.workspace
-        updated = dict(make(call, self.workspace, cwd))
+        keep = self._stash_path(hc.key()).removesuffix(".json") + ".sandbox"
+        os.makedirs(os.path.dirname(keep), exist_ok=True, mode=0o700)
+        updated = dict(make(call, self.workspace, cwd, keep))
         self._judged(hc, verdict.effect, call.with_arguments(updated))
         return Answer(
             "allow",
@@ -586,6 +596,8 @@ class Adapter:
         snapshot = state.get("snapshot")
         if ok and isinstance(snapshot, Mapping):
             self._record_review(hc, call, snapshot)
+        if kept:
+            self._record_contained(hc, call)
         self._record(
             hc,
             SESSION_OUTCOME,
@@ -813,6 +825,36 @@ class Adapter:
             self._stash(hc.key(), {"snapshot": snapshot, "runs": call.digest()})
         return bool(entries)
 
+    def _record_contained(self, hc: HookCall, call: ToolCall) -> None:
+        """A contained run's change set, on the record for review (and revert), and what
+        the sandbox stopped it doing; then its report and backup are removed."""
+        import shutil
+
+        from ..sandbox.review import change_set, read_report
+
+        keep = self._stash_path(hc.key()).removesuffix(".json") + ".sandbox"
+        report = read_report(keep + ".json")
+        if report is None:
+            return
+        try:
+            found = change_set(report, keep + ".backup", self.workspace, call.name)
+            landed = [c for c in found.changes if c["action"] in ("created", "modified", "deleted")]
+            if found.snapshot is not None and landed:
+                doc = {"call": call.to_json(), "snapshot": found.snapshot.to_json()}
+                self._record(hc, REVIEW, {**doc, "contained": True, "changes": list(found.changes)})
+            elif landed:
+                data = {"call": call.to_json(), "changes": list(found.changes)}
+                self._record(
+                    hc, REVIEW, {**data, "contained": True, "not_kept": found.why_not_kept}
+                )
+            if found.blocked:
+                data = {"call": call.to_json(), "blocked": list(found.blocked)}
+                self._record(hc, SANDBOX_BLOCKED, {**data, "exit_code": found.exit_code})
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(keep + ".json")
+            shutil.rmtree(keep + ".backup", ignore_errors=True)
+
     def _record_review(self, hc: HookCall, call: ToolCall, doc: Mapping[str, Any]) -> None:
         from ..workspace.snapshots import Snapshot, path_state
 
@@ -833,11 +875,17 @@ def _guarding_signoff(settings: Settings) -> Settings:
 def _sweep(folder: str, before: float) -> None:
     with os.scandir(folder) as entries:
         for entry in entries:
-            if not entry.name.endswith(".json"):
+            backup = entry.name.endswith(".sandbox.backup")  # of a run no event took
+            if not entry.name.endswith(".json") and not backup:
                 continue
             try:
-                if entry.stat().st_mtime < before:
-                    os.unlink(entry.path)
+                if entry.stat(follow_symlinks=False).st_mtime < before:
+                    if backup:
+                        import shutil
+
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(entry.path)
             except OSError:
                 continue  # taken by another hook meanwhile
 

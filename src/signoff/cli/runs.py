@@ -370,6 +370,11 @@ def cmd_review(args: argparse.Namespace) -> int:
                     "run_id": i.event.run_id,
                     "call": i.event.data.get("call"),
                     "reverted": i.reverted,
+                    **(
+                        {"contained": True, "changes": i.event.data.get("changes", [])}
+                        if i.event.data.get("contained")
+                        else {}
+                    ),
                     "at": i.event.ts,
                 }
                 for i in items

@@ -49,6 +49,12 @@ def _sandbox_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="write the outcome (exit code, changes, what was blocked) as JSON to FILE",
     )
     parser.add_argument(
+        "--backup",
+        metavar="DIR",
+        default=None,
+        help="keep what the changes replace or delete in DIR (for a review that can revert)",
+    )
+    parser.add_argument(
         "argv",
         nargs=argparse.REMAINDER,
         metavar="-- COMMAND [ARGS...]",
@@ -79,7 +85,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         sys.stderr.write("signoff sandbox: no command: signoff sandbox -- COMMAND [ARGS...]\n")
         return 2
     try:
-        outcome = run(argv, workspace=args.workspace, home=args.home, cwd=args.cwd)
+        outcome = run(
+            argv, workspace=args.workspace, home=args.home, cwd=args.cwd, backup=args.backup
+        )
     except SignoffError as exc:
         sys.stderr.write(
             f"signoff sandbox: {escape_untrusted(str(exc))}; the command did not run\n"

@@ -43,6 +43,8 @@ def command_line(
     home: str | None = None,
     cwd: str | None = None,
     python: str | None = None,
+    report: str | None = None,
+    backup: str | None = None,
 ) -> list[str]:
     """The command line that runs `argv` contained in `workspace` (then lands what it
     changed and exits with its exit code): `signoff sandbox --workspace WS -- argv`, run
@@ -55,6 +57,10 @@ def command_line(
         words += ["--home", home]
     if cwd is not None:
         words += ["--cwd", cwd]
+    if report is not None:  # what landed, for the change set a person reviews
+        words += ["--report", report]
+    if backup is not None:  # what the changes replaced, for a revert
+        words += ["--backup", backup]
     return [*words, "--", *argv]
 
 
