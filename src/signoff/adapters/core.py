@@ -486,9 +486,11 @@ class Adapter:
         assert make is not None  # the policy contains only for a client that can
         cwd = hc.cwd if os.path.isabs(hc.cwd) else self.workspace
         keep = self._stash_path(hc.key()).removesuffix(".json") + ".sandbox"
-        os.makedirs(os.path.dirname(keep), exist_ok=True, mode=0o700)
         updated = dict(make(call, self.workspace, cwd, keep))
-        self._judged(hc, verdict.effect, call.with_arguments(updated))
+        note: dict[str, Any] = {"contained": call.to_json()}  # as judged, for its review
+        if self.sender is not None:  # what the client may report as run (see `post`)
+            note |= {"judged": verdict.effect, "runs": call.with_arguments(updated).digest()}
+        self._stash(hc.key(), note)
         return Answer(
             "allow",
             f"signoff: {verdict.effect}, contained ({verdict.reason})",
@@ -597,7 +599,7 @@ class Adapter:
         if ok and isinstance(snapshot, Mapping):
             self._record_review(hc, call, snapshot)
         if kept:
-            self._record_contained(hc, call)
+            self._record_contained(hc, call, state.get("contained"))
         self._record(
             hc,
             SESSION_OUTCOME,
@@ -825,7 +827,7 @@ class Adapter:
             self._stash(hc.key(), {"snapshot": snapshot, "runs": call.digest()})
         return bool(entries)
 
-    def _record_contained(self, hc: HookCall, call: ToolCall) -> None:
+    def _record_contained(self, hc: HookCall, call: ToolCall, judged: Any = None) -> None:
         """A contained run's change set, on the record for review (and revert), and what
         the sandbox stopped it doing; then its report and backup are removed."""
         import shutil
@@ -836,6 +838,8 @@ class Adapter:
         report = read_report(keep + ".json")
         if report is None:
             return
+        if isinstance(judged, Mapping):  # the call as judged, not as the sandbox wrapped it
+            call = ToolCall.from_json(judged)
         try:
             found = change_set(report, keep + ".backup", self.workspace, call.name)
             landed = [c for c in found.changes if c["action"] in ("created", "modified", "deleted")]
