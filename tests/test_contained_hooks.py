@@ -180,3 +180,33 @@ def signoff_cli(ws: Path, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+@needs_sandbox
+def test_a_read_the_policy_denies_stays_denied_inside(ws: Path) -> None:
+    (ws / ".signoff").mkdir()
+    (ws / ".signoff" / "settings.toml").write_text(
+        '[permissions]\ndeny = ["Read(config/prod/**)", "Read(*.pem)"]\n'
+    )
+    (ws / "config" / "prod").mkdir(parents=True)
+    (ws / "config" / "prod" / "db.yml").write_text("password: hunter2\n")
+    (ws / "deploy.pem").write_text("PRIVATE\n")
+    (ws / ".env").write_text("TOKEN=abc\n")
+    (ws / "peek.py").write_text(
+        "import pathlib\n"
+        "for name in ('config/prod/db.yml', 'deploy.pem', '.env', 'app.py'):\n"
+        "    try:\n"
+        "        print(name, repr(pathlib.Path(name).read_text()))\n"
+        "    except OSError as exc:\n"
+        "        print(name, type(exc).__name__)\n"
+    )
+    out, _, _ = hook(ws, event(ws, "Bash", {"command": "python3 peek.py"}))
+    assert decision(out) == "allow"
+    done = subprocess.run(
+        ["bash", "-c", updated_command(out)], cwd=ws, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    for secret in ("hunter2", "PRIVATE", "TOKEN=abc"):
+        assert secret not in done.stdout
+    assert "def main" in done.stdout  # the control: the project's own code is readable
+    assert (ws / "config" / "prod" / "db.yml").read_text() == "password: hunter2\n"

@@ -85,8 +85,16 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         sys.stderr.write("signoff sandbox: no command: signoff sandbox -- COMMAND [ARGS...]\n")
         return 2
     try:
+        from ..sandbox.denied import denied_paths
+
+        hide = denied_paths(args.workspace)  # a read the policy denies stays denied inside
         outcome = run(
-            argv, workspace=args.workspace, home=args.home, cwd=args.cwd, backup=args.backup
+            argv,
+            workspace=args.workspace,
+            home=args.home,
+            cwd=args.cwd,
+            backup=args.backup,
+            hide=hide,
         )
     except SignoffError as exc:
         sys.stderr.write(

@@ -239,8 +239,9 @@ def hidden_paths(layout: Layout) -> list[str]:
         if not os.path.lexists(path):
             continue
         real = os.path.realpath(path)
-        if not os.path.exists(real) or any(profile.inside(real, p) for p in PRIVATE_DIRS):
-            continue
+        private = any(profile.inside(real, p) for p in PRIVATE_DIRS)
+        if not os.path.exists(real) or (private and not profile.inside(real, layout.workspace)):
+            continue  # (a workspace kept in /tmp is bound back in: what it holds is not private)
         out.setdefault(real, None)
     # an outer path hides all below it: the inner mounts would be hidden with it
     kept = sorted(out)

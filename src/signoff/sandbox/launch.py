@@ -170,6 +170,7 @@ def prepare(
     limits: bwrap.Limits | None = None,
     tools: bwrap.Tools | None = None,
     user: tuple[int, int] | None = None,
+    hide: Sequence[str] = (),
 ) -> Plan:
     """The command line that runs `argv` contained, over a stage folder that exists."""
     if not argv:
@@ -185,7 +186,7 @@ def prepare(
         cwd=here if profile.inside(here, ws) else ws,
         stage=stage,
         hidden_roots=(os.path.dirname(stage), *profile.signoff_state(env, homes)),
-        secrets=(*bwrap.secret_paths(homes), *profile.listening_sockets()),
+        secrets=(*bwrap.secret_paths(homes), *profile.listening_sockets(), *hide),
         uid=uid,
         gid=gid,
         limits=limits or default_limits(),
@@ -240,6 +241,7 @@ def run(
     limits: bwrap.Limits | None = None,
     stage_root_dir: str | None = None,
     backup: str | None = None,
+    hide: Sequence[str] = (),
     user: tuple[int, int] | None = None,
     stdin: int | IO[Any] | None = None,
     stdout: int | IO[Any] | None = None,
@@ -251,6 +253,7 @@ def run(
     which reads in it the signs of an attempt the sandbox stopped.
 
     `backup`: a folder where what the changes replace or delete is kept (for a revert).
+    `hide`: more paths to hide, as the credentials are (what the policy denies reading).
     `user`: run as this uid and gid (the caller must be root; the workspace and the stage
     root must be theirs): the tests attack as an unprivileged user this way."""
     started_at = time.monotonic()
@@ -280,6 +283,7 @@ def run(
             env=env,
             limits=limits,
             user=user,
+            hide=hide,
         )
         code, watch, interrupted = _launch(plan, keyctl, user, stdin, stdout, stderr, on_start)
         if not watch.started:  # the caller forgets the kept answer (detect.forget)
