@@ -17,7 +17,7 @@ from signoff.shell_judgement import CONTAINED
 from signoff.tools import Registry
 
 SETTINGS = """[permissions]
-deny = ["Bash(python evil.py)", "Edit(src/locked/**)"]
+deny = ["Bash(python evil.py)", "Edit(src/locked/**)", "Read(secrets/**)"]
 ask = ["Bash(make deploy:*)"]
 """
 
@@ -69,6 +69,11 @@ TABLE = [
     ("python manage.py runserver", "ask", "ask"),
     ("python worker.py &", "ask", "ask"),
     ("pytest -q 2>&1 | tail -5", "ask", "notify"),  # the control: a redirect is no job
+    # a read of a tree that holds signoff's state or a denied path: the sandbox hides them
+    ("grep -rn needle .", "ask", "notify"),
+    ("find . -name '*.py' | xargs grep -l needle", "ask", "notify"),
+    ("cat .signoff/signoff.db", "deny", "deny"),  # the state itself: no tool, contained or not
+    ("make deploy && grep -rn x .", "ask", "ask"),  # an ask rule still asks
     # allowed already: nothing to contain
     ("git status", "allow", "allow"),
 ]

@@ -213,6 +213,8 @@ class ShellJudgement:
         if self.mode == "plan" and part.cls != "read_only":
             return "deny", "mode", "plan mode is read-only"
         if self._persons_doubt(by_path):  # an ask rule must not hide it (person_only)
+            if self._sandbox_settles(part, rules, contain):
+                return "notify", CONTAINED, f"{CONTAINED_REASON} (and it hides {by_path.reason})"
             return "ask", by_path.rule, by_path.reason
         for rule in rules.ask:
             if rule.catches_shell(part.text, part.argv):
@@ -229,6 +231,20 @@ class ShellJudgement:
                 ("writes outside the workspace"),
             )
         return self._shell_part_allowed(part, rules, grants, contain)
+
+    def _sandbox_settles(self, part: shell.CommandPart, rules: _Candidates, contain: bool) -> bool:
+        """Whether running the part contained settles a doubt about what it may reach
+        (a tree that holds signoff's state or a denied path, a path known only at run
+        time): the sandbox hides all of those. Ask rules and boundaries still ask."""
+        if not (self.contain and contain) or part.boundaries or part.catastrophic:
+            return False
+        if any(rule.catches_shell(part.text, part.argv) for rule in rules.ask):
+            return False
+        if part.writes and not part.inside_workspace:
+            return False
+        if part.cls == "read_only":
+            return part.effect == "allow"
+        return part.containable
 
     def _shell_part_allowed(
         self, part: shell.CommandPart, rules: _Candidates, grants: Iterable[Rule], contain: bool
