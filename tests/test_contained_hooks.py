@@ -210,3 +210,47 @@ def test_a_read_the_policy_denies_stays_denied_inside(ws: Path) -> None:
         assert secret not in done.stdout
     assert "def main" in done.stdout  # the control: the project's own code is readable
     assert (ws / "config" / "prod" / "db.yml").read_text() == "password: hunter2\n"
+
+
+@needs_sandbox
+def test_a_deletion_runs_contained_and_reverts(ws: Path) -> None:
+    (ws / "reproduce_bug.py").write_text("print('repro')\n")
+    doc = event(ws, "Bash", {"command": "rm reproduce_bug.py"}, tool_use_id="toolu_rm")
+    out, _, _ = hook(ws, doc)
+    assert decision(out) == "allow"  # no question: what it deletes is kept
+    done = subprocess.run(
+        ["bash", "-c", updated_command(out)], cwd=ws, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert not (ws / "reproduce_bug.py").exists()
+    hook(ws, {**doc, "hook_event_name": "PostToolUse", "tool_response": {"stdout": ""}})
+    (item,) = [i for i in json.loads(signoff_cli(ws, "review", "--json")) if i.get("contained")]
+    assert item["changes"][0]["action"] == "deleted"
+    signoff_cli(ws, "revert", item["id"])
+    assert (ws / "reproduce_bug.py").read_text() == "print('repro')\n"
+
+
+@needs_sandbox
+def test_a_hard_reset_runs_contained_and_reverts_to_the_same_commit(ws: Path) -> None:
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=t", "-C", str(ws)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    for text in ("one\n", "two\n"):
+        (ws / "app.py").write_text(text)
+        subprocess.run([*git, "add", "app.py"], check=True)
+        subprocess.run([*git, "commit", "-qm", text.strip()], check=True)
+    (ws / "app.py").write_text("uncommitted edit\n")
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    doc = event(ws, "Bash", {"command": "git reset --hard HEAD~1"}, tool_use_id="toolu_reset")
+    out, _, _ = hook(ws, doc)
+    assert decision(out) == "allow"
+    done = subprocess.run(
+        ["bash", "-c", updated_command(out)], cwd=ws, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert (ws / "app.py").read_text() == "one\n"
+    hook(ws, {**doc, "hook_event_name": "PostToolUse", "tool_response": {"stdout": ""}})
+    (item,) = [i for i in json.loads(signoff_cli(ws, "review", "--json")) if i.get("contained")]
+    signoff_cli(ws, "revert", item["id"])
+    assert (ws / "app.py").read_text() == "uncommitted edit\n"  # the edit git discarded
+    after = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert after == head  # and the commit the reset dropped

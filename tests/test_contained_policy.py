@@ -12,7 +12,9 @@ import pytest
 
 from signoff.models import ToolCall, Verdict
 from signoff.policy import Policy
+from signoff.sandbox.review import MAX_KEPT_BYTES
 from signoff.settings import load_settings
+from signoff.shell.restorable import KEPT_BYTES
 from signoff.shell_judgement import CONTAINED
 from signoff.tools import Registry
 
@@ -74,6 +76,14 @@ TABLE = [
     ("find . -name '*.py' | xargs grep -l needle", "ask", "notify"),
     ("cat .signoff/signoff.db", "deny", "deny"),  # the state itself: no tool, contained or not
     ("make deploy && grep -rn x .", "ask", "ask"),  # an ask rule still asks
+    # deletions inside the workspace: the contained run keeps what they delete (revertible)
+    ("rm reproduce_bug.py", "ask", "notify"),
+    ("rm -rf .pytest_cache build", "ask", "notify"),
+    ("find . -name '__pycache__' -type d -exec rm -rf {} +", "ask", "notify"),
+    ("git checkout src/app.py", "ask", "notify"),
+    ("rm ../elsewhere.txt", "ask", "ask"),  # outside: nothing of it is kept
+    ("rm $FILE", "ask", "ask"),  # known only at run time
+    ("kill 1234", "ask", "ask"),  # not files: nothing to keep
     # allowed already: nothing to contain
     ("git status", "allow", "allow"),
 ]
@@ -136,3 +146,20 @@ def test_a_registry_shell_alias_is_contained_too(project: Path) -> None:
     )
     verdict = policy.evaluate(ToolCall("Bash", {"command": "pytest"}), cwd=str(project))
     assert (verdict.effect, verdict.contained) == ("notify", True)
+
+
+def test_a_deletion_too_big_to_keep_asks(project: Path) -> None:
+    big = project / "data.bin"
+    with big.open("wb") as handle:
+        handle.truncate(KEPT_BYTES + 1)  # sparse: no disk is used
+    assert judge(project, "rm data.bin").effect == "ask"
+    (project / "build").mkdir()
+    (project / "build" / "big.o").write_bytes(b"")
+    with (project / "build" / "big.o").open("wb") as handle:
+        handle.truncate(KEPT_BYTES + 1)
+    verdict = judge(project, "rm -rf build")  # a build output: the build makes it again
+    assert (verdict.effect, verdict.contained) == ("notify", True)
+
+
+def test_what_a_deletion_may_cost_is_what_the_record_keeps() -> None:
+    assert KEPT_BYTES == MAX_KEPT_BYTES

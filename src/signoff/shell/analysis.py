@@ -409,14 +409,22 @@ def _containable(f: Facts, effect: Effect, ctx: Context) -> bool:
     """Whether the sandbox makes this part harmless: see CommandPart.containable. Its
     writes must land in the workspace itself (a scratch file in /tmp would vanish with
     the sandbox's private temp directory)."""
-    return (
+    base = (
         effect == "ask"
-        and f.cls in ("opaque", "reversible_write")
         and not (f.catastrophic or f.force_ask or f.network or f.fetch or f.secret)
         and not f.boundaries
         and all(ctx.inside(w) for w in (*f.writes, *f.tree_writes))
         and not K.serves(f.argv)
     )
+    if base and f.cls == "destructive":
+        # a deletion (rm, find -delete, git checkout over edits) inside the workspace: the
+        # contained run keeps what it deletes, so it can be undone, when that fits the
+        # record; a deletion with nothing named (kill) is not of files: it asks
+        from .restorable import restorable
+
+        paths = [*f.writes, *f.tree_writes]
+        return bool(paths) and not f.unknown_paths and restorable(paths)
+    return base and f.cls in ("opaque", "reversible_write")
 
 
 _DEFAULT_REASON = {
