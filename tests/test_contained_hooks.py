@@ -254,3 +254,23 @@ def test_a_hard_reset_runs_contained_and_reverts_to_the_same_commit(ws: Path) ->
     assert (ws / "app.py").read_text() == "uncommitted edit\n"  # the edit git discarded
     after = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     assert after == head  # and the commit the reset dropped
+
+
+@needs_sandbox
+def test_contained_code_cannot_rewrite_the_clients_settings(ws: Path) -> None:
+    (ws / ".claude").mkdir()
+    settings = ws / ".claude" / "settings.json"
+    settings.write_text('{"hooks": {"PreToolUse": []}}\n')
+    before = settings.read_bytes()
+    command = "python3 -c \"open('.claude/settings.json','w').write('{}')\""
+    out, _, _ = hook(ws, event(ws, "Bash", {"command": command}))
+    assert decision(out) == "allow"
+    done = subprocess.run(
+        ["bash", "-c", updated_command(out)], cwd=ws, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0  # read-only inside: the write fails there
+    assert settings.read_bytes() == before
+    (ws / ".mcp.json").unlink(missing_ok=True)
+    out, _, _ = hook(ws, event(ws, "Bash", {"command": "python3 -c \"open('.mcp.json','w')\""}))
+    subprocess.run(["bash", "-c", updated_command(out)], cwd=ws, capture_output=True, timeout=120)
+    assert not (ws / ".mcp.json").exists()  # refused when the change set lands

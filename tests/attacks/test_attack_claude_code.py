@@ -6,6 +6,7 @@ least asked; never allowed."""
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,15 @@ NOT_ALLOWED = [
 def test_loosening_the_guard_is_never_allowed(
     ws: Path, bin_dir: Path, tool: str, args: dict[str, Any]
 ) -> None:
-    out, _, _ = hook(ws, event(ws, tool, _args(ws, args, bin_dir)))
+    arguments = _args(ws, args, bin_dir)
+    out, _, _ = hook(ws, event(ws, tool, arguments))
+    if decision(out) == "allow":  # only as the sandbox runs it, where nothing protected
+        # changes (tests/attacks/test_attack_sandbox.py; tests/test_contained_hooks.py)
+        assert out is not None and tool == "Bash"
+        wrapped = shlex.split(out["hookSpecificOutput"]["updatedInput"]["command"])
+        assert "sandbox" in wrapped, wrapped
+        assert wrapped[-4:] == ["--", "bash", "-c", arguments["command"]]
+        return
     assert decision(out) in ("ask", "deny"), reason(out)
 
 
