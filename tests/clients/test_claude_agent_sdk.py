@@ -46,6 +46,13 @@ def project(tmp_path: Path) -> Path:
     (root / "notes.txt").write_text("the notes\n")
     (root / ".env").write_text("TOKEN=secret-value\n")
     (tmp_path / "home").mkdir()
+    # `rm build/out.txt` would run contained, unasked (a revertible deletion): these tests
+    # are about what happens to a question, so it asks by rule (a local file: the tests'
+    # own settings.toml stays theirs)
+    (root / ".signoff").mkdir()
+    (root / ".signoff" / "settings.local.toml").write_text(
+        '[permissions]\nask = ["Bash(rm build/out.txt)"]\n'
+    )
     return root
 
 
@@ -297,7 +304,7 @@ async def test_an_ask_function_edits_the_call_and_the_edit_runs(sdk: Any, projec
     with FakeAnthropicServer(bash(RM_ONE_FILE)) as api:
         await run(sdk, api, project, can_use_tool(project, ask=decide))
     assert [r.call.arguments["command"] for r in asked] == [RM_ONE_FILE]
-    assert asked[0].preview.endswith(RM_ONE_FILE)  # what the person read
+    assert asked[0].preview.startswith(RM_ONE_FILE)  # what the person read: the command first
     assert (project / "build" / "out.txt").exists()  # the model's call did not run
     assert not (project / "build" / "other.txt").exists()  # the person's did
     assert only_result(api).is_error is False

@@ -59,6 +59,11 @@ def install(claude: Claude, *args: str, **tables: dict[str, Any]) -> None:
     """`signoff install claude-code`, then more signoff settings for the test, merged
     into the tables install wrote (`hooks={"wait": "5s"}`)."""
     signoff(claude, "install", "claude-code", "--claude", str(claude.binary), *args)
+    # `rm build/out.txt` would run contained, unasked (a revertible deletion): these tests
+    # are about what happens to a question, so it asks by rule
+    permissions = dict(tables.get("permissions", {}))
+    permissions.setdefault("ask", [f"Bash({RM_ONE_FILE})"])
+    tables = {**tables, "permissions": permissions}
     hooks = json.loads((claude.project / ".claude" / "settings.json").read_text())
     assert {h["onFailure"] for g in hooks["hooks"].values() for h in g[0]["hooks"]} == {"block"}
     path = claude.project / ".signoff" / "settings.toml"
