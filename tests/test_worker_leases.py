@@ -175,12 +175,15 @@ def test_a_killed_worker_renews_nothing(store: Store, tmp_path: Path) -> None:
         killed.kill()  # kill -9: its renewals end with it
         killed.communicate()
         other = worker(tmp_path)
+        # the call goes in doubt, then (a separate write) its run waits for a person
         wait_for(
-            lambda: store.get_request(request_id).state == "in_doubt",
-            "the call going in doubt",
+            lambda: (
+                store.get_request(request_id).state == "in_doubt"
+                and store.get_run(run_id).status == "needs_attention"
+            ),
+            "the call going in doubt and its run to a person",
             other,
         )
-        assert store.get_run(run_id).status == "needs_attention"
         assert not any(line.startswith("done") for line in lines(effects))
     finally:
         if other is not None:
