@@ -280,7 +280,11 @@ class Adapter:
         store_url: str | None = None,
         clock: Callable[[], float] = time.time,
         sender: str | None = None,
+        policies: dict[Mode, Policy] | None = None,
     ) -> None:
+        """`policies`: a cache of the policy per mode shared by the adapters of one server
+        (a policy depends only on the settings, the workspace and the client; building it
+        is most of what judging a call costs)."""
         self.client = client
         # who posts the events when not the client's own hook process (the HTTP hook's
         # credential): named on every entry; outcomes must match a call judged here
@@ -295,7 +299,7 @@ class Adapter:
         self._owns_store = store is None
         self.store_url = store_url
         self.clock = clock
-        self._policies: dict[Mode, Policy] = {}
+        self._policies: dict[Mode, Policy] = {} if policies is None else policies
 
     # ------------------------------------------------------------------ plumbing
 

@@ -63,13 +63,18 @@ def _sender(request: HTTPRequest) -> str | Response:
 
 def _judge(doc: Any, request: HTTPRequest, sender: str) -> tuple[Any, int, str, bool]:
     ctx = ctx_of(request)
+    state = request.app.state
+    policies = getattr(state, "hook_policies", None)
+    if policies is None:  # built once per server and mode, not at every call
+        policies = state.hook_policies = {}
     adapter = Adapter(
         claude_code.CLIENT,
         ctx.workspace,
         settings=ctx.settings,
         options=hook_options(ctx.settings),
         store=ctx.store,
-        sender=sender,
+        sender=sender,  # per request: who posted this event
+        policies=policies,
     )
     out, code, message = claude_code.answer(doc, adapter=adapter)
     return out, code, message, adapter.unmatched is not None
