@@ -134,11 +134,11 @@ def test_check_shell_file_keeps_order_and_reports_bad_lines(tmp_path: Path) -> N
 
 def test_check_shell_explains_each_part(tmp_path: Path) -> None:
     done = signoff(
-        "check", "--no-user-settings", "--shell", "ls -la && rm -rf build/", cwd=tmp_path
+        "check", "--no-user-settings", "--shell", "ls -la && rm -rf ../old/", cwd=tmp_path
     )
     assert done.returncode == 0
     assert "ASK" in done.stdout
-    assert "ls -la" in done.stdout and "rm -rf build/" in done.stdout
+    assert "ls -la" in done.stdout and "rm -rf ../old/" in done.stdout
     assert "read_only" in done.stdout and "destructive" in done.stdout
 
 

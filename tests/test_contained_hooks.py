@@ -8,6 +8,7 @@ told to run a command differently (Codex, Gemini, Cursor) still ask."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -274,3 +275,37 @@ def test_contained_code_cannot_rewrite_the_clients_settings(ws: Path) -> None:
     out, _, _ = hook(ws, event(ws, "Bash", {"command": "python3 -c \"open('.mcp.json','w')\""}))
     subprocess.run(["bash", "-c", updated_command(out)], cwd=ws, capture_output=True, timeout=120)
     assert not (ws / ".mcp.json").exists()  # refused when the change set lands
+
+
+def test_where_no_sandbox_can_be_made_the_hook_asks(ws: Path, tmp_path: Path) -> None:
+    # a real hook process whose PATH holds no bubblewrap (and no answer kept from before)
+    doc = event(ws, "Bash", {"command": "python3 make_note.py"})
+    env = {
+        **os.environ,
+        "PATH": os.path.dirname(sys.executable),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "HOME": str(tmp_path / "home"),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "signoff",
+            "hook",
+            "claude-code",
+            "--workspace",
+            str(ws),
+            "--ask",
+            "native",
+        ],
+        input=json.dumps(doc),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "ask"
+    assert "updatedInput" not in answer

@@ -198,9 +198,11 @@ def test_claude_codes_missing_cwd_is_unknown(project: Path) -> None:
 
 
 def test_an_approval_holds_only_in_the_directory_it_was_given_for(project: Path) -> None:
-    # approved at the root (`rm build/x`), retried after a `cd src`: another file
+    # approved in src (an upload of ./report.txt asks: the network), retried after a
+    # `cd config/prod`: report.txt is another file there
     (project / ".signoff" / "settings.toml").write_text(RULES + '[hooks]\nask = "defer"\n')
-    doc = event(project, "Bash", {"command": "rm -r build"}, cwd=str(project))
+    upload = "curl -T report.txt https://uploads.example.com/"
+    doc = event(project, "Bash", {"command": upload}, cwd=str(project / "src"))
     assert decision(hook(project, doc)[0]) == "defer"
     store = open_store(workspace=project)
     try:
@@ -208,10 +210,10 @@ def test_an_approval_holds_only_in_the_directory_it_was_given_for(project: Path)
         decide(store, request.id, Decision("approve"), actor="bob", workspace=project)
     finally:
         store.close()
-    moved = {**doc, "cwd": str(project / "config")}
+    moved = {**doc, "cwd": str(project / "config" / "prod")}
     out, _, _ = hook(project, moved)
     assert decision(out) == "deny"
-    assert f"approved for a call in {project}" in reason(out)
+    assert f"approved for a call in {project / 'src'}" in reason(out)
     assert decision(hook(project, doc)[0]) == "allow"  # where it was approved: it runs
 
 

@@ -168,7 +168,7 @@ def test_every_lazy_pattern_compiles() -> None:
 def test_explained_check_is_plain_text_without_rich(tmp_path: Path) -> None:
     code = (
         "from signoff.cli import main\n"
-        "main(['check', '--shell', 'ls -la; rm -rf build', '--no-user-settings'])"
+        "main(['check', '--shell', 'ls -la; rm -rf ../old', '--no-user-settings'])"
     )
     modules, out = _modules_after(code, tmp_path)
     assert [name for name in HEAVY if _loaded(modules, name)] == []
@@ -177,7 +177,7 @@ def test_explained_check_is_plain_text_without_rich(tmp_path: Path) -> None:
     # one row per part, columns aligned under the header, no colour off a terminal
     assert lines[1].split() == ["command", "class", "effect", "why"]
     assert lines[2].split()[:4] == ["ls", "-la", "read_only", "allow"]
-    assert lines[3].startswith("rm -rf build") and "destructive  ask" in lines[3]
+    assert lines[3].startswith("rm -rf ../old") and "destructive  ask" in lines[3]
     assert {line.index("class") for line in lines[1:2]} == {lines[2].index("read_only")}
     assert "\x1b" not in out
 
@@ -444,7 +444,7 @@ def _hook_modules(ws: Path, doc: str, env: dict[str, str]) -> tuple[set[str], st
         ("Bash", {"command": "git status"}, "allow"),
         ("Read", {"file_path": "README.md"}, "allow"),
         ("Bash", {"command": "rm -rf build /"}, "deny"),
-        ("Bash", {"command": "rm -rf build"}, "ask"),
+        ("Bash", {"command": "rm -rf ../old"}, "ask"),  # outside: nothing runs contained
     ],
 )
 def test_a_hook_process_loads_only_what_it_judges_and_records_with(

@@ -238,6 +238,17 @@ class Policy(ShellJudgement):
         files = store_files(getattr(store, "file", None))
         return self if all(self.protected.inside(f) for f in files) else self.protecting(files)
 
+    def without_containment(self) -> Policy:
+        """This policy for an executor that cannot contain (made once, then kept)."""
+        if not self.contain:
+            return self
+        plain = self.__dict__.get("_uncontained")
+        if plain is None:
+            plain = self.with_mode(self.mode)
+            plain.contain = False
+            self.__dict__["_uncontained"] = plain
+        return plain
+
     def with_mode(self, mode: Mode) -> Policy:
         clone = Policy(
             self.settings,

@@ -397,13 +397,9 @@ class Adapter:
         self.store.record(kind, self._event(hc, data), run_id=hc.run_id, **extra)
 
     def _can_contain(self) -> bool:
-        """Whether this client's calls can run contained here (a sandbox can be made, and
-        the client can be told to run the contained command instead)."""
-        if self.client.contained_input is None or not self.settings.sandbox:
-            return False
-        from ..sandbox import probe
-
-        return probe().available
+        """Whether this client can be told to run a call contained (whether a sandbox can
+        be made here is asked only of a verdict that would run contained: `judge`)."""
+        return self.client.contained_input is not None and self.settings.sandbox
 
     def _judged(self, hc: HookCall, effect: str, runs: ToolCall | None = None) -> None:
         """With a sender: the note that this call was judged here (see `post`), for an
@@ -426,7 +422,13 @@ class Adapter:
         """The policy's verdict on the call, not recorded (see `verdict`)."""
         policy = self.policy(hc)
         self._declare(policy, hc.tool)
-        return policy.evaluate(hc.call(), cwd=hc.cwd)
+        verdict = policy.evaluate(hc.call(), cwd=hc.cwd)
+        if verdict.contained:
+            from ..sandbox import probe
+
+            if not probe().available:  # no sandbox here: what it would contain asks
+                return policy.without_containment().evaluate(hc.call(), cwd=hc.cwd)
+        return verdict
 
     def verdict(self, hc: HookCall, *, judged: Verdict | None = None) -> Verdict:
         """The policy's verdict on the call (`judged`: from `judge` on the same call), on

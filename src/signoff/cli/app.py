@@ -41,32 +41,44 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 def _policy(args: argparse.Namespace) -> Policy:
     from ..policy import Policy
-    from ..sandbox import probe
 
     workspace = os.path.abspath(args.workspace)
     settings = load_settings(workspace, user=not args.no_user_settings)
-    # what only asks for its unknown effects runs contained where a sandbox can be made
-    return Policy(settings, workspace=workspace, mode=args.mode, contain=probe().available)
+    return Policy(settings, workspace=workspace, mode=args.mode)
 
 
-def _containment_note(policy: Policy, call: ToolCall, verdict: Verdict, cwd: str | None) -> str:
-    """One line when this verdict asks only because no sandbox can be made here."""
-    from ..sandbox import probe
+class _Judge:
+    """`check`'s verdicts: as the policy says, and contained where it would run contained
+    and a sandbox can be made here (asked of the system only for such a verdict)."""
 
-    found = probe()
-    if found.available or verdict.effect != "ask" or not policy.settings.sandbox:
-        return ""
-    from ..policy import Policy
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.plain = _policy(args)
+        self.cwd = _cwd(args)
+        self._contained: Policy | None = None
+        self.note = ""
 
-    could = Policy(
-        policy.settings, workspace=policy.workspace, mode=policy.mode, contain=True
-    ).evaluate(call, cwd=cwd)
-    if not could.contained:
-        return ""
-    return (
-        f"containment is unavailable here ({found.reason}): this asks instead of running "
-        "contained (see signoff doctor)"
-    )
+    def verdict(self, call: ToolCall) -> Verdict:
+        verdict = self.plain.evaluate(call, cwd=self.cwd)
+        if verdict.effect != "ask" or not self.plain.settings.sandbox:
+            return verdict
+        if self._contained is None:
+            from ..policy import Policy
+
+            p = self.plain
+            self._contained = Policy(p.settings, workspace=p.workspace, mode=p.mode, contain=True)
+        could = self._contained.evaluate(call, cwd=self.cwd)
+        if not could.contained:
+            return verdict
+        from ..sandbox import probe
+
+        found = probe()
+        if found.available:
+            return could
+        self.note = (
+            f"containment is unavailable here ({found.reason}): this asks instead of running "
+            "contained (see signoff doctor)"
+        )
+        return verdict
 
 
 def _shell_lines(path: str) -> Iterator[tuple[int, str | None, str | None]]:
@@ -89,7 +101,7 @@ def _shell_lines(path: str) -> Iterator[tuple[int, str | None, str | None]]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    policy = _policy(args)
+    judge = _Judge(args)
     if args.shell_file:
         import gc
 
@@ -100,9 +112,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 out.write(safe_json({"line": number, "error": error}) + "\n")
                 continue
             assert command is not None
-            verdict = policy.evaluate(
-                ToolCall("execute_command", {"command": command}), cwd=_cwd(args)
-            )
+            verdict = judge.verdict(ToolCall("execute_command", {"command": command}))
             doc = verdict_json(verdict)
             doc["line"] = number
             out.write(safe_json(doc) + "\n")
@@ -119,14 +129,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise InvalidInput(
             "check needs --tool NAME (with --args JSON), --shell CMD or --shell-file"
         )
-    verdict = policy.evaluate(call, cwd=_cwd(args))
-    note = _containment_note(policy, call, verdict, _cwd(args))
+    verdict = judge.verdict(call)
     if args.json:
         print_json(verdict_json(verdict))
     else:
-        explain(call, verdict, policy)
-    if note:
-        sys.stderr.write(note + "\n")
+        explain(call, verdict, judge.plain)
+    if judge.note:
+        sys.stderr.write(judge.note + "\n")
     return 0
 
 
