@@ -200,6 +200,7 @@ class Policy(ShellJudgement):
         self._candidates: dict[str, _Candidates] = {}
         self._deny_texts = frozenset(rule.text for rule in self.settings.deny)
         self._plain: Policy | None = None  # without_ask_rules
+        self._uncontained: Policy | None = None  # without_containment
         # Told extras (e.g. the store's files) plus what is always signoff's own state.
         self.extra_protected = tuple(os.fspath(p) for p in protected)
         self.protected = ProtectedPaths.of(
@@ -221,15 +222,7 @@ class Policy(ShellJudgement):
 
     def protecting(self, paths: Iterable[str | os.PathLike[str]]) -> Policy:
         """This policy with `paths` among signoff's own state too (a copy; `self` is kept)."""
-        return Policy(
-            self.settings,
-            workspace=self.workspace,
-            registry=self.registry,
-            mode=self.mode,
-            home=self.home,
-            resolver=self.resolve,
-            protected=(*self.extra_protected, *(os.fspath(p) for p in paths)),
-        )
+        return self._copy(protected=(*self.extra_protected, *(os.fspath(p) for p in paths)))
 
     def protecting_store(self, store: object) -> Policy:
         """This policy with the files of `store` (a SQLite store's) protected too: the store
@@ -242,25 +235,32 @@ class Policy(ShellJudgement):
         """This policy for an executor that cannot contain (made once, then kept)."""
         if not self.contain:
             return self
-        plain = self.__dict__.get("_uncontained")
-        if plain is None:
-            plain = self.with_mode(self.mode)
-            plain.contain = False
-            self.__dict__["_uncontained"] = plain
-        return plain
+        if self._uncontained is None:
+            self._uncontained = self._copy(contain=False)
+        return self._uncontained
 
     def with_mode(self, mode: Mode) -> Policy:
-        clone = Policy(
-            self.settings,
+        return self._copy(mode=mode)
+
+    def _copy(
+        self,
+        *,
+        settings: Settings | None = None,
+        mode: Mode | None = None,
+        protected: Iterable[str] | None = None,
+        contain: bool | None = None,
+    ) -> Policy:
+        """This policy with some of what it was made from changed (a new one)."""
+        return Policy(
+            self.settings if settings is None else settings,
             workspace=self.workspace,
             registry=self.registry,
-            mode=mode,
+            mode=self.mode if mode is None else mode,
             home=self.home,
             resolver=self.resolve,
-            protected=self.extra_protected,
-            contain=self.contain,
+            protected=self.extra_protected if protected is None else protected,
+            contain=self.contain if contain is None else contain,
         )
-        return clone
 
     # ------------------------------------------------------------------ entry points
 
@@ -298,15 +298,7 @@ class Policy(ShellJudgement):
     def without_ask_rules(self) -> Policy:
         """This policy without its ask rules (made once): what else a call asks for."""
         if self._plain is None:
-            self._plain = Policy(
-                replace(self.settings, ask=()),
-                workspace=self.workspace,
-                registry=self.registry,
-                mode=self.mode,
-                home=self.home,
-                resolver=self.resolve,
-                protected=self.extra_protected,
-            )
+            self._plain = self._copy(settings=replace(self.settings, ask=()), contain=False)
         return self._plain
 
     def person_only(self, verdict: Verdict) -> bool:
