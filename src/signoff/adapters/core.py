@@ -355,6 +355,11 @@ class Adapter:
         name = sha256_hex(key)[:32]
         return joined(self.workspace, STATE_DIR, self.client.name, name + ".json")
 
+    def _sandbox_keep(self, hc: HookCall) -> str:
+        """Where a contained run of this call reports its change set (KEEP.json) and keeps
+        what it replaced (KEEP.backup), beside the call's own state."""
+        return self._stash_path(hc.key()).removesuffix(".json") + ".sandbox"
+
     def _stash(self, key: str, doc: Mapping[str, Any]) -> None:
         path = self._stash_path(key)
         folder = os.path.dirname(path)
@@ -422,13 +427,11 @@ class Adapter:
         """The policy's verdict on the call, not recorded (see `verdict`)."""
         policy = self.policy(hc)
         self._declare(policy, hc.tool)
-        verdict = policy.evaluate(hc.call(), cwd=hc.cwd)
-        if verdict.contained:
-            from ..sandbox import probe
+        if not policy.contain:
+            return policy.evaluate(hc.call(), cwd=hc.cwd)
+        from ..sandbox import settle  # no sandbox here: what it would contain asks
 
-            if not probe().available:  # no sandbox here: what it would contain asks
-                return policy.without_containment().evaluate(hc.call(), cwd=hc.cwd)
-        return verdict
+        return settle(policy, hc.call(), cwd=hc.cwd)[0]
 
     def verdict(self, hc: HookCall, *, judged: Verdict | None = None) -> Verdict:
         """The policy's verdict on the call (`judged`: from `judge` on the same call), on
@@ -491,7 +494,7 @@ class Adapter:
         make = self.client.contained_input
         assert make is not None  # the policy contains only for a client that can
         cwd = hc.cwd if os.path.isabs(hc.cwd) else self.workspace
-        keep = self._stash_path(hc.key()).removesuffix(".json") + ".sandbox"
+        keep = self._sandbox_keep(hc)
         updated = dict(make(call, self.workspace, cwd, keep))
         note: dict[str, Any] = {"contained": call.to_json()}  # as judged, for its review
         if self.sender is not None:  # what the client may report as run (see `post`)
@@ -840,7 +843,7 @@ class Adapter:
 
         from ..sandbox.review import change_set, read_report
 
-        keep = self._stash_path(hc.key()).removesuffix(".json") + ".sandbox"
+        keep = self._sandbox_keep(hc)
         report = read_report(keep + ".json")
         if report is None:
             return

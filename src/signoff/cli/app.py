@@ -44,40 +44,25 @@ def _policy(args: argparse.Namespace) -> Policy:
 
     workspace = os.path.abspath(args.workspace)
     settings = load_settings(workspace, user=not args.no_user_settings)
-    return Policy(settings, workspace=workspace, mode=args.mode)
+    return Policy(settings, workspace=workspace, mode=args.mode, contain=True)
 
 
 class _Judge:
-    """`check`'s verdicts: as the policy says, and contained where it would run contained
-    and a sandbox can be made here (asked of the system only for such a verdict)."""
+    """`check`'s verdicts: contained where the policy would run a command contained and
+    a sandbox can be made here (see `sandbox.settle`)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.plain = _policy(args)
+        self.policy = _policy(args)
         self.cwd = _cwd(args)
-        self._contained: Policy | None = None
         self.note = ""
 
     def verdict(self, call: ToolCall) -> Verdict:
-        verdict = self.plain.evaluate(call, cwd=self.cwd)
-        if verdict.effect != "ask" or not self.plain.settings.sandbox:
-            return verdict
-        if self._contained is None:
-            from ..policy import Policy
+        if not self.policy.contain:
+            return self.policy.evaluate(call, cwd=self.cwd)
+        from ..sandbox import settle
 
-            p = self.plain
-            self._contained = Policy(p.settings, workspace=p.workspace, mode=p.mode, contain=True)
-        could = self._contained.evaluate(call, cwd=self.cwd)
-        if not could.contained:
-            return verdict
-        from ..sandbox import probe
-
-        found = probe()
-        if found.available:
-            return could
-        self.note = (
-            f"containment is unavailable here ({found.reason}): this asks instead of running "
-            "contained (see signoff doctor)"
-        )
+        verdict, note = settle(self.policy, call, cwd=self.cwd)
+        self.note = self.note or note
         return verdict
 
 
@@ -133,7 +118,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print_json(verdict_json(verdict))
     else:
-        explain(call, verdict, judge.plain)
+        explain(call, verdict, judge.policy)
     if judge.note:
         sys.stderr.write(judge.note + "\n")
     return 0

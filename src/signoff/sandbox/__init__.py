@@ -24,6 +24,8 @@ TYPE_CHECKING = False  # not typing's: see signoff/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from ..models import ToolCall, Verdict
+    from ..policy import Policy
     from .land import Change
     from .launch import Blocked, Outcome, run
 
@@ -64,6 +66,23 @@ def command_line(
     return [*words, "--", *argv]
 
 
+def settle(policy: Policy, call: ToolCall, *, cwd: str | None = None) -> tuple[Verdict, str]:
+    """The verdict of a policy that contains: a contained one holds where a sandbox can
+    be made here (asked of the system only then); else the verdict without containment,
+    and one line saying why."""
+    verdict = policy.evaluate(call, cwd=cwd)
+    if not verdict.contained:
+        return verdict, ""
+    found = probe()
+    if found.available:
+        return verdict, ""
+    note = (
+        f"containment is unavailable here ({found.reason}): this asks instead of running "
+        "contained (see signoff doctor)"
+    )
+    return policy.without_containment().evaluate(call, cwd=cwd), note
+
+
 def __getattr__(name: str) -> object:
     if name in ("run", "Outcome", "Blocked"):
         from . import launch as module
@@ -76,4 +95,13 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Blocked", "Change", "Containment", "Outcome", "command_line", "probe", "run"]
+__all__ = [
+    "Blocked",
+    "Change",
+    "Containment",
+    "Outcome",
+    "command_line",
+    "probe",
+    "run",
+    "settle",
+]
