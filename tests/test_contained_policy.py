@@ -12,7 +12,6 @@ import pytest
 
 from signoff.models import ToolCall, Verdict
 from signoff.policy import Policy
-from signoff.sandbox.review import MAX_KEPT_BYTES
 from signoff.settings import load_settings
 from signoff.shell.restorable import KEPT_BYTES
 from signoff.shell_judgement import CONTAINED
@@ -159,7 +158,3 @@ def test_a_deletion_too_big_to_keep_asks(project: Path) -> None:
         handle.truncate(KEPT_BYTES + 1)
     verdict = judge(project, "rm -rf build")  # a build output: the build makes it again
     assert (verdict.effect, verdict.contained) == ("notify", True)
-
-
-def test_what_a_deletion_may_cost_is_what_the_record_keeps() -> None:
-    assert KEPT_BYTES == MAX_KEPT_BYTES

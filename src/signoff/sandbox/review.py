@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..records import record
+from ..shell.restorable import KEPT_BYTES as MAX_KEPT_BYTES
 from ..workspace.snapshots import Snapshot, SnapshotEntry, path_state
-
-MAX_KEPT_BYTES = 32 * 1024 * 1024  # what the store keeps of one change set's old bytes
 
 
 @record(frozen=True, slots=True)

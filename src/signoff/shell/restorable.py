@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import posixpath
 
-KEPT_BYTES = 32 * 1024 * 1024  # as signoff.sandbox.review.MAX_KEPT_BYTES (a test holds them equal)
+KEPT_BYTES = 32 * 1024 * 1024  # what the record keeps of one change set's old bytes
 MAX_ENTRIES = 20_000  # a tree larger than this is not measured: it is not restorable here
 
 # Outputs a build, a test run or a package manager makes again.
