@@ -79,45 +79,33 @@ def sed_scripts(args: list[Word]) -> tuple[list[Word], list[Word], list[Word]]:
     scripts: list[Word] = []
     script_files: list[Word] = []
     operands: list[Word] = []
+    takes = {"-e": scripts, "--expression": scripts, "-f": script_files, "--file": script_files}
     i, ended = 0, False
     while i < len(args):
-        w = args[i]
-        t = w.text
-        nxt = args[i + 1] if i + 1 < len(args) else None
+        w, t = args[i], args[i].text
         i += 1
         if ended or t == "-" or not t.startswith("-"):
             operands.append(w)
-        elif t == "--":
+            continue
+        if t == "--":
             ended = True
-        elif t.startswith("--"):
-            name, equals, value = t.partition("=")
-            target = {"--expression": scripts, "--file": script_files}.get(name)
-            if target is not None or name == "--line-length":
-                if equals:
-                    value_word = Word(value, w.dynamic, w.glob, w.quoted)
-                elif nxt is not None:
-                    value_word, i = nxt, i + 1
-                else:
-                    continue
-                if target is not None:
-                    target.append(value_word)
-        else:  # a cluster of short options; e, f and l take the rest or the next word
-            for at, letter in enumerate(t[1:], start=1):
-                if letter in "efl":
-                    rest = t[at + 1 :]
-                    if rest:
-                        value_word = Word(rest, w.dynamic, w.glob, w.quoted)
-                    elif nxt is not None:
-                        value_word, i = nxt, i + 1
-                    else:
-                        break
-                    if letter == "e":
-                        scripts.append(value_word)
-                    elif letter == "f":
-                        script_files.append(value_word)
-                    break
-                if letter == "i":
-                    break  # -i.bak: the rest is the backup suffix
+            continue
+        if t.startswith("--"):  # --expression=S, --file F, --line-length N
+            name, equals, attached = t.partition("=")
+            if name not in takes and name != "--line-length":
+                continue
+        else:  # a cluster of short flags: e, f and l take the rest or the next word
+            at = next((k for k, c in enumerate(t[1:], 1) if c in "efli"), None)
+            if at is None or t[at] == "i":
+                continue  # -i.bak: the rest is the backup suffix
+            name, equals, attached = "-" + t[at], "", t[at + 1 :]
+        if attached or equals:
+            value = Word(attached, w.dynamic, w.glob, w.quoted)
+        elif i < len(args):
+            value, i = args[i], i + 1
+        else:
+            continue
+        takes.get(name, []).append(value)
     if not scripts and not script_files and operands:
         scripts.append(operands.pop(0))
     return scripts, script_files, operands
