@@ -9,7 +9,7 @@ import os
 import posixpath
 
 KEPT_BYTES = 32 * 1024 * 1024  # what the record keeps of one change set's old bytes
-MAX_ENTRIES = 2_000  # a tree larger than this is not measured (a hook judges it: ~10 µs a file): it asks
+MAX_ENTRIES = 2_000  # a larger tree is not measured (a hook judges it): it asks
 
 # Outputs a build, a test run or a package manager makes again.
 REBUILT = frozenset(
